@@ -1,0 +1,29 @@
+import { Elysia } from "elysia";
+import type { AppDeps } from "./http/app-deps";
+import { apiDocsPlugin } from "./http/plugins/api-docs";
+import { buildRouteTable, errorHandlerPlugin, type RouteTable } from "./http/plugins/error-handler";
+import { MAX_BODY_BYTES, securityPlugin } from "./http/plugins/security";
+import { auditLogRoutes } from "./http/routes/audit-logs.routes";
+import { authRoutes } from "./http/routes/auth.routes";
+import { organizationRoutes } from "./http/routes/organizations.routes";
+import { systemRoutes } from "./http/routes/system.routes";
+import { userRoutes } from "./http/routes/users.routes";
+
+/** The Elysia application: error mapping, security, OpenAPI and every router. No side effects. */
+export function buildApp(deps: AppDeps) {
+  let routeTable: RouteTable = [];
+  const security = securityPlugin(deps);
+  const app = new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES * 2 } })
+    .use(errorHandlerPlugin(() => routeTable))
+    .use(security)
+    .use(apiDocsPlugin(deps.version))
+    .use(systemRoutes(deps))
+    .use(authRoutes(deps, security))
+    .use(userRoutes(deps, security))
+    .use(organizationRoutes(deps, security))
+    .use(auditLogRoutes(deps, security));
+  routeTable = buildRouteTable(app.routes);
+  return app;
+}
+
+export type App = ReturnType<typeof buildApp>;

@@ -1,0 +1,30 @@
+/** Raised for a command line we cannot run; printed as one line, exit code 2. */
+export class UsageError extends Error {}
+
+export interface ParsedArgs {
+  positionals: string[];
+  flags: Map<string, string>;
+}
+
+/**
+ * Parses `--name value` and `--name=value` flags; only the names in `allowed` are accepted, and each
+ * needs a value.
+ */
+export function parseArgs(argv: string[], allowed: readonly string[]): ParsedArgs {
+  const positionals: string[] = [];
+  const flags = new Map<string, string>();
+  for (let index = 0; index < argv.length; index++) {
+    const argument = argv[index] as string;
+    if (!argument.startsWith("--")) {
+      positionals.push(argument);
+      continue;
+    }
+    const [name, inlineValue] = argument.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    if (!allowed.includes(name)) throw new UsageError(`unknown flag --${name}`);
+    const value = inlineValue ?? argv[++index];
+    if (value === undefined || (inlineValue === undefined && value.startsWith("--")))
+      throw new UsageError(`flag --${name} needs a value`);
+    flags.set(name, value);
+  }
+  return { positionals, flags };
+}

@@ -1,0 +1,18 @@
+import type { Config } from "../config/config-schema";
+import { openDatabase } from "../db/client";
+import { migrateDatabase } from "../db/migrate";
+
+/** `bulwark migrate`: apply pending migrations and report. */
+export function migrateCommand(config: Readonly<Config>): void {
+  const database = openDatabase({ path: config.database.path, synchronous: config.database.synchronous });
+  try {
+    const result = migrateDatabase(database.sqlite);
+    console.log(
+      result.applied.length > 0
+        ? `Applied ${result.applied.length} migration(s): ${result.applied.join(", ")}`
+        : `Database is up to date (${result.total} migration(s))`,
+    );
+  } finally {
+    database.close();
+  }
+}

@@ -1,0 +1,47 @@
+import { buildApp } from "../app";
+import { bootDependencies } from "../boot";
+import type { Config } from "../config/config-schema";
+import { ensureFirstAdmin } from "../domain/users/bootstrap-admin";
+import { startJobs } from "../jobs/scheduler";
+
+/** `bulwark serve`: migrate, create the first admin if needed, start the jobs, listen; stop cleanly on a signal. */
+export async function serveCommand(config: Readonly<Config>): Promise<void> {
+  const { deps, database, appliedMigrations } = await bootDependencies(config);
+  if (appliedMigrations.length > 0)
+    console.log(`Applied ${appliedMigrations.length} migration(s): ${appliedMigrations.join(", ")}`);
+  const firstAdmin = await ensureFirstAdmin(deps);
+  const app = buildApp(deps);
+  const jobs = startJobs(deps);
+  app.listen({ hostname: config.server.host, port: config.server.port });
+  const port = app.server?.port ?? config.server.port;
+  const url = `http://${config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host}:${port}`;
+  console.log(`Bulwark ${deps.version} listening on ${url}`);
+  console.log(`  API docs: ${url}/api/v1/docs   database: ${config.database.path}`);
+  if (firstAdmin) {
+    console.log("");
+    console.log(
+      `First run: created the admin ${firstAdmin.email}${firstAdmin.password ? ` with the password ${firstAdmin.password}` : " (password from BULWARK_ADMIN_PASSWORD)"}`,
+    );
+    if (firstAdmin.password)
+      console.log("  This password is shown only once. Change it with PUT /api/v1/users/me/password.");
+    console.log("  Sign in:");
+    console.log(
+      `  curl -s ${url}/api/v1/auth/login -H 'content-type: application/json' -d '{"email":"${firstAdmin.email}","password":"${firstAdmin.password ?? "<your password>"}"}'`,
+    );
+  } else {
+    console.log(`  Sign in: POST ${url}/api/v1/auth/login with {"email": ..., "password": ...}`);
+  }
+  let isStopping = false;
+  const stop = async (signal: string) => {
+    if (isStopping) return;
+    isStopping = true;
+    console.log(`${signal} received: stopping`);
+    jobs.stop();
+    await app.stop();
+    await jobs.idle();
+    database.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}

@@ -1,0 +1,129 @@
+import { existsSync, readFileSync } from "node:fs";
+import type { TObject, TSchema } from "@sinclair/typebox";
+import { Value } from "@sinclair/typebox/value";
+import { parse as parseToml } from "smol-toml";
+import { type Config, ConfigSchema } from "./config-schema";
+
+/** Raised for any configuration problem; the message names the key. */
+export class ConfigError extends Error {}
+
+export interface LoadConfigOptions {
+  /** Explicit --config path; an error if it does not exist. */
+  file?: string;
+  /** Environment to read `BULWARK_*` overrides from. */
+  env?: Record<string, string | undefined>;
+  /** Values applied last, for tests (section -> key -> value). */
+  overrides?: DeepPartial<Config>;
+  /** Working directory for the implicit ./bulwark.toml. */
+  cwd?: string;
+}
+
+export type DeepPartial<T> = {
+  [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K];
+};
+
+/** Loads defaults, then the TOML file, then `BULWARK_<SECTION>_<KEY>` variables; validates and freezes. */
+export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
+  const env = options.env ?? process.env;
+  const raw: Record<string, Record<string, unknown>> = {};
+  const filePath =
+    options.file ??
+    (existsSync(`${options.cwd ?? "."}/bulwark.toml`) ? `${options.cwd ?? "."}/bulwark.toml` : undefined);
+  if (filePath) {
+    if (!existsSync(filePath)) throw new ConfigError(`config file ${filePath} does not exist`);
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = parseToml(readFileSync(filePath, "utf8")) as Record<string, unknown>;
+    } catch (error) {
+      throw new ConfigError(
+        `config file ${filePath} is not valid TOML: ${(error as Error).message.split("\n")[0]}`,
+      );
+    }
+    for (const [section, values] of Object.entries(parsed)) {
+      const sectionSchema = ConfigSchema.properties[section as keyof Config];
+      if (!sectionSchema) throw new ConfigError(`unknown config section [${section}] in ${filePath}`);
+      if (typeof values !== "object" || values === null || Array.isArray(values)) {
+        throw new ConfigError(`config key ${section} must be a table`);
+      }
+      for (const [key, value] of Object.entries(values)) {
+        if (!(key in sectionSchema.properties))
+          throw new ConfigError(`unknown config key ${section}.${key} in ${filePath}`);
+        raw[section] ??= {};
+        (raw[section] as Record<string, unknown>)[key] = value;
+      }
+    }
+  }
+  for (const [section, sectionSchema] of Object.entries(ConfigSchema.properties) as [string, TObject][]) {
+    for (const [key, keySchema] of Object.entries(sectionSchema.properties)) {
+      const variable = `BULWARK_${section}_${key}`.toUpperCase();
+      const text = env[variable];
+      if (text === undefined) continue;
+      raw[section] ??= {};
+      (raw[section] as Record<string, unknown>)[key] = parseEnvValue(
+        variable,
+        `${section}.${key}`,
+        text,
+        keySchema,
+      );
+    }
+  }
+  for (const [section, values] of Object.entries(options.overrides ?? {})) {
+    raw[section] = { ...raw[section], ...(values as Record<string, unknown>) };
+  }
+  const config = Value.Default(ConfigSchema, Value.Clone(fillSections(raw))) as Config;
+  const firstError = Value.Errors(ConfigSchema, config).First();
+  if (firstError) {
+    const key = firstError.path
+      .replace(/^\//, "")
+      .replace(/\/\d+$/, "")
+      .replaceAll("/", ".");
+    throw new ConfigError(
+      `invalid config ${key}: ${firstError.message} (got ${JSON.stringify(firstError.value)})`,
+    );
+  }
+  return deepFreeze(config);
+}
+
+function fillSections(raw: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
+  for (const section of Object.keys(ConfigSchema.properties)) raw[section] ??= {};
+  return raw;
+}
+
+function parseEnvValue(variable: string, key: string, text: string, schema: TSchema): unknown {
+  const type = schema.type as string | undefined;
+  if (type === "integer" || type === "number") {
+    if (!/^-?\d+$/.test(text.trim()))
+      throw new ConfigError(`invalid config ${key} (${variable}): must be an integer, got "${text}"`);
+    return Number(text.trim());
+  }
+  if (type === "boolean") {
+    const normalized = text.trim().toLowerCase();
+    if (["true", "1", "yes"].includes(normalized)) return true;
+    if (["false", "0", "no"].includes(normalized)) return false;
+    throw new ConfigError(`invalid config ${key} (${variable}): must be true or false, got "${text}"`);
+  }
+  if (type === "array") {
+    const items = text
+      .split(",")
+      .map((item) => item.trim())
+      .filter((item) => item !== "");
+    const itemType = (schema.items as TSchema | undefined)?.type;
+    if (itemType === "integer") {
+      for (const item of items) {
+        if (!/^-?\d+$/.test(item))
+          throw new ConfigError(`invalid config ${key} (${variable}): "${item}" is not an integer`);
+      }
+      return items.map(Number);
+    }
+    return items;
+  }
+  return text;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,25 @@
+import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+
+/** Append-only record of every mutation and sign-in attempt. */
+export const auditLogs = sqliteTable(
+  "audit_logs",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id"),
+    actorType: text("actor_type", { enum: ["user", "api_key", "device", "system", "anonymous"] }).notNull(),
+    actorId: text("actor_id"),
+    actorLabel: text("actor_label"),
+    action: text("action").notNull(),
+    targetType: text("target_type"),
+    targetId: text("target_id"),
+    ip: text("ip"),
+    outcome: text("outcome", { enum: ["success", "failure"] }).notNull(),
+    details: text("details", { mode: "json" }).$type<Record<string, unknown>>(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [
+    index("audit_logs_organization_idx").on(table.organizationId, table.createdAt),
+    index("audit_logs_actor_idx").on(table.organizationId, table.actorId, table.createdAt),
+    index("audit_logs_action_idx").on(table.organizationId, table.action, table.createdAt),
+  ],
+);

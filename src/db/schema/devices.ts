@@ -1,0 +1,126 @@
+import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+export const enrollmentTokens = sqliteTable(
+  "enrollment_tokens",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    maxUses: integer("max_uses"),
+    uses: integer("uses").notNull().default(0),
+    userId: text("user_id"),
+    policyId: text("policy_id"),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    revokedAt: text("revoked_at"),
+  },
+  (table) => [
+    uniqueIndex("enrollment_tokens_hash_unique").on(table.tokenHash),
+    index("enrollment_tokens_organization_idx").on(table.organizationId, table.createdAt),
+  ],
+);
+
+export const devices = sqliteTable(
+  "devices",
+  {
+    id: text("id").primaryKey(),
+    organizationId: text("organization_id").notNull(),
+    userId: text("user_id"),
+    deviceName: text("device_name").notNull(),
+    platform: text("platform", { enum: ["linux", "windows", "macos", "android", "ios"] }).notNull(),
+    agentVersion: text("agent_version").notNull(),
+    osVersion: text("os_version"),
+    hardwareId: text("hardware_id").notNull(),
+    status: text("status", { enum: ["online", "offline", "suspended", "wiped", "pending"] }).notNull(),
+    suspendedReason: text("suspended_reason"),
+    lastSeen: text("last_seen").notNull(),
+    enrolledAt: text("enrolled_at").notNull(),
+    /** Explicitly assigned policy; null means the organization default. */
+    policyId: text("policy_id"),
+    appliedPolicyId: text("applied_policy_id"),
+    appliedPolicyVersion: integer("applied_policy_version"),
+    policyAppliedAt: text("policy_applied_at"),
+    vpnAddress: integer("vpn_address"),
+    vpnPublicKey: text("vpn_public_key").notNull(),
+    facts: text("facts", { mode: "json" }).$type<Record<string, boolean>>(),
+    complianceStatus: text("compliance_status", { enum: ["compliant", "non_compliant", "unknown"] })
+      .notNull()
+      .default("unknown"),
+    complianceViolations: text("compliance_violations", { mode: "json" })
+      .$type<unknown[]>()
+      .notNull()
+      .default([]),
+    complianceCheckedAt: text("compliance_checked_at"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("devices_vpn_address_unique").on(table.vpnAddress),
+    index("devices_organization_idx").on(table.organizationId, table.enrolledAt, table.id),
+    index("devices_organization_status_idx").on(table.organizationId, table.status, table.enrolledAt),
+    index("devices_organization_platform_idx").on(table.organizationId, table.platform, table.enrolledAt),
+    index("devices_organization_user_idx").on(table.organizationId, table.userId, table.enrolledAt),
+    index("devices_organization_policy_idx").on(table.organizationId, table.policyId),
+    index("devices_organization_hardware_idx").on(table.organizationId, table.hardwareId),
+    index("devices_status_last_seen_idx").on(table.status, table.lastSeen),
+  ],
+);
+
+/** Agent credentials; kept as SHA-256 hashes. */
+export const deviceTokens = sqliteTable(
+  "device_tokens",
+  {
+    id: text("id").primaryKey(),
+    deviceId: text("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    revokedAt: text("revoked_at"),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("device_tokens_hash_unique").on(table.tokenHash),
+    index("device_tokens_device_idx").on(table.deviceId),
+  ],
+);
+
+export const deviceLogs = sqliteTable(
+  "device_logs",
+  {
+    id: text("id").primaryKey(),
+    deviceId: text("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    event: text("event").notNull(),
+    details: text("details", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [
+    index("device_logs_device_idx").on(table.deviceId, table.createdAt),
+    index("device_logs_device_event_idx").on(table.deviceId, table.event, table.createdAt),
+  ],
+);
+
+export const wipes = sqliteTable(
+  "wipes",
+  {
+    id: text("id").primaryKey(),
+    deviceId: text("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    organizationId: text("organization_id").notNull(),
+    status: text("status", { enum: ["pending", "completed", "failed", "timed_out"] }).notNull(),
+    reason: text("reason").notNull(),
+    notifyUser: integer("notify_user", { mode: "boolean" }).notNull(),
+    initiatedBy: text("initiated_by").notNull(),
+    initiatedAt: text("initiated_at").notNull(),
+    completedAt: text("completed_at"),
+    error: text("error"),
+  },
+  (table) => [
+    index("wipes_device_idx").on(table.deviceId, table.initiatedAt),
+    index("wipes_status_idx").on(table.status, table.initiatedAt),
+  ],
+);

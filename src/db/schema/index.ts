@@ -1,0 +1,5 @@
+export * from "./audit";
+export * from "./devices";
+export * from "./events";
+export * from "./identity";
+export * from "./policies";

@@ -1,0 +1,128 @@
+import { and, count, desc, eq, isNull } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { apiKeys } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import { generateSecret, hashSecret } from "../../lib/secrets";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { ForbiddenError, NotFoundError, ValidationError } from "../errors";
+import { API_KEY_PREFIX } from "./authenticate";
+import type { Principal } from "./principal";
+import { hasScope, isScope, ROLE_SCOPES, type Scope } from "./scopes";
+
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  key_prefix: string;
+  scopes: string[];
+  created_at: string;
+  expires_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+function toView(row: typeof apiKeys.$inferSelect): ApiKeyView {
+  return {
+    id: row.id,
+    name: row.name,
+    key_prefix: row.keyPrefix,
+    scopes: row.scopes,
+    created_at: row.createdAt,
+    expires_at: row.expiresAt,
+    last_used_at: row.lastUsedAt,
+    revoked_at: row.revokedAt,
+  };
+}
+
+/**
+ * Creates an API key for the calling user. The key (`bwk_` + 256 random bits) is returned once and
+ * stored only as a SHA-256 hash. Its scopes may not exceed what the creator's role grants.
+ */
+export function createApiKey(
+  deps: DomainDeps,
+  principal: Principal,
+  actor: Actor,
+  input: { name: string; scopes: string[]; expiresInDays?: number },
+): ApiKeyView & { key: string } {
+  const unknown = input.scopes.filter((scope) => !isScope(scope));
+  if (unknown.length > 0) {
+    throw new ValidationError(
+      "invalid request body",
+      unknown.map((scope) => ({ field: "scopes", message: `unknown scope "${scope}"`, received: scope })),
+    );
+  }
+  const creatorScopes = principal.kind === "api_key" ? principal.scopes : ROLE_SCOPES[principal.role];
+  const tooWide = (input.scopes as Scope[]).filter((scope) => !hasScope(creatorScopes, scope));
+  if (tooWide.length > 0) {
+    throw new ForbiddenError(
+      "insufficient permissions",
+      `you cannot grant scopes you do not have: ${tooWide.join(", ")}`,
+    );
+  }
+  const now = deps.clock.now();
+  const key = generateSecret(32, API_KEY_PREFIX);
+  const row = {
+    id: newId(),
+    organizationId: principal.organizationId,
+    userId: principal.userId,
+    name: input.name,
+    keyHash: hashSecret(key),
+    keyPrefix: key.slice(0, API_KEY_PREFIX.length + 6),
+    scopes: [...new Set(input.scopes)],
+    createdAt: toIso(now),
+    expiresAt: toIso(addSeconds(now, (input.expiresInDays ?? deps.config.auth.api_key_default_days) * 86400)),
+    revokedAt: null,
+    lastUsedAt: null,
+  };
+  withTransaction(deps.db, (tx) => {
+    tx.insert(apiKeys).values(row).run();
+    recordAudit(tx, now, actor, {
+      action: "api_key.create",
+      targetType: "api_key",
+      targetId: row.id,
+      details: { name: row.name, scopes: row.scopes },
+    });
+  });
+  return { ...toView(row), key };
+}
+
+/** The calling user's API keys (admins see the whole organization's), newest first, never the key. */
+export function listApiKeys(
+  deps: DomainDeps,
+  principal: Principal,
+  page: { page: number; pageSize: number },
+) {
+  const filter = hasScope(principal.scopes, "admin")
+    ? eq(apiKeys.organizationId, principal.organizationId)
+    : and(eq(apiKeys.organizationId, principal.organizationId), eq(apiKeys.userId, principal.userId));
+  const rows = deps.db
+    .select()
+    .from(apiKeys)
+    .where(filter)
+    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+    .limit(page.pageSize)
+    .offset((page.page - 1) * page.pageSize)
+    .all();
+  const total = deps.db.select({ value: count() }).from(apiKeys).where(filter).get()?.value ?? 0;
+  return { data: rows.map(toView), total };
+}
+
+/** Revokes a key of the caller (or, for admins, of anyone in the organization); it stops working at once. */
+export function revokeApiKey(deps: DomainDeps, principal: Principal, actor: Actor, id: string): void {
+  const row = deps.db
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.id, id), eq(apiKeys.organizationId, principal.organizationId)))
+    .get();
+  if (!row || (row.userId !== principal.userId && !hasScope(principal.scopes, "admin")))
+    throw new NotFoundError("API key");
+  const now = deps.clock.now();
+  withTransaction(deps.db, (tx) => {
+    tx.update(apiKeys)
+      .set({ revokedAt: toIso(now) })
+      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+      .run();
+    recordAudit(tx, now, actor, { action: "api_key.revoke", targetType: "api_key", targetId: id });
+  });
+}

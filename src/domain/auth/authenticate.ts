@@ -1,0 +1,104 @@
+import { eq } from "drizzle-orm";
+import { apiKeys, organizations, sessions, users } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
+import { hashSecret } from "../../lib/secrets";
+import { UnauthenticatedError } from "../errors";
+import { type AuthDeps, tokenSettings } from "./auth-deps";
+import type { Principal } from "./principal";
+import { effectiveApiKeyScopes, ROLE_SCOPES } from "./scopes";
+import { type AccessClaims, verifyToken } from "./tokens";
+
+export const API_KEY_PREFIX = "bwk_";
+
+// last_used_at is written at most this often per key, so busy automation does not turn reads into writes.
+const LAST_USED_RESOLUTION_SECONDS = 60;
+
+/**
+ * Resolves a bearer credential (access token or API key) to a principal, checking on every request that
+ * the session is live and the user still enabled, so revocations take effect at once. The user's current
+ * role decides the scopes, not the role at sign-in.
+ */
+export async function authenticateCredential(deps: AuthDeps, credential: string): Promise<Principal> {
+  if (credential.startsWith(API_KEY_PREFIX)) return authenticateApiKey(deps, credential);
+  const claims = await verifyToken<AccessClaims>(
+    deps.keys,
+    tokenSettings(deps),
+    deps.clock.now(),
+    credential,
+    "access",
+  );
+  const row = deps.db
+    .select({
+      user: users,
+      plan: organizations.plan,
+      sessionRevokedAt: sessions.revokedAt,
+      sessionUserId: sessions.userId,
+    })
+    .from(users)
+    .innerJoin(organizations, eq(organizations.id, users.organizationId))
+    .leftJoin(sessions, eq(sessions.id, claims.sid))
+    .where(eq(users.id, claims.sub))
+    .get();
+  if (!row || row.sessionUserId !== claims.sub || row.sessionRevokedAt)
+    throw new UnauthenticatedError("invalid token", "the session has ended");
+  assertUserActive(row.user);
+  return {
+    kind: "user",
+    userId: row.user.id,
+    email: row.user.email,
+    organizationId: row.user.organizationId,
+    plan: row.plan,
+    role: row.user.role,
+    scopes: [...ROLE_SCOPES[row.user.role]],
+    sessionId: claims.sid,
+    apiKeyId: null,
+    apiKeyName: null,
+    accessTokenJti: claims.jti,
+  };
+}
+
+function authenticateApiKey(deps: AuthDeps, key: string): Principal {
+  const now = deps.clock.now();
+  const row = deps.db
+    .select({ key: apiKeys, user: users, plan: organizations.plan })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
+    .where(eq(apiKeys.keyHash, hashSecret(key)))
+    .get();
+  if (!row) throw new UnauthenticatedError("invalid API key");
+  if (row.key.revokedAt) throw new UnauthenticatedError("invalid API key", "the API key has been revoked");
+  if (row.key.expiresAt <= toIso(now))
+    throw new UnauthenticatedError("invalid API key", "the API key has expired");
+  assertUserActive(row.user);
+  if (!row.key.lastUsedAt || addSeconds(new Date(row.key.lastUsedAt), LAST_USED_RESOLUTION_SECONDS) <= now) {
+    deps.db
+      .update(apiKeys)
+      .set({ lastUsedAt: toIso(now) })
+      .where(eq(apiKeys.id, row.key.id))
+      .run();
+  }
+  return {
+    kind: "api_key",
+    userId: row.user.id,
+    email: row.user.email,
+    organizationId: row.key.organizationId,
+    plan: row.plan,
+    role: row.user.role,
+    scopes: effectiveApiKeyScopes(row.key.scopes, row.user.role),
+    sessionId: null,
+    apiKeyId: row.key.id,
+    apiKeyName: row.key.name,
+    accessTokenJti: null,
+  };
+}
+
+function assertUserActive(user: {
+  isDisabled: boolean;
+  isRestricted: boolean;
+  deletedAt: string | null;
+}): void {
+  if (user.deletedAt) throw new UnauthenticatedError("invalid token", "the account no longer exists");
+  if (user.isDisabled) throw new UnauthenticatedError("account disabled");
+  if (user.isRestricted) throw new UnauthenticatedError("account restricted");
+}

@@ -1,0 +1,39 @@
+import { and, isNull, lt, or } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { loginFailures, refreshTokens, sessions } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
+import type { DomainDeps } from "../deps";
+
+/** Deletes sessions and refresh tokens past expiry, and login-failure windows long over. */
+export function purgeExpiredCredentials(deps: DomainDeps): {
+  sessions: number;
+  refreshTokens: number;
+  loginFailures: number;
+} {
+  const now = deps.clock.now();
+  const nowIso = toIso(now);
+  const staleFailuresBefore = toIso(addSeconds(now, -deps.config.auth.login_lockout_seconds));
+  return withTransaction(deps.db, (tx) => {
+    const tokens = tx
+      .delete(refreshTokens)
+      .where(lt(refreshTokens.expiresAt, nowIso))
+      .returning({ id: refreshTokens.id })
+      .all();
+    const ended = tx
+      .delete(sessions)
+      .where(lt(sessions.expiresAt, nowIso))
+      .returning({ id: sessions.id })
+      .all();
+    const failures = tx
+      .delete(loginFailures)
+      .where(
+        and(
+          lt(loginFailures.windowStartedAt, staleFailuresBefore),
+          or(isNull(loginFailures.lockedUntil), lt(loginFailures.lockedUntil, nowIso)),
+        ),
+      )
+      .returning({ email: loginFailures.email })
+      .all();
+    return { sessions: ended.length, refreshTokens: tokens.length, loginFailures: failures.length };
+  });
+}

@@ -1,0 +1,90 @@
+import { and, eq, isNull } from "drizzle-orm";
+import { type DbOrTx, withTransaction } from "../../db/client";
+import { refreshTokens, sessions, users } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { recordAudit } from "../audit/record-audit";
+import { UnauthenticatedError } from "../errors";
+import { type AuthDeps, tokenSettings } from "./auth-deps";
+import { insertRefreshToken, signTokenPair, type TokenPair } from "./issue-session";
+import { type RefreshClaims, verifyToken } from "./tokens";
+
+/**
+ * Rotates a refresh token: the presented one is used up and a new pair is returned. Presenting a token
+ * that was already used is treated as theft: the whole session (every refresh and access token) is revoked.
+ */
+export async function refreshSession(
+  deps: AuthDeps,
+  input: { refreshToken: string; ip: string },
+): Promise<TokenPair> {
+  const claims = await verifyToken<RefreshClaims>(
+    deps.keys,
+    tokenSettings(deps),
+    deps.clock.now(),
+    input.refreshToken,
+    "refresh",
+  );
+  const row = deps.db.select().from(refreshTokens).where(eq(refreshTokens.id, claims.jti)).get();
+  const session = deps.db.select().from(sessions).where(eq(sessions.id, claims.sid)).get();
+  const user = deps.db.select().from(users).where(eq(users.id, claims.sub)).get();
+  if (!row || !session || !user || row.sessionId !== session.id)
+    throw new UnauthenticatedError("invalid refresh token");
+  const now = deps.clock.now();
+  const actor = {
+    type: "user" as const,
+    id: user.id,
+    label: user.email,
+    organizationId: user.organizationId,
+    ip: input.ip,
+  };
+  if (row.usedAt || row.revokedAt) {
+    if (!session.revokedAt) {
+      withTransaction(deps.db, (tx) => {
+        revokeSession(tx, now, session.id, "refresh token reuse");
+        recordAudit(tx, now, actor, {
+          action: "auth.refresh_token_reused",
+          outcome: "failure",
+          targetType: "session",
+          targetId: session.id,
+        });
+      });
+    }
+    throw new UnauthenticatedError(
+      "invalid refresh token",
+      "this refresh token was already used; the session has been revoked",
+    );
+  }
+  if (session.revokedAt)
+    throw new UnauthenticatedError("invalid refresh token", "the session has been revoked");
+  if (user.isDisabled || user.isRestricted || user.deletedAt)
+    throw new UnauthenticatedError("account disabled");
+
+  const signed = await signTokenPair(deps, user, session.id);
+  withTransaction(deps.db, (tx) => {
+    // Only one concurrent refresh with the same token can win this update.
+    const used = tx
+      .update(refreshTokens)
+      .set({ usedAt: toIso(now) })
+      .where(and(eq(refreshTokens.id, row.id), isNull(refreshTokens.usedAt), isNull(refreshTokens.revokedAt)))
+      .returning({ id: refreshTokens.id })
+      .all();
+    if (used.length !== 1) throw new UnauthenticatedError("invalid refresh token");
+    insertRefreshToken(tx, now, session.id, user.id, signed);
+    tx.update(sessions)
+      .set({ expiresAt: toIso(signed.refreshExpiresAt) })
+      .where(eq(sessions.id, session.id))
+      .run();
+  });
+  return signed.pair;
+}
+
+/** Marks a session and all of its refresh tokens revoked. */
+export function revokeSession(tx: DbOrTx, now: Date, sessionId: string, reason: string): void {
+  tx.update(sessions)
+    .set({ revokedAt: toIso(now), revokedReason: reason })
+    .where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt)))
+    .run();
+  tx.update(refreshTokens)
+    .set({ revokedAt: toIso(now) })
+    .where(and(eq(refreshTokens.sessionId, sessionId), isNull(refreshTokens.revokedAt)))
+    .run();
+}

@@ -1,0 +1,43 @@
+/** Every scope, as in SPEC.md. */
+export const SCOPES = [
+  "devices:read",
+  "devices:write",
+  "policies:read",
+  "policies:write",
+  "users:read",
+  "users:write",
+  "audit:read",
+  "admin",
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const ROLES = ["admin", "operator", "auditor", "member"] as const;
+export type Role = (typeof ROLES)[number];
+
+/** The scopes each role carries (CONTRACT.md section 2). `admin` implies every scope. */
+export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
+  admin: ["admin"],
+  operator: ["devices:read", "devices:write", "policies:read", "policies:write", "users:read"],
+  auditor: ["devices:read", "policies:read", "users:read", "audit:read"],
+  member: [],
+};
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+/** True when `granted` allows `required`; `admin` allows everything. */
+export function hasScope(granted: readonly string[], required: Scope): boolean {
+  return granted.includes("admin") || granted.includes(required);
+}
+
+/** Every scope that `granted` allows, with `admin` expanded. */
+export function expandScopes(granted: readonly string[]): Scope[] {
+  return granted.includes("admin") ? [...SCOPES] : SCOPES.filter((scope) => granted.includes(scope));
+}
+
+/** The scopes an API key actually has: its own, narrowed to what its creator may still do. */
+export function effectiveApiKeyScopes(keyScopes: readonly string[], creatorRole: Role): Scope[] {
+  const creator = ROLE_SCOPES[creatorRole];
+  return keyScopes.filter((scope): scope is Scope => isScope(scope) && hasScope(creator, scope));
+}

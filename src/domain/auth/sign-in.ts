@@ -1,0 +1,129 @@
+import { eq } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { users } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import { verifyPassword } from "../../lib/secrets";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor } from "../deps";
+import { UnauthenticatedError } from "../errors";
+import type { AuthDeps } from "./auth-deps";
+import { insertSession, signTokenPair, type TokenPair } from "./issue-session";
+import { assertNotLockedOut, clearLoginFailures, recordLoginFailure } from "./login-throttle";
+import type { Role } from "./scopes";
+
+// Verified against when the email is unknown, so both paths take the same time.
+const DUMMY_HASH = Bun.password.hashSync("bulwark-timing-equaliser", { algorithm: "argon2id" });
+
+export interface SignedInUser {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  organization_id: string;
+}
+
+/**
+ * The outcome of the first factor. Today it is always tokens; the MFA issue adds a second variant
+ * `{ kind: "mfa_required", mfa_token, mfa_methods }` returned from `completeFirstFactor` below.
+ */
+export type SignInResult = { kind: "tokens"; tokens: TokenPair; user: SignedInUser };
+
+/** Password sign-in with the (email, ip) throttle and an audit row for every attempt. */
+export async function signInWithPassword(
+  deps: AuthDeps,
+  input: { email: string; password: string; ip: string },
+): Promise<SignInResult> {
+  const email = input.email.trim().toLowerCase();
+  assertNotLockedOut(deps, email, input.ip);
+  const user = deps.db.select().from(users).where(eq(users.email, email)).get();
+  const isPasswordCorrect = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH);
+  const anonymous: Actor = {
+    type: "anonymous",
+    id: null,
+    label: email,
+    organizationId: user?.organizationId ?? null,
+    ip: input.ip,
+  };
+  const now = deps.clock.now();
+  if (!user || !isPasswordCorrect || user.deletedAt) {
+    withTransaction(deps.db, (tx) => {
+      recordLoginFailure(deps, tx, email, input.ip);
+      recordAudit(tx, now, anonymous, {
+        action: "auth.login",
+        outcome: "failure",
+        targetType: "user",
+        targetId: user?.id ?? null,
+        details: { reason: "invalid credentials" },
+      });
+    });
+    throw new UnauthenticatedError("invalid credentials");
+  }
+  if (user.isDisabled || user.isRestricted) {
+    const reason = user.isDisabled ? "account disabled" : "account restricted";
+    recordAudit(deps.db, now, anonymous, {
+      action: "auth.login",
+      outcome: "failure",
+      targetType: "user",
+      targetId: user.id,
+      details: { reason },
+    });
+    throw new UnauthenticatedError(reason);
+  }
+  return completeFirstFactor(
+    deps,
+    { id: user.id, email: user.email, name: user.name, role: user.role, organizationId: user.organizationId },
+    input.ip,
+  );
+}
+
+/** Where the MFA challenge will branch off: a user with a second factor gets a challenge instead. */
+async function completeFirstFactor(
+  deps: AuthDeps,
+  user: { id: string; email: string; name: string; role: Role; organizationId: string },
+  ip: string,
+): Promise<SignInResult> {
+  return { kind: "tokens", tokens: await startSession(deps, user, ip), user: toSignedInUser(user) };
+}
+
+/** Opens a new session: stores it, signs the token pair, clears failures, audits the sign-in. */
+export async function startSession(
+  deps: AuthDeps,
+  user: { id: string; email: string; role: Role; organizationId: string },
+  ip: string,
+): Promise<TokenPair> {
+  const sessionId = newId();
+  const signed = await signTokenPair(deps, user, sessionId);
+  const now = deps.clock.now();
+  withTransaction(deps.db, (tx) => {
+    insertSession(tx, now, { sessionId, userId: user.id, ip, signed });
+    clearLoginFailures(tx, user.email, ip);
+    tx.update(users)
+      .set({ lastLoginAt: toIso(now) })
+      .where(eq(users.id, user.id))
+      .run();
+    recordAudit(
+      tx,
+      now,
+      { type: "user", id: user.id, label: user.email, organizationId: user.organizationId, ip },
+      { action: "auth.login", targetType: "user", targetId: user.id, details: { session_id: sessionId } },
+    );
+  });
+  return signed.pair;
+}
+
+function toSignedInUser(user: {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  organizationId: string;
+}): SignedInUser {
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    role: user.role,
+    organization_id: user.organizationId,
+  };
+}

@@ -1,0 +1,72 @@
+import { and, eq, isNull, ne } from "drizzle-orm";
+import { type DbOrTx, withTransaction } from "../../db/client";
+import { refreshTokens, sessions } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor } from "../deps";
+import { type AuthDeps, tokenSettings } from "./auth-deps";
+import type { Principal } from "./principal";
+import { revokeSession } from "./refresh-session";
+import { type RefreshClaims, verifyToken } from "./tokens";
+
+/**
+ * Ends the caller's session: the presented access token and the refresh token in the body stop working
+ * at once. A refresh token of another user, or one that does not verify, is ignored (the caller's own
+ * session still ends).
+ */
+export async function signOut(
+  deps: AuthDeps,
+  principal: Principal,
+  actor: Actor,
+  refreshToken: string | undefined,
+): Promise<void> {
+  let refreshSessionId: string | null = null;
+  if (refreshToken) {
+    try {
+      const claims = await verifyToken<RefreshClaims>(
+        deps.keys,
+        tokenSettings(deps),
+        deps.clock.now(),
+        refreshToken,
+        "refresh",
+      );
+      if (claims.sub === principal.userId) refreshSessionId = claims.sid;
+    } catch {
+      refreshSessionId = null;
+    }
+  }
+  const now = deps.clock.now();
+  withTransaction(deps.db, (tx) => {
+    const ended = new Set([principal.sessionId, refreshSessionId].filter((id): id is string => id !== null));
+    for (const sessionId of ended) revokeSession(tx, now, sessionId, "logout");
+    recordAudit(tx, now, actor, {
+      action: "auth.logout",
+      targetType: "session",
+      targetId: principal.sessionId,
+    });
+  });
+}
+
+/** Revokes every session of a user except `keepSessionId` (password change, disable, delete). */
+export function revokeUserSessions(
+  tx: DbOrTx,
+  now: Date,
+  userId: string,
+  reason: string,
+  keepSessionId: string | null = null,
+): void {
+  const filter = keepSessionId
+    ? and(eq(sessions.userId, userId), isNull(sessions.revokedAt), ne(sessions.id, keepSessionId))
+    : and(eq(sessions.userId, userId), isNull(sessions.revokedAt));
+  const ended = tx.select({ id: sessions.id }).from(sessions).where(filter).all();
+  for (const { id } of ended) {
+    tx.update(sessions)
+      .set({ revokedAt: toIso(now), revokedReason: reason })
+      .where(eq(sessions.id, id))
+      .run();
+    tx.update(refreshTokens)
+      .set({ revokedAt: toIso(now) })
+      .where(and(eq(refreshTokens.sessionId, id), isNull(refreshTokens.revokedAt)))
+      .run();
+  }
+}

@@ -1,0 +1,62 @@
+import { desc } from "drizzle-orm";
+import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
+import type { Db } from "../../db/client";
+import { signingKeys } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+
+const ALGORITHM = "ES256";
+
+export interface SigningKey {
+  id: string;
+  privateKey: CryptoKey;
+  publicJwk: JWK;
+}
+
+/** The JWT keys of this server: generated on first start, kept in the database, loaded once at boot. */
+export interface TokenKeys {
+  algorithm: typeof ALGORITHM;
+  current: SigningKey;
+  /** Public keys by id, for verification and the JWKS document. */
+  verificationKeys: Map<string, { key: CryptoKey; jwk: JWK }>;
+}
+
+/** Loads the signing keys, creating the first one if the database has none. */
+export async function loadOrCreateTokenKeys(db: Db, now: Date): Promise<TokenKeys> {
+  let rows = db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt)).all();
+  if (rows.length === 0) {
+    const pair = await generateKeyPair(ALGORITHM, { extractable: true });
+    const id = newId();
+    const publicJwk = { ...(await exportJWK(pair.publicKey)), kid: id, alg: ALGORITHM, use: "sig" };
+    const privateJwk = { ...(await exportJWK(pair.privateKey)), kid: id, alg: ALGORITHM };
+    // Two processes starting at once on a fresh database may both get here; the loser re-reads.
+    db.insert(signingKeys)
+      .values({
+        id,
+        algorithm: ALGORITHM,
+        privateJwk: JSON.stringify(privateJwk),
+        publicJwk: JSON.stringify(publicJwk),
+        createdAt: toIso(now),
+      })
+      .run();
+    rows = db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt)).all();
+  }
+  const verificationKeys = new Map<string, { key: CryptoKey; jwk: JWK }>();
+  for (const row of rows) {
+    const jwk = JSON.parse(row.publicJwk) as JWK;
+    verificationKeys.set(row.id, { key: (await importJWK(jwk, ALGORITHM)) as CryptoKey, jwk });
+  }
+  const newest = rows[0];
+  if (!newest) throw new Error("no signing key could be created");
+  const privateKey = (await importJWK(JSON.parse(newest.privateJwk) as JWK, ALGORITHM)) as CryptoKey;
+  return {
+    algorithm: ALGORITHM,
+    current: { id: newest.id, privateKey, publicJwk: JSON.parse(newest.publicJwk) as JWK },
+    verificationKeys,
+  };
+}
+
+/** The public JSON Web Key Set published at /.well-known/jwks.json. */
+export function publicJwks(keys: TokenKeys): { keys: JWK[] } {
+  return { keys: [...keys.verificationKeys.values()].map((entry) => entry.jwk) };
+}

@@ -1,0 +1,123 @@
+import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
+import { newId } from "../../lib/ids";
+import { UnauthenticatedError } from "../errors";
+import type { Role, Scope } from "./scopes";
+import type { TokenKeys } from "./token-keys";
+
+export interface AccessClaims {
+  sub: string;
+  org: string;
+  role: Role;
+  scopes: Scope[];
+  sid: string;
+  jti: string;
+  iat: number;
+  exp: number;
+  iss: string;
+  typ: "access";
+}
+
+export interface RefreshClaims {
+  sub: string;
+  org: string;
+  sid: string;
+  jti: string;
+  iat: number;
+  exp: number;
+  iss: string;
+  typ: "refresh";
+}
+
+export interface TokenSettings {
+  issuer: string;
+  accessTtlSeconds: number;
+  refreshTtlSeconds: number;
+}
+
+export interface IssuedToken {
+  token: string;
+  jti: string;
+  expiresAt: Date;
+}
+
+/** Signs an access token (SPEC.md claims plus `jti`, `sid` and `typ`). */
+export async function signAccessToken(
+  keys: TokenKeys,
+  settings: TokenSettings,
+  now: Date,
+  subject: { userId: string; organizationId: string; role: Role; scopes: Scope[]; sessionId: string },
+): Promise<IssuedToken> {
+  const jti = newId();
+  const iat = Math.floor(now.getTime() / 1000);
+  const exp = iat + settings.accessTtlSeconds;
+  const token = await new SignJWT({
+    org: subject.organizationId,
+    role: subject.role,
+    scopes: subject.scopes,
+    sid: subject.sessionId,
+    typ: "access",
+  })
+    .setProtectedHeader({ alg: keys.algorithm, kid: keys.current.id, typ: "JWT" })
+    .setSubject(subject.userId)
+    .setIssuer(settings.issuer)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .setJti(jti)
+    .sign(keys.current.privateKey);
+  return { token, jti, expiresAt: new Date(exp * 1000) };
+}
+
+/** Signs a refresh token; its `jti` is the row id in refresh_tokens. */
+export async function signRefreshToken(
+  keys: TokenKeys,
+  settings: TokenSettings,
+  now: Date,
+  subject: { userId: string; organizationId: string; sessionId: string },
+): Promise<IssuedToken> {
+  const jti = newId();
+  const iat = Math.floor(now.getTime() / 1000);
+  const exp = iat + settings.refreshTtlSeconds;
+  const token = await new SignJWT({ org: subject.organizationId, sid: subject.sessionId, typ: "refresh" })
+    .setProtectedHeader({ alg: keys.algorithm, kid: keys.current.id, typ: "JWT" })
+    .setSubject(subject.userId)
+    .setIssuer(settings.issuer)
+    .setIssuedAt(iat)
+    .setExpirationTime(exp)
+    .setJti(jti)
+    .sign(keys.current.privateKey);
+  return { token, jti, expiresAt: new Date(exp * 1000) };
+}
+
+/** Verifies signature, issuer, expiry and token type; any failure is a 401. */
+export async function verifyToken<T extends AccessClaims | RefreshClaims>(
+  keys: TokenKeys,
+  settings: TokenSettings,
+  now: Date,
+  token: string,
+  type: T["typ"],
+): Promise<T> {
+  try {
+    const { payload } = await jwtVerify(
+      token,
+      async (header) => {
+        const entry = header.kid ? keys.verificationKeys.get(header.kid) : undefined;
+        if (!entry) throw new UnauthenticatedError("invalid token", "unknown signing key");
+        return entry.key;
+      },
+      { issuer: settings.issuer, algorithms: [keys.algorithm], currentDate: now },
+    );
+    if (
+      payload.typ !== type ||
+      typeof payload.sub !== "string" ||
+      typeof payload.jti !== "string" ||
+      typeof payload.sid !== "string"
+    ) {
+      throw new UnauthenticatedError("invalid token", `not an ${type} token`);
+    }
+    return payload as unknown as T;
+  } catch (error) {
+    if (error instanceof UnauthenticatedError) throw error;
+    if (error instanceof joseErrors.JWTExpired) throw new UnauthenticatedError("token expired");
+    throw new UnauthenticatedError("invalid token");
+  }
+}

@@ -1,0 +1,21 @@
+/** The event catalogue (CONTRACT.md section 5). */
+export const EVENT_TYPES = [
+  "device.enrolled",
+  "device.suspended",
+  "device.unsuspended",
+  "device.wipe_requested",
+  "device.wiped",
+  "device.deleted",
+  "device.offline",
+  "device.compliance_changed",
+  "policy.created",
+  "policy.updated",
+  "policy.deleted",
+  "policy.assigned",
+  "webhook.test",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export function isEventType(value: string): value is EventType {
+  return (EVENT_TYPES as readonly string[]).includes(value);
+}

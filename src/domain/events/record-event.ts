@@ -1,0 +1,54 @@
+import { and, eq } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { events, webhookDeliveries, webhooks } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import type { EventType } from "./event-types";
+
+export interface RecordedEvent {
+  id: string;
+  sequence: number;
+  type: EventType;
+}
+
+/**
+ * Appends an event to the outbox and fans it out to the organization's webhook subscriptions that are
+ * active now and listen for it, all inside the caller's transaction: if the change commits, so does
+ * every delivery row; if it rolls back, nothing is sent.
+ */
+export function recordEvent(
+  tx: DbOrTx,
+  now: Date,
+  organizationId: string,
+  type: EventType,
+  data: Record<string, unknown>,
+): RecordedEvent {
+  const id = newId();
+  const createdAt = toIso(now);
+  const inserted = tx
+    .insert(events)
+    .values({ id, organizationId, type, data, createdAt })
+    .returning({ sequence: events.sequence })
+    .get();
+  const subscriptions = tx
+    .select({ id: webhooks.id, events: webhooks.events })
+    .from(webhooks)
+    .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.isActive, true)))
+    .all();
+  for (const subscription of subscriptions) {
+    if (!subscription.events.includes("*") && !subscription.events.includes(type)) continue;
+    tx.insert(webhookDeliveries)
+      .values({
+        id: newId(),
+        webhookId: subscription.id,
+        eventSequence: inserted.sequence,
+        status: "pending",
+        attempts: 0,
+        nextAttemptAt: createdAt,
+        createdAt,
+        updatedAt: createdAt,
+      })
+      .run();
+  }
+  return { id, sequence: inserted.sequence, type };
+}

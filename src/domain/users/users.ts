@@ -1,0 +1,268 @@
+import { and, count, desc, eq, isNull, ne } from "drizzle-orm";
+import { type DbOrTx, withTransaction } from "../../db/client";
+import { apiKeys, devices, users } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import { hashPassword, verifyPassword } from "../../lib/secrets";
+import { recordAudit } from "../audit/record-audit";
+import type { Principal } from "../auth/principal";
+import type { Role } from "../auth/scopes";
+import { revokeUserSessions } from "../auth/sign-out";
+import type { Actor, DomainDeps } from "../deps";
+import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from "../errors";
+
+export const MIN_PASSWORD_LENGTH = 12;
+
+export interface UserView {
+  id: string;
+  email: string;
+  name: string;
+  role: Role;
+  organization_id: string;
+  disabled: boolean;
+  restricted: boolean;
+  last_login_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+type UserRow = typeof users.$inferSelect;
+
+export function toUserView(row: UserRow): UserView {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    organization_id: row.organizationId,
+    disabled: row.isDisabled,
+    restricted: row.isRestricted,
+    last_login_at: row.lastLoginAt,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+export function normalizeEmail(email: string): string {
+  return email.trim().toLowerCase();
+}
+
+function assertPasswordStrength(password: string, field: string): void {
+  if (password.length < MIN_PASSWORD_LENGTH) {
+    throw new ValidationError("invalid request body", [
+      { field, message: `must be at least ${MIN_PASSWORD_LENGTH} characters` },
+    ]);
+  }
+}
+
+function findLiveUser(db: DbOrTx, organizationId: string, id: string): UserRow {
+  const row = db
+    .select()
+    .from(users)
+    .where(and(eq(users.id, id), eq(users.organizationId, organizationId), isNull(users.deletedAt)))
+    .get();
+  if (!row) throw new NotFoundError("user");
+  return row;
+}
+
+/** Inserts a user row (email unique across the service, password hashed by the caller). */
+export function insertUser(
+  tx: DbOrTx,
+  now: Date,
+  input: { organizationId: string; email: string; name: string; role: Role; passwordHash: string },
+): UserRow {
+  const email = normalizeEmail(input.email);
+  if (tx.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) {
+    throw new ConflictError("a user with this email already exists");
+  }
+  const timestamp = toIso(now);
+  const row: UserRow = {
+    id: newId(),
+    organizationId: input.organizationId,
+    email,
+    name: input.name,
+    role: input.role,
+    passwordHash: input.passwordHash,
+    isDisabled: false,
+    isRestricted: false,
+    tokensValidAfter: null,
+    lastLoginAt: null,
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    deletedAt: null,
+  };
+  tx.insert(users).values(row).run();
+  return row;
+}
+
+export function listUsers(
+  deps: DomainDeps,
+  organizationId: string,
+  page: { page: number; pageSize: number },
+) {
+  const filter = and(eq(users.organizationId, organizationId), isNull(users.deletedAt));
+  const rows = deps.db
+    .select()
+    .from(users)
+    .where(filter)
+    .orderBy(desc(users.createdAt), desc(users.id))
+    .limit(page.pageSize)
+    .offset((page.page - 1) * page.pageSize)
+    .all();
+  const total = deps.db.select({ value: count() }).from(users).where(filter).get()?.value ?? 0;
+  return { data: rows.map(toUserView), total };
+}
+
+export function getUser(deps: DomainDeps, organizationId: string, id: string): UserView {
+  return toUserView(findLiveUser(deps.db, organizationId, id));
+}
+
+export async function createUser(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  input: { email: string; name: string; role: Role; password: string },
+): Promise<UserView> {
+  assertPasswordStrength(input.password, "password");
+  const passwordHash = await hashPassword(input.password);
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    const row = insertUser(tx, now, {
+      organizationId,
+      email: input.email,
+      name: input.name,
+      role: input.role,
+      passwordHash,
+    });
+    recordAudit(tx, now, actor, {
+      action: "user.create",
+      targetType: "user",
+      targetId: row.id,
+      details: { email: row.email, role: row.role },
+    });
+    return toUserView(row);
+  });
+}
+
+/** Other enabled admins than `userId` in the organization. */
+function countOtherActiveAdmins(tx: DbOrTx, organizationId: string, userId: string): number {
+  return (
+    tx
+      .select({ value: count() })
+      .from(users)
+      .where(
+        and(
+          eq(users.organizationId, organizationId),
+          eq(users.role, "admin"),
+          eq(users.isDisabled, false),
+          isNull(users.deletedAt),
+          ne(users.id, userId),
+        ),
+      )
+      .get()?.value ?? 0
+  );
+}
+
+const LAST_ADMIN = "the last admin of an organization cannot be demoted, disabled or deleted";
+
+export function updateUser(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  id: string,
+  input: { name?: string; role?: Role; disabled?: boolean },
+): UserView {
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    const row = findLiveUser(tx, organizationId, id);
+    const losesAdmin =
+      row.role === "admin" &&
+      !row.isDisabled &&
+      ((input.role !== undefined && input.role !== "admin") || input.disabled === true);
+    if (losesAdmin && countOtherActiveAdmins(tx, organizationId, id) === 0)
+      throw new ConflictError(LAST_ADMIN);
+    const next = {
+      name: input.name ?? row.name,
+      role: input.role ?? row.role,
+      isDisabled: input.disabled ?? row.isDisabled,
+      updatedAt: toIso(now),
+    };
+    tx.update(users).set(next).where(eq(users.id, id)).run();
+    if (input.disabled === true && !row.isDisabled) revokeUserSessions(tx, now, id, "user disabled");
+    recordAudit(tx, now, actor, {
+      action: "user.update",
+      targetType: "user",
+      targetId: id,
+      details: Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)),
+    });
+    return toUserView({ ...row, ...next });
+  });
+}
+
+/** Deletes a user: the account is closed, its sessions and API keys end, its devices become unassigned. */
+export function deleteUser(deps: DomainDeps, actor: Actor, organizationId: string, id: string): void {
+  const now = deps.clock.now();
+  withTransaction(deps.db, (tx) => {
+    const row = findLiveUser(tx, organizationId, id);
+    if (row.role === "admin" && !row.isDisabled && countOtherActiveAdmins(tx, organizationId, id) === 0) {
+      throw new ConflictError(LAST_ADMIN);
+    }
+    closeAccount(tx, now, row.id);
+    recordAudit(tx, now, actor, {
+      action: "user.delete",
+      targetType: "user",
+      targetId: id,
+      details: { email: row.email },
+    });
+  });
+}
+
+/** Frees the email, ends sessions and keys, unassigns devices; the row stays for the audit trail. */
+export function closeAccount(tx: DbOrTx, now: Date, userId: string): void {
+  const timestamp = toIso(now);
+  tx.update(users)
+    .set({
+      deletedAt: timestamp,
+      updatedAt: timestamp,
+      email: `deleted-${userId}@deleted.invalid`,
+      name: "Deleted user",
+    })
+    .where(eq(users.id, userId))
+    .run();
+  revokeUserSessions(tx, now, userId, "user deleted");
+  tx.update(apiKeys)
+    .set({ revokedAt: timestamp })
+    .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+    .run();
+  tx.update(devices).set({ userId: null, updatedAt: timestamp }).where(eq(devices.userId, userId)).run();
+}
+
+/** Changes the caller's own password; every other session of the user ends. */
+export async function changeOwnPassword(
+  deps: DomainDeps,
+  principal: Principal,
+  actor: Actor,
+  input: { currentPassword: string; newPassword: string },
+): Promise<void> {
+  const row = findLiveUser(deps.db, principal.organizationId, principal.userId);
+  if (!(await verifyPassword(input.currentPassword, row.passwordHash))) {
+    recordAudit(deps.db, deps.clock.now(), actor, {
+      action: "user.password_change",
+      outcome: "failure",
+      targetType: "user",
+      targetId: row.id,
+    });
+    throw new UnauthenticatedError("invalid credentials", "current_password is not correct");
+  }
+  assertPasswordStrength(input.newPassword, "new_password");
+  const passwordHash = await hashPassword(input.newPassword);
+  const now = deps.clock.now();
+  withTransaction(deps.db, (tx) => {
+    tx.update(users)
+      .set({ passwordHash, updatedAt: toIso(now) })
+      .where(eq(users.id, row.id))
+      .run();
+    revokeUserSessions(tx, now, row.id, "password changed", principal.sessionId);
+    recordAudit(tx, now, actor, { action: "user.password_change", targetType: "user", targetId: row.id });
+  });
+}

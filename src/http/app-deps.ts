@@ -1,0 +1,9 @@
+import type { AuthDeps } from "../domain/auth/auth-deps";
+import type { RateLimiter } from "./rate-limiter";
+
+/** Everything buildApp needs; created by main.ts (or the test helper) and passed in. */
+export interface AppDeps extends AuthDeps {
+  rateLimiter: RateLimiter;
+  version: string;
+  startedAt: Date;
+}

@@ -1,0 +1,126 @@
+import { Elysia } from "elysia";
+import { authenticateCredential } from "../../domain/auth/authenticate";
+import { actorOf, type Principal } from "../../domain/auth/principal";
+import { hasScope, type Scope } from "../../domain/auth/scopes";
+import type { Actor } from "../../domain/deps";
+import { DomainError, ForbiddenError, UnauthenticatedError } from "../../domain/errors";
+import type { AppDeps } from "../app-deps";
+import { errorResponse } from "../error-body";
+
+/** Per-request facts gathered once in onRequest and read by the route macros. */
+export interface RequestState {
+  requestId: string;
+  ip: string;
+  principal: Principal | null;
+  authError: DomainError | null;
+}
+
+const states = new WeakMap<Request, RequestState>();
+
+/** The state onRequest stored for this request. */
+export function requestState(request: Request): RequestState {
+  const state = states.get(request);
+  if (!state) throw new Error("request state missing: security plugin not installed");
+  return state;
+}
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+function clientIp(deps: AppDeps, request: Request, socketIp: string | undefined): string {
+  if (deps.config.server.trust_proxy) {
+    const forwarded = request.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
+    if (forwarded) return forwarded;
+  }
+  return socketIp ?? "127.0.0.1";
+}
+
+/** The credential from `Authorization: Bearer` or `X-API-Key`, if any. */
+function presentedCredential(request: Request): string | null {
+  const authorization = request.headers.get("authorization");
+  if (authorization) {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return match?.[1] ?? "";
+  }
+  return request.headers.get("x-api-key");
+}
+
+/** Who may call a route: one scope, any signed-in principal, or nobody in particular. */
+export type Access = Scope | "authenticated";
+
+/**
+ * Request id, client address, authentication, rate limits and the body-size guard, all in onRequest so
+ * that every response (errors and 429s included) carries X-Request-Id and X-RateLimit-*; plus the
+ * `access` macro that routes use to declare who may call them.
+ */
+export function securityPlugin(deps: AppDeps) {
+  return new Elysia({ name: "security" })
+    .onRequest(async ({ request, set, server }) => {
+      const incoming = request.headers.get("x-request-id");
+      const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
+      const ip = clientIp(deps, request, server?.requestIP(request)?.address);
+      const state: RequestState = { requestId, ip, principal: null, authError: null };
+      states.set(request, state);
+      set.headers["x-request-id"] = requestId;
+
+      const credential = presentedCredential(request);
+      if (credential !== null) {
+        try {
+          if (credential === "")
+            throw new UnauthenticatedError(
+              "invalid authorization header",
+              "expected: Authorization: Bearer <token>",
+            );
+          state.principal = await authenticateCredential(deps, credential);
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          state.authError = error;
+        }
+      }
+
+      const principal = state.principal;
+      const limits = deps.config.rate_limit;
+      const [key, limit] = principal
+        ? [
+            principal.apiKeyId ? `key:${principal.apiKeyId}` : `user:${principal.userId}`,
+            principal.plan === "enterprise" ? limits.enterprise_per_minute : limits.authenticated_per_minute,
+          ]
+        : [`ip:${ip}`, limits.unauthenticated_per_minute];
+      const nowMs = deps.clock.now().getTime();
+      const decision = deps.rateLimiter.hit(key, limit, nowMs);
+      set.headers["x-ratelimit-limit"] = String(decision.limit);
+      set.headers["x-ratelimit-remaining"] = String(decision.remaining);
+      set.headers["x-ratelimit-reset"] = String(decision.resetAt);
+      if (!decision.isAllowed) {
+        const retryAfter = Math.max(1, decision.resetAt - Math.floor(nowMs / 1000));
+        return errorResponse(429, "rate limit exceeded", {
+          details: `at most ${decision.limit} requests per minute; retry in ${retryAfter} seconds`,
+          headers: { ...(set.headers as Record<string, string>), "retry-after": String(retryAfter) },
+          requestId,
+        });
+      }
+
+      const length = Number(request.headers.get("content-length") ?? "0");
+      if (length > MAX_BODY_BYTES) {
+        return errorResponse(413, "request body too large", {
+          details: `the body may be at most ${MAX_BODY_BYTES} bytes`,
+          headers: set.headers as Record<string, string>,
+          requestId,
+        });
+      }
+    })
+    .macro({
+      /** Declares who may call the route; 401 without valid credentials, 403 naming the missing scope. */
+      access: (required: Access) => ({
+        resolve({ request }): { principal: Principal; actor: Actor } {
+          const state = requestState(request);
+          if (!state.principal) throw state.authError ?? new UnauthenticatedError();
+          if (required !== "authenticated" && !hasScope(state.principal.scopes, required)) {
+            throw new ForbiddenError("insufficient permissions", `this action needs the scope ${required}`);
+          }
+          return { principal: state.principal, actor: actorOf(state.principal, state.ip) };
+        },
+      }),
+    })
+    .as("global");
+}

@@ -1,0 +1,69 @@
+import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import { listAuditLogs } from "../../domain/audit/list-audit-logs";
+import type { AppDeps } from "../app-deps";
+import type { securityPlugin } from "../plugins/security";
+import { errorResponses, PageQuery, Paginated, pageOf, paginate, Timestamp } from "../schemas/common";
+
+const AuditLogSchema = Type.Object({
+  id: Type.String(),
+  timestamp: Timestamp,
+  actor: Type.Object({
+    type: Type.String({ description: "user, api_key, device, system or anonymous" }),
+    id: Type.Union([Type.String(), Type.Null()]),
+    label: Type.Union([Type.String(), Type.Null()], {
+      description: "Email of the user, or the API key's name",
+    }),
+  }),
+  action: Type.String({ description: "e.g. auth.login, user.create, policy.update, device.wipe" }),
+  target: Type.Object({
+    type: Type.Union([Type.String(), Type.Null()]),
+    id: Type.Union([Type.String(), Type.Null()]),
+  }),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  outcome: Type.Union([Type.Literal("success"), Type.Literal("failure")]),
+  details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+});
+
+const AuditLogQuery = Type.Object({
+  ...PageQuery,
+  actor_id: Type.Optional(Type.String({ maxLength: 100 })),
+  action: Type.Optional(Type.String({ maxLength: 100 })),
+  outcome: Type.Optional(Type.Union([Type.Literal("success"), Type.Literal("failure")])),
+  since: Type.Optional(
+    Type.String({ format: "date-time", description: "Only entries at or after this instant" }),
+  ),
+  until: Type.Optional(
+    Type.String({ format: "date-time", description: "Only entries at or before this instant" }),
+  ),
+});
+
+/** /api/v1/audit-logs: every mutation and sign-in attempt of the organization. */
+export function auditLogRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
+  return new Elysia({ prefix: "/api/v1/audit-logs", tags: ["Audit"] }).use(security).get(
+    "/",
+    ({ query, principal }) => {
+      const page = pageOf(query);
+      const toIso = (value: string | undefined) => (value ? new Date(value).toISOString() : undefined);
+      const result = listAuditLogs(
+        deps,
+        principal.organizationId,
+        {
+          actorId: query.actor_id,
+          action: query.action,
+          outcome: query.outcome,
+          since: toIso(query.since),
+          until: toIso(query.until),
+        },
+        page,
+      );
+      return paginate(result, page);
+    },
+    {
+      access: "audit:read",
+      query: AuditLogQuery,
+      response: { 200: Paginated(AuditLogSchema), ...errorResponses(400, 401, 403, 429) },
+      detail: { summary: "List audit log entries, newest first" },
+    },
+  );
+}

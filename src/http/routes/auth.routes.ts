@@ -1,0 +1,129 @@
+import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import { createApiKey, listApiKeys, revokeApiKey } from "../../domain/auth/api-keys";
+import { refreshSession } from "../../domain/auth/refresh-session";
+import { signInWithPassword } from "../../domain/auth/sign-in";
+import { signOut } from "../../domain/auth/sign-out";
+import type { AppDeps } from "../app-deps";
+import { requestState, type securityPlugin } from "../plugins/security";
+import {
+  errorResponses,
+  IdParams,
+  MessageSchema,
+  PageQuery,
+  Paginated,
+  pageOf,
+  paginate,
+} from "../schemas/common";
+import {
+  ApiKeySchema,
+  CreateApiKeyBody,
+  CreatedApiKeySchema,
+  LoginBody,
+  LoginResponse,
+  LogoutBody,
+  RefreshBody,
+  RefreshResponse,
+} from "./auth.schemas";
+
+/** /api/v1/auth: password login, refresh, logout and API keys. */
+export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
+  return new Elysia({ prefix: "/api/v1/auth", tags: ["Authentication"] })
+    .use(security)
+    .post(
+      "/login",
+      async ({ body, request }) => {
+        const result = await signInWithPassword(deps, {
+          email: body.email,
+          password: body.password,
+          ip: requestState(request).ip,
+        });
+        return { ...result.tokens, user: result.user };
+      },
+      {
+        body: LoginBody,
+        response: { 200: LoginResponse, ...errorResponses(400, 401, 429) },
+        detail: {
+          summary: "Sign in with email and password",
+          description:
+            "Returns an access token (24 h) and a single-use refresh token. After 5 failed attempts for one email from one address, answers 429 for 15 minutes.",
+          security: [],
+        },
+      },
+    )
+    .post(
+      "/refresh",
+      ({ body, request }) =>
+        refreshSession(deps, { refreshToken: body.refresh_token, ip: requestState(request).ip }),
+      {
+        body: RefreshBody,
+        response: { 200: RefreshResponse, ...errorResponses(400, 401, 429) },
+        detail: {
+          summary: "Exchange a refresh token for a new token pair",
+          description:
+            "The presented refresh token is used up. Presenting it again revokes the whole session.",
+          security: [],
+        },
+      },
+    )
+    .post(
+      "/logout",
+      async ({ body, principal, actor }) => {
+        await signOut(deps, principal, actor, body?.refresh_token);
+        return { message: "signed out" };
+      },
+      {
+        access: "authenticated",
+        body: Type.Optional(LogoutBody),
+        response: { 200: MessageSchema, ...errorResponses(400, 401, 429) },
+        detail: { summary: "Sign out: the access token and the refresh token stop working at once" },
+      },
+    )
+    .post(
+      "/api-keys",
+      ({ body, principal, actor, set }) => {
+        set.status = 201;
+        return createApiKey(deps, principal, actor, {
+          name: body.name,
+          scopes: body.scopes,
+          expiresInDays: body.expires_in_days,
+        });
+      },
+      {
+        access: "authenticated",
+        body: CreateApiKeyBody,
+        response: { 201: CreatedApiKeySchema, ...errorResponses(400, 401, 403, 429) },
+        detail: {
+          summary: "Create an API key",
+          description:
+            "The key is returned once, in `key`. Present it as `Authorization: Bearer <key>` or `X-API-Key: <key>`.",
+        },
+      },
+    )
+    .get(
+      "/api-keys",
+      ({ query, principal }) => {
+        const page = pageOf(query);
+        return paginate(listApiKeys(deps, principal, page), page);
+      },
+      {
+        access: "authenticated",
+        query: Type.Object(PageQuery),
+        response: { 200: Paginated(ApiKeySchema), ...errorResponses(400, 401, 429) },
+        detail: { summary: "List API keys (your own; admins see the organization's); never the key itself" },
+      },
+    )
+    .delete(
+      "/api-keys/:id",
+      ({ params, principal, actor, set }) => {
+        revokeApiKey(deps, principal, actor, params.id);
+        set.status = 204;
+      },
+      {
+        access: "authenticated",
+        params: IdParams,
+        response: { 204: Type.Void({ description: "Revoked" }), ...errorResponses(401, 404, 429) },
+        detail: { summary: "Revoke an API key; it stops working at once" },
+      },
+    );
+}

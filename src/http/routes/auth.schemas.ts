@@ -1,0 +1,69 @@
+import { Type } from "@sinclair/typebox";
+import { SCOPES } from "../../domain/auth/scopes";
+import { Timestamp, Uuid } from "../schemas/common";
+
+export const LoginBody = Type.Object({
+  email: Type.String({ minLength: 1, maxLength: 320, description: "The user's email address" }),
+  password: Type.String({ minLength: 1, maxLength: 1024 }),
+});
+
+export const RoleSchema = Type.Union(
+  [Type.Literal("admin"), Type.Literal("operator"), Type.Literal("auditor"), Type.Literal("member")],
+  {
+    description:
+      "admin: everything; operator: devices and policies; auditor: read-only plus audit logs; member: self-service only",
+  },
+);
+
+export const SignedInUserSchema = Type.Object({
+  id: Uuid,
+  email: Type.String(),
+  name: Type.String(),
+  role: RoleSchema,
+  organization_id: Uuid,
+});
+
+export const TokenPairSchema = Type.Object({
+  token: Type.String({ description: "Access token (JWT), sent as Authorization: Bearer" }),
+  refresh_token: Type.String({ description: "Single-use refresh token (JWT)" }),
+  expires_in: Type.Integer({ description: "Access token lifetime in seconds (86400)" }),
+  token_type: Type.Literal("Bearer"),
+});
+
+export const LoginResponse = Type.Object({ ...TokenPairSchema.properties, user: SignedInUserSchema });
+
+export const RefreshBody = Type.Object({ refresh_token: Type.String({ minLength: 1 }) });
+export const RefreshResponse = TokenPairSchema;
+
+export const LogoutBody = Type.Object({ refresh_token: Type.Optional(Type.String()) });
+
+export const CreateApiKeyBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  scopes: Type.Array(Type.String({ description: SCOPES.join(", ") }), {
+    minItems: 1,
+    maxItems: SCOPES.length,
+    uniqueItems: true,
+    description: `Scopes for the key, no wider than your own: ${SCOPES.join(", ")}`,
+  }),
+  expires_in_days: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 3650, description: "Lifetime in days (default 90)" }),
+  ),
+});
+
+export const ApiKeySchema = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  key_prefix: Type.String({ description: "The first characters of the key, to recognise it" }),
+  scopes: Type.Array(Type.String()),
+  created_at: Timestamp,
+  expires_at: Timestamp,
+  last_used_at: Type.Union([Timestamp, Type.Null()]),
+  revoked_at: Type.Union([Timestamp, Type.Null()]),
+});
+
+export const CreatedApiKeySchema = Type.Object({
+  ...ApiKeySchema.properties,
+  key: Type.String({ description: "The API key (bwk_...). Shown only in this response." }),
+});
+
+export const JwksSchema = Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) });

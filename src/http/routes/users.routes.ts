@@ -1,0 +1,116 @@
+import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import {
+  changeOwnPassword,
+  createUser,
+  deleteUser,
+  getUser,
+  listUsers,
+  updateUser,
+} from "../../domain/users/users";
+import type { AppDeps } from "../app-deps";
+import type { securityPlugin } from "../plugins/security";
+import {
+  errorResponses,
+  IdParams,
+  MessageSchema,
+  PageQuery,
+  Paginated,
+  pageOf,
+  paginate,
+} from "../schemas/common";
+import { ChangePasswordBody, CreateUserBody, UpdateUserBody, UserSchema } from "./users.schemas";
+
+/** /api/v1/users: the organization's users, and the caller's own account. */
+export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
+  return new Elysia({ prefix: "/api/v1/users", tags: ["Users"] })
+    .use(security)
+    .get("/me", ({ principal }) => getUser(deps, principal.organizationId, principal.userId), {
+      access: "authenticated",
+      response: { 200: UserSchema, ...errorResponses(401, 429) },
+      detail: { summary: "The signed-in user" },
+    })
+    .put(
+      "/me/password",
+      async ({ body, principal, actor }) => {
+        await changeOwnPassword(deps, principal, actor, {
+          currentPassword: body.current_password,
+          newPassword: body.new_password,
+        });
+        return { message: "password changed; your other sessions have been signed out" };
+      },
+      {
+        access: "authenticated",
+        body: ChangePasswordBody,
+        response: { 200: MessageSchema, ...errorResponses(400, 401, 429) },
+        detail: {
+          summary: "Change your password",
+          description: "Every other session of yours ends (their refresh tokens are revoked).",
+        },
+      },
+    )
+    .get(
+      "/",
+      ({ query, principal }) => {
+        const page = pageOf(query);
+        return paginate(listUsers(deps, principal.organizationId, page), page);
+      },
+      {
+        access: "users:read",
+        query: Type.Object(PageQuery),
+        response: { 200: Paginated(UserSchema), ...errorResponses(400, 401, 403, 429) },
+        detail: { summary: "List users" },
+      },
+    )
+    .post(
+      "/",
+      async ({ body, principal, actor, set }) => {
+        set.status = 201;
+        return createUser(deps, actor, principal.organizationId, body);
+      },
+      {
+        access: "users:write",
+        body: CreateUserBody,
+        response: { 201: UserSchema, ...errorResponses(400, 401, 403, 409, 429) },
+        detail: { summary: "Create a user", description: "409 if the email is already in use." },
+      },
+    )
+    .get("/:id", ({ params, principal }) => getUser(deps, principal.organizationId, params.id), {
+      access: "users:read",
+      params: IdParams,
+      response: { 200: UserSchema, ...errorResponses(401, 403, 404, 429) },
+      detail: { summary: "Get a user" },
+    })
+    .patch(
+      "/:id",
+      ({ params, body, principal, actor }) =>
+        updateUser(deps, actor, principal.organizationId, params.id, body),
+      {
+        access: "users:write",
+        params: IdParams,
+        body: UpdateUserBody,
+        response: { 200: UserSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Change a user's name, role or disabled flag",
+          description: "409 when it would leave the organization without an enabled admin.",
+        },
+      },
+    )
+    .delete(
+      "/:id",
+      ({ params, principal, actor, set }) => {
+        deleteUser(deps, actor, principal.organizationId, params.id);
+        set.status = 204;
+      },
+      {
+        access: "users:write",
+        params: IdParams,
+        response: { 204: Type.Void({ description: "Deleted" }), ...errorResponses(401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Delete a user",
+          description:
+            "Their sessions and API keys end and their devices become unassigned. 409 for the last admin.",
+        },
+      },
+    );
+}

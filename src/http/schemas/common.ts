@@ -1,0 +1,92 @@
+import { type TSchema, Type } from "@sinclair/typebox";
+
+/** SPEC.md's error body, used by every error response. */
+export const ErrorSchema = Type.Object(
+  {
+    code: Type.Integer({ description: "The HTTP status code" }),
+    message: Type.String(),
+    details: Type.Optional(Type.String({ description: "What exactly was wrong, when known" })),
+    errors: Type.Optional(
+      Type.Array(
+        Type.Object({
+          field: Type.String({ description: "Dotted path of the field" }),
+          message: Type.String(),
+          received: Type.Optional(Type.Unknown()),
+        }),
+        { description: "Every invalid field, for validation errors" },
+      ),
+    ),
+    request_id: Type.Optional(Type.String()),
+  },
+  { title: "Error" },
+);
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: "Invalid request parameters",
+  401: "Invalid or missing authentication",
+  403: "Insufficient permissions (details names the missing scope)",
+  404: "Resource not found",
+  409: "Conflict with the resource's current state",
+  413: "Request body over 1 MiB",
+  429: "Rate limit exceeded",
+  503: "Service unavailable",
+};
+
+/** Error responses for a route's OpenAPI document. */
+export function errorResponses<const Codes extends readonly number[]>(
+  ...codes: Codes
+): Record<Codes[number], typeof ErrorSchema> {
+  return Object.fromEntries(
+    codes.map((code) => [
+      code,
+      Type.Object(ErrorSchema.properties, {
+        title: "Error",
+        description: ERROR_DESCRIPTIONS[code] ?? "Error",
+      }),
+    ]),
+  ) as Record<Codes[number], typeof ErrorSchema>;
+}
+
+export const Uuid = Type.String({ format: "uuid", description: "UUID" });
+export const Timestamp = Type.String({ format: "date-time", description: "ISO 8601 UTC timestamp" });
+export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+export const IdParams = Type.Object({ id: Type.String({ description: "Resource id (UUID)" }) });
+
+/** page (default 1) and page_size (default 20, at most 100). */
+export const PageQuery = {
+  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: "Page number, from 1" })),
+  page_size: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: 100, default: 20, description: "Items per page (1-100)" }),
+  ),
+};
+
+export function pageOf(query: { page?: number; page_size?: number }): { page: number; pageSize: number } {
+  return { page: query.page ?? 1, pageSize: query.page_size ?? 20 };
+}
+
+/** A paginated list response: data, total, page, page_size, total_pages. */
+export function Paginated<T extends TSchema>(item: T, description?: string) {
+  return Type.Object(
+    {
+      data: Type.Array(item),
+      total: Type.Integer({ minimum: 0 }),
+      page: Type.Integer({ minimum: 1 }),
+      page_size: Type.Integer({ minimum: 1 }),
+      total_pages: Type.Integer({ minimum: 0 }),
+    },
+    { description },
+  );
+}
+
+export function paginate<T>(result: { data: T[]; total: number }, page: { page: number; pageSize: number }) {
+  return {
+    data: result.data,
+    total: result.total,
+    page: page.page,
+    page_size: page.pageSize,
+    total_pages: Math.ceil(result.total / page.pageSize),
+  };
+}
+
+export const MessageSchema = Type.Object({ message: Type.String() });

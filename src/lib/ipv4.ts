@@ -1,0 +1,63 @@
+/** An IPv4 network in CIDR notation: its network address as an unsigned 32-bit number and its prefix length. */
+export interface Ipv4Cidr {
+  network: number;
+  prefixLength: number;
+}
+
+/** An inclusive range of IPv4 addresses as unsigned 32-bit numbers; empty when `first > last`. */
+export interface Ipv4Range {
+  first: number;
+  last: number;
+}
+
+const ADDRESS_COUNT = 2 ** 32;
+const OCTET = "(?:0|[1-9][0-9]{0,2})";
+const DOTTED_QUAD = new RegExp(`^${OCTET}\\.${OCTET}\\.${OCTET}\\.${OCTET}$`);
+const PREFIX_LENGTH = /^(?:0|[1-9][0-9]?)$/;
+const EMPTY_RANGE: Ipv4Range = { first: 1, last: 0 };
+
+/** Parses a strict dotted quad ("10.100.0.7": four decimal octets 0..255, no leading zeros) to a number. */
+export function parseIpv4(text: string): number | null {
+  if (!DOTTED_QUAD.test(text)) return null;
+  let address = 0;
+  for (const part of text.split(".")) {
+    const octet = Number(part);
+    if (octet > 255) return null;
+    address = address * 256 + octet;
+  }
+  return address;
+}
+
+/** Formats an unsigned 32-bit number as a dotted quad; throws a RangeError for anything else. */
+export function formatIpv4(address: number): string {
+  if (!Number.isInteger(address) || address < 0 || address >= ADDRESS_COUNT) {
+    throw new RangeError(`not an IPv4 address: ${address}`);
+  }
+  return [address >>> 24, (address >>> 16) & 255, (address >>> 8) & 255, address & 255].join(".");
+}
+
+/** Parses "10.100.0.0/16"; null when malformed or when the address has bits set beyond the prefix. */
+export function parseCidr(text: string): Ipv4Cidr | null {
+  const [addressText, prefixText, ...rest] = text.split("/");
+  if (addressText === undefined || prefixText === undefined || rest.length > 0) return null;
+  if (!PREFIX_LENGTH.test(prefixText)) return null;
+  const prefixLength = Number(prefixText);
+  const network = parseIpv4(addressText);
+  if (network === null || prefixLength > 32) return null;
+  // Strict like Python's ip_network: "10.100.0.1/24" names a host, not a pool, so it is refused.
+  if (network % blockSize(prefixLength) !== 0) return null;
+  return { network, prefixLength };
+}
+
+/**
+ * The addresses a pool can hand to devices: all but the network address, the first host (kept for the
+ * VPN server, e.g. 10.100.0.1) and the broadcast address. A /30 yields one address; /31 and /32 yield none.
+ */
+export function hostRange(cidr: Ipv4Cidr): Ipv4Range {
+  if (cidr.prefixLength > 30) return { ...EMPTY_RANGE };
+  return { first: cidr.network + 2, last: cidr.network + blockSize(cidr.prefixLength) - 2 };
+}
+
+function blockSize(prefixLength: number): number {
+  return 2 ** (32 - prefixLength);
+}

@@ -1,0 +1,25 @@
+import { createHash, randomBytes } from "node:crypto";
+
+/** A random secret of `bytes` bytes, base64url, optionally prefixed (`bwk_`). */
+export function generateSecret(bytes: number, prefix = ""): string {
+  return `${prefix}${randomBytes(bytes).toString("base64url")}`;
+}
+
+/** SHA-256 hex of a high-entropy secret (API keys, device and enrollment tokens). */
+export function hashSecret(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex");
+}
+
+/** Hashes a password with argon2id. */
+export function hashPassword(password: string): Promise<string> {
+  return Bun.password.hash(password, { algorithm: "argon2id" });
+}
+
+export function verifyPassword(password: string, hash: string): Promise<boolean> {
+  return Bun.password.verify(password, hash);
+}
+
+/** A readable random password for the first-run admin. */
+export function generatePassword(): string {
+  return randomBytes(18).toString("base64url");
+}
