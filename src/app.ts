@@ -3,11 +3,16 @@ import type { AppDeps } from "./http/app-deps";
 import { apiDocsPlugin } from "./http/plugins/api-docs";
 import { buildRouteTable, errorHandlerPlugin, type RouteTable } from "./http/plugins/error-handler";
 import { MAX_BODY_BYTES, securityPlugin } from "./http/plugins/security";
+import { agentRoutes } from "./http/routes/agent.routes";
 import { auditLogRoutes } from "./http/routes/audit-logs.routes";
 import { authRoutes } from "./http/routes/auth.routes";
+import { deviceRoutes } from "./http/routes/devices.routes";
+import { enrollmentTokenRoutes } from "./http/routes/enrollment-tokens.routes";
 import { organizationRoutes } from "./http/routes/organizations.routes";
+import { policyRoutes } from "./http/routes/policies.routes";
 import { systemRoutes } from "./http/routes/system.routes";
 import { userRoutes } from "./http/routes/users.routes";
+import { webhookRoutes } from "./http/routes/webhooks.routes";
 
 /** The Elysia application: error mapping, security, OpenAPI and every router. No side effects. */
 export function buildApp(deps: AppDeps) {
@@ -21,7 +26,12 @@ export function buildApp(deps: AppDeps) {
     .use(authRoutes(deps, security))
     .use(userRoutes(deps, security))
     .use(organizationRoutes(deps, security))
-    .use(auditLogRoutes(deps, security));
+    .use(auditLogRoutes(deps, security))
+    .use(policyRoutes(deps, security))
+    .use(enrollmentTokenRoutes(deps, security))
+    .use(deviceRoutes(deps, security))
+    .use(agentRoutes(deps, security))
+    .use(webhookRoutes(deps, security));
   routeTable = buildRouteTable(app.routes);
   return app;
 }

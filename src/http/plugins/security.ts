@@ -3,6 +3,11 @@ import { authenticateCredential } from "../../domain/auth/authenticate";
 import { actorOf, type Principal } from "../../domain/auth/principal";
 import { hasScope, type Scope } from "../../domain/auth/scopes";
 import type { Actor } from "../../domain/deps";
+import {
+  authenticateDeviceToken,
+  DEVICE_TOKEN_PREFIX,
+  type DevicePrincipal,
+} from "../../domain/devices/authenticate-device";
 import { DomainError, ForbiddenError, UnauthenticatedError } from "../../domain/errors";
 import type { AppDeps } from "../app-deps";
 import { errorResponse } from "../error-body";
@@ -12,6 +17,8 @@ export interface RequestState {
   requestId: string;
   ip: string;
   principal: Principal | null;
+  /** Set instead of `principal` when the credential is a device token (agent endpoints). */
+  device: DevicePrincipal | null;
   authError: DomainError | null;
 }
 
@@ -59,7 +66,7 @@ export function securityPlugin(deps: AppDeps) {
       const incoming = request.headers.get("x-request-id");
       const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
       const ip = clientIp(deps, request, server?.requestIP(request)?.address);
-      const state: RequestState = { requestId, ip, principal: null, authError: null };
+      const state: RequestState = { requestId, ip, principal: null, device: null, authError: null };
       states.set(request, state);
       set.headers["x-request-id"] = requestId;
 
@@ -71,7 +78,9 @@ export function securityPlugin(deps: AppDeps) {
               "invalid authorization header",
               "expected: Authorization: Bearer <token>",
             );
-          state.principal = await authenticateCredential(deps, credential);
+          if (credential.startsWith(DEVICE_TOKEN_PREFIX))
+            state.device = authenticateDeviceToken(deps, credential);
+          else state.principal = await authenticateCredential(deps, credential);
         } catch (error) {
           if (!(error instanceof DomainError)) throw error;
           state.authError = error;
@@ -80,12 +89,16 @@ export function securityPlugin(deps: AppDeps) {
 
       const principal = state.principal;
       const limits = deps.config.rate_limit;
-      const [key, limit] = principal
-        ? [
-            principal.apiKeyId ? `key:${principal.apiKeyId}` : `user:${principal.userId}`,
-            principal.plan === "enterprise" ? limits.enterprise_per_minute : limits.authenticated_per_minute,
-          ]
-        : [`ip:${ip}`, limits.unauthenticated_per_minute];
+      const [key, limit] = state.device
+        ? [`device:${state.device.deviceId}`, limits.authenticated_per_minute]
+        : principal
+          ? [
+              principal.apiKeyId ? `key:${principal.apiKeyId}` : `user:${principal.userId}`,
+              principal.plan === "enterprise"
+                ? limits.enterprise_per_minute
+                : limits.authenticated_per_minute,
+            ]
+          : [`ip:${ip}`, limits.unauthenticated_per_minute];
       const nowMs = deps.clock.now().getTime();
       const decision = deps.rateLimiter.hit(key, limit, nowMs);
       set.headers["x-ratelimit-limit"] = String(decision.limit);
@@ -119,6 +132,31 @@ export function securityPlugin(deps: AppDeps) {
             throw new ForbiddenError("insufficient permissions", `this action needs the scope ${required}`);
           }
           return { principal: state.principal, actor: actorOf(state.principal, state.ip) };
+        },
+      }),
+      /** Agent endpoints: the caller must present a valid device token. */
+      device: (isRequired: true) => ({
+        resolve({ request }): { device: DevicePrincipal; actor: Actor } {
+          const state = requestState(request);
+          if (!isRequired || !state.device) {
+            throw (
+              state.authError ??
+              new UnauthenticatedError(
+                "invalid or missing authentication",
+                "agent endpoints need a device token",
+              )
+            );
+          }
+          return {
+            device: state.device,
+            actor: {
+              type: "device",
+              id: state.device.deviceId,
+              label: null,
+              organizationId: state.device.organizationId,
+              ip: state.ip,
+            },
+          };
         },
       }),
     })

@@ -1,0 +1,36 @@
+import { eq } from "drizzle-orm";
+import { devices, deviceTokens } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { hashSecret } from "../../lib/secrets";
+import type { DomainDeps } from "../deps";
+import { UnauthenticatedError } from "../errors";
+
+export const DEVICE_TOKEN_PREFIX = "bwd_";
+
+/** An agent authenticated by its device token. */
+export interface DevicePrincipal {
+  deviceId: string;
+  organizationId: string;
+  tokenId: string;
+}
+
+/** Resolves a device token; revoked, expired or wiped-device tokens are refused. */
+export function authenticateDeviceToken(deps: DomainDeps, token: string): DevicePrincipal {
+  const row = deps.db
+    .select({
+      token: deviceTokens,
+      device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
+    })
+    .from(deviceTokens)
+    .innerJoin(devices, eq(devices.id, deviceTokens.deviceId))
+    .where(eq(deviceTokens.tokenHash, hashSecret(token)))
+    .get();
+  if (!row) throw new UnauthenticatedError("invalid device token");
+  if (row.token.revokedAt)
+    throw new UnauthenticatedError("invalid device token", "the device token has been revoked");
+  if (row.token.expiresAt <= toIso(deps.clock.now()))
+    throw new UnauthenticatedError("invalid device token", "the device token has expired");
+  if (row.device.status === "wiped")
+    throw new UnauthenticatedError("invalid device token", "the device has been wiped");
+  return { deviceId: row.device.id, organizationId: row.device.organizationId, tokenId: row.token.id };
+}
