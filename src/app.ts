@@ -1,4 +1,4 @@
-import { Elysia } from "elysia";
+import { type AnyElysia, Elysia } from "elysia";
 import type { AppDeps } from "./http/app-deps";
 import { apiDocsPlugin } from "./http/plugins/api-docs";
 import { buildRouteTable, errorHandlerPlugin, type RouteTable } from "./http/plugins/error-handler";
@@ -18,10 +18,10 @@ import { webhookRoutes } from "./http/routes/webhooks.routes";
 export function buildApp(deps: AppDeps) {
   let routeTable: RouteTable = [];
   const security = securityPlugin(deps);
-  const app = new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES * 2 } })
+  const app: AnyElysia = new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES * 2 } })
     .use(errorHandlerPlugin(() => routeTable))
     .use(security)
-    .use(apiDocsPlugin(deps.version))
+    .use(apiDocsPlugin(() => app, deps.version))
     .use(systemRoutes(deps))
     .use(authRoutes(deps, security))
     .use(userRoutes(deps, security))

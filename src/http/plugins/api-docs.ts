@@ -1,17 +1,107 @@
-import { type ElysiaOpenAPIConfig, openapi } from "@elysiajs/openapi";
+import { toOpenAPISchema } from "@elysiajs/openapi";
 import scalarBundlePath from "@scalar/api-reference/browser/standalone.js" with { type: "file" };
-import { Elysia } from "elysia";
+import { type AnyElysia, Elysia } from "elysia";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
 export const DOCS_PATH = "/api/v1/docs";
 const SCALAR_BUNDLE_PATH = `${DOCS_PATH}/assets/scalar.js`;
 
+const DESCRIPTION = [
+  "Device and security-policy management.",
+  "",
+  "Authenticate with `Authorization: Bearer <token>` (from `POST /api/v1/auth/login`) or with an API key",
+  "(`Authorization: Bearer bwk_...` or `X-API-Key: bwk_...`). Agent endpoints take the device token returned at enrollment.",
+  "",
+  "Errors are `{code, message, details?}`; validation errors add `errors: [{field, message, received}]`.",
+  "Every response carries `X-Request-Id`, `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; a 429 adds `Retry-After`.",
+].join("\n");
+
+interface OpenApiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  [key: string]: unknown;
+}
+type Operation = {
+  requestBody?: { content?: Record<string, unknown> };
+  responses?: Record<string, { description?: string; content?: Record<string, unknown> }>;
+  security?: unknown[];
+};
+
 /**
- * The OpenAPI 3.1 document, generated from the route schemas, and a docs page (Scalar) whose script is
- * embedded in the executable and served locally, so it works without internet access.
+ * Builds the OpenAPI 3.1 document from the routes' own schemas (the ones that validate requests), then
+ * tidies what the generator gets wrong for this API: JSON is the only request body type, 204 responses
+ * have no content, and paths have no trailing slash.
  */
-export function apiDocsPlugin(version: string) {
-  return new Elysia({ name: "api-docs" })
+export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDocument {
+  const generated = toOpenAPISchema(app, { staticFile: false });
+  const paths: Record<string, Record<string, Operation>> = {};
+  for (const [path, item] of Object.entries(generated.paths as Record<string, Record<string, Operation>>)) {
+    const cleanPath = path.length > 1 ? path.replace(/\/$/, "") : path;
+    for (const operation of Object.values(item)) {
+      const json = operation.requestBody?.content?.["application/json"];
+      if (operation.requestBody && json) operation.requestBody.content = { "application/json": json };
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        if (status === "204")
+          operation.responses![status] = { description: response.description ?? "No content" };
+      }
+    }
+    paths[cleanPath] = { ...paths[cleanPath], ...item };
+  }
+  return {
+    openapi: "3.1.0",
+    info: { title: "Bulwark API", version, description: DESCRIPTION },
+    servers: [{ url: "/", description: "This server" }],
+    paths,
+    components: {
+      schemas: generated.components?.schemas ?? {},
+      securitySchemes: {
+        bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT access token or bwk_ API key" },
+        apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
+      },
+    },
+    security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
+  };
+}
+
+const DOCS_HTML = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <meta name="viewport" content="width=device-width, initial-scale=1" />
+    <title>Bulwark API</title>
+  </head>
+  <body>
+    <script id="api-reference" data-url="${OPENAPI_PATH}" data-configuration='{"withDefaultFonts":false,"hideClientButton":false}'></script>
+    <script src="${SCALAR_BUNDLE_PATH}"></script>
+  </body>
+</html>`;
+
+/**
+ * GET /api/v1/openapi.json and a docs page (Scalar) whose script is embedded in the executable and
+ * served from here, so the docs work without internet access. `rootApp` is read lazily: the document
+ * describes every route mounted on the final app.
+ */
+export function apiDocsPlugin(rootApp: () => AnyElysia, version: string) {
+  let cached: { routeCount: number; document: OpenApiDocument } | null = null;
+  return new Elysia({ name: "api-docs", tags: ["System"] })
+    .get(
+      OPENAPI_PATH,
+      () => {
+        const app = rootApp();
+        if (!cached || cached.routeCount !== app.routes.length) {
+          cached = { routeCount: app.routes.length, document: buildOpenApiDocument(app, version) };
+        }
+        return cached.document;
+      },
+      { detail: { summary: "This OpenAPI 3.1 document", security: [] } },
+    )
+    .get(
+      DOCS_PATH,
+      () => new Response(DOCS_HTML, { headers: { "content-type": "text/html; charset=utf-8" } }),
+      {
+        detail: { summary: "Interactive API documentation (works offline)", security: [] },
+      },
+    )
     .get(
       SCALAR_BUNDLE_PATH,
       () =>
@@ -21,34 +111,6 @@ export function apiDocsPlugin(version: string) {
             "cache-control": "public, max-age=86400",
           },
         }),
-      {
-        detail: { hide: true },
-      },
-    )
-    .use(
-      openapi({
-        path: DOCS_PATH,
-        specPath: OPENAPI_PATH,
-        provider: "scalar",
-        scalar: { cdn: SCALAR_BUNDLE_PATH, withDefaultFonts: false } as NonNullable<
-          ElysiaOpenAPIConfig["scalar"]
-        >,
-        exclude: { paths: [SCALAR_BUNDLE_PATH] },
-        documentation: {
-          info: {
-            title: "Bulwark API",
-            version,
-            description:
-              "Device and security-policy management. Authenticate with `Authorization: Bearer <token>` (from POST /api/v1/auth/login) or an API key (`Authorization: Bearer bwk_...` or `X-API-Key`). Errors are `{code, message, details?}`. Every response carries X-RateLimit-Limit, X-RateLimit-Remaining and X-RateLimit-Reset.",
-          },
-          components: {
-            securitySchemes: {
-              bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT or bwk_ API key" },
-              apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
-            },
-          },
-          security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],
-        },
-      }),
+      { detail: { hide: true } },
     );
 }

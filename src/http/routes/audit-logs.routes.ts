@@ -41,7 +41,7 @@ const AuditLogQuery = Type.Object({
 /** /api/v1/audit-logs: every mutation and sign-in attempt of the organization. */
 export function auditLogRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
   return new Elysia({ prefix: "/api/v1/audit-logs", tags: ["Audit"] }).use(security).get(
-    "/",
+    "",
     ({ query, principal }) => {
       const page = pageOf(query);
       const toIso = (value: string | undefined) => (value ? new Date(value).toISOString() : undefined);

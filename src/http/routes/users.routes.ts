@@ -50,7 +50,7 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
       },
     )
     .get(
-      "/",
+      "",
       ({ query, principal }) => {
         const page = pageOf(query);
         return paginate(listUsers(deps, principal.organizationId, page), page);
@@ -63,7 +63,7 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
       },
     )
     .post(
-      "/",
+      "",
       async ({ body, principal, actor, set }) => {
         set.status = 201;
         return createUser(deps, actor, principal.organizationId, body);
