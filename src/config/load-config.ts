@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseToml } from "smol-toml";
+import { hostRange, parseCidr } from "../lib/ipv4";
 import { type Config, ConfigSchema } from "./config-schema";
 
 /** Raised for any configuration problem; the message names the key. */
@@ -81,7 +82,25 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
       `invalid config ${key}: ${firstError.message} (got ${JSON.stringify(firstError.value)})`,
     );
   }
+  checkSemantics(config);
   return deepFreeze(config);
+}
+
+/** Rules a schema cannot express. */
+function checkSemantics(config: Config): void {
+  const pool = parseCidr(config.vpn.address_pool);
+  if (!pool) {
+    throw new ConfigError(
+      `invalid config vpn.address_pool: expected a network address like 10.100.0.0/16, got "${config.vpn.address_pool}"`,
+    );
+  }
+  const range = hostRange(pool);
+  if (range.first > range.last)
+    throw new ConfigError(
+      "invalid config vpn.address_pool: the pool has no address for devices (use /30 or larger)",
+    );
+  if (!URL.canParse(config.server.base_url))
+    throw new ConfigError(`invalid config server.base_url: "${config.server.base_url}" is not a URL`);
 }
 
 function fillSections(raw: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {

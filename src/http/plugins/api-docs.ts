@@ -1,6 +1,7 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import scalarBundlePath from "@scalar/api-reference/browser/standalone.js" with { type: "file" };
 import { type AnyElysia, Elysia } from "elysia";
+import { ErrorSchema } from "../schemas/common";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
 export const DOCS_PATH = "/api/v1/docs";
@@ -46,6 +47,31 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
       }
     }
     paths[cleanPath] = { ...paths[cleanPath], ...item };
+  }
+  // The two documentation routes return a document and a page, which the generator cannot describe.
+  const rateLimited = {
+    description: "Rate limit exceeded",
+    content: { "application/json": { schema: JSON.parse(JSON.stringify(ErrorSchema)) } },
+  };
+  const openApiOperation = paths[OPENAPI_PATH]?.get;
+  if (openApiOperation) {
+    openApiOperation.responses = {
+      200: {
+        description: "The OpenAPI 3.1 document",
+        content: { "application/json": { schema: { type: "object" } } },
+      },
+      429: rateLimited,
+    };
+  }
+  const docsOperation = paths[DOCS_PATH]?.get;
+  if (docsOperation) {
+    docsOperation.responses = {
+      200: {
+        description: "The documentation page",
+        content: { "text/html": { schema: { type: "string" } } },
+      },
+      429: rateLimited,
+    };
   }
   return {
     openapi: "3.1.0",

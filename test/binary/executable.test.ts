@@ -1,0 +1,197 @@
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildBinary, type RunningServer, startServer } from "../helpers/binary";
+
+let binary: string;
+beforeAll(async () => {
+  binary = await buildBinary();
+}, 120_000);
+
+function emptyFolder(): string {
+  return mkdtempSync(join(tmpdir(), "bulwark-run-"));
+}
+
+function run(args: string[], cwd: string, env: Record<string, string> = {}) {
+  const result = Bun.spawnSync([binary, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: cwd, ...env },
+  });
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+}
+
+async function post(server: RunningServer, path: string, body: unknown, token?: string) {
+  const response = await fetch(`${server.url}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+describe("the built executable, from an empty folder", () => {
+  let server: RunningServer;
+  let folder: string;
+
+  beforeAll(async () => {
+    folder = emptyFolder();
+    server = await startServer(binary, folder);
+  }, 30_000);
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  test("prints where it listens and how to sign in, with a first-run password", () => {
+    expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.output()).toContain("admin@bulwark.local");
+    expect(server.output()).toContain("/api/v1/auth/login");
+    expect(existsSync(join(folder, "data", "bulwark.db"))).toBe(true);
+  });
+
+  test("sign in, refresh, a replayed refresh token revokes the session, logout ends the access token", async () => {
+    const password = /with the password (\S+)/.exec(server.output())?.[1];
+    expect(password).toBeDefined();
+    const login = await post(server, "/api/v1/auth/login", { email: "admin@bulwark.local", password });
+    expect(login.status).toBe(200);
+    expect(login.body.expires_in).toBe(86400);
+
+    const refreshed = await post(server, "/api/v1/auth/refresh", { refresh_token: login.body.refresh_token });
+    expect(refreshed.status).toBe(200);
+    expect(refreshed.body.refresh_token).not.toBe(login.body.refresh_token);
+
+    const replay = await post(server, "/api/v1/auth/refresh", { refresh_token: login.body.refresh_token });
+    expect(replay.status).toBe(401);
+    const newOneAfterReplay = await post(server, "/api/v1/auth/refresh", {
+      refresh_token: refreshed.body.refresh_token,
+    });
+    expect(newOneAfterReplay.status).toBe(401);
+
+    const second = await post(server, "/api/v1/auth/login", { email: "admin@bulwark.local", password });
+    const me = await fetch(`${server.url}/api/v1/users/me`, {
+      headers: { authorization: `Bearer ${second.body.token}` },
+    });
+    expect(me.status).toBe(200);
+    const logout = await post(
+      server,
+      "/api/v1/auth/logout",
+      { refresh_token: second.body.refresh_token },
+      second.body.token,
+    );
+    expect(logout.status).toBe(200);
+    const afterLogout = await fetch(`${server.url}/api/v1/users/me`, {
+      headers: { authorization: `Bearer ${second.body.token}` },
+    });
+    expect(afterLogout.status).toBe(401);
+    expect(
+      (await post(server, "/api/v1/auth/refresh", { refresh_token: second.body.refresh_token })).status,
+    ).toBe(401);
+  });
+
+  test("serves the OpenAPI document and the offline docs page", async () => {
+    const document = (await (await fetch(`${server.url}/api/v1/openapi.json`)).json()) as { openapi: string };
+    expect(document.openapi).toStartWith("3.1");
+    const page = await fetch(`${server.url}/api/v1/docs`);
+    expect(page.status).toBe(200);
+    expect((await fetch(`${server.url}/api/v1/docs/assets/scalar.js`)).status).toBe(200);
+  });
+});
+
+describe("the command line", () => {
+  test("version and help", () => {
+    const folder = emptyFolder();
+    expect(run(["version"], folder).stdout).toMatch(/^bulwark \d+\.\d+\.\d+/);
+    const help = run(["help"], folder);
+    expect(help.code).toBe(0);
+    for (const command of ["serve", "migrate", "admin create", "backup", "version"])
+      expect(help.stdout).toContain(command);
+  });
+
+  test("unknown commands and flags: one line on stderr and exit code 2", () => {
+    const folder = emptyFolder();
+    for (const args of [
+      ["frobnicate"],
+      ["serve", "--prot", "1"],
+      ["admin", "remove"],
+      ["migrate", "extra"],
+    ]) {
+      const result = run(args, folder);
+      expect({ args, code: result.code }).toEqual({ args, code: 2 });
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    }
+  });
+
+  test("invalid configuration exits non-zero naming the key", () => {
+    const result = run(["migrate"], emptyFolder(), { BULWARK_DATABASE_SYNCHRONOUS: "sometimes" });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("database.synchronous");
+  });
+
+  test("migrate, admin create, then sign in with that admin; backup copies the live database", async () => {
+    const folder = emptyFolder();
+    const migrate = run(["migrate"], folder);
+    expect(migrate.code).toBe(0);
+    expect(migrate.stdout).toContain("Applied");
+    expect(run(["migrate"], folder).stdout).toContain("up to date");
+
+    const created = run(
+      ["admin", "create", "--email", "Ops@Example.com", "--password", "a-long-password-1", "--org", "Acme"],
+      folder,
+    );
+    expect(created.code).toBe(0);
+    expect(
+      run(["admin", "create", "--email", "ops@example.com", "--password", "a-long-password-1"], folder).code,
+    ).toBe(1);
+    expect(run(["admin", "create", "--email", "x@example.com", "--password", "short"], folder).code).toBe(1);
+
+    const server = await startServer(binary, folder);
+    try {
+      expect(server.output()).not.toContain("First run");
+      const login = await post(server, "/api/v1/auth/login", {
+        email: "ops@example.com",
+        password: "a-long-password-1",
+      });
+      expect(login.status).toBe(200);
+      const organization = await fetch(`${server.url}/api/v1/organizations/current`, {
+        headers: { authorization: `Bearer ${login.body.token}` },
+      });
+      expect(((await organization.json()) as { name: string }).name).toBe("Acme");
+
+      const backup = run(["backup", "copy.db"], folder);
+      expect(backup.code).toBe(0);
+      const copy = new Database(join(folder, "copy.db"), { readonly: true });
+      expect(
+        copy
+          .query<{ email: string }, []>("SELECT email FROM users")
+          .all()
+          .map((row) => row.email),
+      ).toContain("ops@example.com");
+      copy.close();
+      expect(run(["backup", "copy.db"], folder).code).toBe(2);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("BULWARK_ADMIN_EMAIL and BULWARK_ADMIN_PASSWORD choose the first admin", async () => {
+    const folder = emptyFolder();
+    const server = await startServer(binary, folder, {
+      BULWARK_ADMIN_EMAIL: "root@example.com",
+      BULWARK_ADMIN_PASSWORD: "chosen-password-123",
+    });
+    try {
+      expect(server.output()).not.toContain("chosen-password-123");
+      expect(
+        (
+          await post(server, "/api/v1/auth/login", {
+            email: "root@example.com",
+            password: "chosen-password-123",
+          })
+        ).status,
+      ).toBe(200);
+    } finally {
+      await server.stop();
+    }
+  });
+});

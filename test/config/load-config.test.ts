@@ -1,0 +1,103 @@
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Value } from "@sinclair/typebox/value";
+import { parse } from "smol-toml";
+import { ConfigSchema } from "../../src/config/config-schema";
+import { ConfigError, loadConfig } from "../../src/config/load-config";
+
+const folder = mkdtempSync(join(tmpdir(), "bulwark-config-"));
+
+function writeToml(text: string): string {
+  const path = join(folder, `${crypto.randomUUID()}.toml`);
+  writeFileSync(path, text);
+  return path;
+}
+
+describe("loadConfig", () => {
+  test("defaults match CONTRACT.md", () => {
+    const config = loadConfig({ env: {}, cwd: folder });
+    expect(config.server).toEqual({
+      host: "127.0.0.1",
+      port: 8080,
+      base_url: "http://localhost:8080",
+      trust_proxy: false,
+    });
+    expect(config.database).toEqual({ path: "./data/bulwark.db", synchronous: "full" });
+    expect(config.auth.access_token_ttl_seconds).toBe(86400);
+    expect(config.auth.login_max_failures).toBe(5);
+    expect(config.rate_limit).toEqual({
+      authenticated_per_minute: 1000,
+      unauthenticated_per_minute: 100,
+      enterprise_per_minute: 10000,
+    });
+    expect(config.webhooks.retry_schedule_seconds).toEqual([10, 60, 300, 1800, 7200, 21600, 43200, 86400]);
+    expect(config.vpn.address_pool).toBe("10.100.0.0/16");
+  });
+
+  test("config.example.toml documents every key with its default", () => {
+    const example = parse(readFileSync(join(import.meta.dir, "../../config.example.toml"), "utf8"));
+    const defaults = Value.Default(
+      ConfigSchema,
+      Object.fromEntries(Object.keys(ConfigSchema.properties).map((key) => [key, {}])),
+    );
+    expect(example).toEqual(defaults as Record<string, unknown>);
+  });
+
+  test("a TOML file overrides defaults, and BULWARK_<SECTION>_<KEY> overrides the file", () => {
+    const file = writeToml(
+      '[server]\nport = 9100\nhost = "0.0.0.0"\n[webhooks]\nretry_schedule_seconds = [1, 2]\n',
+    );
+    const config = loadConfig({
+      file,
+      env: { BULWARK_SERVER_PORT: "9200", BULWARK_WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" },
+    });
+    expect(config.server.port).toBe(9200);
+    expect(config.server.host).toBe("0.0.0.0");
+    expect(config.webhooks.retry_schedule_seconds).toEqual([1, 2]);
+    expect(config.webhooks.allow_private_targets).toBe(true);
+  });
+
+  test("list values in the environment are comma-separated", () => {
+    const config = loadConfig({ env: { BULWARK_WEBHOOKS_RETRY_SCHEDULE_SECONDS: "5, 15,45" }, cwd: folder });
+    expect(config.webhooks.retry_schedule_seconds).toEqual([5, 15, 45]);
+  });
+
+  test("./bulwark.toml is read when no --config is given", () => {
+    const cwd = mkdtempSync(join(tmpdir(), "bulwark-cwd-"));
+    writeFileSync(join(cwd, "bulwark.toml"), "[jobs]\nscan_interval_seconds = 7\n");
+    expect(loadConfig({ env: {}, cwd }).jobs.scan_interval_seconds).toBe(7);
+  });
+
+  test.each([
+    [{ BULWARK_SERVER_PORT: "eighty" }, "server.port"],
+    [{ BULWARK_SERVER_PORT: "70000" }, "server.port"],
+    [{ BULWARK_DATABASE_SYNCHRONOUS: "off" }, "database.synchronous"],
+    [{ BULWARK_SERVER_TRUST_PROXY: "maybe" }, "server.trust_proxy"],
+    [{ BULWARK_WEBHOOKS_RETRY_SCHEDULE_SECONDS: "10,soon" }, "webhooks.retry_schedule_seconds"],
+    [{ BULWARK_VPN_ADDRESS_POOL: "not-a-cidr" }, "vpn.address_pool"],
+    [{ BULWARK_VPN_ADDRESS_POOL: "10.100.0.1/16" }, "vpn.address_pool"],
+    [{ BULWARK_VPN_ADDRESS_POOL: "10.100.0.0/31" }, "vpn.address_pool"],
+  ])("invalid value %p fails naming %s", (env, key) => {
+    expect(() => loadConfig({ env, cwd: folder })).toThrow(ConfigError);
+    expect(() => loadConfig({ env, cwd: folder })).toThrow(key);
+  });
+
+  test("unknown keys and sections in the file are refused by name", () => {
+    expect(() => loadConfig({ file: writeToml("[server]\nprot = 1\n"), env: {} })).toThrow("server.prot");
+    expect(() => loadConfig({ file: writeToml("[serverx]\nport = 1\n"), env: {} })).toThrow("[serverx]");
+  });
+
+  test("a missing --config file and invalid TOML are clear errors", () => {
+    expect(() => loadConfig({ file: join(folder, "missing.toml"), env: {} })).toThrow("does not exist");
+    expect(() => loadConfig({ file: writeToml("[server\nport="), env: {} })).toThrow("not valid TOML");
+  });
+
+  test("the loaded config is frozen", () => {
+    const config = loadConfig({ env: {}, cwd: folder });
+    expect(() => {
+      (config.server as { port: number }).port = 1;
+    }).toThrow();
+  });
+});

@@ -1,0 +1,93 @@
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
+import { openDatabase } from "../../src/db/client";
+import { migrateDatabase } from "../../src/db/migrate";
+import { embeddedMigrations } from "../../src/db/migrations.generated";
+import * as schema from "../../src/db/schema";
+
+const tables = Object.values(schema).filter((value): value is SQLiteTable => {
+  try {
+    return getTableConfig(value as SQLiteTable).name !== undefined;
+  } catch {
+    return false;
+  }
+});
+
+test("an empty database migrates to exactly the tables, columns and indexes of the Drizzle schema", () => {
+  const database = openDatabase({ path: ":memory:", synchronous: "full" });
+  const result = migrateDatabase(database.sqlite);
+  expect(result.applied.length).toBe(embeddedMigrations.length);
+
+  const actualTables = database.sqlite
+    .query<{ name: string }, []>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name != 'bulwark_migrations'",
+    )
+    .all()
+    .map((row) => row.name)
+    .sort();
+  expect(actualTables).toEqual(tables.map((table) => getTableConfig(table).name).sort());
+
+  for (const table of tables) {
+    const config = getTableConfig(table);
+    const columns = database.sqlite
+      .query<{ name: string; notnull: number }, []>(`PRAGMA table_info(${config.name})`)
+      .all()
+      .map((column) => `${column.name}${column.notnull ? " not null" : ""}`)
+      .sort();
+    const expected = config.columns
+      .map((column) => `${column.name}${column.notNull ? " not null" : ""}`)
+      .sort();
+    expect({ table: config.name, columns }).toEqual({ table: config.name, columns: expected });
+    const indexes = database.sqlite
+      .query<{ name: string }, []>(
+        `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = '${config.name}' AND name NOT LIKE 'sqlite_autoindex%'`,
+      )
+      .all()
+      .map((row) => row.name)
+      .sort();
+    expect({ table: config.name, indexes }).toEqual({
+      table: config.name,
+      indexes: config.indexes.map((index) => index.config.name).sort(),
+    });
+  }
+  database.close();
+});
+
+test("migrating twice applies nothing the second time", () => {
+  const database = openDatabase({ path: ":memory:", synchronous: "full" });
+  migrateDatabase(database.sqlite);
+  expect(migrateDatabase(database.sqlite).applied).toEqual([]);
+  database.close();
+});
+
+test("every migration drizzle-kit generated is embedded, in journal order", () => {
+  const journal = JSON.parse(
+    readFileSync(join(import.meta.dir, "../../migrations/meta/_journal.json"), "utf8"),
+  ) as {
+    entries: { tag: string }[];
+  };
+  expect(embeddedMigrations.map((migration) => migration.tag)).toEqual(
+    journal.entries.map((entry) => entry.tag),
+  );
+  for (const migration of embeddedMigrations) {
+    expect(migration.sql).toBe(
+      readFileSync(join(import.meta.dir, `../../migrations/${migration.tag}.sql`), "utf8"),
+    );
+  }
+});
+
+test("a file database runs in WAL mode with foreign keys on and the configured synchronous level", () => {
+  const path = join(tmpdir(), `bulwark-${crypto.randomUUID()}.db`);
+  const database = openDatabase({ path, synchronous: "normal" });
+  expect(database.sqlite.query<{ journal_mode: string }, []>("PRAGMA journal_mode").get()?.journal_mode).toBe(
+    "wal",
+  );
+  expect(database.sqlite.query<{ synchronous: number }, []>("PRAGMA synchronous").get()?.synchronous).toBe(1);
+  expect(database.sqlite.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()?.foreign_keys).toBe(
+    1,
+  );
+  database.close();
+});

@@ -1,0 +1,74 @@
+import { afterAll, expect, test } from "bun:test";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { createTestApp } from "../helpers/test-app";
+
+const t = await createTestApp();
+afterAll(() => t.close());
+
+const document = (await t.request("GET", "/api/v1/openapi.json")).body;
+
+test("the document is valid OpenAPI 3.1", async () => {
+  expect(document.openapi).toStartWith("3.1");
+  await SwaggerParser.validate(structuredClone(document));
+});
+
+test("it lists every route the app serves, and nothing else", () => {
+  const served = t.app.routes
+    .filter((route) => !(route.hooks as { detail?: { hide?: boolean } })?.detail?.hide)
+    .map(
+      (route) =>
+        `${route.method.toLowerCase()} ${route.path.replace(/:([^/]+)/g, "{$1}").replace(/(.)\/$/, "$1")}`,
+    )
+    .sort();
+  const documented = Object.entries(document.paths as Record<string, Record<string, unknown>>)
+    .flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`))
+    .sort();
+  expect(documented).toEqual([...new Set(served)]);
+});
+
+test("every operation documents a success response and its error responses with the error body", () => {
+  for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const statuses = Object.keys(operation.responses ?? {});
+      expect({ path, method, hasSuccess: statuses.some((status) => status.startsWith("2")) }).toEqual({
+        path,
+        method,
+        hasSuccess: true,
+      });
+      const isPublic = Array.isArray(operation.security) && operation.security.length === 0;
+      if (!isPublic && !path.startsWith("/api/v1/agent") && path !== "/api/v1/devices/enroll") {
+        expect({ path, method, has401: statuses.includes("401") }).toEqual({ path, method, has401: true });
+      }
+      // The health check answers 503 with its own body, so monitors can read which part is down.
+      const errorStatuses = statuses.filter(
+        (code) => Number(code) >= 400 && !(path === "/api/v1/health" && code === "503"),
+      );
+      for (const status of errorStatuses) {
+        const schema = operation.responses[status].content?.["application/json"]?.schema;
+        expect({ path, method, status, required: schema?.required }).toEqual({
+          path,
+          method,
+          status,
+          required: ["code", "message"],
+        });
+      }
+      if (operation.requestBody)
+        expect(Object.keys(operation.requestBody.content)).toEqual(["application/json"]);
+    }
+  }
+});
+
+test("the docs page and its script are served locally, with no third-party URL", async () => {
+  const page = await t.request("GET", "/api/v1/docs");
+  expect(page.status).toBe(200);
+  expect(page.headers.get("content-type")).toContain("text/html");
+  const scripts = [...String(page.body).matchAll(/src="([^"]+)"/g)].map((match) => match[1]);
+  expect(scripts.length).toBeGreaterThan(0);
+  for (const src of scripts) {
+    expect(src).toStartWith("/");
+    const script = await t.app.handle(new Request(`http://localhost${src}`));
+    expect(script.status).toBe(200);
+    expect((await script.text()).length).toBeGreaterThan(100_000);
+  }
+  expect(String(page.body)).toContain('data-url="/api/v1/openapi.json"');
+});
