@@ -41,14 +41,14 @@ describe("the built executable, from an empty folder", () => {
   }, 30_000);
   afterAll(async () => {
     await server?.stop();
-  });
+  }, 60_000);
 
   test("prints where it listens and how to sign in, with a first-run password", () => {
     expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(server.output()).toContain("admin@bulwark.local");
     expect(server.output()).toContain("/api/v1/auth/login");
     expect(existsSync(join(folder, "data", "bulwark.db"))).toBe(true);
-  });
+  }, 60_000);
 
   test("sign in, refresh, a replayed refresh token revokes the session, logout ends the access token", async () => {
     const password = /with the password (\S+)/.exec(server.output())?.[1];
@@ -87,7 +87,7 @@ describe("the built executable, from an empty folder", () => {
     expect(
       (await post(server, "/api/v1/auth/refresh", { refresh_token: second.body.refresh_token })).status,
     ).toBe(401);
-  });
+  }, 60_000);
 
   test("serves the OpenAPI document and the offline docs page", async () => {
     const document = (await (await fetch(`${server.url}/api/v1/openapi.json`)).json()) as { openapi: string };
@@ -95,7 +95,7 @@ describe("the built executable, from an empty folder", () => {
     const page = await fetch(`${server.url}/api/v1/docs`);
     expect(page.status).toBe(200);
     expect((await fetch(`${server.url}/api/v1/docs/assets/scalar.js`)).status).toBe(200);
-  });
+  }, 60_000);
 });
 
 describe("the command line", () => {
@@ -106,7 +106,7 @@ describe("the command line", () => {
     expect(help.code).toBe(0);
     for (const command of ["serve", "migrate", "admin create", "backup", "version"])
       expect(help.stdout).toContain(command);
-  });
+  }, 60_000);
 
   test("unknown commands and flags: one line on stderr and exit code 2", () => {
     const folder = emptyFolder();
@@ -120,13 +120,13 @@ describe("the command line", () => {
       expect({ args, code: result.code }).toEqual({ args, code: 2 });
       expect(result.stderr.trim().split("\n")).toHaveLength(1);
     }
-  });
+  }, 60_000);
 
   test("invalid configuration exits non-zero naming the key", () => {
     const result = run(["migrate"], emptyFolder(), { BULWARK_DATABASE_SYNCHRONOUS: "sometimes" });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("database.synchronous");
-  });
+  }, 60_000);
 
   test("migrate, admin create, then sign in with that admin; backup copies the live database", async () => {
     const folder = emptyFolder();
@@ -172,7 +172,7 @@ describe("the command line", () => {
     } finally {
       await server.stop();
     }
-  });
+  }, 60_000);
 
   test("BULWARK_ADMIN_EMAIL and BULWARK_ADMIN_PASSWORD choose the first admin", async () => {
     const folder = emptyFolder();
@@ -193,5 +193,5 @@ describe("the command line", () => {
     } finally {
       await server.stop();
     }
-  });
+  }, 60_000);
 });

@@ -8,13 +8,15 @@ import { migrateDatabase } from "../../src/db/migrate";
 import { embeddedMigrations } from "../../src/db/migrations.generated";
 import * as schema from "../../src/db/schema";
 
-const tables = Object.values(schema).filter((value): value is SQLiteTable => {
-  try {
-    return getTableConfig(value as SQLiteTable).name !== undefined;
-  } catch {
-    return false;
-  }
-});
+const tables: SQLiteTable[] = Object.values(schema as Record<string, unknown>).filter(
+  (value): value is SQLiteTable => {
+    try {
+      return getTableConfig(value as SQLiteTable).name !== undefined;
+    } catch {
+      return false;
+    }
+  },
+);
 
 test("an empty database migrates to exactly the tables, columns and indexes of the Drizzle schema", () => {
   const database = openDatabase({ path: ":memory:", synchronous: "full" });
