@@ -96,6 +96,15 @@ function describeError(error: TypeBoxError): string {
     return `must have at most ${schema.maxItems} items`;
   }
   if (schema.uniqueItems && Array.isArray(error.value)) return "must not contain duplicates";
+  if (
+    typeof schema.minProperties === "number" &&
+    typeof error.value === "object" &&
+    error.value !== null &&
+    Object.keys(error.value).length < schema.minProperties
+  ) {
+    const known = Object.keys((schema.properties as Record<string, unknown> | undefined) ?? {});
+    return known.length > 0 ? `must contain at least one of ${known.join(", ")}` : "must not be empty";
+  }
   if (schema.format === "email") return "must be an email address";
   if (schema.format === "uuid") return "must be a UUID";
   if (schema.format === "date-time") return "must be an ISO 8601 timestamp";

@@ -36,7 +36,7 @@ export async function refreshSession(
     organizationId: user.organizationId,
     ip: input.ip,
   };
-  if (row.usedAt || row.revokedAt) {
+  if (row.usedAt) {
     if (!session.revokedAt) {
       withTransaction(deps.db, (tx) => {
         revokeSession(tx, now, session.id, "refresh token reuse");
@@ -53,8 +53,8 @@ export async function refreshSession(
       "this refresh token was already used; the session has been revoked",
     );
   }
-  if (session.revokedAt)
-    throw new UnauthenticatedError("invalid refresh token", "the session has been revoked");
+  if (row.revokedAt || session.revokedAt)
+    throw new UnauthenticatedError("invalid refresh token", "the session has ended");
   if (user.isDisabled || user.isRestricted || user.deletedAt)
     throw new UnauthenticatedError("account disabled");
 

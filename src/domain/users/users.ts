@@ -6,10 +6,16 @@ import { newId } from "../../lib/ids";
 import { hashPassword, verifyPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
 import type { Principal } from "../auth/principal";
-import type { Role } from "../auth/scopes";
+import { hasScope, ROLE_SCOPES, type Role } from "../auth/scopes";
 import { revokeUserSessions } from "../auth/sign-out";
 import type { Actor, DomainDeps } from "../deps";
-import { ConflictError, NotFoundError, UnauthenticatedError, ValidationError } from "../errors";
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  UnauthenticatedError,
+  ValidationError,
+} from "../errors";
 
 export const MIN_PASSWORD_LENGTH = 12;
 
@@ -52,6 +58,20 @@ function assertPasswordStrength(password: string, field: string): void {
     throw new ValidationError("invalid request body", [
       { field, message: `must be at least ${MIN_PASSWORD_LENGTH} characters` },
     ]);
+  }
+}
+
+/**
+ * A caller may only hand out a role, or manage a user holding one, whose scopes it has itself: otherwise
+ * an API key with users:write could create an admin and sign in as it.
+ */
+function assertCanManageRole(principal: Principal, role: Role): void {
+  const missing = ROLE_SCOPES[role].filter((scope) => !hasScope(principal.scopes, scope));
+  if (missing.length > 0) {
+    throw new ForbiddenError(
+      "insufficient permissions",
+      `managing the role ${role} needs scopes you do not have: ${missing.join(", ")}`,
+    );
   }
 }
 
@@ -119,10 +139,12 @@ export function getUser(deps: DomainDeps, organizationId: string, id: string): U
 
 export async function createUser(
   deps: DomainDeps,
+  principal: Principal,
   actor: Actor,
-  organizationId: string,
   input: { email: string; name: string; role: Role; password: string },
 ): Promise<UserView> {
+  const organizationId = principal.organizationId;
+  assertCanManageRole(principal, input.role);
   assertPasswordStrength(input.password, "password");
   const passwordHash = await hashPassword(input.password);
   const now = deps.clock.now();
@@ -167,14 +189,17 @@ const LAST_ADMIN = "the last admin of an organization cannot be demoted, disable
 
 export function updateUser(
   deps: DomainDeps,
+  principal: Principal,
   actor: Actor,
-  organizationId: string,
   id: string,
   input: { name?: string; role?: Role; disabled?: boolean },
 ): UserView {
+  const organizationId = principal.organizationId;
   const now = deps.clock.now();
   return withTransaction(deps.db, (tx) => {
     const row = findLiveUser(tx, organizationId, id);
+    assertCanManageRole(principal, row.role);
+    if (input.role !== undefined) assertCanManageRole(principal, input.role);
     const losesAdmin =
       row.role === "admin" &&
       !row.isDisabled &&
@@ -200,10 +225,12 @@ export function updateUser(
 }
 
 /** Deletes a user: the account is closed, its sessions and API keys end, its devices become unassigned. */
-export function deleteUser(deps: DomainDeps, actor: Actor, organizationId: string, id: string): void {
+export function deleteUser(deps: DomainDeps, principal: Principal, actor: Actor, id: string): void {
+  const organizationId = principal.organizationId;
   const now = deps.clock.now();
   withTransaction(deps.db, (tx) => {
     const row = findLiveUser(tx, organizationId, id);
+    assertCanManageRole(principal, row.role);
     if (row.role === "admin" && !row.isDisabled && countOtherActiveAdmins(tx, organizationId, id) === 0) {
       throw new ConflictError(LAST_ADMIN);
     }

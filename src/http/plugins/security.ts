@@ -34,9 +34,14 @@ export function requestState(request: Request): RequestState {
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 export const MAX_BODY_BYTES = 1024 * 1024;
 
+/**
+ * The client address. Behind a trusted proxy it is the last X-Forwarded-For entry, the one the proxy
+ * itself appended: entries before it come from the client and could be forged to dodge the per-address
+ * rate limit and login throttle.
+ */
 function clientIp(deps: AppDeps, request: Request, socketIp: string | undefined): string {
   if (deps.config.server.trust_proxy) {
-    const forwarded = request.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
+    const forwarded = request.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
     if (forwarded) return forwarded;
   }
   return socketIp ?? "127.0.0.1";
@@ -50,6 +55,36 @@ function presentedCredential(request: Request): string | null {
     return match?.[1] ?? "";
   }
   return request.headers.get("x-api-key");
+}
+
+/**
+ * True when the body is over MAX_BODY_BYTES. A body without Content-Length (chunked, or a Request built
+ * in-process) is measured on a copy, reading no more than the limit, so it cannot slip past the guard.
+ */
+async function isBodyTooLarge(request: Request): Promise<boolean> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null) return Number(declared) > MAX_BODY_BYTES;
+  if (!request.body) return false;
+  const reader = request.clone().body?.getReader();
+  if (!reader) return false;
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return false;
+      size += value.byteLength;
+      if (size > MAX_BODY_BYTES) {
+        // Nobody will read either copy: cancel both to stop the upload. Cancelling one copy of a
+        // cloned body settles only once the other is cancelled too, so neither is awaited.
+        reader.cancel().catch(() => undefined);
+        request.body.cancel().catch(() => undefined);
+        return true;
+      }
+    }
+  } catch {
+    // The client went away mid-body; the body parser will report it.
+    return false;
+  }
 }
 
 /** Who may call a route: one scope, any signed-in principal, or nobody in particular. */
@@ -113,8 +148,7 @@ export function securityPlugin(deps: AppDeps) {
         });
       }
 
-      const length = Number(request.headers.get("content-length") ?? "0");
-      if (length > MAX_BODY_BYTES) {
+      if (await isBodyTooLarge(request)) {
         return errorResponse(413, "request body too large", {
           details: `the body may be at most ${MAX_BODY_BYTES} bytes`,
           headers: set.headers as Record<string, string>,

@@ -25,7 +25,7 @@ export function systemRoutes(deps: AppDeps) {
           status: isDatabaseOk ? ("ok" as const) : ("degraded" as const),
           version: deps.version,
           database: isDatabaseOk ? ("ok" as const) : ("unreachable" as const),
-          uptime_seconds: Math.floor((Date.now() - deps.startedAt.getTime()) / 1000),
+          uptime_seconds: Math.floor((deps.clock.now().getTime() - deps.startedAt.getTime()) / 1000),
         };
       },
       {

@@ -66,13 +66,17 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
       "",
       async ({ body, principal, actor, set }) => {
         set.status = 201;
-        return createUser(deps, actor, principal.organizationId, body);
+        return createUser(deps, principal, actor, body);
       },
       {
         access: "users:write",
         body: CreateUserBody,
         response: { 201: UserSchema, ...errorResponses(400, 401, 403, 409, 429) },
-        detail: { summary: "Create a user", description: "409 if the email is already in use." },
+        detail: {
+          summary: "Create a user",
+          description:
+            "409 if the email is already in use; 403 if the role carries scopes the caller does not have.",
+        },
       },
     )
     .get("/:id", ({ params, principal }) => getUser(deps, principal.organizationId, params.id), {
@@ -83,8 +87,7 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     })
     .patch(
       "/:id",
-      ({ params, body, principal, actor }) =>
-        updateUser(deps, actor, principal.organizationId, params.id, body),
+      ({ params, body, principal, actor }) => updateUser(deps, principal, actor, params.id, body),
       {
         access: "users:write",
         params: IdParams,
@@ -92,14 +95,15 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         response: { 200: UserSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
         detail: {
           summary: "Change a user's name, role or disabled flag",
-          description: "409 when it would leave the organization without an enabled admin.",
+          description:
+            "409 when it would leave the organization without an enabled admin; 403 when the user's current or new role carries scopes the caller does not have.",
         },
       },
     )
     .delete(
       "/:id",
       ({ params, principal, actor, set }) => {
-        deleteUser(deps, actor, principal.organizationId, params.id);
+        deleteUser(deps, principal, actor, params.id);
         set.status = 204;
       },
       {

@@ -1,4 +1,5 @@
 import { type TSchema, Type } from "@sinclair/typebox";
+import { QueryInteger } from "./query-integer";
 
 /** SPEC.md's error body, used by every error response. */
 export const ErrorSchema = Type.Object(
@@ -55,9 +56,14 @@ export const IdParams = Type.Object({ id: Type.String({ description: "Resource i
 
 /** page (default 1) and page_size (default 20, at most 100). */
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: "Page number, from 1" })),
+  page: Type.Optional(QueryInteger("page", { minimum: 1, default: 1, description: "Page number, from 1" })),
   page_size: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: 100, default: 20, description: "Items per page (1-100)" }),
+    QueryInteger("page_size", {
+      minimum: 1,
+      maximum: 100,
+      default: 20,
+      description: "Items per page (1-100)",
+    }),
   ),
 };
 

@@ -1,0 +1,207 @@
+import { afterEach, describe, expect, test } from "bun:test";
+import { createTestApp, type TestApp } from "../helpers/test-app";
+
+const CURRENT = "/api/v1/organizations/current";
+
+const apps: TestApp[] = [];
+afterEach(() => {
+  for (const app of apps.splice(0)) app.close();
+});
+
+async function newApp() {
+  const t = await createTestApp({ rate_limit: { unauthenticated_per_minute: 10_000 } });
+  apps.push(t);
+  return t;
+}
+
+const SAML = {
+  enabled: true,
+  idp_entity_id: "https://idp.example.com/entity",
+  idp_sso_url: "https://idp.example.com/sso",
+};
+
+describe("GET /organizations/current", () => {
+  test("returns the caller's organization, to any signed-in user", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization("Acme");
+    const member = await t.createUser(org.adminToken, "member");
+
+    const response = await t.request("GET", CURRENT, { token: member.token });
+
+    expect(response.status).toBe(200);
+    expect(response.body.id).toBe(org.organizationId);
+    expect(response.body.name).toBe("Acme");
+    expect(response.body.plan).toBe("standard");
+    expect(response.body.user_count).toBe(2);
+    expect(response.body.default_policy_id).toEqual(expect.any(String));
+    expect(response.body.created_at).toBe(t.clock.now().toISOString());
+  });
+
+  test("each caller sees only their own organization", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization("Acme");
+    const otherOrg = await t.createOrganization("Globex");
+    const mine = await t.request("GET", CURRENT, { token: org.adminToken });
+    const theirs = await t.request("GET", CURRENT, { token: otherOrg.adminToken });
+    expect(mine.body.name).toBe("Acme");
+    expect(theirs.body.name).toBe("Globex");
+  });
+
+  test("without a token it is 401", async () => {
+    const t = await newApp();
+    const response = await t.request("GET", CURRENT);
+    expect(response.status).toBe(401);
+    expect(response.body.code).toBe(401);
+  });
+});
+
+describe("PATCH /organizations/current", () => {
+  test("an admin renames the organization and changes its plan", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization("Acme");
+    const otherOrg = await t.createOrganization("Globex");
+
+    const response = await t.request("PATCH", CURRENT, {
+      token: org.adminToken,
+      body: { name: "Acme Corp", plan: "enterprise" },
+    });
+
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ id: org.organizationId, name: "Acme Corp", plan: "enterprise" });
+    const fetched = await t.request("GET", CURRENT, { token: org.adminToken });
+    expect(fetched.body).toMatchObject({ name: "Acme Corp", plan: "enterprise" });
+    const other = await t.request("GET", CURRENT, { token: otherOrg.adminToken });
+    expect(other.body).toMatchObject({ name: "Globex", plan: "standard" });
+  });
+
+  test("non-admins get 403 naming admin, and nothing changes", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization("Acme");
+    for (const role of ["operator", "auditor", "member"] as const) {
+      const user = await t.createUser(org.adminToken, role);
+      const response = await t.request("PATCH", CURRENT, { token: user.token, body: { name: "Hijacked" } });
+      expect(response.status).toBe(403);
+      expect(response.body.code).toBe(403);
+      expect(response.body.details).toContain("admin");
+    }
+    const key = await t.createApiKey(org.adminToken, ["users:read", "users:write"]);
+    expect((await t.request("PATCH", CURRENT, { token: key, body: { name: "Hijacked" } })).status).toBe(403);
+    expect((await t.request("GET", CURRENT, { token: org.adminToken })).body.name).toBe("Acme");
+  });
+
+  test("SAML on the standard plan is a 400; on enterprise it is accepted", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+
+    const refused = await t.request("PATCH", CURRENT, {
+      token: org.adminToken,
+      body: { sso: { saml: SAML } },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe(400);
+    expect(refused.body.details).toContain("saml");
+    expect((await t.request("GET", CURRENT, { token: org.adminToken })).body.sso.saml).toBeUndefined();
+
+    const accepted = await t.request("PATCH", CURRENT, {
+      token: org.adminToken,
+      body: { plan: "enterprise", sso: { saml: SAML } },
+    });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.sso.saml).toMatchObject(SAML);
+
+    const downgrade = await t.request("PATCH", CURRENT, {
+      token: org.adminToken,
+      body: { plan: "standard" },
+    });
+    expect(downgrade.status).toBe(400);
+    expect((await t.request("GET", CURRENT, { token: org.adminToken })).body.plan).toBe("enterprise");
+  });
+
+  test("the OIDC client secret is stored but never returned", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const secret = "very-secret-client-secret";
+
+    const response = await t.request("PATCH", CURRENT, {
+      token: org.adminToken,
+      body: {
+        sso: {
+          oidc: {
+            enabled: true,
+            issuer: "https://login.example.com",
+            client_id: "bulwark",
+            client_secret: secret,
+          },
+        },
+      },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.sso.oidc).toMatchObject({
+      enabled: true,
+      issuer: "https://login.example.com",
+      client_id: "bulwark",
+      has_client_secret: true,
+    });
+    expect(JSON.stringify(response.body)).not.toContain(secret);
+
+    // Updating OIDC settings without the secret keeps it.
+    const renamed = await t.request("PATCH", CURRENT, {
+      token: org.adminToken,
+      body: { sso: { oidc: { enabled: true, issuer: "https://login.example.com", client_id: "renamed" } } },
+    });
+    expect(renamed.body.sso.oidc).toMatchObject({ client_id: "renamed", has_client_secret: true });
+    const fetched = await t.request("GET", CURRENT, { token: org.adminToken });
+    expect(fetched.body.sso.oidc.has_client_secret).toBe(true);
+    expect(JSON.stringify(fetched.body)).not.toContain(secret);
+
+    const audit = await t.request("GET", "/api/v1/audit-logs?action=organization.update", {
+      token: org.adminToken,
+    });
+    expect(audit.body.total).toBe(2);
+    expect(JSON.stringify(audit.body)).not.toContain(secret);
+  });
+
+  test("bad input is a 400 naming the field", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    for (const [body, field] of [
+      [{ plan: "gold" }, "plan"],
+      [{ name: "" }, "name"],
+      [{ sso: { oidc: { enabled: "yes" } } }, "sso.oidc.enabled"],
+      [{ sso: { oidc: { enabled: true, issuer: "not a url" } } }, "sso.oidc.issuer"],
+    ] as const) {
+      const response = await t.request("PATCH", CURRENT, { token: org.adminToken, body });
+      expect(response.status).toBe(400);
+      expect(response.body.details).toContain(field);
+    }
+    const empty = await t.request("PATCH", CURRENT, { token: org.adminToken, body: {} });
+    expect(empty.status).toBe(400);
+    const malformed = await t.request("PATCH", CURRENT, { token: org.adminToken, rawBody: "{" });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.message).toBe("invalid request body");
+  });
+
+  test("without a token it is 401", async () => {
+    const t = await newApp();
+    expect((await t.request("PATCH", CURRENT, { body: { name: "x" } })).status).toBe(401);
+  });
+});
+
+describe("plan and rate limits", () => {
+  test("the enterprise plan raises the limit to 10000 per minute for that organization's users", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const otherOrg = await t.createOrganization();
+    const member = await t.createUser(org.adminToken, "member");
+    const limitOf = async (token: string) =>
+      (await t.request("GET", "/api/v1/users/me", { token })).headers.get("x-ratelimit-limit");
+
+    expect(await limitOf(member.token)).toBe("1000");
+
+    await t.request("PATCH", CURRENT, { token: org.adminToken, body: { plan: "enterprise" } });
+
+    expect(await limitOf(member.token)).toBe("10000");
+    expect(await limitOf(org.adminToken)).toBe("10000");
+    expect(await limitOf(otherOrg.adminToken)).toBe("1000");
+  });
+});
