@@ -14,35 +14,52 @@ export const POLICY_LIMITS = {
   maxFileSizeMb: 1_048_576,
 } as const;
 
+// The unions are written out literally: a union built with `.map()` loses its literal types, and with
+// them the typing of every route handler that returns a policy document.
+const ClipboardDirectionSchema = Type.Union(
+  [
+    Type.Literal("none"),
+    Type.Literal("work_to_personal"),
+    Type.Literal("personal_to_work"),
+    Type.Literal("both"),
+  ],
+  {
+    description:
+      "Direction the clipboard may flow; must be none when clipboard_sharing is false and not none when it is true.",
+  },
+);
+
+const UsbDeviceClassSchema = Type.Union(
+  [
+    Type.Literal("hid"),
+    Type.Literal("audio"),
+    Type.Literal("video"),
+    Type.Literal("mass_storage"),
+    Type.Literal("printer"),
+    Type.Literal("communications"),
+    Type.Literal("smart_card"),
+    Type.Literal("wireless"),
+    Type.Literal("hub"),
+    Type.Literal("imaging"),
+    Type.Literal("other"),
+  ],
+  { description: "A USB device class." },
+);
+
 /** Allowed values of `dlp.clipboard_direction`. */
-export const CLIPBOARD_DIRECTIONS = ["none", "work_to_personal", "personal_to_work", "both"] as const;
+export const CLIPBOARD_DIRECTIONS = ClipboardDirectionSchema.anyOf.map((literal) => literal.const);
 
 /** USB device classes a policy can allow by class. */
-export const USB_DEVICE_CLASSES = [
-  "hid",
-  "audio",
-  "video",
-  "mass_storage",
-  "printer",
-  "communications",
-  "smart_card",
-  "wireless",
-  "hub",
-  "imaging",
-  "other",
-] as const;
+export const USB_DEVICE_CLASSES = UsbDeviceClassSchema.anyOf.map((literal) => literal.const);
 
 /** Data loss prevention settings. */
 export const DlpSettingsSchema = Type.Object(
   {
-    clipboard_sharing: Type.Boolean({ description: "Allow the clipboard between work and personal apps." }),
-    clipboard_direction: Type.Union(
-      CLIPBOARD_DIRECTIONS.map((direction) => Type.Literal(direction)),
-      {
-        description:
-          "Direction the clipboard may flow; must be none when clipboard_sharing is false and not none when it is true.",
-      },
-    ),
+    clipboard_sharing: Type.Boolean({
+      description:
+        "Allow the clipboard between work and personal apps; when false, clipboard_direction must be none, when true it must not be.",
+    }),
+    clipboard_direction: ClipboardDirectionSchema,
     screenshot_allowed: Type.Boolean({ description: "Allow screenshots in the work profile." }),
     print_allowed: Type.Boolean({ description: "Allow printing from work apps." }),
     sensitive_data_patterns: Type.Array(
@@ -102,13 +119,11 @@ export const UsbSettingsSchema = Type.Object(
         description: "USB devices allowed by vendor:product identifier.",
       },
     ),
-    allowed_classes: Type.Array(
-      Type.Union(
-        USB_DEVICE_CLASSES.map((deviceClass) => Type.Literal(deviceClass)),
-        { description: "A USB device class." },
-      ),
-      { maxItems: USB_DEVICE_CLASSES.length, uniqueItems: true, description: "USB device classes allowed." },
-    ),
+    allowed_classes: Type.Array(UsbDeviceClassSchema, {
+      maxItems: USB_DEVICE_CLASSES.length,
+      uniqueItems: true,
+      description: "USB device classes allowed.",
+    }),
     audit_only: Type.Boolean({ description: "Log USB use but do not block it." }),
   },
   { additionalProperties: false, description: "USB device settings." },

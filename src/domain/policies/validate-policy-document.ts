@@ -32,6 +32,12 @@ export function validatePolicyData(
   return { ok: false, errors: errors.toArray() };
 }
 
+/** Checks a document submitted on its own to be validated: it must be present, then as validatePolicyData. */
+export function validateSubmittedPolicyData(input: unknown): PolicyDataValidationResult {
+  if (input === undefined) return { ok: false, errors: [{ field: "policy_data", message: "is required" }] };
+  return validatePolicyData(input);
+}
+
 class FieldErrorList {
   private readonly errors: FieldError[] = [];
   private readonly fields = new Set<string>();

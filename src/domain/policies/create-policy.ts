@@ -1,0 +1,90 @@
+import { withTransaction } from "../../db/client";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { NotFoundError, ValidationError } from "../errors";
+import { recordEvent } from "../events/record-event";
+import { insertPolicy } from "./insert-policy";
+import type { PolicyData } from "./policy-document";
+import { findPolicyTemplate, POLICY_TEMPLATES } from "./policy-templates";
+import { assertPolicyNameAvailable, changedByOf, type PolicyView, toPolicyView } from "./policy-views";
+import { validatePolicyData } from "./validate-policy-document";
+
+/**
+ * Creates a policy at version 1. `policyData` is partial: omitted sections and settings take the
+ * defaults (the balanced template). 409 if the name is taken in the organization.
+ */
+export function createPolicy(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  input: { name: string; description?: string; policyData?: unknown },
+): PolicyView {
+  const result = validatePolicyData(input.policyData);
+  if (!result.ok) throw new ValidationError("invalid request body", result.errors);
+  return insertNewPolicy(deps, actor, organizationId, {
+    name: input.name,
+    description: input.description ?? "",
+    policyData: result.value,
+  });
+}
+
+/**
+ * Creates a policy from a built-in template, with `customizations` (partial, like policy_data)
+ * deep-merged over the template's document; arrays in customizations replace the template's.
+ */
+export function createPolicyFromTemplate(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  input: { templateId: string; name: string; description?: string; customizations?: unknown },
+): PolicyView {
+  const template = findPolicyTemplate(input.templateId);
+  if (!template) {
+    const known = POLICY_TEMPLATES.map((candidate) => candidate.id).join(", ");
+    throw new NotFoundError("policy template", `no template "${input.templateId}"; templates: ${known}`);
+  }
+  const result = validatePolicyData(input.customizations, {
+    base: template.policy_data,
+    fieldPrefix: "customizations",
+  });
+  if (!result.ok) throw new ValidationError("invalid request body", result.errors);
+  return insertNewPolicy(deps, actor, organizationId, {
+    name: input.name,
+    description: input.description ?? "",
+    policyData: result.value,
+    templateId: template.id,
+  });
+}
+
+function insertNewPolicy(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  input: { name: string; description: string; policyData: PolicyData; templateId?: string },
+): PolicyView {
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    assertPolicyNameAvailable(tx, organizationId, input.name);
+    const row = insertPolicy(tx, now, {
+      organizationId,
+      name: input.name,
+      description: input.description,
+      policyData: input.policyData,
+      changedBy: changedByOf(actor),
+    });
+    const template = input.templateId === undefined ? {} : { template_id: input.templateId };
+    recordEvent(tx, now, organizationId, "policy.created", {
+      policy_id: row.id,
+      name: row.name,
+      version: row.currentVersion,
+      ...template,
+    });
+    recordAudit(tx, now, actor, {
+      action: "policy.create",
+      targetType: "policy",
+      targetId: row.id,
+      details: { name: row.name, version: row.currentVersion, ...template },
+    });
+    return toPolicyView(row, input.policyData, 0, false);
+  });
+}

@@ -1,0 +1,79 @@
+import { and, count, desc, eq } from "drizzle-orm";
+import { policyVersions } from "../../db/schema";
+import type { DomainDeps } from "../deps";
+import { NotFoundError } from "../errors";
+import type { PolicyData } from "./policy-document";
+import { findPolicy } from "./policy-views";
+
+/** One version in a policy's history: who wrote it, when, and what it changed. */
+export interface PolicyHistoryEntry {
+  version: number;
+  changed_by: string;
+  changed_at: string;
+  changes: string[];
+}
+
+/** One version of a policy with its full document. */
+export interface PolicyVersionView extends PolicyHistoryEntry {
+  policy_id: string;
+  name: string;
+  description: string;
+  policy_data: PolicyData;
+}
+
+/** A page of a policy's versions, newest first. */
+export function listPolicyHistory(
+  deps: DomainDeps,
+  organizationId: string,
+  policyId: string,
+  page: { page: number; pageSize: number },
+): { data: PolicyHistoryEntry[]; total: number } {
+  const policy = findPolicy(deps.db, organizationId, policyId);
+  const ofPolicy = eq(policyVersions.policyId, policy.id);
+  const rows = deps.db
+    .select({
+      version: policyVersions.version,
+      changed_by: policyVersions.changedBy,
+      changed_at: policyVersions.changedAt,
+      changes: policyVersions.changes,
+    })
+    .from(policyVersions)
+    .where(ofPolicy)
+    .orderBy(desc(policyVersions.version))
+    .limit(page.pageSize)
+    .offset((page.page - 1) * page.pageSize)
+    .all();
+  const total = deps.db.select({ value: count() }).from(policyVersions).where(ofPolicy).get()?.value ?? 0;
+  return { data: rows, total };
+}
+
+/** One version of a policy, as it was written. */
+export function getPolicyVersion(
+  deps: DomainDeps,
+  organizationId: string,
+  policyId: string,
+  version: number,
+): PolicyVersionView {
+  const policy = findPolicy(deps.db, organizationId, policyId);
+  const row = deps.db
+    .select()
+    .from(policyVersions)
+    .where(and(eq(policyVersions.policyId, policy.id), eq(policyVersions.version, version)))
+    .get();
+  if (!row) {
+    throw new NotFoundError(
+      "policy version",
+      `versions of this policy run from 1 to ${policy.currentVersion}`,
+    );
+  }
+  return {
+    policy_id: row.policyId,
+    version: row.version,
+    name: row.name,
+    description: row.description,
+    policy_data: row.policyData as PolicyData,
+    changed_by: row.changedBy,
+    changed_at: row.changedAt,
+    changes: row.changes,
+  };
+}

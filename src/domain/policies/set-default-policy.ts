@@ -1,0 +1,46 @@
+import { eq } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { organizations } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { reevaluatePolicyDevices } from "../devices/reevaluate-policy-devices";
+import { recordEvent } from "../events/record-event";
+import { findDefaultPolicyId, findPolicy, loadPolicyView, type PolicyView } from "./policy-views";
+
+/**
+ * Makes a policy of the organization its default, followed by every device without a policy of its
+ * own; those devices are re-evaluated against it. Choosing the current default changes nothing.
+ */
+export function setDefaultPolicy(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  policyId: string,
+): PolicyView {
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    const policy = findPolicy(tx, organizationId, policyId);
+    const previousPolicyId = findDefaultPolicyId(tx, organizationId);
+    if (policy.id !== previousPolicyId) {
+      tx.update(organizations)
+        .set({ defaultPolicyId: policy.id, updatedAt: toIso(now) })
+        .where(eq(organizations.id, organizationId))
+        .run();
+      reevaluatePolicyDevices(tx, now, organizationId, policy.id);
+      recordEvent(tx, now, organizationId, "policy.assigned", {
+        policy_id: policy.id,
+        name: policy.name,
+        scope: "organization_default",
+        previous_policy_id: previousPolicyId,
+      });
+      recordAudit(tx, now, actor, {
+        action: "policy.set_default",
+        targetType: "policy",
+        targetId: policy.id,
+        details: { name: policy.name, previous_policy_id: previousPolicyId },
+      });
+    }
+    return loadPolicyView(tx, organizationId, policy.id);
+  });
+}

@@ -1,0 +1,107 @@
+import { eq } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { policies, policyVersions } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { reevaluatePolicyDevices } from "../devices/reevaluate-policy-devices";
+import { ConflictError, ValidationError } from "../errors";
+import { recordEvent } from "../events/record-event";
+import { describePolicyChanges, isSamePolicyDocument } from "./describe-policy-changes";
+import {
+  assertPolicyNameAvailable,
+  changedByOf,
+  findPolicy,
+  loadPolicyView,
+  type PolicyView,
+  readCurrentPolicyData,
+} from "./policy-views";
+import { validatePolicyData } from "./validate-policy-document";
+
+/** What PUT /policies/:id may change; `policyData` is partial and merged over the current document. */
+export interface PolicyUpdate {
+  name?: string;
+  description?: string;
+  policyData?: unknown;
+  /** When given, the update is refused (409) unless the policy is still at this version. */
+  expectedVersion?: number;
+}
+
+/**
+ * Writes a new version of a policy when the update changes something (version + 1, with its change
+ * lines), re-evaluating the devices that follow it when its settings changed. An update that changes
+ * nothing keeps the current version and records nothing.
+ */
+export function updatePolicy(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  id: string,
+  update: PolicyUpdate,
+): PolicyView {
+  if (update.name === undefined && update.description === undefined && update.policyData === undefined) {
+    throw new ValidationError("invalid request body", [
+      { field: "body", message: "must contain name, description or policy_data" },
+    ]);
+  }
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    const row = findPolicy(tx, organizationId, id);
+    if (update.expectedVersion !== undefined && update.expectedVersion !== row.currentVersion) {
+      throw new ConflictError(
+        "the policy was changed by someone else",
+        `expected_version is ${update.expectedVersion} but the current version is ${row.currentVersion}`,
+      );
+    }
+    const current = {
+      name: row.name,
+      description: row.description,
+      policy_data: readCurrentPolicyData(tx, row),
+    };
+    const result = validatePolicyData(update.policyData, { base: current.policy_data });
+    if (!result.ok) throw new ValidationError("invalid request body", result.errors);
+    const next = {
+      name: update.name ?? current.name,
+      description: update.description ?? current.description,
+      policy_data: result.value,
+    };
+    const changes = describePolicyChanges(current, next);
+    if (changes.length === 0) return loadPolicyView(tx, organizationId, id);
+
+    if (next.name !== current.name) assertPolicyNameAvailable(tx, organizationId, next.name, id);
+    const version = row.currentVersion + 1;
+    const timestamp = toIso(now);
+    tx.insert(policyVersions)
+      .values({
+        policyId: id,
+        version,
+        name: next.name,
+        description: next.description,
+        policyData: next.policy_data,
+        changes,
+        changedBy: changedByOf(actor),
+        changedAt: timestamp,
+      })
+      .run();
+    tx.update(policies)
+      .set({ name: next.name, description: next.description, currentVersion: version, updatedAt: timestamp })
+      .where(eq(policies.id, id))
+      .run();
+    if (!isSamePolicyDocument(current.policy_data, next.policy_data)) {
+      reevaluatePolicyDevices(tx, now, organizationId, id);
+    }
+    recordEvent(tx, now, organizationId, "policy.updated", {
+      policy_id: id,
+      name: next.name,
+      version,
+      changes,
+    });
+    recordAudit(tx, now, actor, {
+      action: "policy.update",
+      targetType: "policy",
+      targetId: id,
+      details: { version, changes },
+    });
+    return loadPolicyView(tx, organizationId, id);
+  });
+}

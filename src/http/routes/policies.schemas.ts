@@ -1,0 +1,183 @@
+import { Type } from "@sinclair/typebox";
+import { PolicyDataInputSchema, PolicyDataSchema } from "../../domain/policies/policy-document";
+import { ErrorSchema, NullableTimestamp, Timestamp, Uuid } from "../schemas/common";
+
+/** Named schemas the policy router registers, so that request bodies can refer to them in OpenAPI. */
+export const POLICY_MODELS = { PolicyDataInput: PolicyDataInputSchema };
+
+/**
+ * A partial policy document in a request body. OpenAPI shows it as PolicyDataInput, but the router lets
+ * any value through: the domain validator checks it, so that every problem is reported at once with its
+ * dotted path (`policy_data.dlp.screenshot_allowed`) and the rules beyond types (regexes, USB ids,
+ * domains, clipboard settings) are applied.
+ */
+function policyDataRequest(description: string) {
+  return Type.Unknown({ $ref: "#/components/schemas/PolicyDataInput", description });
+}
+
+const PolicyName = Type.String({ minLength: 1, maxLength: 200, description: "Unique in the organization" });
+const PolicyDescription = Type.String({ maxLength: 2000 });
+const PolicyVersion = Type.Integer({ minimum: 1, description: "Starts at 1; each change adds one" });
+const DeviceCount = Type.Integer({
+  minimum: 0,
+  description:
+    "Devices that follow the policy, wiped ones excepted; for the default policy this includes devices without a policy of their own",
+});
+const IsDefault = Type.Boolean({
+  description: "Whether this is the organization default, followed by devices without a policy",
+});
+
+/** The full policy object. */
+export const PolicySchema = Type.Object({
+  id: Uuid,
+  organization_id: Uuid,
+  name: Type.String(),
+  description: Type.String(),
+  policy_data: PolicyDataSchema,
+  version: PolicyVersion,
+  active: Type.Boolean(),
+  device_count: DeviceCount,
+  is_default: IsDefault,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const PolicyListItemSchema = Type.Object({
+  id: Uuid,
+  name: Type.String(),
+  description: Type.String(),
+  version: PolicyVersion,
+  active: Type.Boolean(),
+  device_count: DeviceCount,
+  is_default: IsDefault,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const CreatePolicyBody = Type.Object(
+  {
+    name: PolicyName,
+    description: Type.Optional(PolicyDescription),
+    policy_data: Type.Optional(
+      policyDataRequest(
+        "Settings by section; omitted sections and settings take the defaults (the balanced template)",
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const UpdatePolicyBody = Type.Object(
+  {
+    name: Type.Optional(PolicyName),
+    description: Type.Optional(PolicyDescription),
+    policy_data: Type.Optional(
+      policyDataRequest(
+        "Settings to change; merged over the current version's settings (arrays are replaced)",
+      ),
+    ),
+    expected_version: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description: "The version the change is based on; 409 if the policy has moved on since",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const SetDefaultPolicyBody = Type.Object(
+  { policy_id: Type.String({ format: "uuid", description: "A policy of the organization" }) },
+  { additionalProperties: false },
+);
+
+export const CreateFromTemplateBody = Type.Object(
+  {
+    template_id: Type.String({ minLength: 1, maxLength: 100, description: "strict, balanced or byod" }),
+    name: PolicyName,
+    description: Type.Optional(PolicyDescription),
+    customizations: Type.Optional(
+      policyDataRequest("Settings that differ from the template; deep-merged over it (arrays are replaced)"),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ValidatePolicyBody = Type.Object(
+  { policy_data: policyDataRequest("The settings to check; omitted ones take the defaults") },
+  { additionalProperties: false },
+);
+
+export const PolicyValidResultSchema = Type.Object({
+  valid: Type.Literal(true),
+  errors: Type.Array(ErrorSchema.properties.errors.items, { maxItems: 0, description: "Always empty" }),
+  policy_data: PolicyDataSchema,
+});
+
+/** 400 of POST /policies/validate: the error body, plus `valid: false` when the document was checked. */
+export const PolicyInvalidResultSchema = Type.Object(
+  {
+    ...ErrorSchema.properties,
+    valid: Type.Optional(
+      Type.Literal(false, {
+        description: "Present when the document was checked (absent when the body itself is malformed)",
+      }),
+    ),
+  },
+  { title: "Error", description: "The document is invalid: every problem is listed in errors" },
+);
+
+export const PolicyTemplateSchema = Type.Object({
+  id: Type.Union([Type.Literal("strict"), Type.Literal("balanced"), Type.Literal("byod")]),
+  name: Type.String(),
+  description: Type.String(),
+  recommended_for: Type.Array(Type.String()),
+  policy_data: PolicyDataSchema,
+});
+
+export const PolicyDeviceSchema = Type.Object({
+  id: Uuid,
+  device_name: Type.String(),
+  status: Type.Union([
+    Type.Literal("online"),
+    Type.Literal("offline"),
+    Type.Literal("suspended"),
+    Type.Literal("wiped"),
+    Type.Literal("pending"),
+  ]),
+  policy_version: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+    description: "Version of this policy the device last applied; null before its first sync",
+  }),
+  last_sync: NullableTimestamp,
+});
+
+export const PolicyHistoryEntrySchema = Type.Object({
+  version: PolicyVersion,
+  changed_by: Type.String({ description: "Email of the user, or name of the API key, that made the change" }),
+  changed_at: Timestamp,
+  changes: Type.Array(Type.String(), {
+    description: 'What changed, e.g. "dlp.screenshot_allowed: true -> false"; version 1 says "created"',
+  }),
+});
+
+export const PolicyVersionSchema = Type.Object({
+  policy_id: Uuid,
+  version: PolicyVersion,
+  name: Type.String(),
+  description: Type.String(),
+  policy_data: PolicyDataSchema,
+  changed_by: PolicyHistoryEntrySchema.properties.changed_by,
+  changed_at: Timestamp,
+  changes: PolicyHistoryEntrySchema.properties.changes,
+});
+
+export const PolicyDeletedSchema = Type.Object({
+  message: Type.String(),
+  affected_devices: Type.Integer({ minimum: 0, description: "Devices that now follow the default policy" }),
+  fallback_policy: Uuid,
+});
+
+export const PolicyVersionParams = Type.Object({
+  id: Type.String({ description: "Policy id (UUID)" }),
+  version: Type.String({ pattern: "^[1-9][0-9]{0,8}$", description: "a positive integer" }),
+});
