@@ -46,8 +46,9 @@ export const ViolationSchema = Type.Object(
     actual: Type.Union([Type.String(), Type.Boolean()], {
       description: "The value the device reported for the same rule.",
     }),
+    // Literal unions written out: a union built with .map() defeats Elysia's handler typing.
     severity: Type.Union(
-      SEVERITIES.map((severity) => Type.Literal(severity)),
+      [Type.Literal("low"), Type.Literal("medium"), Type.Literal("high"), Type.Literal("critical")],
       { description: "How serious the violation is: low, medium, high or critical." },
     ),
   },
@@ -60,10 +61,9 @@ export type Violation = Static<typeof ViolationSchema>;
 /** The compliance report of a device, as embedded in the single-device response. */
 export const ComplianceReportSchema = Type.Object(
   {
-    status: Type.Union(
-      COMPLIANCE_STATUSES.map((status) => Type.Literal(status)),
-      { description: "`unknown` until the device has reported facts or an OS version." },
-    ),
+    status: Type.Union([Type.Literal("compliant"), Type.Literal("non_compliant"), Type.Literal("unknown")], {
+      description: "`unknown` until the device has reported facts or an OS version.",
+    }),
     last_check: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
       description: "When compliance was last evaluated; null if never.",
     }),

@@ -3,22 +3,23 @@ import type { DbOrTx } from "../../db/client";
 import { devices, organizations } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordEvent } from "../events/record-event";
-import { resolveEffectivePolicy } from "../policies/effective-policy";
-import { evaluateCompliance, type Violation } from "./evaluate-compliance";
+import { type EffectivePolicy, resolveEffectivePolicy } from "../policies/effective-policy";
+import { appendDeviceLog } from "./append-device-log";
+import type { DeviceRow } from "./device-views";
+import { type ComplianceEvaluation, evaluateCompliance } from "./evaluate-compliance";
 import { isPlatform } from "./platform-versions";
 
-type DeviceRow = typeof devices.$inferSelect;
-
 /**
- * Re-evaluates one device's compliance against its effective policy and stores the result; emits
- * device.compliance_changed when the status flips. Returns the new status.
+ * Re-evaluates one device's compliance against its effective policy (resolved unless the caller has it)
+ * and stores the result; on a status flip it emits device.compliance_changed and logs it on the device.
+ * `device` carries the facts to judge and the status before this evaluation. Returns the evaluation.
  */
 export function reevaluateDeviceCompliance(
   tx: DbOrTx,
   now: Date,
   device: DeviceRow,
-): DeviceRow["complianceStatus"] {
-  const policy = resolveEffectivePolicy(tx, device.organizationId, device.policyId);
+  policy: EffectivePolicy = resolveEffectivePolicy(tx, device.organizationId, device.policyId),
+): ComplianceEvaluation {
   const result = evaluateCompliance({
     platform: isPlatform(device.platform) ? device.platform : "linux",
     osVersion: device.osVersion,
@@ -34,16 +35,22 @@ export function reevaluateDeviceCompliance(
     .where(eq(devices.id, device.id))
     .run();
   if (result.status !== device.complianceStatus) {
+    const change = {
+      previous_status: device.complianceStatus,
+      status: result.status,
+      policy_id: policy.id,
+      policy_version: policy.version,
+      violations: result.violations,
+    };
     recordEvent(tx, now, device.organizationId, "device.compliance_changed", {
       device_id: device.id,
       device_name: device.deviceName,
       platform: device.platform,
-      previous_status: device.complianceStatus,
-      status: result.status,
-      violations: result.violations as Violation[],
+      ...change,
     });
+    appendDeviceLog(tx, now, device.id, "device.compliance_changed", change);
   }
-  return result.status;
+  return result;
 }
 
 /**
@@ -71,6 +78,9 @@ export function reevaluatePolicyDevices(
     .from(devices)
     .where(and(eq(devices.organizationId, organizationId), ne(devices.status, "wiped"), follows))
     .all();
-  for (const device of affected) reevaluateDeviceCompliance(tx, now, device);
+  if (affected.length === 0) return 0;
+  // Every affected device follows this one policy, so it is resolved once for all of them.
+  const policy = resolveEffectivePolicy(tx, organizationId, policyId);
+  for (const device of affected) reevaluateDeviceCompliance(tx, now, device, policy);
   return affected.length;
 }

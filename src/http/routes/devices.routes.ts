@@ -1,8 +1,235 @@
+import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { assignDevicePolicy } from "../../domain/devices/assign-device-policy";
+import { bulkDeviceAction } from "../../domain/devices/bulk-device-action";
+import { changeDeviceStatus } from "../../domain/devices/change-device-status";
+import { deleteDevice } from "../../domain/devices/delete-device";
+import { enrollDevice } from "../../domain/devices/enroll-device";
+import { ComplianceReportSchema } from "../../domain/devices/evaluate-compliance";
+import { getDevice, getDeviceCompliance } from "../../domain/devices/get-device";
+import { getDevicePolicy } from "../../domain/devices/get-device-policy";
+import { listDeviceLogs } from "../../domain/devices/list-device-logs";
+import { listDevices } from "../../domain/devices/list-devices";
+import { getDeviceWipe, requestDeviceWipe } from "../../domain/devices/wipe-device";
 import type { AppDeps } from "../app-deps";
-import type { securityPlugin } from "../plugins/security";
+import { requestState, type securityPlugin } from "../plugins/security";
+import { errorResponses, IdParams, Paginated, pageOf, paginate } from "../schemas/common";
+import {
+  AssignPolicyBody,
+  BulkBody,
+  BulkResultSchema,
+  DeviceListItemSchema,
+  DeviceListQuery,
+  DeviceLogQuery,
+  DeviceLogSchema,
+  DevicePolicySchema,
+  DeviceSchema,
+  EnrollBody,
+  EnrollmentResultSchema,
+  StatusBody,
+  StatusChangeSchema,
+  WipeBody,
+  WipeInitiationSchema,
+  WipeParams,
+  WipeSchema,
+} from "./devices.schemas";
 
-// PLACEHOLDER: routes land with their issue.
-export function deviceRoutes(_deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
-  return new Elysia({ tags: ["Devices"] }).use(security);
+const toIsoOrUndefined = (value: string | undefined) => (value ? new Date(value).toISOString() : undefined);
+
+/** /api/v1/devices: enrollment, and the administration of enrolled devices. */
+export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
+  return new Elysia({ prefix: "/api/v1/devices", tags: ["Devices"] })
+    .use(security)
+    .post(
+      "/enroll",
+      ({ body, request, set }) => {
+        set.status = 201;
+        return enrollDevice(deps, {
+          enrollmentToken: body.enrollment_token,
+          deviceName: body.device_name,
+          platform: body.platform,
+          agentVersion: body.agent_version,
+          hardwareId: body.hardware_id,
+          osVersion: body.os_version,
+          publicKey: body.public_key,
+          ip: requestState(request).ip,
+        });
+      },
+      {
+        body: EnrollBody,
+        response: { 201: EnrollmentResultSchema, ...errorResponses(400, 401, 409, 429) },
+        detail: {
+          summary: "Enroll a device",
+          description:
+            "Called by the agent with an enrollment token in the body (no bearer). Returns the VPN " +
+            "configuration, the assigned policy and the device token for the agent endpoints. " +
+            "401: unknown, expired, revoked or used-up enrollment token; 409: hardware_id already " +
+            "enrolled (and not wiped) in the organization, or the VPN address pool is exhausted.",
+        },
+      },
+    )
+    .get(
+      "/",
+      ({ query, principal }) => {
+        const page = pageOf(query);
+        const filter = { status: query.status, platform: query.platform, userId: query.user_id };
+        return paginate(listDevices(deps, principal.organizationId, filter, page), page);
+      },
+      {
+        access: "devices:read",
+        query: DeviceListQuery,
+        response: { 200: Paginated(DeviceListItemSchema), ...errorResponses(400, 401, 403, 429) },
+        detail: { summary: "List devices, newest enrolled first" },
+      },
+    )
+    .post(
+      "/bulk",
+      ({ body, principal, actor }) =>
+        bulkDeviceAction(deps, actor, principal.organizationId, {
+          deviceIds: body.device_ids,
+          action: body.action,
+          reason: body.reason,
+          notifyUser: body.notify_user,
+          policyId: body.policy_id,
+        }),
+      {
+        access: "devices:write",
+        body: BulkBody,
+        response: { 200: BulkResultSchema, ...errorResponses(400, 401, 403, 404, 429) },
+        detail: {
+          summary: "Apply one action to many devices",
+          description:
+            "Each device succeeds or fails on its own (results). 400 when reason (suspend, wipe) or " +
+            "policy_id (assign_policy) is missing; 404 when policy_id names no policy.",
+        },
+      },
+    )
+    .get("/:id", ({ params, principal }) => getDevice(deps, principal.organizationId, params.id), {
+      access: "devices:read",
+      params: IdParams,
+      response: { 200: DeviceSchema, ...errorResponses(401, 403, 404, 429) },
+      detail: { summary: "Get a device with its compliance" },
+    })
+    .delete(
+      "/:id",
+      ({ params, principal, actor, set }) => {
+        deleteDevice(deps, actor, principal.organizationId, params.id);
+        set.status = 204;
+      },
+      {
+        access: "devices:write",
+        params: IdParams,
+        response: { 204: Type.Void({ description: "Deleted" }), ...errorResponses(401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Delete a wiped device",
+          description: "409 `device must be wiped before deletion` otherwise. Frees its VPN address.",
+        },
+      },
+    )
+    .put(
+      "/:id/status",
+      ({ params, body, principal, actor }) =>
+        changeDeviceStatus(deps, actor, principal.organizationId, params.id, body),
+      {
+        access: "devices:write",
+        params: IdParams,
+        body: StatusBody,
+        response: { 200: StatusChangeSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Suspend or unsuspend a device",
+          description:
+            "`suspended` needs a reason. `online` (alias `active`) unsuspends: the device becomes online " +
+            "if it checked in within devices.offline_after_seconds, else offline. 409 for a wiped " +
+            "device, suspending a suspended one or unsuspending one that is not suspended.",
+        },
+      },
+    )
+    .post(
+      "/:id/wipe",
+      ({ params, body, principal, actor, set }) => {
+        set.status = 202;
+        return requestDeviceWipe(deps, actor, principal.organizationId, params.id, {
+          reason: body.reason,
+          notifyUser: body.notify_user ?? true,
+        });
+      },
+      {
+        access: "devices:write",
+        params: IdParams,
+        body: WipeBody,
+        response: { 202: WipeInitiationSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Request a remote wipe of the work profile",
+          description:
+            "The agent receives the command at its next check-in and confirms it; poll GET " +
+            "/devices/:id/wipe/:wipe_id. 409 while a wipe is pending or once the device is wiped.",
+        },
+      },
+    )
+    .get(
+      "/:id/wipe/:wipe_id",
+      ({ params, principal }) => getDeviceWipe(deps, principal.organizationId, params.id, params.wipe_id),
+      {
+        access: "devices:read",
+        params: WipeParams,
+        response: { 200: WipeSchema, ...errorResponses(401, 403, 404, 429) },
+        detail: { summary: "Poll a wipe operation" },
+      },
+    )
+    .get(
+      "/:id/policy",
+      ({ params, principal }) => getDevicePolicy(deps, principal.organizationId, params.id),
+      {
+        access: "devices:read",
+        params: IdParams,
+        response: { 200: DevicePolicySchema, ...errorResponses(401, 403, 404, 429) },
+        detail: { summary: "The device's effective policy" },
+      },
+    )
+    .put(
+      "/:id/policy",
+      ({ params, body, principal, actor }) =>
+        assignDevicePolicy(deps, actor, principal.organizationId, params.id, body.policy_id),
+      {
+        access: "devices:write",
+        params: IdParams,
+        body: AssignPolicyBody,
+        response: { 200: DevicePolicySchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Assign a policy to a device",
+          description:
+            "policy_id null makes the device follow the organization default. Compliance is " +
+            "re-evaluated at once; the agent receives the policy at its next check-in. 409 for a wiped device.",
+        },
+      },
+    )
+    .get(
+      "/:id/compliance",
+      ({ params, principal }) => getDeviceCompliance(deps, principal.organizationId, params.id),
+      {
+        access: "devices:read",
+        params: IdParams,
+        response: { 200: ComplianceReportSchema, ...errorResponses(401, 403, 404, 429) },
+        detail: { summary: "The device's compliance report" },
+      },
+    )
+    .get(
+      "/:id/logs",
+      ({ params, query, principal }) => {
+        const page = pageOf(query);
+        const filter = {
+          event: query.event,
+          since: toIsoOrUndefined(query.since),
+          until: toIsoOrUndefined(query.until),
+        };
+        return paginate(listDeviceLogs(deps, principal.organizationId, params.id, filter, page), page);
+      },
+      {
+        access: "devices:read",
+        params: IdParams,
+        query: DeviceLogQuery,
+        response: { 200: Paginated(DeviceLogSchema), ...errorResponses(400, 401, 403, 404, 429) },
+        detail: { summary: "The device's activity log, newest first" },
+      },
+    );
 }

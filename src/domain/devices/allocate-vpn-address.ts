@@ -1,0 +1,42 @@
+import { sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { devices } from "../../db/schema";
+import { hostRange, type Ipv4Range, parseCidr } from "../../lib/ipv4";
+import { ConflictError, DomainError } from "../errors";
+
+/** The addresses devices may receive from the configured pool (`vpn.address_pool`). */
+export function vpnAddressRange(addressPool: string): Ipv4Range {
+  const cidr = parseCidr(addressPool);
+  if (!cidr) {
+    throw new DomainError(
+      "unavailable",
+      "the VPN address pool is misconfigured",
+      `vpn.address_pool "${addressPool}" is not an IPv4 network such as 10.100.0.0/16`,
+    );
+  }
+  return hostRange(cidr);
+}
+
+/**
+ * The lowest free address of `range`, found by one query over the unique index on devices.vpn_address:
+ * the first address if free, else the first allocated address whose successor is free. Addresses are
+ * unique across organizations (one VPN). Throws 409 when the pool is exhausted.
+ */
+export function allocateVpnAddress(tx: DbOrTx, range: Ipv4Range): number {
+  const [found] = tx.all<{ address: number | null }>(sql`
+    SELECT coalesce(
+      (SELECT ${range.first} WHERE NOT EXISTS (
+        SELECT 1 FROM ${devices} WHERE ${devices.vpnAddress} = ${range.first})),
+      (SELECT taken.vpn_address + 1 FROM ${devices} AS taken
+        WHERE taken.vpn_address >= ${range.first} AND taken.vpn_address < ${range.last}
+          AND NOT EXISTS (SELECT 1 FROM ${devices} AS next WHERE next.vpn_address = taken.vpn_address + 1)
+        ORDER BY taken.vpn_address LIMIT 1)
+    ) AS address`);
+  if (range.first > range.last || typeof found?.address !== "number") {
+    throw new ConflictError(
+      "the VPN address pool is exhausted",
+      "every address of vpn.address_pool is held by a device; delete wiped devices or widen the pool",
+    );
+  }
+  return found.address;
+}

@@ -1,0 +1,53 @@
+import { eq } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { devices } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { ConflictError } from "../errors";
+import { recordEvent } from "../events/record-event";
+import { resolveEffectivePolicy } from "../policies/effective-policy";
+import { appendDeviceLog } from "./append-device-log";
+import { type DeviceRow, deviceEventData, findDevice } from "./device-views";
+import { type DevicePolicyView, toDevicePolicyView } from "./get-device-policy";
+import { reevaluateDeviceCompliance } from "./reevaluate-policy-devices";
+
+/**
+ * Assigns a policy of the organization to a device, or `null` to make it follow the organization
+ * default (also when the default changes later). Compliance is re-evaluated against the new policy and
+ * policy.assigned emitted; assigning what is already assigned changes nothing. 409 for a wiped device.
+ */
+export function assignDevicePolicy(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  deviceId: string,
+  policyId: string | null,
+): DevicePolicyView {
+  const now = deps.clock.now();
+  const timestamp = toIso(now);
+  return withTransaction(deps.db, (tx) => {
+    const device = findDevice(tx, organizationId, deviceId);
+    if (device.status === "wiped") throw new ConflictError("device has been wiped", "its policy is final");
+    const policy = resolveEffectivePolicy(tx, organizationId, policyId);
+    if (device.policyId === policyId) return toDevicePolicyView(device, policy);
+    tx.update(devices).set({ policyId, updatedAt: timestamp }).where(eq(devices.id, device.id)).run();
+    const updated: DeviceRow = { ...device, policyId, updatedAt: timestamp };
+    const compliance = reevaluateDeviceCompliance(tx, now, updated, policy);
+    const details = {
+      policy_id: policy.id,
+      policy_name: policy.name,
+      previous_policy_id: device.policyId,
+      follows_default: policyId === null,
+    };
+    appendDeviceLog(tx, now, device.id, "policy.assigned", details);
+    recordEvent(tx, now, organizationId, "policy.assigned", deviceEventData(device, details));
+    recordAudit(tx, now, actor, {
+      action: "device.assign_policy",
+      targetType: "device",
+      targetId: device.id,
+      details: { ...details, compliance_status: compliance.status },
+    });
+    return toDevicePolicyView(updated, policy);
+  });
+}

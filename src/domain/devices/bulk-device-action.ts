@@ -1,0 +1,114 @@
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { DomainError, ValidationError } from "../errors";
+import { resolveEffectivePolicy } from "../policies/effective-policy";
+import { assignDevicePolicy } from "./assign-device-policy";
+import { changeDeviceStatus } from "./change-device-status";
+import { requestDeviceWipe } from "./wipe-device";
+
+/** The actions one bulk request can apply. */
+export type BulkAction = "suspend" | "unsuspend" | "wipe" | "assign_policy";
+
+/** A bulk request: the devices, the action and what the action needs. */
+export interface BulkDeviceInput {
+  deviceIds: string[];
+  action: BulkAction;
+  /** Required for suspend and wipe. */
+  reason?: string;
+  notifyUser?: boolean;
+  /** Required for assign_policy; null makes the devices follow the organization default. */
+  policyId?: string | null;
+}
+
+/** The outcome for one device. */
+export interface BulkDeviceResult {
+  device_id: string;
+  success: boolean;
+  error?: string;
+}
+
+/** The outcome of a bulk request. */
+export interface BulkOutcome {
+  action: BulkAction;
+  results: BulkDeviceResult[];
+  succeeded: number;
+  failed: number;
+}
+
+/**
+ * Applies one action to many devices, each in its own transaction through the single-device function,
+ * so each succeeds or fails on its own (unknown and other organizations' ids fail with "device not
+ * found"). A request missing what the action needs, or naming an unknown policy, fails as a whole.
+ */
+export function bulkDeviceAction(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  input: BulkDeviceInput,
+): BulkOutcome {
+  const apply = prepareAction(deps, actor, organizationId, input);
+  const results = input.deviceIds.map((deviceId): BulkDeviceResult => {
+    try {
+      apply(deviceId);
+      return { device_id: deviceId, success: true };
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      return { device_id: deviceId, success: false, error: error.message };
+    }
+  });
+  const succeeded = results.filter((result) => result.success).length;
+  recordAudit(deps.db, deps.clock.now(), actor, {
+    action: "device.bulk",
+    targetType: "device",
+    details: {
+      action: input.action,
+      device_count: results.length,
+      succeeded,
+      failed: results.length - succeeded,
+    },
+  });
+  return { action: input.action, results, succeeded, failed: results.length - succeeded };
+}
+
+/** Checks what the action needs, once for the whole request, and returns the per-device step. */
+function prepareAction(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  input: BulkDeviceInput,
+): (deviceId: string) => unknown {
+  switch (input.action) {
+    case "suspend": {
+      const reason = requireReason(input);
+      return (deviceId) =>
+        changeDeviceStatus(deps, actor, organizationId, deviceId, { status: "suspended", reason });
+    }
+    case "unsuspend":
+      return (deviceId) => changeDeviceStatus(deps, actor, organizationId, deviceId, { status: "online" });
+    case "wipe": {
+      const wipe = { reason: requireReason(input), notifyUser: input.notifyUser ?? true };
+      return (deviceId) => requestDeviceWipe(deps, actor, organizationId, deviceId, wipe);
+    }
+    case "assign_policy": {
+      const policyId = input.policyId;
+      if (policyId === undefined) {
+        throw new ValidationError("invalid request body", [
+          { field: "policy_id", message: "is required for assign_policy (null: follow the default)" },
+        ]);
+      }
+      // An unknown policy fails the whole request (404) rather than every device alike.
+      if (policyId !== null) resolveEffectivePolicy(deps.db, organizationId, policyId);
+      return (deviceId) => assignDevicePolicy(deps, actor, organizationId, deviceId, policyId);
+    }
+  }
+}
+
+function requireReason(input: BulkDeviceInput): string {
+  const reason = input.reason?.trim();
+  if (!reason) {
+    throw new ValidationError("invalid request body", [
+      { field: "reason", message: `is required for the ${input.action} action` },
+    ]);
+  }
+  return reason;
+}

@@ -1,0 +1,82 @@
+import { eq } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { devices } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { ConflictError, ValidationError } from "../errors";
+import { recordEvent } from "../events/record-event";
+import { appendDeviceLog } from "./append-device-log";
+import { type DeviceStatus, deviceEventData, findDevice } from "./device-views";
+
+/** The statuses an administrator may set: `suspended`, or `online` (alias `active`) to unsuspend. */
+export type StatusTarget = "suspended" | "online" | "active";
+
+/** The answer to a status change. */
+export interface StatusChange {
+  id: string;
+  status: DeviceStatus;
+  previous_status: DeviceStatus;
+  reason: string | null;
+  updated_at: string;
+}
+
+/**
+ * Suspends (a reason is required) or unsuspends a device; an unsuspended device is online when it
+ * checked in within `devices.offline_after_seconds`, else offline. 409 for a wiped device, suspending
+ * a suspended one, or unsuspending one that is not suspended.
+ */
+export function changeDeviceStatus(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  deviceId: string,
+  input: { status: StatusTarget; reason?: string },
+): StatusChange {
+  const isSuspending = input.status === "suspended";
+  const reason = input.reason?.trim() || null;
+  if (isSuspending && reason === null) {
+    throw new ValidationError("invalid request body", [
+      { field: "reason", message: "is required to suspend a device" },
+    ]);
+  }
+  const now = deps.clock.now();
+  const timestamp = toIso(now);
+  return withTransaction(deps.db, (tx) => {
+    const device = findDevice(tx, organizationId, deviceId);
+    if (device.status === "wiped") throw new ConflictError("device has been wiped", "its status is final");
+    if (isSuspending && device.status === "suspended") {
+      throw new ConflictError("device is already suspended");
+    }
+    if (!isSuspending && device.status !== "suspended") {
+      throw new ConflictError("device is not suspended", `its status is ${device.status}`);
+    }
+    const onlineSince = toIso(addSeconds(now, -deps.config.devices.offline_after_seconds));
+    const status: DeviceStatus = isSuspending
+      ? "suspended"
+      : device.lastSeen >= onlineSince
+        ? "online"
+        : "offline";
+    tx.update(devices)
+      .set({ status, suspendedReason: isSuspending ? reason : null, updatedAt: timestamp })
+      .where(eq(devices.id, device.id))
+      .run();
+    const details = isSuspending ? { reason } : { status, previous_reason: device.suspendedReason };
+    const event = isSuspending ? "device.suspended" : "device.unsuspended";
+    appendDeviceLog(tx, now, device.id, event, details);
+    recordEvent(tx, now, organizationId, event, deviceEventData(device, details));
+    recordAudit(tx, now, actor, {
+      action: isSuspending ? "device.suspend" : "device.unsuspend",
+      targetType: "device",
+      targetId: device.id,
+      details,
+    });
+    return {
+      id: device.id,
+      status,
+      previous_status: device.status,
+      reason: isSuspending ? reason : null,
+      updated_at: timestamp,
+    };
+  });
+}

@@ -1,0 +1,76 @@
+import { and, eq, isNull } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { devices, deviceTokens, wipes } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { ConflictError, NotFoundError } from "../errors";
+import { recordEvent } from "../events/record-event";
+import { appendDeviceLog } from "./append-device-log";
+import type { DevicePrincipal } from "./authenticate-device";
+import { deviceEventData, findDevice } from "./device-views";
+import { toWipeView, type WipeView } from "./wipe-device";
+
+/**
+ * The agent's report on a wipe command. Success: the wipe is `completed`, the device `wiped` and every
+ * token of the device revoked (this very request is its last). Failure: the wipe is `failed` with the
+ * error and the device keeps its status, so a new wipe can be requested. 409 unless the wipe is pending.
+ */
+export function completeWipe(
+  deps: DomainDeps,
+  caller: DevicePrincipal,
+  actor: Actor,
+  wipeId: string,
+  input: { success: boolean; error?: string },
+): WipeView {
+  const now = deps.clock.now();
+  const timestamp = toIso(now);
+  return withTransaction(deps.db, (tx) => {
+    const device = findDevice(tx, caller.organizationId, caller.deviceId);
+    const wipe = tx
+      .select()
+      .from(wipes)
+      .where(and(eq(wipes.id, wipeId), eq(wipes.deviceId, device.id)))
+      .get();
+    if (!wipe) throw new NotFoundError("wipe");
+    if (wipe.status !== "pending") {
+      throw new ConflictError("wipe is not pending", `the wipe is already ${wipe.status}`);
+    }
+    const outcome = input.success
+      ? { status: "completed" as const, error: null }
+      : { status: "failed" as const, error: input.error ?? "the agent reported a failure" };
+    tx.update(wipes)
+      .set({ status: outcome.status, completedAt: timestamp, error: outcome.error })
+      .where(eq(wipes.id, wipe.id))
+      .run();
+    const details = { wipe_id: wipe.id, reason: wipe.reason, error: outcome.error };
+    if (input.success) {
+      tx.update(devices)
+        .set({ status: "wiped", updatedAt: timestamp })
+        .where(eq(devices.id, device.id))
+        .run();
+      tx.update(deviceTokens)
+        .set({ revokedAt: timestamp })
+        .where(and(eq(deviceTokens.deviceId, device.id), isNull(deviceTokens.revokedAt)))
+        .run();
+      appendDeviceLog(tx, now, device.id, "wipe.completed", details);
+      recordEvent(
+        tx,
+        now,
+        device.organizationId,
+        "device.wiped",
+        deviceEventData(device, { wipe_id: wipe.id, completed_at: timestamp }),
+      );
+    } else {
+      appendDeviceLog(tx, now, device.id, "wipe.failed", details);
+    }
+    recordAudit(tx, now, actor, {
+      action: input.success ? "device.wipe_complete" : "device.wipe_fail",
+      outcome: input.success ? "success" : "failure",
+      targetType: "device",
+      targetId: device.id,
+      details,
+    });
+    return toWipeView({ ...wipe, status: outcome.status, completedAt: timestamp, error: outcome.error });
+  });
+}

@@ -1,0 +1,34 @@
+import { eq, sql } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { devices, organizations } from "../../db/schema";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { ConflictError } from "../errors";
+import { recordEvent } from "../events/record-event";
+import { deviceEventData, findDevice } from "./device-views";
+
+/**
+ * Deletes a wiped device with its tokens, logs and wipes; its VPN address becomes free. 409 for a
+ * device that has not been wiped.
+ */
+export function deleteDevice(deps: DomainDeps, actor: Actor, organizationId: string, deviceId: string): void {
+  const now = deps.clock.now();
+  withTransaction(deps.db, (tx) => {
+    const device = findDevice(tx, organizationId, deviceId);
+    if (device.status !== "wiped") {
+      throw new ConflictError("device must be wiped before deletion", `its status is ${device.status}`);
+    }
+    tx.delete(devices).where(eq(devices.id, device.id)).run();
+    tx.update(organizations)
+      .set({ deviceCount: sql`${organizations.deviceCount} - 1` })
+      .where(eq(organizations.id, organizationId))
+      .run();
+    recordEvent(tx, now, organizationId, "device.deleted", deviceEventData(device));
+    recordAudit(tx, now, actor, {
+      action: "device.delete",
+      targetType: "device",
+      targetId: device.id,
+      details: { device_name: device.deviceName, hardware_id: device.hardwareId },
+    });
+  });
+}

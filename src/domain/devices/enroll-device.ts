@@ -1,0 +1,190 @@
+import { and, eq, ne, sql } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { devices, deviceTokens, organizations } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import { formatIpv4 } from "../../lib/ipv4";
+import { generateSecret, hashSecret } from "../../lib/secrets";
+import { generateWireGuardKeyPair, isWireGuardKey } from "../../lib/wireguard";
+import { recordAudit } from "../audit/record-audit";
+import type { DomainDeps } from "../deps";
+import { ConflictError, ValidationError } from "../errors";
+import { recordEvent } from "../events/record-event";
+import { resolveEffectivePolicy } from "../policies/effective-policy";
+import { allocateVpnAddress, vpnAddressRange } from "./allocate-vpn-address";
+import { appendDeviceLog } from "./append-device-log";
+import { DEVICE_TOKEN_PREFIX } from "./authenticate-device";
+import type { DeviceRow } from "./device-views";
+import { consumeEnrollmentToken, findLiveUserId, findPolicyId } from "./enrollment-tokens";
+import { evaluateCompliance } from "./evaluate-compliance";
+import type { Platform } from "./platform-versions";
+
+/** Device tokens live as long as SPEC.md's device certificates: one year. */
+export const DEVICE_TOKEN_LIFETIME_SECONDS = 365 * 86400;
+
+/** What an agent sends to enroll. */
+export interface EnrollDeviceInput {
+  enrollmentToken: string;
+  deviceName: string;
+  platform: Platform;
+  agentVersion: string;
+  hardwareId: string;
+  osVersion?: string;
+  /** The device's own WireGuard public key; when absent, a key pair is generated for it. */
+  publicKey?: string;
+  ip: string | null;
+}
+
+/** SPEC.md's enrollment result plus the agent's credential. */
+export interface EnrollmentResult {
+  id: string;
+  device_name: string;
+  platform: Platform;
+  status: "online";
+  enrolled_at: string;
+  vpn_config: {
+    endpoint: string;
+    /** The device's public key. */
+    public_key: string;
+    /** Only when the key pair was generated here; never stored. */
+    private_key?: string;
+    address: string;
+  };
+  policy: { id: string; name: string; version: number };
+  device_token: string;
+  device_token_expires_at: string;
+}
+
+/**
+ * Enrolls a device with an enrollment token: uses the token, refuses a hardware id already enrolled
+ * (and not wiped) in the organization, allocates a VPN address, assigns the token's policy (else the
+ * default) and issues the device token, all in one transaction. The private key is returned, not kept.
+ */
+export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): EnrollmentResult {
+  if (input.publicKey !== undefined && !isWireGuardKey(input.publicKey)) {
+    throw new ValidationError("invalid request body", [
+      {
+        field: "public_key",
+        message: "must be a WireGuard public key: the base64 of 32 bytes",
+        received: input.publicKey,
+      },
+    ]);
+  }
+  const vpnKeys: { publicKey: string; privateKey?: string } =
+    input.publicKey === undefined ? generateWireGuardKeyPair() : { publicKey: input.publicKey };
+  const deviceToken = generateSecret(32, DEVICE_TOKEN_PREFIX);
+  const range = vpnAddressRange(deps.config.vpn.address_pool);
+  const now = deps.clock.now();
+  const timestamp = toIso(now);
+  const tokenExpiresAt = toIso(addSeconds(now, DEVICE_TOKEN_LIFETIME_SECONDS));
+
+  return withTransaction(deps.db, (tx) => {
+    const token = consumeEnrollmentToken(tx, now, input.enrollmentToken);
+    const organizationId = token.organizationId;
+    const enrolled = tx
+      .select({ id: devices.id })
+      .from(devices)
+      .where(
+        and(
+          eq(devices.organizationId, organizationId),
+          eq(devices.hardwareId, input.hardwareId),
+          ne(devices.status, "wiped"),
+        ),
+      )
+      .get();
+    if (enrolled) {
+      throw new ConflictError(
+        "a device with this hardware_id is already enrolled",
+        `device ${enrolled.id} holds it; wipe and delete that device before enrolling the hardware again`,
+      );
+    }
+    // The token's user or policy may have been deleted since it was issued; the device then has none.
+    const userId = token.userId ? (findLiveUserId(tx, organizationId, token.userId) ?? null) : null;
+    const policyId = token.policyId ? (findPolicyId(tx, organizationId, token.policyId) ?? null) : null;
+    const policy = resolveEffectivePolicy(tx, organizationId, policyId);
+    const compliance = evaluateCompliance({
+      platform: input.platform,
+      osVersion: input.osVersion,
+      policy: policy.policyData,
+    });
+    const address = allocateVpnAddress(tx, range);
+    const device: DeviceRow = {
+      id: newId(),
+      organizationId,
+      userId,
+      deviceName: input.deviceName,
+      platform: input.platform,
+      agentVersion: input.agentVersion,
+      osVersion: input.osVersion ?? null,
+      hardwareId: input.hardwareId,
+      status: "online",
+      suspendedReason: null,
+      lastSeen: timestamp,
+      enrolledAt: timestamp,
+      policyId,
+      appliedPolicyId: null,
+      appliedPolicyVersion: null,
+      policyAppliedAt: null,
+      vpnAddress: address,
+      vpnPublicKey: vpnKeys.publicKey,
+      facts: null,
+      complianceStatus: compliance.status,
+      complianceViolations: compliance.violations,
+      complianceCheckedAt: compliance.status === "unknown" ? null : timestamp,
+      createdAt: timestamp,
+      updatedAt: timestamp,
+    };
+    tx.insert(devices).values(device).run();
+    tx.update(organizations)
+      .set({ deviceCount: sql`${organizations.deviceCount} + 1` })
+      .where(eq(organizations.id, organizationId))
+      .run();
+    tx.insert(deviceTokens)
+      .values({
+        id: newId(),
+        deviceId: device.id,
+        tokenHash: hashSecret(deviceToken),
+        expiresAt: tokenExpiresAt,
+        revokedAt: null,
+        createdAt: timestamp,
+      })
+      .run();
+    const details = {
+      user_id: userId,
+      policy_id: policy.id,
+      hardware_id: device.hardwareId,
+      vpn_ip: formatIpv4(address),
+      enrollment_token_id: token.id,
+    };
+    appendDeviceLog(tx, now, device.id, "device.enrolled", details);
+    recordEvent(tx, now, organizationId, "device.enrolled", {
+      device_id: device.id,
+      device_name: device.deviceName,
+      platform: device.platform,
+      user_id: userId,
+      policy_id: policy.id,
+    });
+    recordAudit(
+      tx,
+      now,
+      { type: "device", id: device.id, label: device.deviceName, organizationId, ip: input.ip },
+      { action: "device.enroll", targetType: "device", targetId: device.id, details },
+    );
+    return {
+      id: device.id,
+      device_name: device.deviceName,
+      platform: input.platform,
+      status: "online",
+      enrolled_at: timestamp,
+      vpn_config: {
+        endpoint: deps.config.vpn.endpoint,
+        public_key: vpnKeys.publicKey,
+        ...(vpnKeys.privateKey ? { private_key: vpnKeys.privateKey } : {}),
+        address: `${formatIpv4(address)}/32`,
+      },
+      policy: { id: policy.id, name: policy.name, version: policy.version },
+      device_token: deviceToken,
+      device_token_expires_at: tokenExpiresAt,
+    };
+  });
+}

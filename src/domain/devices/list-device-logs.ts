@@ -1,0 +1,66 @@
+import { and, count, desc, eq, gte, lte, type SQL, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { deviceLogs } from "../../db/schema";
+import type { DomainDeps } from "../deps";
+import { findDevice } from "./device-views";
+
+/** The device log filters; `since` and `until` are inclusive ISO timestamps. */
+export interface DeviceLogFilter {
+  event?: string;
+  since?: string;
+  until?: string;
+}
+
+/** One entry of a device's activity log. */
+export interface DeviceLogEntry {
+  timestamp: string;
+  event: string;
+  details: Record<string, unknown>;
+}
+
+/**
+ * One page of a device's activity log, newest first. Entries written in the same instant (a check-in
+ * and the policy.applied it caused) come in reverse order of writing: rowid breaks the tie, and it ends
+ * both log indexes, so a page is read straight from an index.
+ */
+export function selectDeviceLogPage(
+  db: DbOrTx,
+  deviceId: string,
+  filter: DeviceLogFilter,
+  page: { page: number; pageSize: number },
+) {
+  return db
+    .select()
+    .from(deviceLogs)
+    .where(logConditions(deviceId, filter))
+    .orderBy(desc(deviceLogs.createdAt), desc(sql`${deviceLogs}.rowid`))
+    .limit(page.pageSize)
+    .offset((page.page - 1) * page.pageSize);
+}
+
+/** A device's activity log, newest first, filtered and paginated. */
+export function listDeviceLogs(
+  deps: DomainDeps,
+  organizationId: string,
+  deviceId: string,
+  filter: DeviceLogFilter,
+  page: { page: number; pageSize: number },
+): { data: DeviceLogEntry[]; total: number } {
+  const device = findDevice(deps.db, organizationId, deviceId);
+  const rows = selectDeviceLogPage(deps.db, device.id, filter, page).all();
+  const total =
+    deps.db.select({ value: count() }).from(deviceLogs).where(logConditions(device.id, filter)).get()
+      ?.value ?? 0;
+  return {
+    data: rows.map((row) => ({ timestamp: row.createdAt, event: row.event, details: row.details })),
+    total,
+  };
+}
+
+function logConditions(deviceId: string, filter: DeviceLogFilter): SQL | undefined {
+  const conditions: SQL[] = [eq(deviceLogs.deviceId, deviceId)];
+  if (filter.event) conditions.push(eq(deviceLogs.event, filter.event));
+  if (filter.since) conditions.push(gte(deviceLogs.createdAt, filter.since));
+  if (filter.until) conditions.push(lte(deviceLogs.createdAt, filter.until));
+  return and(...conditions);
+}

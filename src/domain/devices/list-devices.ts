@@ -1,0 +1,71 @@
+import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { devices, organizations } from "../../db/schema";
+import type { DomainDeps } from "../deps";
+import { type DeviceListItem, type DeviceRow, type DeviceStatus, toDeviceListItem } from "./device-views";
+import type { Platform } from "./platform-versions";
+
+/** The device list filters; all optional. */
+export interface DeviceListFilter {
+  status?: DeviceStatus;
+  platform?: Platform;
+  userId?: string;
+}
+
+/**
+ * One page of the organization's devices, newest enrolled first. Each filter has an index on
+ * (organization, filter, enrolled_at), so a page is read straight from an index.
+ */
+export function selectDevicePage(
+  db: DbOrTx,
+  organizationId: string,
+  filter: DeviceListFilter,
+  page: { page: number; pageSize: number },
+) {
+  const conditions = filterConditions(filter);
+  // Ties in enrolled_at are broken by the last column of the index in use: id in the unfiltered
+  // (organization, enrolled_at, id) index; rowid, which ends every other index, when filtered.
+  const tieBreaker = conditions.length === 0 ? devices.id : sql`${devices}.rowid`;
+  return db
+    .select()
+    .from(devices)
+    .where(and(eq(devices.organizationId, organizationId), ...conditions))
+    .orderBy(desc(devices.enrolledAt), desc(tieBreaker))
+    .limit(page.pageSize)
+    .offset((page.page - 1) * page.pageSize);
+}
+
+/**
+ * The organization's devices, filtered and paginated. The unfiltered total is the organization's
+ * maintained device count, so the common listing never counts rows.
+ */
+export function listDevices(
+  deps: DomainDeps,
+  organizationId: string,
+  filter: DeviceListFilter,
+  page: { page: number; pageSize: number },
+): { data: DeviceListItem[]; total: number } {
+  const rows: DeviceRow[] = selectDevicePage(deps.db, organizationId, filter, page).all();
+  const conditions = filterConditions(filter);
+  const total =
+    conditions.length === 0
+      ? deps.db
+          .select({ value: organizations.deviceCount })
+          .from(organizations)
+          .where(eq(organizations.id, organizationId))
+          .get()?.value
+      : deps.db
+          .select({ value: count() })
+          .from(devices)
+          .where(and(eq(devices.organizationId, organizationId), ...conditions))
+          .get()?.value;
+  return { data: rows.map(toDeviceListItem), total: total ?? 0 };
+}
+
+function filterConditions(filter: DeviceListFilter): SQL[] {
+  const conditions: SQL[] = [];
+  if (filter.status) conditions.push(eq(devices.status, filter.status));
+  if (filter.platform) conditions.push(eq(devices.platform, filter.platform));
+  if (filter.userId) conditions.push(eq(devices.userId, filter.userId));
+  return conditions;
+}

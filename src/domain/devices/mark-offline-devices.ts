@@ -1,0 +1,53 @@
+import { and, eq, inArray, lt } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { devices } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
+import type { DomainDeps } from "../deps";
+import { recordEvent } from "../events/record-event";
+import { appendDeviceLog } from "./append-device-log";
+
+/** Devices changed per transaction, so one run never holds the write lock for long. */
+export const OFFLINE_BATCH_SIZE = 500;
+
+/**
+ * Marks online devices that have not checked in for `devices.offline_after_seconds` as offline, with a
+ * device.offline event each. Each batch is found and changed by one UPDATE over the (status, last_seen)
+ * index. Returns how many devices went offline.
+ */
+export function markOfflineDevices(deps: DomainDeps): number {
+  const now = deps.clock.now();
+  const timestamp = toIso(now);
+  const cutoff = toIso(addSeconds(now, -deps.config.devices.offline_after_seconds));
+  let total = 0;
+  for (;;) {
+    const changed = withTransaction(deps.db, (tx) => {
+      const stale = tx
+        .select({ id: devices.id })
+        .from(devices)
+        .where(and(eq(devices.status, "online"), lt(devices.lastSeen, cutoff)))
+        .limit(OFFLINE_BATCH_SIZE);
+      const rows = tx
+        .update(devices)
+        .set({ status: "offline", updatedAt: timestamp })
+        .where(inArray(devices.id, stale))
+        .returning()
+        .all();
+      for (const device of rows) {
+        const details = {
+          last_seen: device.lastSeen,
+          offline_after_seconds: deps.config.devices.offline_after_seconds,
+        };
+        appendDeviceLog(tx, now, device.id, "device.offline", details);
+        recordEvent(tx, now, device.organizationId, "device.offline", {
+          device_id: device.id,
+          device_name: device.deviceName,
+          platform: device.platform,
+          last_seen: device.lastSeen,
+        });
+      }
+      return rows.length;
+    });
+    total += changed;
+    if (changed < OFFLINE_BATCH_SIZE) return total;
+  }
+}

@@ -1,0 +1,129 @@
+import { and, eq } from "drizzle-orm";
+import { type DbOrTx, withTransaction } from "../../db/client";
+import { wipes } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { ConflictError, NotFoundError } from "../errors";
+import { recordEvent } from "../events/record-event";
+import { appendDeviceLog } from "./append-device-log";
+import { deviceEventData, findDevice } from "./device-views";
+
+type WipeRow = typeof wipes.$inferSelect;
+
+/** A wipe operation as polled by administrators. */
+export interface WipeView {
+  wipe_id: string;
+  device_id: string;
+  status: WipeRow["status"];
+  reason: string;
+  notify_user: boolean;
+  initiated_at: string;
+  initiated_by: string;
+  completed_at: string | null;
+  error: string | null;
+}
+
+/** The answer to a wipe request (SPEC.md's initiation response). */
+export interface WipeInitiation {
+  message: string;
+  wipe_id: string;
+  status: "pending";
+  initiated_at: string;
+  initiated_by: string;
+}
+
+/** The polling view of a wipe row. */
+export function toWipeView(row: WipeRow): WipeView {
+  return {
+    wipe_id: row.id,
+    device_id: row.deviceId,
+    status: row.status,
+    reason: row.reason,
+    notify_user: row.notifyUser,
+    initiated_at: row.initiatedAt,
+    initiated_by: row.initiatedBy,
+    completed_at: row.completedAt,
+    error: row.error,
+  };
+}
+
+/** The device's pending wipe, if any. */
+export function findPendingWipe(db: DbOrTx, deviceId: string): WipeRow | undefined {
+  return db
+    .select()
+    .from(wipes)
+    .where(and(eq(wipes.deviceId, deviceId), eq(wipes.status, "pending")))
+    .get();
+}
+
+/**
+ * Requests a remote wipe of the device's work profile. The agent receives it as a command at its next
+ * check-in (suspended devices too) and confirms it. 409 while another wipe is pending or once wiped.
+ */
+export function requestDeviceWipe(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  deviceId: string,
+  input: { reason: string; notifyUser: boolean },
+): WipeInitiation {
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    const device = findDevice(tx, organizationId, deviceId);
+    if (device.status === "wiped") throw new ConflictError("device has already been wiped");
+    const pending = findPendingWipe(tx, device.id);
+    if (pending) {
+      throw new ConflictError(
+        "a wipe is already pending for this device",
+        `wipe ${pending.id} was requested at ${pending.initiatedAt}`,
+      );
+    }
+    const row: WipeRow = {
+      id: newId(),
+      deviceId: device.id,
+      organizationId,
+      status: "pending",
+      reason: input.reason,
+      notifyUser: input.notifyUser,
+      initiatedBy: actor.label ?? actor.id ?? actor.type,
+      initiatedAt: toIso(now),
+      completedAt: null,
+      error: null,
+    };
+    tx.insert(wipes).values(row).run();
+    const details = { wipe_id: row.id, reason: row.reason, notify_user: row.notifyUser };
+    appendDeviceLog(tx, now, device.id, "wipe.requested", { ...details, initiated_by: row.initiatedBy });
+    recordEvent(tx, now, organizationId, "device.wipe_requested", deviceEventData(device, details));
+    recordAudit(tx, now, actor, {
+      action: "device.wipe",
+      targetType: "device",
+      targetId: device.id,
+      details,
+    });
+    return {
+      message: "wipe requested; the device receives it at its next check-in",
+      wipe_id: row.id,
+      status: "pending",
+      initiated_at: row.initiatedAt,
+      initiated_by: row.initiatedBy,
+    };
+  });
+}
+
+/** One wipe operation of one device of the organization. */
+export function getDeviceWipe(
+  deps: DomainDeps,
+  organizationId: string,
+  deviceId: string,
+  wipeId: string,
+): WipeView {
+  const row = deps.db
+    .select()
+    .from(wipes)
+    .where(and(eq(wipes.id, wipeId), eq(wipes.deviceId, deviceId), eq(wipes.organizationId, organizationId)))
+    .get();
+  if (!row) throw new NotFoundError("wipe");
+  return toWipeView(row);
+}

@@ -1,0 +1,253 @@
+import { Type } from "@sinclair/typebox";
+import { ComplianceReportSchema } from "../../domain/devices/evaluate-compliance";
+import { NullableTimestamp, PageQuery, Timestamp, Uuid } from "../schemas/common";
+
+export const PlatformSchema = Type.Union(
+  [
+    Type.Literal("linux"),
+    Type.Literal("windows"),
+    Type.Literal("macos"),
+    Type.Literal("android"),
+    Type.Literal("ios"),
+  ],
+  { description: "linux, windows, macos, android or ios" },
+);
+
+export const DeviceStatusSchema = Type.Union(
+  [
+    Type.Literal("online"),
+    Type.Literal("offline"),
+    Type.Literal("suspended"),
+    Type.Literal("wiped"),
+    Type.Literal("pending"),
+  ],
+  {
+    description:
+      "online: checked in recently; offline: no check-in for devices.offline_after_seconds; suspended: " +
+      "disabled by an administrator; wiped: work profile wiped; pending: enrollment in progress",
+  },
+);
+
+const ComplianceStatusSchema = Type.Union(
+  [Type.Literal("compliant"), Type.Literal("non_compliant"), Type.Literal("unknown")],
+  { description: "unknown until the device has reported facts or an OS version" },
+);
+
+const Reason = Type.String({ minLength: 1, maxLength: 500 });
+// Printable text without control characters, and not blank.
+const DisplayText = (maxLength: number, description: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength,
+    pattern: "^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$",
+    description,
+  });
+const WireGuardKey = Type.String({
+  pattern: "^[A-Za-z0-9+/]{43}=$",
+  description: "a WireGuard public key: the base64 of 32 bytes, as `wg pubkey` prints it",
+});
+
+export const DeviceListItemSchema = Type.Object({
+  id: Uuid,
+  device_name: Type.String(),
+  platform: PlatformSchema,
+  status: DeviceStatusSchema,
+  last_seen: Timestamp,
+  enrolled_at: Timestamp,
+  compliance_status: ComplianceStatusSchema,
+});
+
+export const DeviceSchema = Type.Object({
+  id: Uuid,
+  organization_id: Uuid,
+  user_id: Type.Union([Uuid, Type.Null()], { description: "The user the device belongs to, if any" }),
+  device_name: Type.String(),
+  platform: PlatformSchema,
+  agent_version: Type.String(),
+  os_version: Type.Union([Type.String(), Type.Null()], { description: "As last reported by the agent" }),
+  hardware_id: Type.String(),
+  status: DeviceStatusSchema,
+  suspended_reason: Type.Union([Type.String(), Type.Null()]),
+  last_seen: Timestamp,
+  enrolled_at: Timestamp,
+  policy_id: Type.String({ description: "The effective policy: the assigned one, else the default" }),
+  vpn_ip: Type.Union([Type.String(), Type.Null()], { description: "IPv4 address in the VPN" }),
+  vpn_public_key: Type.String({ description: "The device's WireGuard public key" }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  compliance: ComplianceReportSchema,
+});
+
+export const DeviceListQuery = Type.Object({
+  ...PageQuery,
+  status: Type.Optional(DeviceStatusSchema),
+  platform: Type.Optional(PlatformSchema),
+  user_id: Type.Optional(Type.String({ format: "uuid", description: "Only this user's devices" })),
+});
+
+export const EnrollBody = Type.Object({
+  enrollment_token: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    description: "From POST /enrollment-tokens",
+  }),
+  device_name: DisplayText(200, "a name of printable characters, not blank"),
+  platform: PlatformSchema,
+  agent_version: DisplayText(50, "a version of printable characters, not blank"),
+  hardware_id: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    pattern: "^[\\x21-\\x7e](?:[\\x20-\\x7e]*[\\x21-\\x7e])?$",
+    description: "printable ASCII without leading or trailing spaces",
+  }),
+  os_version: Type.Optional(DisplayText(100, "a version of printable characters, not blank")),
+  public_key: Type.Optional(WireGuardKey),
+});
+
+export const EnrollmentResultSchema = Type.Object({
+  id: Uuid,
+  device_name: Type.String(),
+  platform: PlatformSchema,
+  status: Type.Literal("online"),
+  enrolled_at: Timestamp,
+  vpn_config: Type.Object({
+    endpoint: Type.String({ description: "host:port of the VPN server" }),
+    public_key: Type.String({ description: "The device's WireGuard public key" }),
+    private_key: Type.Optional(
+      Type.String({
+        description:
+          "The device's WireGuard private key, returned once and never stored; absent when the device sent its own public_key",
+      }),
+    ),
+    address: Type.String({ description: "The device's VPN address, e.g. 10.100.0.2/32" }),
+  }),
+  policy: Type.Object({ id: Uuid, name: Type.String(), version: Type.Integer() }),
+  device_token: Type.String({
+    description: "The agent's credential (Authorization: Bearer) for /api/v1/agent; returned once",
+  }),
+  device_token_expires_at: Timestamp,
+});
+
+export const StatusBody = Type.Object({
+  status: Type.Union([Type.Literal("suspended"), Type.Literal("online"), Type.Literal("active")], {
+    description: "suspended, or online (alias active) to unsuspend",
+  }),
+  reason: Type.Optional(Reason),
+});
+
+export const StatusChangeSchema = Type.Object({
+  id: Uuid,
+  status: DeviceStatusSchema,
+  previous_status: DeviceStatusSchema,
+  reason: Type.Union([Type.String(), Type.Null()], { description: "The suspension reason" }),
+  updated_at: Timestamp,
+});
+
+export const WipeBody = Type.Object({
+  reason: Reason,
+  notify_user: Type.Optional(
+    Type.Boolean({ default: true, description: "The agent tells the user before wiping (default true)" }),
+  ),
+});
+
+export const WipeParams = Type.Object({ id: Type.String(), wipe_id: Type.String() });
+
+const WipeStatusSchema = Type.Union(
+  [Type.Literal("pending"), Type.Literal("completed"), Type.Literal("failed"), Type.Literal("timed_out")],
+  { description: "timed_out: not confirmed within devices.wipe_timeout_seconds" },
+);
+
+export const WipeInitiationSchema = Type.Object({
+  message: Type.String(),
+  wipe_id: Uuid,
+  status: Type.Literal("pending"),
+  initiated_at: Timestamp,
+  initiated_by: Type.String({ description: "The administrator (email) or API key that asked" }),
+});
+
+export const WipeSchema = Type.Object({
+  wipe_id: Uuid,
+  device_id: Uuid,
+  status: WipeStatusSchema,
+  reason: Type.String(),
+  notify_user: Type.Boolean(),
+  initiated_at: Timestamp,
+  initiated_by: Type.String(),
+  completed_at: Type.Union([Timestamp, Type.Null()], {
+    description: "When the wipe completed, failed or timed out",
+  }),
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+
+export const DevicePolicySchema = Type.Object({
+  policy_id: Uuid,
+  name: Type.String(),
+  version: Type.Integer({ description: "The policy's current version" }),
+  is_default: Type.Boolean({ description: "The policy is the organization default" }),
+  assignment: Type.Union([Type.Literal("explicit"), Type.Literal("default")], {
+    description: "explicit: assigned to the device; default: followed as the organization default",
+  }),
+  applied_at: NullableTimestamp,
+  applied_version: Type.Union([Type.Integer(), Type.Null()], {
+    description: "The version of this policy the agent last reported as applied",
+  }),
+  settings: Type.Object({
+    screenshot_allowed: Type.Boolean(),
+    clipboard_sharing: Type.Boolean(),
+    usb_allowed: Type.Boolean(),
+  }),
+});
+
+export const AssignPolicyBody = Type.Object({
+  policy_id: Type.Union([Uuid, Type.Null()], {
+    description: "A policy of the organization, or null to follow the organization default",
+  }),
+});
+
+export const DeviceLogQuery = Type.Object({
+  ...PageQuery,
+  event: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 100, description: "e.g. device.checkin, policy.applied" }),
+  ),
+  since: Type.Optional(Type.String({ format: "date-time", description: "Entries at or after this instant" })),
+  until: Type.Optional(
+    Type.String({ format: "date-time", description: "Entries at or before this instant" }),
+  ),
+});
+
+export const DeviceLogSchema = Type.Object({
+  timestamp: Timestamp,
+  event: Type.String({
+    description:
+      "device.enrolled, device.checkin, policy.applied, policy.assigned, device.suspended, " +
+      "device.unsuspended, device.offline, device.compliance_changed, wipe.requested, wipe.completed, " +
+      "wipe.failed or wipe.timed_out",
+  }),
+  details: Type.Record(Type.String(), Type.Unknown()),
+});
+
+export const BulkBody = Type.Object({
+  device_ids: Type.Array(Uuid, { minItems: 1, maxItems: 500, uniqueItems: true }),
+  action: Type.Union(
+    [Type.Literal("suspend"), Type.Literal("unsuspend"), Type.Literal("wipe"), Type.Literal("assign_policy")],
+    { description: "suspend and wipe need reason; assign_policy needs policy_id" },
+  ),
+  reason: Type.Optional(Reason),
+  notify_user: Type.Optional(Type.Boolean({ description: "For wipe (default true)" })),
+  policy_id: Type.Optional(
+    Type.Union([Uuid, Type.Null()], { description: "For assign_policy; null: follow the default" }),
+  ),
+});
+
+export const BulkResultSchema = Type.Object({
+  action: Type.String(),
+  results: Type.Array(
+    Type.Object({
+      device_id: Type.String(),
+      success: Type.Boolean(),
+      error: Type.Optional(Type.String({ description: "Why this device failed, e.g. device not found" })),
+    }),
+  ),
+  succeeded: Type.Integer(),
+  failed: Type.Integer(),
+});

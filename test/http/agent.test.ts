@@ -1,0 +1,270 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { markOfflineDevices } from "../../src/domain/devices/mark-offline-devices";
+import {
+  checkIn,
+  createDeviceTestApp,
+  enrollDevice,
+  HEALTHY_FACTS,
+  insertTestPolicy,
+  recordedEvents,
+} from "./devices-fixtures";
+
+const t = await createDeviceTestApp({ devices: { offline_after_seconds: 900 } });
+afterAll(() => t.close());
+
+const CHECKIN = "/api/v1/agent/checkin";
+const complete = (wipeId: string) => `/api/v1/agent/wipes/${wipeId}/complete`;
+
+async function requestWipe(adminToken: string, deviceId: string, reason = "lost") {
+  const response = await t.request("POST", `/api/v1/devices/${deviceId}/wipe`, {
+    token: adminToken,
+    body: { reason },
+  });
+  expect(response.status).toBe(202);
+  return response.body.wipe_id as string;
+}
+
+describe("POST /agent/checkin", () => {
+  test("updates last_seen, versions and facts; brings an offline device back online", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    t.clock.advanceSeconds(1000);
+    expect(
+      (await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken })).body.status,
+    ).toBe("online");
+    markOfflineDevices(t.deps);
+    expect(
+      (await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken })).body.status,
+    ).toBe("offline");
+
+    const response = await checkIn(t, enrolled.device_token, {
+      agent_version: "2.0.0",
+      os_version: "15.0",
+      facts: HEALTHY_FACTS,
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.status).toBe("online");
+    const device = await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
+    expect(structuredClone(device.body)).toMatchObject({
+      status: "online",
+      last_seen: t.clock.now().toISOString(),
+      agent_version: "2.0.0",
+      os_version: "15.0",
+      compliance: { status: "compliant" },
+    });
+  });
+
+  test("always answers with the current policy document, and a new version after an assignment", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const strict = insertTestPolicy(t, org.organizationId, "Strict", {
+      dlp: {
+        clipboard_sharing: false,
+        clipboard_direction: "none",
+        screenshot_allowed: false,
+        print_allowed: false,
+        sensitive_data_patterns: [],
+      },
+    });
+    const before = await checkIn(t, enrolled.device_token, { policy_version: 1 });
+    expect(before.body.policy).toMatchObject({ id: enrolled.policy.id, version: 1 });
+
+    const assigned = await t.request("PUT", `/api/v1/devices/${enrolled.id}/policy`, {
+      token: org.adminToken,
+      body: { policy_id: strict.id },
+    });
+    expect(assigned.status).toBe(200);
+    // Both policies are at version 1: the policy id tells the agent that its version 1 is another policy's.
+    const after = await checkIn(t, enrolled.device_token, {
+      policy_id: enrolled.policy.id,
+      policy_version: 1,
+    });
+    expect(after.body.policy).toMatchObject({ id: strict.id, name: "Strict", version: 1 });
+    expect(after.body.policy.policy_data.dlp.screenshot_allowed).toBe(false);
+    const view = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, { token: org.adminToken });
+    expect(view.body).toMatchObject({ policy_id: strict.id, applied_at: null, applied_version: null });
+
+    await checkIn(t, enrolled.device_token, { policy_id: strict.id, policy_version: 1 });
+    const applied = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, {
+      token: org.adminToken,
+    });
+    expect(applied.body).toMatchObject({
+      policy_id: strict.id,
+      applied_version: 1,
+      applied_at: expect.any(String),
+    });
+  });
+
+  test("facts are judged against the device's policy; a reported old OS is a critical violation", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken, { platform: "windows", os_version: "10.0.19045" });
+    const response = await checkIn(t, enrolled.device_token, {
+      os_version: "8.1",
+      facts: { disk_encrypted: true, vpn_connected: false, usb_storage_blocked: false },
+    });
+    expect(response.body.compliance).toEqual({
+      status: "non_compliant",
+      violations: [
+        { rule: "os_version", required: ">= 10", actual: "8.1", severity: "critical" },
+        { rule: "network.vpn_required", required: true, actual: false, severity: "high" },
+        { rule: "usb.allowed", required: false, actual: true, severity: "high" },
+      ],
+    });
+    const [changed] = recordedEvents(t, org.organizationId, "device.compliance_changed");
+    expect(changed?.data).toMatchObject({
+      device_id: enrolled.id,
+      previous_status: "compliant",
+      status: "non_compliant",
+    });
+  });
+
+  test("a suspended device checks in, stays suspended and still receives its wipe", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    await t.request("PUT", `/api/v1/devices/${enrolled.id}/status`, {
+      token: org.adminToken,
+      body: { status: "suspended", reason: "investigation" },
+    });
+    const wipeId = await requestWipe(org.adminToken, enrolled.id);
+    const response = await checkIn(t, enrolled.device_token);
+    expect(response.status).toBe(200);
+    expect(response.body.status).toBe("suspended");
+    expect(response.body.commands.map((command: { wipe_id: string }) => command.wipe_id)).toEqual([wipeId]);
+  });
+
+  test("400 naming an invalid field", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    for (const [body, field] of [
+      [{ policy_version: 0 }, "policy_version"],
+      [{ policy_version: "1" }, "policy_version"],
+      [{ facts: { disk_encrypted: "yes" } }, "facts.disk_encrypted"],
+      [{ agent_version: "" }, "agent_version"],
+      [{ policy_id: "abc" }, "policy_id"],
+    ] as const) {
+      const response = await checkIn(t, enrolled.device_token, body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(response.body.errors.map((error: { field: string }) => error.field)).toContain(field);
+    }
+  });
+
+  test("facts a newer agent knows and this server does not are ignored, not refused", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const response = await checkIn(t, enrolled.device_token, {
+      facts: { ...HEALTHY_FACTS, teleport_enabled: true },
+    });
+    expect(response.status).toBe(200);
+    const logs = await t.request("GET", `/api/v1/devices/${enrolled.id}/logs?event=device.checkin`, {
+      token: org.adminToken,
+    });
+    expect(logs.body.data[0].details.facts).toEqual(HEALTHY_FACTS);
+  });
+
+  test("401 without a device token, with a user's token, or with an unknown one", async () => {
+    const org = await t.createOrganization();
+    expect((await t.request("POST", CHECKIN, { body: {} })).status).toBe(401);
+    const asAdmin = await t.request("POST", CHECKIN, { token: org.adminToken, body: {} });
+    expect(asAdmin.status).toBe(401);
+    expect(asAdmin.body.details).toBe("agent endpoints need a device token");
+    expect((await checkIn(t, "bwd_unknown")).status).toBe(401);
+  });
+
+  test("a device token opens no administrator endpoint", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const response = await t.request("GET", `/api/v1/devices/${enrolled.id}`, {
+      token: enrolled.device_token,
+    });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe("POST /agent/wipes/:wipe_id/complete", () => {
+  test("success: the device is wiped and its token stops working", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const wipeId = await requestWipe(org.adminToken, enrolled.id);
+    const response = await t.request("POST", complete(wipeId), {
+      token: enrolled.device_token,
+      body: { success: true },
+    });
+    expect(response.status).toBe(200);
+    expect(structuredClone(response.body)).toMatchObject({
+      wipe_id: wipeId,
+      device_id: enrolled.id,
+      status: "completed",
+      completed_at: t.clock.now().toISOString(),
+      error: null,
+    });
+    const refused = await checkIn(t, enrolled.device_token);
+    expect(refused.status).toBe(401);
+    const [wiped] = recordedEvents(t, org.organizationId, "device.wiped");
+    expect(wiped?.data).toMatchObject({ device_id: enrolled.id, wipe_id: wipeId, platform: "macos" });
+  });
+
+  test("failure: the wipe fails, the device keeps its status, and a new wipe can be requested", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const wipeId = await requestWipe(org.adminToken, enrolled.id);
+    const response = await t.request("POST", complete(wipeId), {
+      token: enrolled.device_token,
+      body: { success: false, error: "device administrator rights revoked" },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ status: "failed", error: "device administrator rights revoked" });
+    const polled = await t.request("GET", `/api/v1/devices/${enrolled.id}/wipe/${wipeId}`, {
+      token: org.adminToken,
+    });
+    expect(polled.body).toMatchObject({ status: "failed", error: "device administrator rights revoked" });
+    expect(
+      (await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken })).body.status,
+    ).toBe("online");
+    expect((await checkIn(t, enrolled.device_token)).body.commands).toEqual([]);
+    await requestWipe(org.adminToken, enrolled.id, "second try");
+  });
+
+  test("409 for a wipe that is no longer pending, state unchanged", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const wipeId = await requestWipe(org.adminToken, enrolled.id);
+    await t.request("POST", complete(wipeId), { token: enrolled.device_token, body: { success: false } });
+    const again = await t.request("POST", complete(wipeId), {
+      token: enrolled.device_token,
+      body: { success: true },
+    });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({
+      message: "wipe is not pending",
+      details: "the wipe is already failed",
+    });
+    expect(
+      (await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken })).body.status,
+    ).toBe("online");
+  });
+
+  test("404 for another device's wipe or an unknown one; 400 without success; 401 without a token", async () => {
+    const org = await t.createOrganization();
+    const first = await enrollDevice(t, org.adminToken);
+    const second = await enrollDevice(t, org.adminToken);
+    const wipeId = await requestWipe(org.adminToken, first.id);
+    const stolen = await t.request("POST", complete(wipeId), {
+      token: second.device_token,
+      body: { success: true },
+    });
+    expect(stolen.status).toBe(404);
+    expect(stolen.body.message).toBe("wipe not found");
+    const unknown = await t.request("POST", complete(crypto.randomUUID()), {
+      token: first.device_token,
+      body: { success: true },
+    });
+    expect(unknown.status).toBe(404);
+    const invalid = await t.request("POST", complete(wipeId), { token: first.device_token, body: {} });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.errors[0].field).toBe("success");
+    expect((await t.request("POST", complete(wipeId), { body: { success: true } })).status).toBe(401);
+    expect(
+      (await t.request("GET", `/api/v1/devices/${first.id}`, { token: org.adminToken })).body.status,
+    ).toBe("online");
+  });
+});

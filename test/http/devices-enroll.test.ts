@@ -1,0 +1,312 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { createPrivateKey, createPublicKey, generateKeyPairSync } from "node:crypto";
+import { parseCidr, parseIpv4 } from "../../src/lib/ipv4";
+import {
+  createDeviceTestApp,
+  createEnrollmentToken,
+  enrollBody,
+  enrollDevice,
+  insertTestPolicy,
+  recordedEvents,
+} from "./devices-fixtures";
+
+const t = await createDeviceTestApp();
+afterAll(() => t.close());
+
+const ENROLL = "/api/v1/devices/enroll";
+
+/** The X25519 public key of a raw private key, derived with node:crypto alone, in WireGuard's base64. */
+function x25519PublicKeyOf(privateKeyBase64: string): string {
+  const pkcs8 = Buffer.concat([
+    Buffer.from("302e020100300506032b656e04220420", "hex"),
+    Buffer.from(privateKeyBase64, "base64"),
+  ]);
+  const privateKey = createPrivateKey({ key: pkcs8, format: "der", type: "pkcs8" });
+  const jwk = createPublicKey(privateKey).export({ format: "jwk" });
+  return Buffer.from(jwk.x as string, "base64url").toString("base64");
+}
+
+function addressOf(cidr: string): number {
+  const [address, prefix] = cidr.split("/");
+  expect(prefix).toBe("32");
+  const parsed = parseIpv4(address ?? "");
+  if (parsed === null) throw new Error(`not an address: ${cidr}`);
+  return parsed;
+}
+
+describe("POST /devices/enroll", () => {
+  test("201 with the enrollment result: VPN config, default policy and device token", async () => {
+    const org = await t.createOrganization();
+    const { token } = await createEnrollmentToken(t, org.adminToken);
+    const body = enrollBody(token, { device_name: "Ada's MacBook", hardware_id: "C02XL0GHJGH5" });
+    const response = await t.request("POST", ENROLL, { body });
+
+    expect(response.status).toBe(201);
+    const organization = await t.request("GET", "/api/v1/organizations/current", { token: org.adminToken });
+    expect(structuredClone(response.body)).toEqual({
+      id: expect.any(String),
+      device_name: "Ada's MacBook",
+      platform: "macos",
+      status: "online",
+      enrolled_at: t.clock.now().toISOString(),
+      vpn_config: {
+        endpoint: "vpn.example.com:51820",
+        public_key: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
+        private_key: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
+        address: expect.stringMatching(/^10\.100\.\d+\.\d+\/32$/),
+      },
+      policy: { id: organization.body.default_policy_id, name: "Default policy", version: 1 },
+      device_token: expect.stringMatching(/^bwd_/),
+      device_token_expires_at: new Date(t.clock.now().getTime() + 365 * 86400_000).toISOString(),
+    });
+    expect(organization.body.device_count).toBe(1);
+
+    const device = await t.request("GET", `/api/v1/devices/${response.body.id}`, { token: org.adminToken });
+    expect(device.status).toBe(200);
+    expect(structuredClone(device.body)).toMatchObject({
+      organization_id: org.organizationId,
+      hardware_id: "C02XL0GHJGH5",
+      status: "online",
+      last_seen: device.body.enrolled_at,
+      vpn_ip: response.body.vpn_config.address.replace("/32", ""),
+      vpn_public_key: response.body.vpn_config.public_key,
+      policy_id: organization.body.default_policy_id,
+      compliance: { status: "compliant", violations: [] },
+    });
+    expect(JSON.stringify(device.body)).not.toContain(response.body.vpn_config.private_key);
+  });
+
+  test("the returned public key is the X25519 public key of the returned private key", async () => {
+    const org = await t.createOrganization();
+    for (let index = 0; index < 5; index++) {
+      const enrolled = await enrollDevice(t, org.adminToken);
+      const privateKey = enrolled.vpn_config.private_key ?? "";
+      expect(Buffer.from(privateKey, "base64")).toHaveLength(32);
+      expect(x25519PublicKeyOf(privateKey)).toBe(enrolled.vpn_config.public_key);
+    }
+  });
+
+  test("a device that sends its own public key gets no private key and keeps its key", async () => {
+    const org = await t.createOrganization();
+    const { publicKey } = generateKeyPairSync("x25519");
+    const devicePublicKey = Buffer.from(
+      publicKey.export({ format: "jwk" }).x as string,
+      "base64url",
+    ).toString("base64");
+    const enrolled = await enrollDevice(t, org.adminToken, { public_key: devicePublicKey });
+    expect(enrolled.vpn_config.public_key).toBe(devicePublicKey);
+    expect("private_key" in enrolled.vpn_config).toBe(false);
+    const device = await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
+    expect(device.body.vpn_public_key).toBe(devicePublicKey);
+  });
+
+  test("addresses are unique across many enrollments and all inside the pool", async () => {
+    const org = await t.createOrganization();
+    const other = await t.createOrganization();
+    const pool = parseCidr("10.100.0.0/16");
+    if (!pool) throw new Error("bad pool");
+    const { token } = await createEnrollmentToken(t, org.adminToken, { max_uses: null });
+    const { token: otherToken } = await createEnrollmentToken(t, other.adminToken, { max_uses: null });
+    const addresses: number[] = [];
+    for (let index = 0; index < 50; index++) {
+      const response = await t.request("POST", ENROLL, { body: enrollBody(index % 2 ? token : otherToken) });
+      expect(response.status).toBe(201);
+      addresses.push(addressOf(response.body.vpn_config.address));
+    }
+    expect(new Set(addresses).size).toBe(50);
+    for (const address of addresses) {
+      // Not the network address, not the server's first host, not broadcast.
+      expect(address).toBeGreaterThan(pool.network + 1);
+      expect(address).toBeLessThan(pool.network + 65535);
+    }
+  });
+
+  test("409 when the pool is exhausted; deleting a wiped device frees its address", async () => {
+    const small = await createDeviceTestApp({ vpn: { address_pool: "10.9.0.0/29" } });
+    try {
+      const org = await small.createOrganization();
+      const { token } = await createEnrollmentToken(small, org.adminToken, { max_uses: null });
+      const enrolled = [];
+      for (let index = 0; index < 5; index++) {
+        const response = await small.request("POST", ENROLL, { body: enrollBody(token) });
+        expect(response.status).toBe(201);
+        enrolled.push(response.body);
+      }
+      expect(enrolled.map((device) => device.vpn_config.address)).toEqual([
+        "10.9.0.2/32",
+        "10.9.0.3/32",
+        "10.9.0.4/32",
+        "10.9.0.5/32",
+        "10.9.0.6/32",
+      ]);
+      const exhausted = await small.request("POST", ENROLL, { body: enrollBody(token) });
+      expect(exhausted.status).toBe(409);
+      expect(exhausted.body.message).toBe("the VPN address pool is exhausted");
+
+      const freed = enrolled[2];
+      const wipe = await small.request("POST", `/api/v1/devices/${freed.id}/wipe`, {
+        token: org.adminToken,
+        body: { reason: "retired" },
+      });
+      await small.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
+        token: freed.device_token,
+        body: { success: true },
+      });
+      const deleted = await small.request("DELETE", `/api/v1/devices/${freed.id}`, { token: org.adminToken });
+      expect(deleted.status).toBe(204);
+      const again = await small.request("POST", ENROLL, { body: enrollBody(token) });
+      expect(again.status).toBe(201);
+      expect(again.body.vpn_config.address).toBe("10.9.0.4/32");
+    } finally {
+      small.close();
+    }
+  });
+
+  test("assigns the token's policy and user, and records device.enrolled", async () => {
+    const org = await t.createOrganization();
+    const member = await t.createUser(org.adminToken, "member");
+    const policy = insertTestPolicy(t, org.organizationId, "Engineering");
+    const enrolled = await enrollDevice(t, org.adminToken, {}, { policy_id: policy.id, user_id: member.id });
+    expect(enrolled.policy).toEqual({ id: policy.id, name: "Engineering", version: 1 });
+
+    const device = await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
+    expect(device.body.user_id).toBe(member.id);
+    expect(device.body.policy_id).toBe(policy.id);
+
+    const [event] = recordedEvents(t, org.organizationId, "device.enrolled");
+    expect(event?.data).toEqual({
+      device_id: enrolled.id,
+      device_name: enrolled.device_name,
+      platform: "macos",
+      user_id: member.id,
+      policy_id: policy.id,
+    });
+    const audit = await t.request("GET", "/api/v1/audit-logs?action=device.enroll", {
+      token: org.adminToken,
+    });
+    expect(structuredClone(audit.body.data[0])).toMatchObject({
+      actor: { type: "device", id: enrolled.id },
+      target: { type: "device", id: enrolled.id },
+    });
+  });
+
+  test("an OS version below the platform minimum makes the device non-compliant from the start", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken, { platform: "ios", os_version: "14.8" });
+    const compliance = await t.request("GET", `/api/v1/devices/${enrolled.id}/compliance`, {
+      token: org.adminToken,
+    });
+    expect(structuredClone(compliance.body)).toEqual({
+      status: "non_compliant",
+      last_check: expect.any(String),
+      violations: [{ rule: "os_version", required: ">= 15", actual: "14.8", severity: "critical" }],
+    });
+  });
+
+  test("409 for a hardware_id already enrolled in the organization; other organizations and wiped devices do not count", async () => {
+    const org = await t.createOrganization();
+    const other = await t.createOrganization();
+    const first = await enrollDevice(t, org.adminToken, { hardware_id: "SERIAL-1" });
+
+    const { token } = await createEnrollmentToken(t, org.adminToken);
+    const duplicate = await t.request("POST", ENROLL, {
+      body: enrollBody(token, { hardware_id: "SERIAL-1" }),
+    });
+    expect(duplicate.status).toBe(409);
+    expect(duplicate.body.message).toBe("a device with this hardware_id is already enrolled");
+    // The refused enrollment did not use the token up.
+    const tokens = await t.request("GET", "/api/v1/enrollment-tokens", { token: org.adminToken });
+    expect(tokens.body.data[0].uses).toBe(0);
+
+    await enrollDevice(t, other.adminToken, { hardware_id: "SERIAL-1" });
+
+    const wipe = await t.request("POST", `/api/v1/devices/${first.id}/wipe`, {
+      token: org.adminToken,
+      body: { reason: "reinstall" },
+    });
+    await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
+      token: first.device_token,
+      body: { success: true },
+    });
+    const reenrolled = await t.request("POST", ENROLL, {
+      body: enrollBody(token, { hardware_id: "SERIAL-1" }),
+    });
+    expect(reenrolled.status).toBe(201);
+  });
+
+  test("401 saying why for an unknown, used-up, expired or revoked enrollment token", async () => {
+    const org = await t.createOrganization();
+    const unknown = await t.request("POST", ENROLL, { body: enrollBody("bwe_nonsense") });
+    expect(unknown.status).toBe(401);
+    expect(unknown.body).toMatchObject({
+      code: 401,
+      message: "invalid enrollment token",
+      details: "the enrollment token is unknown",
+    });
+
+    const single = await createEnrollmentToken(t, org.adminToken);
+    expect((await t.request("POST", ENROLL, { body: enrollBody(single.token) })).status).toBe(201);
+    const usedUp = await t.request("POST", ENROLL, { body: enrollBody(single.token) });
+    expect(usedUp.status).toBe(401);
+    expect(usedUp.body.details).toBe("the enrollment token has reached its maximum number of uses");
+
+    const twice = await createEnrollmentToken(t, org.adminToken, { max_uses: 2 });
+    expect((await t.request("POST", ENROLL, { body: enrollBody(twice.token) })).status).toBe(201);
+    expect((await t.request("POST", ENROLL, { body: enrollBody(twice.token) })).status).toBe(201);
+    expect((await t.request("POST", ENROLL, { body: enrollBody(twice.token) })).status).toBe(401);
+
+    const shortLived = await createEnrollmentToken(t, org.adminToken, { expires_in_hours: 1 });
+    t.clock.advanceSeconds(3600);
+    const expired = await t.request("POST", ENROLL, { body: enrollBody(shortLived.token) });
+    expect(expired.status).toBe(401);
+    expect(expired.body.details).toBe("the enrollment token has expired");
+
+    const revokedToken = await createEnrollmentToken(t, org.adminToken);
+    await t.request("DELETE", `/api/v1/enrollment-tokens/${revokedToken.id}`, { token: org.adminToken });
+    const revoked = await t.request("POST", ENROLL, { body: enrollBody(revokedToken.token) });
+    expect(revoked.status).toBe(401);
+    expect(revoked.body.details).toBe("the enrollment token has been revoked");
+
+    const list = await t.request("GET", "/api/v1/devices", { token: org.adminToken });
+    expect(list.body.total).toBe(3);
+  });
+
+  test("400 naming each invalid or missing field, and nothing is enrolled", async () => {
+    const org = await t.createOrganization();
+    const { token } = await createEnrollmentToken(t, org.adminToken);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ enrollment_token: undefined }, "enrollment_token"],
+      [{ enrollment_token: "" }, "enrollment_token"],
+      [{ device_name: undefined }, "device_name"],
+      [{ device_name: "" }, "device_name"],
+      [{ device_name: "   " }, "device_name"],
+      [{ device_name: "bad\u0007name" }, "device_name"],
+      [{ device_name: "x".repeat(201) }, "device_name"],
+      [{ platform: undefined }, "platform"],
+      [{ platform: "beos" }, "platform"],
+      [{ agent_version: undefined }, "agent_version"],
+      [{ agent_version: "1".repeat(51) }, "agent_version"],
+      [{ hardware_id: undefined }, "hardware_id"],
+      [{ hardware_id: "" }, "hardware_id"],
+      [{ hardware_id: " padded " }, "hardware_id"],
+      [{ hardware_id: "tab\there" }, "hardware_id"],
+      [{ hardware_id: "x".repeat(201) }, "hardware_id"],
+      [{ os_version: "" }, "os_version"],
+      [{ public_key: "not-a-key" }, "public_key"],
+      [{ public_key: `${"A".repeat(42)}B=` }, "public_key"],
+    ];
+    for (const [overrides, field] of cases) {
+      const response = await t.request("POST", ENROLL, { body: enrollBody(token, overrides) });
+      expect(response.status, JSON.stringify(overrides)).toBe(400);
+      expect(response.body.errors.map((error: { field: string }) => error.field)).toContain(field);
+    }
+    const platform = await t.request("POST", ENROLL, { body: enrollBody(token, { platform: "beos" }) });
+    expect(platform.body.errors[0].message).toBe("must be one of linux, windows, macos, android, ios");
+    const malformed = await t.request("POST", ENROLL, { rawBody: "{not json" });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.message).toBe("invalid request body");
+
+    // The token was never used, so it still enrolls.
+    expect((await t.request("POST", ENROLL, { body: enrollBody(token) })).status).toBe(201);
+  });
+});

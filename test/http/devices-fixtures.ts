@@ -1,0 +1,109 @@
+import { asc, eq } from "drizzle-orm";
+import { events } from "../../src/db/schema";
+import { insertPolicy } from "../../src/domain/policies/insert-policy";
+import type { PolicyData } from "../../src/domain/policies/policy-document";
+import { DEFAULT_POLICY_DATA } from "../../src/domain/policies/policy-templates";
+import { createTestApp, type TestApp } from "../helpers/test-app";
+
+/** A test app whose per-IP limit does not get in the way of many unauthenticated enrollments. */
+export function createDeviceTestApp(overrides: Parameters<typeof createTestApp>[0] = {}) {
+  return createTestApp({ ...overrides, rate_limit: { unauthenticated_per_minute: 100_000 } });
+}
+
+/** Creates an enrollment token through the API and returns the response body. */
+export async function createEnrollmentToken(
+  t: TestApp,
+  adminToken: string,
+  body: Record<string, unknown> = {},
+) {
+  const response = await t.request("POST", "/api/v1/enrollment-tokens", { token: adminToken, body });
+  if (response.status !== 201)
+    throw new Error(`creating enrollment token failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body as { id: string; token: string };
+}
+
+let hardwareCounter = 0;
+
+/** A valid enrollment body; `overrides` replace fields (undefined removes one). */
+export function enrollBody(enrollmentToken: string, overrides: Record<string, unknown> = {}) {
+  const body: Record<string, unknown> = {
+    enrollment_token: enrollmentToken,
+    device_name: `Laptop ${++hardwareCounter}`,
+    platform: "macos",
+    agent_version: "1.4.0",
+    hardware_id: `HW-${crypto.randomUUID()}`,
+    os_version: "14.4",
+    ...overrides,
+  };
+  for (const [key, value] of Object.entries(body)) if (value === undefined) delete body[key];
+  return body;
+}
+
+/** The enrollment result of POST /devices/enroll. */
+export interface Enrolled {
+  id: string;
+  device_name: string;
+  platform: string;
+  status: string;
+  vpn_config: { endpoint: string; public_key: string; private_key?: string; address: string };
+  policy: { id: string; name: string; version: number };
+  device_token: string;
+  device_token_expires_at: string;
+}
+
+/** Enrolls one device with a fresh single-use token of the admin's organization. */
+export async function enrollDevice(
+  t: TestApp,
+  adminToken: string,
+  overrides: Record<string, unknown> = {},
+  tokenBody: Record<string, unknown> = {},
+): Promise<Enrolled> {
+  const { token } = await createEnrollmentToken(t, adminToken, tokenBody);
+  const response = await t.request("POST", "/api/v1/devices/enroll", { body: enrollBody(token, overrides) });
+  if (response.status !== 201)
+    throw new Error(`enrollment failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body as Enrolled;
+}
+
+/** An agent check-in with the device token. */
+export function checkIn(t: TestApp, deviceToken: string, body: Record<string, unknown> = {}) {
+  return t.request("POST", "/api/v1/agent/checkin", { token: deviceToken, body });
+}
+
+/** Facts that satisfy every policy. */
+export const HEALTHY_FACTS = {
+  disk_encrypted: true,
+  vpn_connected: true,
+  screen_lock_enabled: true,
+  firewall_enabled: true,
+  usb_storage_blocked: true,
+  screenshots_blocked: true,
+};
+
+/** Inserts a second policy into the organization (the policies API is another issue's). */
+export function insertTestPolicy(
+  t: TestApp,
+  organizationId: string,
+  name: string,
+  changes: Partial<PolicyData> = {},
+) {
+  const policyData = { ...structuredClone(DEFAULT_POLICY_DATA), ...changes } as PolicyData;
+  return insertPolicy(t.deps.db, t.clock.now(), {
+    organizationId,
+    name,
+    description: "",
+    policyData,
+    changedBy: "test",
+  });
+}
+
+/** The outbox events of an organization, oldest first. */
+export function recordedEvents(t: TestApp, organizationId: string, type?: string) {
+  return t.deps.db
+    .select()
+    .from(events)
+    .where(eq(events.organizationId, organizationId))
+    .orderBy(asc(events.sequence))
+    .all()
+    .filter((event) => type === undefined || event.type === type);
+}
