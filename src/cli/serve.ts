@@ -3,6 +3,7 @@ import { bootDependencies } from "../boot";
 import type { Config } from "../config/config-schema";
 import { ensureFirstAdmin } from "../domain/users/bootstrap-admin";
 import { startJobs } from "../jobs/scheduler";
+import { createWebhookDispatcher } from "../jobs/webhook-dispatcher";
 
 /** `bulwark serve`: migrate, create the first admin if needed, start the jobs, listen; stop cleanly on a signal. */
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
@@ -12,6 +13,8 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const firstAdmin = await ensureFirstAdmin(deps);
   const app = buildApp(deps);
   const jobs = startJobs(deps);
+  const webhookDispatcher = createWebhookDispatcher(deps);
+  webhookDispatcher.start();
   app.listen({ hostname: config.server.host, port: config.server.port });
   const port = app.server?.port ?? config.server.port;
   const url = `http://${config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host}:${port}`;
@@ -38,6 +41,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     console.log(`${signal} received: stopping`);
     jobs.stop();
     await app.stop();
+    await webhookDispatcher.stop();
     await jobs.idle();
     database.close();
     process.exit(0);

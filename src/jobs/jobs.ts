@@ -1,5 +1,9 @@
 import type { Config } from "../config/config-schema";
 import { purgeExpiredCredentials } from "../domain/auth/purge-expired-credentials";
+import { markOfflineDevices } from "../domain/devices/mark-offline-devices";
+import { purgeExpiredDeviceCredentials } from "../domain/devices/purge-expired-device-credentials";
+import { timeOutWipes } from "../domain/devices/time-out-wipes";
+import { purgeDeliveries } from "../domain/webhooks/purge-deliveries";
 import type { AppDeps } from "../http/app-deps";
 
 /** A named background job; tests call `run` directly with a fake clock. */
@@ -15,5 +19,25 @@ export const JOBS: readonly Job[] = [
     id: "purge-expired-credentials",
     intervalSeconds: (config) => config.jobs.scan_interval_seconds,
     run: (deps) => purgeExpiredCredentials(deps),
+  },
+  {
+    id: "mark-offline-devices",
+    intervalSeconds: (config) => config.jobs.scan_interval_seconds,
+    run: (deps) => markOfflineDevices(deps),
+  },
+  {
+    id: "time-out-wipes",
+    intervalSeconds: (config) => config.jobs.scan_interval_seconds,
+    run: (deps) => timeOutWipes(deps),
+  },
+  {
+    id: "purge-expired-device-credentials",
+    intervalSeconds: (config) => config.jobs.scan_interval_seconds,
+    run: (deps) => purgeExpiredDeviceCredentials(deps),
+  },
+  {
+    id: "purge-webhook-deliveries",
+    intervalSeconds: (config) => config.jobs.scan_interval_seconds,
+    run: (deps) => purgeDeliveries(deps),
   },
 ];

@@ -9,6 +9,7 @@ export interface RecordedEvent {
   id: string;
   sequence: number;
   type: EventType;
+  createdAt: string;
 }
 
 /**
@@ -23,13 +24,7 @@ export function recordEvent(
   type: EventType,
   data: Record<string, unknown>,
 ): RecordedEvent {
-  const id = newId();
-  const createdAt = toIso(now);
-  const inserted = tx
-    .insert(events)
-    .values({ id, organizationId, type, data, createdAt })
-    .returning({ sequence: events.sequence })
-    .get();
+  const event = insertEvent(tx, now, organizationId, type, data);
   const subscriptions = tx
     .select({ id: webhooks.id, events: webhooks.events })
     .from(webhooks)
@@ -37,18 +32,43 @@ export function recordEvent(
     .all();
   for (const subscription of subscriptions) {
     if (!subscription.events.includes("*") && !subscription.events.includes(type)) continue;
-    tx.insert(webhookDeliveries)
-      .values({
-        id: newId(),
-        webhookId: subscription.id,
-        eventSequence: inserted.sequence,
-        status: "pending",
-        attempts: 0,
-        nextAttemptAt: createdAt,
-        createdAt,
-        updatedAt: createdAt,
-      })
-      .run();
+    insertPendingDelivery(tx, subscription.id, event);
   }
-  return { id, sequence: inserted.sequence, type };
+  return event;
+}
+
+/** Appends an event to the outbox without fanning it out (the caller chooses its deliveries). */
+export function insertEvent(
+  tx: DbOrTx,
+  now: Date,
+  organizationId: string,
+  type: EventType,
+  data: Record<string, unknown>,
+): RecordedEvent {
+  const id = newId();
+  const createdAt = toIso(now);
+  const inserted = tx
+    .insert(events)
+    .values({ id, organizationId, type, data, createdAt })
+    .returning({ sequence: events.sequence })
+    .get();
+  return { id, sequence: inserted.sequence, type, createdAt };
+}
+
+/** Queues one delivery of `event` to a subscription, due at once; returns the delivery id. */
+export function insertPendingDelivery(tx: DbOrTx, webhookId: string, event: RecordedEvent): string {
+  const id = newId();
+  tx.insert(webhookDeliveries)
+    .values({
+      id,
+      webhookId,
+      eventSequence: event.sequence,
+      status: "pending",
+      attempts: 0,
+      nextAttemptAt: event.createdAt,
+      createdAt: event.createdAt,
+      updatedAt: event.createdAt,
+    })
+    .run();
+  return id;
 }

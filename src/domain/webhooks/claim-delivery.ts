@@ -1,0 +1,119 @@
+import { and, asc, eq, gte, lte, min, notInArray } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { events, webhookDeliveries, webhooks } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
+import type { DomainDeps } from "../deps";
+
+/** A delivery taken by the dispatcher for one attempt, with what the request needs. */
+export interface ClaimedDelivery {
+  id: string;
+  webhookId: string;
+  organizationId: string;
+  url: string;
+  secret: string;
+  eventSequence: number;
+  event: { id: string; type: string; createdAt: string; data: Record<string, unknown> };
+}
+
+/** A subscription whose oldest pending delivery is due, and that delivery's event sequence. */
+export interface DueSubscription {
+  webhookId: string;
+  oldestSequence: number;
+}
+
+/**
+ * Active subscriptions whose oldest pending delivery is due now, most overdue first. Only the oldest
+ * counts, so one subscription's deliveries go out in event order; paused subscriptions are skipped.
+ */
+export function findDueSubscriptions(
+  deps: DomainDeps,
+  options: { limit: number; excludedWebhookIds: string[] },
+): DueSubscription[] {
+  const now = toIso(deps.clock.now());
+  const oldestPending = deps.db
+    .select({
+      webhookId: webhookDeliveries.webhookId,
+      oldestSequence: min(webhookDeliveries.eventSequence).as("oldest_sequence"),
+    })
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.status, "pending"))
+    .groupBy(webhookDeliveries.webhookId)
+    .as("oldest_pending");
+  const rows = deps.db
+    .select({ webhookId: oldestPending.webhookId, oldestSequence: oldestPending.oldestSequence })
+    .from(oldestPending)
+    .innerJoin(
+      webhookDeliveries,
+      and(
+        eq(webhookDeliveries.webhookId, oldestPending.webhookId),
+        eq(webhookDeliveries.eventSequence, oldestPending.oldestSequence),
+      ),
+    )
+    .innerJoin(webhooks, eq(webhooks.id, oldestPending.webhookId))
+    .where(
+      and(
+        eq(webhooks.isActive, true),
+        lte(webhookDeliveries.nextAttemptAt, now),
+        options.excludedWebhookIds.length > 0
+          ? notInArray(oldestPending.webhookId, options.excludedWebhookIds)
+          : undefined,
+      ),
+    )
+    .orderBy(asc(webhookDeliveries.nextAttemptAt))
+    .limit(options.limit)
+    .all();
+  return rows.flatMap((row) =>
+    row.oldestSequence === null ? [] : [{ webhookId: row.webhookId, oldestSequence: row.oldestSequence }],
+  );
+}
+
+/**
+ * Takes the subscription's oldest pending delivery (from `fromSequence` on) if it is due, leasing it for
+ * `leaseSeconds`: if the process dies during the attempt, the delivery becomes due again when the lease
+ * ends and is retried with the same id. Returns null when nothing is due.
+ */
+export function claimDelivery(
+  deps: DomainDeps,
+  webhookId: string,
+  fromSequence: number,
+  leaseSeconds: number,
+): ClaimedDelivery | null {
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    const next = tx
+      .select({ delivery: webhookDeliveries, webhook: webhooks, event: events })
+      .from(webhookDeliveries)
+      .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+      .innerJoin(events, eq(events.sequence, webhookDeliveries.eventSequence))
+      .where(
+        and(
+          eq(webhookDeliveries.webhookId, webhookId),
+          eq(webhookDeliveries.status, "pending"),
+          gte(webhookDeliveries.eventSequence, fromSequence),
+        ),
+      )
+      .orderBy(asc(webhookDeliveries.eventSequence))
+      .limit(1)
+      .get();
+    if (!next?.webhook.isActive) return null;
+    if (next.delivery.nextAttemptAt !== null && next.delivery.nextAttemptAt > toIso(now)) return null;
+    tx.update(webhookDeliveries)
+      .set({ nextAttemptAt: toIso(addSeconds(now, leaseSeconds)), updatedAt: toIso(now) })
+      .where(eq(webhookDeliveries.id, next.delivery.id))
+      .run();
+    return {
+      id: next.delivery.id,
+      webhookId,
+      organizationId: next.webhook.organizationId,
+      url: next.webhook.url,
+      secret: next.webhook.secret,
+      eventSequence: next.delivery.eventSequence,
+      event: {
+        id: next.event.id,
+        type: next.event.type,
+        createdAt: next.event.createdAt,
+        data: next.event.data,
+      },
+    };
+  });
+}

@@ -1,0 +1,22 @@
+import { eq } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { webhooks } from "../../db/schema";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { findWebhook } from "./webhook-view";
+
+/** Deletes a subscription with its deliveries, pending ones included (they will not be sent). */
+export function deleteWebhook(deps: DomainDeps, actor: Actor, organizationId: string, id: string): void {
+  const now = deps.clock.now();
+  withTransaction(deps.db, (tx) => {
+    const row = findWebhook(tx, organizationId, id);
+    // Deliveries and their attempts go with it (ON DELETE CASCADE).
+    tx.delete(webhooks).where(eq(webhooks.id, id)).run();
+    recordAudit(tx, now, actor, {
+      action: "webhook.delete",
+      targetType: "webhook",
+      targetId: id,
+      details: { url: row.url },
+    });
+  });
+}

@@ -1,0 +1,92 @@
+import { and, asc, count, desc, eq, inArray, type SQL } from "drizzle-orm";
+import { events, webhookDeliveries, webhookDeliveryAttempts } from "../../db/schema";
+import type { DomainDeps } from "../deps";
+import type { DeliveryStatus } from "./webhook-view";
+import { findWebhook } from "./webhook-view";
+
+/** One HTTP attempt of a delivery. */
+export interface DeliveryAttemptView {
+  attempt: number;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  started_at: string;
+}
+
+/** One event's delivery to one subscription, with every attempt made so far. */
+export interface DeliveryView {
+  id: string;
+  event_id: string;
+  event: string;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_duration_ms: number | null;
+  created_at: string;
+  completed_at: string | null;
+  attempts_log: DeliveryAttemptView[];
+}
+
+/** A subscription's deliveries, newest event first, optionally of one status. */
+export function listDeliveries(
+  deps: DomainDeps,
+  organizationId: string,
+  webhookId: string,
+  filter: { status?: DeliveryStatus },
+  page: { page: number; pageSize: number },
+): { data: DeliveryView[]; total: number } {
+  findWebhook(deps.db, organizationId, webhookId);
+  const conditions: SQL[] = [eq(webhookDeliveries.webhookId, webhookId)];
+  if (filter.status) conditions.push(eq(webhookDeliveries.status, filter.status));
+  const where = and(...conditions);
+  const rows = deps.db
+    .select({ delivery: webhookDeliveries, eventId: events.id, eventType: events.type })
+    .from(webhookDeliveries)
+    .innerJoin(events, eq(events.sequence, webhookDeliveries.eventSequence))
+    .where(where)
+    .orderBy(desc(webhookDeliveries.eventSequence))
+    .limit(page.pageSize)
+    .offset((page.page - 1) * page.pageSize)
+    .all();
+  const total = deps.db.select({ value: count() }).from(webhookDeliveries).where(where).get()?.value ?? 0;
+  const attemptsByDelivery = new Map<string, DeliveryAttemptView[]>();
+  const deliveryIds = rows.map((row) => row.delivery.id);
+  if (deliveryIds.length > 0) {
+    const attempts = deps.db
+      .select()
+      .from(webhookDeliveryAttempts)
+      .where(inArray(webhookDeliveryAttempts.deliveryId, deliveryIds))
+      .orderBy(asc(webhookDeliveryAttempts.attempt))
+      .all();
+    for (const attempt of attempts) {
+      const log = attemptsByDelivery.get(attempt.deliveryId) ?? [];
+      log.push({
+        attempt: attempt.attempt,
+        status_code: attempt.statusCode,
+        duration_ms: attempt.durationMs,
+        error: attempt.error,
+        started_at: attempt.startedAt,
+      });
+      attemptsByDelivery.set(attempt.deliveryId, log);
+    }
+  }
+  return {
+    total,
+    data: rows.map(({ delivery, eventId, eventType }) => ({
+      id: delivery.id,
+      event_id: eventId,
+      event: eventType,
+      status: delivery.status,
+      attempts: delivery.attempts,
+      next_attempt_at: delivery.status === "pending" ? delivery.nextAttemptAt : null,
+      last_status_code: delivery.lastStatusCode,
+      last_error: delivery.lastError,
+      last_duration_ms: delivery.lastDurationMs,
+      created_at: delivery.createdAt,
+      completed_at: delivery.completedAt,
+      attempts_log: attemptsByDelivery.get(delivery.id) ?? [],
+    })),
+  };
+}

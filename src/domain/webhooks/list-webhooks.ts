@@ -1,0 +1,38 @@
+import { count, desc, eq } from "drizzle-orm";
+import { webhooks } from "../../db/schema";
+import type { DomainDeps } from "../deps";
+import {
+  findLastDeliveries,
+  findWebhook,
+  toWebhookView,
+  viewWebhook,
+  type WebhookView,
+} from "./webhook-view";
+
+/** The organization's subscriptions, newest first, each with its last delivery. */
+export function listWebhooks(
+  deps: DomainDeps,
+  organizationId: string,
+  page: { page: number; pageSize: number },
+): { data: WebhookView[]; total: number } {
+  const filter = eq(webhooks.organizationId, organizationId);
+  const rows = deps.db
+    .select()
+    .from(webhooks)
+    .where(filter)
+    .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
+    .limit(page.pageSize)
+    .offset((page.page - 1) * page.pageSize)
+    .all();
+  const lastDeliveries = findLastDeliveries(
+    deps.db,
+    rows.map((row) => row.id),
+  );
+  const total = deps.db.select({ value: count() }).from(webhooks).where(filter).get()?.value ?? 0;
+  return { data: rows.map((row) => toWebhookView(row, lastDeliveries.get(row.id) ?? null)), total };
+}
+
+/** One subscription of the organization. */
+export function getWebhook(deps: DomainDeps, organizationId: string, id: string): WebhookView {
+  return viewWebhook(deps.db, findWebhook(deps.db, organizationId, id));
+}

@@ -1,0 +1,41 @@
+import { and, eq, inArray, lt, notExists } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { events, webhookDeliveries } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
+import type { DomainDeps } from "../deps";
+
+/**
+ * Deletes deliveries that succeeded or failed more than webhooks.retention_days ago (their attempts go
+ * with them), then outbox events that old with no delivery left. Pending deliveries are never purged.
+ */
+export function purgeDeliveries(deps: DomainDeps): { deliveries: number; events: number } {
+  const cutoff = toIso(addSeconds(deps.clock.now(), -deps.config.webhooks.retention_days * 86400));
+  return withTransaction(deps.db, (tx) => {
+    const deliveries = tx
+      .delete(webhookDeliveries)
+      .where(
+        and(
+          inArray(webhookDeliveries.status, ["succeeded", "failed"]),
+          lt(webhookDeliveries.completedAt, cutoff),
+        ),
+      )
+      .returning({ id: webhookDeliveries.id })
+      .all();
+    const purgedEvents = tx
+      .delete(events)
+      .where(
+        and(
+          lt(events.createdAt, cutoff),
+          notExists(
+            tx
+              .select({ id: webhookDeliveries.id })
+              .from(webhookDeliveries)
+              .where(eq(webhookDeliveries.eventSequence, events.sequence)),
+          ),
+        ),
+      )
+      .returning({ sequence: events.sequence })
+      .all();
+    return { deliveries: deliveries.length, events: purgedEvents.length };
+  });
+}

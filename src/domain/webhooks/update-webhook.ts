@@ -1,0 +1,57 @@
+import { eq } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { webhooks } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { assertAllowedTarget, assertSecretLength, normalizeEventFilter } from "./webhook-input";
+import { findWebhook, viewWebhook, type WebhookView } from "./webhook-view";
+
+export interface UpdateWebhookInput {
+  url?: string;
+  events?: string[];
+  secret?: string;
+  active?: boolean;
+}
+
+/**
+ * Changes a subscription's url, events, secret or active flag. Setting active to true re-enables a
+ * subscription (clearing why it was disabled); its deliveries still pending resume in order.
+ */
+export async function updateWebhook(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  id: string,
+  input: UpdateWebhookInput,
+): Promise<WebhookView> {
+  findWebhook(deps.db, organizationId, id);
+  const events = input.events === undefined ? undefined : normalizeEventFilter(input.events);
+  if (input.secret !== undefined) assertSecretLength(input.secret);
+  if (input.url !== undefined) await assertAllowedTarget(deps.config, input.url);
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    const row = findWebhook(tx, organizationId, id);
+    const next = {
+      url: input.url ?? row.url,
+      events: events ?? row.events,
+      secret: input.secret ?? row.secret,
+      isActive: input.active ?? row.isActive,
+      disabledReason: input.active === undefined ? row.disabledReason : null,
+      updatedAt: toIso(now),
+    };
+    tx.update(webhooks).set(next).where(eq(webhooks.id, id)).run();
+    const changes: Record<string, unknown> = {};
+    if (input.url !== undefined) changes.url = input.url;
+    if (events !== undefined) changes.events = events;
+    if (input.secret !== undefined) changes.secret_changed = true;
+    if (input.active !== undefined) changes.active = input.active;
+    recordAudit(tx, now, actor, {
+      action: "webhook.update",
+      targetType: "webhook",
+      targetId: id,
+      details: changes,
+    });
+    return viewWebhook(tx, { ...row, ...next });
+  });
+}

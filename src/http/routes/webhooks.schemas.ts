@@ -1,0 +1,103 @@
+import { Type } from "@sinclair/typebox";
+import { EVENT_TYPES } from "../../domain/events/event-types";
+import { MAX_SECRET_LENGTH, MIN_SECRET_LENGTH } from "../../domain/webhooks/webhook-input";
+import { NullableTimestamp, PageQuery, Timestamp, Uuid } from "../schemas/common";
+
+const DeliveryStatus = Type.Union(
+  [Type.Literal("pending"), Type.Literal("succeeded"), Type.Literal("failed")],
+  {
+    description:
+      "pending: not sent yet or waiting for a retry; succeeded: a 2xx; failed: retries used up or 410",
+  },
+);
+
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description:
+    "http(s) url receiving the POSTs. Its host must resolve to public addresses unless webhooks.allow_private_targets is set",
+});
+
+const Events = Type.Array(Type.String({ minLength: 1, maxLength: 100 }), {
+  minItems: 1,
+  maxItems: 50,
+  description: `Event names to receive, or ["*"] for all: ${EVENT_TYPES.join(", ")}`,
+});
+
+const Secret = Type.String({
+  minLength: MIN_SECRET_LENGTH,
+  maxLength: MAX_SECRET_LENGTH,
+  description: "Shared signing secret (write-only, never returned)",
+});
+
+export const WebhookSchema = Type.Object({
+  id: Uuid,
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  active: Type.Boolean({ description: "Inactive subscriptions receive no new events and send nothing" }),
+  disabled_reason: Type.Union([Type.String(), Type.Null()], {
+    description: "Why the service disabled the subscription (a 410 Gone answer), else null",
+  }),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  last_delivery: Type.Union(
+    [
+      Type.Object({
+        status: DeliveryStatus,
+        status_code: Type.Union([Type.Integer(), Type.Null()], {
+          description: "HTTP status of the last attempt; null for a timeout or network error",
+        }),
+        attempted_at: Timestamp,
+      }),
+      Type.Null(),
+    ],
+    { description: "The most recent delivery attempt, null before the first" },
+  ),
+});
+
+export const CreateWebhookBody = Type.Object({ url: Url, events: Events, secret: Secret });
+
+export const UpdateWebhookBody = Type.Object(
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    secret: Type.Optional(Secret),
+    active: Type.Optional(
+      Type.Boolean({ description: "true re-enables a disabled subscription; its pending deliveries resume" }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const DeliverySchema = Type.Object({
+  id: Uuid,
+  event_id: Uuid,
+  event: Type.String(),
+  status: DeliveryStatus,
+  attempts: Type.Integer({ minimum: 0 }),
+  next_attempt_at: Type.Union([Timestamp, Type.Null()], {
+    description: "When the next attempt is due (pending only)",
+  }),
+  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+  last_error: Type.Union([Type.String(), Type.Null()]),
+  last_duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+  created_at: Timestamp,
+  completed_at: NullableTimestamp,
+  attempts_log: Type.Array(
+    Type.Object({
+      attempt: Type.Integer({ minimum: 1 }),
+      status_code: Type.Union([Type.Integer(), Type.Null()]),
+      duration_ms: Type.Integer({ minimum: 0 }),
+      error: Type.Union([Type.String(), Type.Null()]),
+      started_at: Timestamp,
+    }),
+    { description: "Every attempt, oldest first" },
+  ),
+});
+
+export const DeliveryQuery = Type.Object({ ...PageQuery, status: Type.Optional(DeliveryStatus) });
+
+export const TestEventSchema = Type.Object({
+  event_id: Uuid,
+  delivery_id: Uuid,
+});

@@ -1,0 +1,178 @@
+import type { DomainDeps } from "../domain/deps";
+import { buildDeliveryRequest } from "../domain/webhooks/build-delivery-request";
+import { type ClaimedDelivery, claimDelivery, findDueSubscriptions } from "../domain/webhooks/claim-delivery";
+import { type AttemptOutcome, recordDeliveryAttempt } from "../domain/webhooks/record-delivery-attempt";
+import { checkWebhookTarget, type HostnameLookup } from "../lib/network-address";
+
+/** The part of `fetch` the dispatcher uses. */
+export type SendRequest = (url: string, init: RequestInit) => Promise<Response>;
+
+export interface WebhookDispatcherOptions {
+  fetch?: SendRequest;
+  /** Resolves target hostnames; the system resolver by default. */
+  lookup?: HostnameLookup;
+  pollIntervalMs?: number;
+  /** Subscriptions served at the same time. */
+  concurrency?: number;
+  /** Source of the retry jitter, in [0, 1). */
+  random?: () => number;
+}
+
+export interface WebhookDispatcher {
+  /** Polls for due deliveries until stopped. */
+  start(): void;
+  /** Stops polling and waits for the attempts in flight to be recorded. */
+  stop(): Promise<void>;
+  /** Sends every delivery due now (in order per subscription) and resolves with the number of attempts. */
+  runOnce(): Promise<number>;
+}
+
+const DEFAULT_POLL_INTERVAL_MS = 500;
+const DEFAULT_CONCURRENCY = 16;
+/** A subscription with a backlog gives up its slot after this many attempts in a row, so others get a turn. */
+const MAX_ATTEMPTS_IN_A_ROW = 50;
+/** Time beyond the attempt timeout before a claimed delivery counts as abandoned (a crash) and is retried. */
+const LEASE_MARGIN_SECONDS = 5;
+
+/**
+ * The webhook dispatcher: sends pending deliveries, one subscription's in event order, many
+ * subscriptions side by side, so a slow or dead receiver only ever holds its own queue.
+ */
+export function createWebhookDispatcher(
+  deps: DomainDeps,
+  options: WebhookDispatcherOptions = {},
+): WebhookDispatcher {
+  const send = options.fetch ?? fetch;
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  const random = options.random ?? Math.random;
+  const timeoutSeconds = deps.config.webhooks.timeout_seconds;
+  const leaseSeconds = timeoutSeconds + LEASE_MARGIN_SECONDS;
+  /** The worker serving each subscription right now. */
+  const workers = new Map<string, Promise<number>>();
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let isStopping = false;
+
+  function startDueWorkers(): Promise<number>[] {
+    const capacity = concurrency - workers.size;
+    if (capacity <= 0 || isStopping) return [];
+    const due = findDueSubscriptions(deps, { limit: capacity, excludedWebhookIds: [...workers.keys()] });
+    return due.map(({ webhookId, oldestSequence }) => {
+      const worker = deliverInOrder(webhookId, oldestSequence)
+        .catch((error) => {
+          console.error(`webhook dispatcher: deliveries of webhook ${webhookId} failed:`, error);
+          return 0;
+        })
+        .finally(() => workers.delete(webhookId));
+      workers.set(webhookId, worker);
+      return worker;
+    });
+  }
+
+  /** Sends the subscription's due deliveries one after the other until one must wait for a retry. */
+  async function deliverInOrder(webhookId: string, fromSequence: number): Promise<number> {
+    let attempts = 0;
+    let sequence = fromSequence;
+    while (attempts < MAX_ATTEMPTS_IN_A_ROW && !isStopping) {
+      const delivery = claimDelivery(deps, webhookId, sequence, leaseSeconds);
+      if (!delivery) break;
+      const outcome = await attemptDelivery(delivery);
+      attempts += 1;
+      const progress = recordDeliveryAttempt(deps, delivery, outcome, random);
+      // A later event may not overtake this one.
+      if (progress === "retrying") break;
+      sequence = delivery.eventSequence + 1;
+    }
+    return attempts;
+  }
+
+  async function attemptDelivery(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
+    const startedAt = deps.clock.now();
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    // One deadline covers the name lookup and the request.
+    const signal = AbortSignal.timeout(timeoutSeconds * 1000);
+    try {
+      // Checked on every attempt: the name may resolve elsewhere now than when the subscription was saved.
+      const target = await abortable(
+        checkWebhookTarget(delivery.url, {
+          allowPrivateTargets: deps.config.webhooks.allow_private_targets,
+          lookup: options.lookup,
+        }),
+        signal,
+      );
+      if (!target.ok) {
+        return {
+          startedAt,
+          durationMs: elapsed(),
+          statusCode: null,
+          error: `target refused: ${target.reason}`,
+        };
+      }
+      const { body, headers } = buildDeliveryRequest(delivery, deps.clock.now());
+      // Redirects are not followed: a 3xx could point anywhere, past the target check.
+      const response = await send(delivery.url, {
+        method: "POST",
+        headers,
+        body,
+        redirect: "manual",
+        signal,
+      });
+      const durationMs = elapsed();
+      await response.body?.cancel().catch(() => undefined);
+      return { startedAt, durationMs, statusCode: response.status, error: describeStatus(response) };
+    } catch (error) {
+      const message = signal.aborted
+        ? `timed out after ${timeoutSeconds} s`
+        : error instanceof Error
+          ? error.message
+          : String(error);
+      return { startedAt, durationMs: elapsed(), statusCode: null, error: message };
+    }
+  }
+
+  function poll(): void {
+    try {
+      startDueWorkers();
+    } catch (error) {
+      console.error("webhook dispatcher: polling failed:", error);
+    }
+    if (!isStopping) timer = setTimeout(poll, pollIntervalMs);
+  }
+
+  return {
+    start() {
+      if (timer || isStopping) return;
+      timer = setTimeout(poll, 0);
+    },
+    async stop() {
+      isStopping = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await Promise.all(workers.values());
+    },
+    async runOnce() {
+      const attempts = await Promise.all(startDueWorkers());
+      return attempts.reduce((sum, count) => sum + count, 0);
+    },
+  };
+}
+
+function describeStatus(response: Response): string | null {
+  const status = response.status;
+  if (status >= 200 && status < 300) return null;
+  if (status === 410) return "receiver answered 410 Gone; the subscription was disabled";
+  if (status >= 300 && status < 400) {
+    return `redirect to ${response.headers.get("location") ?? "(no location)"} not followed`;
+  }
+  return `receiver answered ${status}`;
+}
+
+/** Rejects as soon as `signal` aborts, even if `promise` itself cannot be cancelled (a DNS lookup). */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    promise.then(resolve, reject);
+  });
+}

@@ -1,0 +1,61 @@
+import { verify as verifyGithubSignature } from "@octokit/webhooks-methods";
+import { Webhook } from "standardwebhooks";
+
+/** One POST as the receiver got it: the raw body exactly as sent, and the headers. */
+export interface ReceivedRequest {
+  body: string;
+  payload: { id: string; event: string; timestamp: string; data: Record<string, unknown> };
+  headers: Record<string, string>;
+}
+
+export type Respond = (request: ReceivedRequest, index: number) => Response | Promise<Response>;
+
+/** A real HTTP receiver on 127.0.0.1 that records every request and answers with `respond` (200 by default). */
+export function startWebhookReceiver(respond: Respond = () => new Response("ok")) {
+  const received: ReceivedRequest[] = [];
+  let answer = respond;
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: async (request) => {
+      const body = await request.text();
+      const entry: ReceivedRequest = {
+        body,
+        payload: JSON.parse(body),
+        headers: Object.fromEntries(request.headers.entries()),
+      };
+      received.push(entry);
+      return answer(entry, received.length - 1);
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}/hooks/bulwark`,
+    port: server.port,
+    received,
+    /** Changes how the following requests are answered. */
+    respondWith(next: Respond) {
+      answer = next;
+    },
+    stop: () => server.stop(true),
+  };
+}
+
+export type WebhookReceiver = ReturnType<typeof startWebhookReceiver>;
+
+/**
+ * Verifies both signatures of a request with the independent libraries: @octokit/webhooks-methods for
+ * X-Service-Signature, standardwebhooks for webhook-id / webhook-timestamp / webhook-signature.
+ */
+export async function verifyBothSignatures(request: ReceivedRequest, secret: string): Promise<boolean> {
+  const signature = request.headers["x-service-signature"] ?? "";
+  const isGithubValid = await verifyGithubSignature(secret, request.body, signature);
+  // A string secret in raw format is read one byte per UTF-16 unit, so pass the UTF-8 bytes.
+  const verifier = new Webhook(new TextEncoder().encode(secret), { format: "raw" });
+  let isStandardValid = true;
+  try {
+    verifier.verify(request.body, request.headers);
+  } catch {
+    isStandardValid = false;
+  }
+  return isGithubValid && isStandardValid;
+}
