@@ -2,6 +2,7 @@ import { type AnyElysia, Elysia } from "elysia";
 import type { AppDeps } from "./http/app-deps";
 import { apiDocsPlugin } from "./http/plugins/api-docs";
 import { buildRouteTable, errorHandlerPlugin, type RouteTable } from "./http/plugins/error-handler";
+import { jsonBodyPlugin } from "./http/plugins/json-body";
 import { MAX_BODY_BYTES, securityPlugin } from "./http/plugins/security";
 import { agentRoutes } from "./http/routes/agent.routes";
 import { auditLogRoutes } from "./http/routes/audit-logs.routes";
@@ -18,9 +19,10 @@ import { webhookRoutes } from "./http/routes/webhooks.routes";
 export function buildApp(deps: AppDeps) {
   let routeTable: RouteTable = [];
   const security = securityPlugin(deps);
-  const app: AnyElysia = new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES * 2 } })
+  const app: AnyElysia = new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES * 64 } })
     .use(errorHandlerPlugin(() => routeTable))
     .use(security)
+    .use(jsonBodyPlugin())
     .use(apiDocsPlugin(() => app, deps.version))
     .use(systemRoutes(deps))
     .use(authRoutes(deps, security))

@@ -21,6 +21,8 @@ export const ConfigSchema = Type.Object({
     api_key_default_days: Type.Integer({ default: 90, minimum: 1, maximum: 3650 }),
     login_max_failures: Type.Integer({ default: 5, minimum: 1 }),
     login_lockout_seconds: Type.Integer({ default: 900, minimum: 1 }),
+    password_hash_memory_kib: Type.Integer({ default: 65536, minimum: 64, maximum: 4194304 }),
+    password_hash_iterations: Type.Integer({ default: 2, minimum: 1, maximum: 20 }),
   }),
   rate_limit: Type.Object({
     authenticated_per_minute: Type.Integer({ default: 1000, minimum: 1 }),

@@ -36,11 +36,12 @@ export class ValidationError extends DomainError {
   constructor(
     message: string,
     readonly errors: FieldError[] = [],
+    details?: string,
   ) {
     super(
       "invalid",
       message,
-      errors.map((error) => `${error.field}: ${error.message}`).join("; ") || undefined,
+      details ?? (errors.map((error) => `${error.field}: ${error.message}`).join("; ") || undefined),
     );
   }
 }

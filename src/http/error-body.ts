@@ -27,3 +27,15 @@ export function errorResponse(
   if (extra.requestId) body.request_id = extra.requestId;
   return new Response(JSON.stringify(body), { status, headers: { ...extra.headers, ...JSON_HEADERS } });
 }
+
+/** An HTTP-level failure that is not a domain rule (body too large, wrong content type). */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly details?: string,
+  ) {
+    super(message);
+    this.name = "HttpError";
+  }
+}

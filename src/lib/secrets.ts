@@ -10,9 +10,19 @@ export function hashSecret(secret: string): string {
   return createHash("sha256").update(secret).digest("hex");
 }
 
-/** Hashes a password with argon2id. */
-export function hashPassword(password: string): Promise<string> {
-  return Bun.password.hash(password, { algorithm: "argon2id" });
+/** Cost of argon2id: memory in KiB and number of passes. */
+export interface PasswordHashCost {
+  memoryKib: number;
+  iterations: number;
+}
+
+/** Hashes a password with argon2id; the cost is stored in the hash, so changing it later is safe. */
+export function hashPassword(password: string, cost: PasswordHashCost): Promise<string> {
+  return Bun.password.hash(password, {
+    algorithm: "argon2id",
+    memoryCost: cost.memoryKib,
+    timeCost: cost.iterations,
+  });
 }
 
 export function verifyPassword(password: string, hash: string): Promise<boolean> {

@@ -32,7 +32,12 @@ export interface RequestOptions {
 export async function createTestApp(overrides: DeepPartial<Config> = {}) {
   const config = loadConfig({
     env: {},
-    overrides: { ...overrides, database: { path: ":memory:", synchronous: "normal", ...overrides.database } },
+    overrides: {
+      ...overrides,
+      database: { path: ":memory:", synchronous: "normal", ...overrides.database },
+      // Tests need hashes, not strong ones: the cheapest argon2id keeps thousands of sign-ins fast.
+      auth: { password_hash_memory_kib: 64, password_hash_iterations: 1, ...overrides.auth },
+    },
   });
   const clock = new FakeClock("2026-11-01T12:00:00.000Z");
   const database = openDatabase({ path: ":memory:", synchronous: "normal" });

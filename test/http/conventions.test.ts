@@ -312,3 +312,33 @@ describe("GET /api/v1/health", () => {
     expect(response.body).toMatchObject({ status: "degraded", database: "unreachable" });
   });
 });
+
+describe("request bodies", () => {
+  test("fields no schema declares are refused by name instead of silently dropped", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const response = await t.request("PATCH", "/api/v1/organizations/current", {
+      token: org.adminToken,
+      body: { name: "Renamed", plna: "enterprise", sso: { oidc: { enabled: false, issuer_url: "x" } } },
+    });
+    expectErrorBody(response, 400);
+    expect(response.body.errors.map((error: { field: string }) => error.field).sort()).toEqual([
+      "plna",
+      "sso.oidc.issuer_url",
+    ]);
+    const organization = await t.request("GET", "/api/v1/organizations/current", { token: org.adminToken });
+    expect(organization.body.name).not.toBe("Renamed");
+  });
+
+  test("a body that is not JSON is a 415, malformed JSON a 400", async () => {
+    const t = await newApp();
+    const form = await t.request("POST", "/api/v1/auth/login", {
+      rawBody: "email=a%40b.c&password=x",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+    });
+    expectErrorBody(form, 415);
+    const malformed = await t.request("POST", "/api/v1/auth/login", { rawBody: '{"email": "a@b.c",' });
+    expectErrorBody(malformed, 400);
+    expect(malformed.body.message).toBe("invalid request body");
+  });
+});

@@ -3,17 +3,30 @@ import { withTransaction } from "../../db/client";
 import { users } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
-import { verifyPassword } from "../../lib/secrets";
+import { hashPassword, verifyPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor } from "../deps";
 import { UnauthenticatedError } from "../errors";
+import { passwordHashCost } from "../users/password-hash-cost";
 import type { AuthDeps } from "./auth-deps";
 import { insertSession, signTokenPair, type TokenPair } from "./issue-session";
 import { assertNotLockedOut, clearLoginFailures, recordLoginFailure } from "./login-throttle";
 import type { Role } from "./scopes";
 
-// Verified against when the email is unknown, so both paths take the same time.
-const DUMMY_HASH = Bun.password.hashSync("bulwark-timing-equaliser", { algorithm: "argon2id" });
+// Verified against when the email is unknown, so both paths take the same time: made once per
+// configured cost, since verifying costs what the hash was made with.
+const dummyHashes = new Map<string, Promise<string>>();
+
+function dummyHash(deps: AuthDeps): Promise<string> {
+  const cost = passwordHashCost(deps);
+  const key = `${cost.memoryKib}:${cost.iterations}`;
+  let hash = dummyHashes.get(key);
+  if (!hash) {
+    hash = hashPassword("bulwark-timing-equaliser", cost);
+    dummyHashes.set(key, hash);
+  }
+  return hash;
+}
 
 export interface SignedInUser {
   id: string;
@@ -37,7 +50,10 @@ export async function signInWithPassword(
   const email = input.email.trim().toLowerCase();
   assertNotLockedOut(deps, email, input.ip);
   const user = deps.db.select().from(users).where(eq(users.email, email)).get();
-  const isPasswordCorrect = await verifyPassword(input.password, user?.passwordHash ?? DUMMY_HASH);
+  const isPasswordCorrect = await verifyPassword(
+    input.password,
+    user?.passwordHash ?? (await dummyHash(deps)),
+  );
   const anonymous: Actor = {
     type: "anonymous",
     id: null,

@@ -6,6 +6,7 @@ import { recordAudit } from "../audit/record-audit";
 import { type DomainDeps, systemActor } from "../deps";
 import { ValidationError } from "../errors";
 import { createOrganization } from "../organizations/organizations";
+import { passwordHashCost } from "./password-hash-cost";
 import { insertUser, MIN_PASSWORD_LENGTH } from "./users";
 
 export const FIRST_RUN_EMAIL = "admin@bulwark.local";
@@ -21,7 +22,7 @@ export async function createAdmin(
   if (input.password.length < MIN_PASSWORD_LENGTH) {
     throw new ValidationError(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await hashPassword(input.password, passwordHashCost(deps));
   const now = deps.clock.now();
   return withTransaction(deps.db, (tx) => {
     const existing = tx

@@ -16,6 +16,7 @@ import {
   UnauthenticatedError,
   ValidationError,
 } from "../errors";
+import { passwordHashCost } from "./password-hash-cost";
 
 export const MIN_PASSWORD_LENGTH = 12;
 
@@ -146,7 +147,7 @@ export async function createUser(
   const organizationId = principal.organizationId;
   assertCanManageRole(principal, input.role);
   assertPasswordStrength(input.password, "password");
-  const passwordHash = await hashPassword(input.password);
+  const passwordHash = await hashPassword(input.password, passwordHashCost(deps));
   const now = deps.clock.now();
   return withTransaction(deps.db, (tx) => {
     const row = insertUser(tx, now, {
@@ -282,7 +283,7 @@ export async function changeOwnPassword(
     throw new UnauthenticatedError("invalid credentials", "current_password is not correct");
   }
   assertPasswordStrength(input.newPassword, "new_password");
-  const passwordHash = await hashPassword(input.newPassword);
+  const passwordHash = await hashPassword(input.newPassword, passwordHashCost(deps));
   const now = deps.clock.now();
   withTransaction(deps.db, (tx) => {
     tx.update(users)

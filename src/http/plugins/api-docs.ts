@@ -1,5 +1,6 @@
 import { toOpenAPISchema } from "@elysiajs/openapi";
 import scalarBundlePath from "@scalar/api-reference/browser/standalone.js" with { type: "file" };
+import { OptionalKind } from "@sinclair/typebox";
 import { type AnyElysia, Elysia } from "elysia";
 import { ErrorSchema } from "../schemas/common";
 
@@ -23,10 +24,16 @@ interface OpenApiDocument {
   [key: string]: unknown;
 }
 type Operation = {
-  requestBody?: { content?: Record<string, unknown> };
+  requestBody?: { required?: boolean; content?: Record<string, unknown> };
   responses?: Record<string, { description?: string; content?: Record<string, unknown> }>;
   security?: unknown[];
 };
+
+/** `/devices/:id` -> `/devices/{id}`, without a trailing slash. */
+function toOpenApiPath(path: string): string {
+  const converted = path.replace(/:([^/]+)/g, "{$1}");
+  return converted.length > 1 ? converted.replace(/\/$/, "") : converted;
+}
 
 /**
  * Builds the OpenAPI 3.1 document from the routes' own schemas (the ones that validate requests), then
@@ -36,11 +43,23 @@ type Operation = {
 export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDocument {
   const generated = toOpenAPISchema(app, { staticFile: false });
   const paths: Record<string, Record<string, Operation>> = {};
+  // Our own JSON body parser (json-body.ts) hides the content type from the generator, so request
+  // bodies are described here from each route's body schema.
+  const bodySchemas = new Map<string, unknown>();
+  for (const route of app.routes) {
+    const body = (route.hooks as { body?: unknown } | undefined)?.body;
+    if (body && typeof body === "object")
+      bodySchemas.set(`${route.method.toLowerCase()} ${toOpenApiPath(route.path)}`, body);
+  }
   for (const [path, item] of Object.entries(generated.paths as Record<string, Record<string, Operation>>)) {
     const cleanPath = path.length > 1 ? path.replace(/\/$/, "") : path;
-    for (const operation of Object.values(item)) {
-      const json = operation.requestBody?.content?.["application/json"];
-      if (operation.requestBody && json) operation.requestBody.content = { "application/json": json };
+    for (const [method, operation] of Object.entries(item)) {
+      const body = bodySchemas.get(`${method} ${cleanPath}`);
+      if (body)
+        operation.requestBody = {
+          required: !(OptionalKind in (body as object)),
+          content: { "application/json": { schema: JSON.parse(JSON.stringify(body)) } },
+        };
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         if (status === "204")
           operation.responses![status] = { description: response.description ?? "No content" };

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { DomainError, type DomainErrorKind, RateLimitedError, ValidationError } from "../../domain/errors";
-import { errorResponse } from "../error-body";
+import { errorResponse, HttpError } from "../error-body";
 import { toFieldErrors } from "../validation-errors";
 import { requestState } from "./security";
 
@@ -45,7 +45,12 @@ export function buildRouteTable(routes: { method: string; path: string }[]): Rou
  */
 export function errorHandlerPlugin(routeTable: () => RouteTable) {
   return new Elysia({ name: "error-handler" })
-    .onError(({ code, error, request, set }) => {
+    .onError(({ code, error: thrown, request, set }) => {
+      // Elysia wraps whatever a body parser throws in a ParseError; ours throws typed errors.
+      const error =
+        code === "PARSE" && (thrown as Error).cause instanceof Error
+          ? ((thrown as Error).cause as Error)
+          : thrown;
       const headers = { ...(set.headers as Record<string, string>) };
       let requestId: string | undefined;
       try {
@@ -66,6 +71,9 @@ export function errorHandlerPlugin(routeTable: () => RouteTable) {
           headers: { ...headers, "retry-after": String(error.retryAfterSeconds) },
           requestId,
         });
+      }
+      if (error instanceof HttpError) {
+        return errorResponse(error.status, error.message, { details: error.details, headers, requestId });
       }
       if (error instanceof DomainError) {
         return errorResponse(STATUS_BY_KIND[error.kind], error.message, {

@@ -57,34 +57,9 @@ function presentedCredential(request: Request): string | null {
   return request.headers.get("x-api-key");
 }
 
-/**
- * True when the body is over MAX_BODY_BYTES. A body without Content-Length (chunked, or a Request built
- * in-process) is measured on a copy, reading no more than the limit, so it cannot slip past the guard.
- */
-async function isBodyTooLarge(request: Request): Promise<boolean> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null) return Number(declared) > MAX_BODY_BYTES;
-  if (!request.body) return false;
-  const reader = request.clone().body?.getReader();
-  if (!reader) return false;
-  let size = 0;
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return false;
-      size += value.byteLength;
-      if (size > MAX_BODY_BYTES) {
-        // Nobody will read either copy: cancel both to stop the upload. Cancelling one copy of a
-        // cloned body settles only once the other is cancelled too, so neither is awaited.
-        reader.cancel().catch(() => undefined);
-        request.body.cancel().catch(() => undefined);
-        return true;
-      }
-    }
-  } catch {
-    // The client went away mid-body; the body parser will report it.
-    return false;
-  }
+/** True when the declared Content-Length is over MAX_BODY_BYTES; undeclared bodies are measured while parsed. */
+function isDeclaredBodyTooLarge(request: Request): boolean {
+  return Number(request.headers.get("content-length") ?? "0") > MAX_BODY_BYTES;
 }
 
 /** Who may call a route: one scope, any signed-in principal, or nobody in particular. */
@@ -148,7 +123,7 @@ export function securityPlugin(deps: AppDeps) {
         });
       }
 
-      if (await isBodyTooLarge(request)) {
+      if (isDeclaredBodyTooLarge(request)) {
         return errorResponse(413, "request body too large", {
           details: `the body may be at most ${MAX_BODY_BYTES} bytes`,
           headers: set.headers as Record<string, string>,
