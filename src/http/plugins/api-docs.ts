@@ -60,9 +60,9 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
           required: !(OptionalKind in (body as object)),
           content: { "application/json": { schema: JSON.parse(JSON.stringify(body)) } },
         };
-      for (const [status, response] of Object.entries(operation.responses ?? {})) {
-        if (status === "204")
-          operation.responses![status] = { description: response.description ?? "No content" };
+      const responses = operation.responses ?? {};
+      for (const [status, response] of Object.entries(responses)) {
+        if (status === "204") responses[status] = { description: response.description ?? "No content" };
       }
     }
     paths[cleanPath] = { ...paths[cleanPath], ...item };
