@@ -3,12 +3,11 @@ import { buildDeliveryRequest } from "../domain/webhooks/build-delivery-request"
 import { type ClaimedDelivery, claimDelivery, findDueSubscriptions } from "../domain/webhooks/claim-delivery";
 import { type AttemptOutcome, recordDeliveryAttempt } from "../domain/webhooks/record-delivery-attempt";
 import { checkWebhookTarget, type HostnameLookup } from "../lib/network-address";
-
-/** The part of `fetch` the dispatcher uses. */
-export type SendRequest = (url: string, init: RequestInit) => Promise<Response>;
+import { type PinnedPost, postPinned } from "../lib/pinned-http";
 
 export interface WebhookDispatcherOptions {
-  fetch?: SendRequest;
+  /** Sends one attempt to the checked addresses; `postPinned` by default. */
+  send?: PinnedPost;
   /** Resolves target hostnames; the system resolver by default. */
   lookup?: HostnameLookup;
   pollIntervalMs?: number;
@@ -29,8 +28,11 @@ export interface WebhookDispatcher {
 
 const DEFAULT_POLL_INTERVAL_MS = 500;
 const DEFAULT_CONCURRENCY = 16;
-/** A subscription with a backlog gives up its slot after this many attempts in a row, so others get a turn. */
+/** A subscription with a backlog gives up its slot after this many attempts or this long, so others get a turn. */
 const MAX_ATTEMPTS_IN_A_ROW = 50;
+const MAX_WORKER_MILLISECONDS = 10_000;
+/** Share of the slots one organization may hold, so one tenant's slow receivers cannot starve the others. */
+const MAX_SHARE_PER_ORGANIZATION = 0.25;
 /** Time beyond the attempt timeout before a claimed delivery counts as abandoned (a crash) and is retried. */
 const LEASE_MARGIN_SECONDS = 5;
 
@@ -42,29 +44,50 @@ export function createWebhookDispatcher(
   deps: DomainDeps,
   options: WebhookDispatcherOptions = {},
 ): WebhookDispatcher {
-  const send = options.fetch ?? fetch;
+  const send = options.send ?? postPinned;
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   const random = options.random ?? Math.random;
   const timeoutSeconds = deps.config.webhooks.timeout_seconds;
   const leaseSeconds = timeoutSeconds + LEASE_MARGIN_SECONDS;
-  /** The worker serving each subscription right now. */
+  const slotsPerOrganization = Math.max(1, Math.floor(concurrency * MAX_SHARE_PER_ORGANIZATION));
+  /** The worker serving each subscription right now, and its organization. */
   const workers = new Map<string, Promise<number>>();
+  const workerOrganizations = new Map<string, string>();
   let timer: ReturnType<typeof setTimeout> | null = null;
   let isStopping = false;
 
   function startDueWorkers(): Promise<number>[] {
     const capacity = concurrency - workers.size;
     if (capacity <= 0 || isStopping) return [];
-    const due = findDueSubscriptions(deps, { limit: capacity, excludedWebhookIds: [...workers.keys()] });
-    return due.map(({ webhookId, oldestSequence }) => {
+    // Over-fetch, then take the most overdue subscriptions while keeping each organization within its share.
+    const candidates = findDueSubscriptions(deps, {
+      limit: capacity * 4,
+      excludedWebhookIds: [...workers.keys()],
+    });
+    const held = new Map<string, number>();
+    for (const organizationId of workerOrganizations.values())
+      held.set(organizationId, (held.get(organizationId) ?? 0) + 1);
+    const chosen = candidates
+      .filter(({ organizationId }) => {
+        const count = held.get(organizationId) ?? 0;
+        if (count >= slotsPerOrganization) return false;
+        held.set(organizationId, count + 1);
+        return true;
+      })
+      .slice(0, capacity);
+    return chosen.map(({ webhookId, organizationId, oldestSequence }) => {
       const worker = deliverInOrder(webhookId, oldestSequence)
         .catch((error) => {
           console.error(`webhook dispatcher: deliveries of webhook ${webhookId} failed:`, error);
           return 0;
         })
-        .finally(() => workers.delete(webhookId));
+        .finally(() => {
+          workers.delete(webhookId);
+          workerOrganizations.delete(webhookId);
+        });
       workers.set(webhookId, worker);
+      workerOrganizations.set(webhookId, organizationId);
       return worker;
     });
   }
@@ -73,7 +96,8 @@ export function createWebhookDispatcher(
   async function deliverInOrder(webhookId: string, fromSequence: number): Promise<number> {
     let attempts = 0;
     let sequence = fromSequence;
-    while (attempts < MAX_ATTEMPTS_IN_A_ROW && !isStopping) {
+    const deadline = performance.now() + MAX_WORKER_MILLISECONDS;
+    while (attempts < MAX_ATTEMPTS_IN_A_ROW && performance.now() < deadline && !isStopping) {
       const delivery = claimDelivery(deps, webhookId, sequence, leaseSeconds);
       if (!delivery) break;
       const outcome = await attemptDelivery(delivery);
@@ -110,16 +134,10 @@ export function createWebhookDispatcher(
         };
       }
       const { body, headers } = buildDeliveryRequest(delivery, deps.clock.now());
-      // Redirects are not followed: a 3xx could point anywhere, past the target check.
-      const response = await send(delivery.url, {
-        method: "POST",
-        headers,
-        body,
-        redirect: "manual",
-        signal,
-      });
+      // Only the checked addresses are contacted, and redirects are not followed: either could
+      // otherwise lead past the target check.
+      const response = await send(target.url, target.addresses, { headers, body, signal });
       const durationMs = elapsed();
-      await response.body?.cancel().catch(() => undefined);
       return { startedAt, durationMs, statusCode: response.status, error: describeStatus(response) };
     } catch (error) {
       const message = signal.aborted

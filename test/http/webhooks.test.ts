@@ -128,7 +128,11 @@ describe("POST /api/v1/webhooks", () => {
       token: org.adminToken,
     });
     const entry = audit.body.data.find((row: { target: { id: string } }) => row.target.id === id);
-    expect(entry).toMatchObject({ actor: { label: org.adminEmail }, details: { url: PUBLIC_URL } });
+    expect(entry).toMatchObject({
+      actor: { label: org.adminEmail },
+      details: { target: new URL(PUBLIC_URL).origin },
+    });
+    expect(JSON.stringify(entry)).not.toContain(new URL(PUBLIC_URL).pathname);
     expect(JSON.stringify(audit.body)).not.toContain(SECRET);
   });
 });

@@ -469,8 +469,8 @@ describe("target checks at send time", () => {
       { allow_private_targets: false },
       {
         lookup: async () => ["127.0.0.1"],
-        fetch: async (url) => {
-          sent.push(url);
+        send: async (url) => {
+          sent.push(url.toString());
           return new Response("ok");
         },
       },
@@ -575,5 +575,34 @@ describe("retention", () => {
     expect(remaining.map((delivery) => [delivery.event, delivery.status])).toEqual([
       ["policy.updated", "pending"],
     ]);
+  });
+});
+
+describe("fairness between organizations", () => {
+  test("one organization's backlog of slow receivers cannot take every slot", async () => {
+    // Four slots: each organization may hold one at a time.
+    const { t, subscribe, record } = await setup({}, { concurrency: 4 });
+    const slowSink = receiver(async () => {
+      await Bun.sleep(300);
+      return new Response("ok");
+    });
+    for (let index = 0; index < 4; index++) await subscribe(slowSink.url);
+    record("policy.created", {});
+
+    const other = await t.createOrganization();
+    const fastSink = receiver();
+    const created = await t.request("POST", "/api/v1/webhooks", {
+      token: other.adminToken,
+      body: { url: fastSink.url, events: ["*"], secret: SECRET },
+    });
+    expect(created.status).toBe(201);
+    withTransaction(t.deps.db, (tx) =>
+      recordEvent(tx, t.clock.now(), other.organizationId, "policy.created", {}),
+    );
+
+    const dispatcher = createWebhookDispatcher(t.deps, { concurrency: 4 });
+    expect(await dispatcher.runOnce()).toBe(2);
+    expect(fastSink.received).toHaveLength(1);
+    expect(slowSink.received).toHaveLength(1);
   });
 });

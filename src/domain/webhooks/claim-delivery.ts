@@ -18,6 +18,7 @@ export interface ClaimedDelivery {
 /** A subscription whose oldest pending delivery is due, and that delivery's event sequence. */
 export interface DueSubscription {
   webhookId: string;
+  organizationId: string;
   oldestSequence: number;
 }
 
@@ -40,7 +41,11 @@ export function findDueSubscriptions(
     .groupBy(webhookDeliveries.webhookId)
     .as("oldest_pending");
   const rows = deps.db
-    .select({ webhookId: oldestPending.webhookId, oldestSequence: oldestPending.oldestSequence })
+    .select({
+      webhookId: oldestPending.webhookId,
+      organizationId: webhooks.organizationId,
+      oldestSequence: oldestPending.oldestSequence,
+    })
     .from(oldestPending)
     .innerJoin(
       webhookDeliveries,
@@ -63,7 +68,15 @@ export function findDueSubscriptions(
     .limit(options.limit)
     .all();
   return rows.flatMap((row) =>
-    row.oldestSequence === null ? [] : [{ webhookId: row.webhookId, oldestSequence: row.oldestSequence }],
+    row.oldestSequence === null
+      ? []
+      : [
+          {
+            webhookId: row.webhookId,
+            organizationId: row.organizationId,
+            oldestSequence: row.oldestSequence,
+          },
+        ],
   );
 }
 

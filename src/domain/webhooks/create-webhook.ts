@@ -4,7 +4,7 @@ import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { assertAllowedTarget, assertSecretLength, normalizeEventFilter } from "./webhook-input";
+import { assertAllowedTarget, assertSecretLength, normalizeEventFilter, originOf } from "./webhook-input";
 import { toWebhookView, type WebhookRow, type WebhookView } from "./webhook-view";
 
 export interface CreateWebhookInput {
@@ -42,7 +42,7 @@ export async function createWebhook(
       action: "webhook.create",
       targetType: "webhook",
       targetId: row.id,
-      details: { url: row.url, events },
+      details: { target: originOf(row.url), events },
     });
     return toWebhookView(row, null);
   });

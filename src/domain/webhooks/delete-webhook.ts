@@ -3,6 +3,7 @@ import { withTransaction } from "../../db/client";
 import { webhooks } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
+import { originOf } from "./webhook-input";
 import { findWebhook } from "./webhook-view";
 
 /** Deletes a subscription with its deliveries, pending ones included (they will not be sent). */
@@ -16,7 +17,7 @@ export function deleteWebhook(deps: DomainDeps, actor: Actor, organizationId: st
       action: "webhook.delete",
       targetType: "webhook",
       targetId: id,
-      details: { url: row.url },
+      details: { target: originOf(row.url) },
     });
   });
 }

@@ -6,6 +6,7 @@ import { newId } from "../../lib/ids";
 import { recordAudit } from "../audit/record-audit";
 import { type DomainDeps, systemActor } from "../deps";
 import type { ClaimedDelivery } from "./claim-delivery";
+import { originOf } from "./webhook-input";
 
 /** What one HTTP attempt gave: a status code, or an error (timeout, refused target, network). */
 export interface AttemptOutcome {
@@ -86,7 +87,7 @@ export function recordDeliveryAttempt(
           action: "webhook.disable",
           targetType: "webhook",
           targetId: delivery.webhookId,
-          details: { reason: GONE_REASON, delivery_id: delivery.id, url: delivery.url },
+          details: { reason: GONE_REASON, delivery_id: delivery.id, target: originOf(delivery.url) },
         });
       }
     }

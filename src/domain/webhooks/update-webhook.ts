@@ -4,7 +4,7 @@ import { webhooks } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { assertAllowedTarget, assertSecretLength, normalizeEventFilter } from "./webhook-input";
+import { assertAllowedTarget, assertSecretLength, normalizeEventFilter, originOf } from "./webhook-input";
 import { findWebhook, viewWebhook, type WebhookView } from "./webhook-view";
 
 export interface UpdateWebhookInput {
@@ -42,7 +42,7 @@ export async function updateWebhook(
     };
     tx.update(webhooks).set(next).where(eq(webhooks.id, id)).run();
     const changes: Record<string, unknown> = {};
-    if (input.url !== undefined) changes.url = input.url;
+    if (input.url !== undefined) changes.target = originOf(input.url);
     if (events !== undefined) changes.events = events;
     if (input.secret !== undefined) changes.secret_changed = true;
     if (input.active !== undefined) changes.active = input.active;

@@ -51,3 +51,15 @@ export async function assertAllowedTarget(config: Readonly<Config>, url: string)
     ]);
   }
 }
+
+/**
+ * scheme://host[:port] of a target url, for audit entries: paths and queries of webhook urls often
+ * carry tokens, and audit readers need not see them.
+ */
+export function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "(invalid url)";
+  }
+}

@@ -1,0 +1,54 @@
+import { afterAll, expect, test } from "bun:test";
+import { postPinned } from "../../src/lib/pinned-http";
+
+const received: { host: string | null; body: string; signature: string | null }[] = [];
+const server = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  async fetch(request) {
+    received.push({
+      host: request.headers.get("host"),
+      body: await request.text(),
+      signature: request.headers.get("x-sig"),
+    });
+    return new Response("ignored", { status: 202, headers: { "x-answer": "yes" } });
+  },
+});
+afterAll(() => server.stop(true));
+
+const init = () => ({
+  headers: { "content-type": "application/json", "x-sig": "abc" },
+  body: '{"a":1}',
+  signal: AbortSignal.timeout(5000),
+});
+
+test("connects to the given address without resolving the name, and keeps the name in Host", async () => {
+  // .invalid never resolves: the request can only succeed through the pinned address.
+  const response = await postPinned(
+    new URL(`http://pinned.invalid:${server.port}/hook`),
+    ["127.0.0.1"],
+    init(),
+  );
+  expect(response.status).toBe(202);
+  expect(response.headers.get("x-answer")).toBe("yes");
+  expect(received.at(-1)).toEqual({
+    host: `pinned.invalid:${server.port}`,
+    body: '{"a":1}',
+    signature: "abc",
+  });
+});
+
+test("a name that would resolve to the receiver is not used when the checked address differs", async () => {
+  const before = received.length;
+  // localhost resolves to 127.0.0.1 where the server listens; the pinned 127.0.0.2 has no listener.
+  await expect(
+    postPinned(new URL(`http://localhost:${server.port}/hook`), ["127.0.0.2"], init()),
+  ).rejects.toThrow();
+  expect(received.length).toBe(before);
+});
+
+test("no address at all is an error, not a lookup", async () => {
+  await expect(postPinned(new URL(`http://localhost:${server.port}/`), [], init())).rejects.toThrow(
+    "no address",
+  );
+});
