@@ -94,13 +94,18 @@ describe("POST /auth/api-keys", () => {
     expect(response.body.details).toContain("devices:read");
   });
 
-  test("an API key cannot mint a key wider than itself", async () => {
+  test("an API key can neither mint keys (which would outlive it) nor revoke its owner's keys", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
-    const key = await t.createApiKey(org.adminToken, ["devices:read"]);
-    const response = await createKey(t, key, { name: "escalate", scopes: ["admin"] });
-    expect(response.status).toBe(403);
-    expect(response.body.details).toContain("admin");
+    const key = await t.createApiKey(org.adminToken, ["admin"]);
+    const minted = await createKey(t, key, { name: "child", scopes: ["devices:read"] });
+    expect(minted.status).toBe(403);
+    expect(minted.body.message).toBe("API keys cannot manage API keys");
+
+    const other = await createKey(t, org.adminToken, { name: "other", scopes: ["devices:read"] });
+    const revoked = await t.request("DELETE", `/api/v1/auth/api-keys/${other.body.id}`, { token: key });
+    expect(revoked.status).toBe(403);
+    expect((await t.request("GET", "/api/v1/devices", { token: other.body.key })).status).toBe(200);
   });
 
   test("an unknown scope is a 400 naming it", async () => {

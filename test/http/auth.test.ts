@@ -227,6 +227,37 @@ describe("login throttle", () => {
   });
 });
 
+describe("login throttle under concurrency", () => {
+  test("many simultaneous guesses are counted before the slow hash: at most the maximum are tried", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const guesses = await Promise.all(
+      Array.from({ length: 30 }, (_, index) =>
+        login(t, org.adminEmail, index === 29 ? TEST_PASSWORD : `guess-${index}`),
+      ),
+    );
+    const statuses = guesses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 401).length).toBeLessThanOrEqual(5);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThanOrEqual(24);
+    expect((await login(t, org.adminEmail, TEST_PASSWORD)).status).toBe(429);
+  });
+
+  test("a valid token sent along does not lift sign-in to the authenticated rate limit", async () => {
+    const t = await createTestApp({
+      rate_limit: { unauthenticated_per_minute: 3, authenticated_per_minute: 1000 },
+    });
+    apps.push(t);
+    const org = await t.createOrganization();
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      statuses.push(
+        (await login(t, "nobody@example.com", "x", { authorization: `Bearer ${org.adminToken}` })).status,
+      );
+    }
+    expect(statuses.slice(-2)).toEqual([429, 429]);
+  });
+});
+
 describe("POST /auth/refresh", () => {
   test("returns a new token pair; the old refresh token is then refused", async () => {
     const t = await newApp();

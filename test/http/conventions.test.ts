@@ -304,6 +304,17 @@ describe("GET /api/v1/health", () => {
     expect(later.body.uptime_seconds).toBe(125);
   });
 
+  test("is 503, not 500, when the database is gone and a token is sent; secured routes say 503 too", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    t.close();
+    const health = await t.request("GET", "/api/v1/health", { token: org.adminToken });
+    expect(health.status).toBe(503);
+    expect(health.headers.get("x-ratelimit-limit")).not.toBeNull();
+    const users = await t.request("GET", "/api/v1/users", { token: org.adminToken });
+    expectErrorBody(users, 503);
+  });
+
   test("is 503 when the database cannot be reached", async () => {
     const t = await newApp();
     t.close();

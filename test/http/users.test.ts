@@ -465,7 +465,7 @@ describe("/users/me", () => {
     expect(newPassword.status).toBe(200);
   });
 
-  test("a wrong current password is 401 and changes nothing", async () => {
+  test("a wrong current password is a 400 naming current_password and changes nothing", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     const member = await t.createUser(org.adminToken, "member");
@@ -475,8 +475,8 @@ describe("/users/me", () => {
       token: member.token,
       body: { current_password: "not-my-password", new_password: "a-brand-new-password" },
     });
-    expect(response.status).toBe(401);
-    expect(response.body.code).toBe(401);
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([{ field: "current_password", message: "is not correct" }]);
 
     expect((await t.request("GET", ME, { token: otherSession.token })).status).toBe(200);
     expect((await t.request("GET", ME, { token: member.token })).status).toBe(200);
@@ -504,5 +504,40 @@ describe("/users/me", () => {
       body: { current_password: TEST_PASSWORD, new_password: "a-brand-new-password" },
     });
     expect(response.status).toBe(401);
+  });
+});
+
+describe("password change guards", () => {
+  test("wrong current passwords count toward the sign-in lockout", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const member = await t.createUser(org.adminToken, "member");
+    const guess = (current: string) =>
+      t.request("PUT", `${ME}/password`, {
+        token: member.token,
+        body: { current_password: current, new_password: "a-brand-new-password" },
+      });
+    for (let attempt = 0; attempt < 5; attempt++) expect((await guess(`wrong-${attempt}`)).status).toBe(400);
+    const locked = await guess(TEST_PASSWORD);
+    expect(locked.status).toBe(429);
+    expect(locked.headers.get("retry-after")).not.toBeNull();
+    await t.signIn(member.email, TEST_PASSWORD).then(
+      () => {
+        throw new Error("sign-in should be locked too");
+      },
+      (error: Error) => expect(error.message).toContain("429"),
+    );
+  });
+
+  test("an API key cannot change its owner's password", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const key = await t.createApiKey(org.adminToken, ["devices:read"]);
+    const response = await t.request("PUT", `${ME}/password`, {
+      token: key,
+      body: { current_password: TEST_PASSWORD, new_password: "a-brand-new-password" },
+    });
+    expect(response.status).toBe(403);
+    await t.signIn(org.adminEmail, TEST_PASSWORD);
   });
 });

@@ -45,6 +45,7 @@ export function createApiKey(
   actor: Actor,
   input: { name: string; scopes: string[]; expiresInDays?: number },
 ): ApiKeyView & { key: string } {
+  assertSignedInUser(principal);
   const unknown = input.scopes.filter((scope) => !isScope(scope));
   if (unknown.length > 0) {
     throw new ValidationError(
@@ -110,6 +111,7 @@ export function listApiKeys(
 
 /** Revokes a key of the caller (or, for admins, of anyone in the organization); it stops working at once. */
 export function revokeApiKey(deps: DomainDeps, principal: Principal, actor: Actor, id: string): void {
+  assertSignedInUser(principal);
   const row = deps.db
     .select()
     .from(apiKeys)
@@ -125,4 +127,17 @@ export function revokeApiKey(deps: DomainDeps, principal: Principal, actor: Acto
       .run();
     recordAudit(tx, now, actor, { action: "api_key.revoke", targetType: "api_key", targetId: id });
   });
+}
+
+/**
+ * Keys are managed by signed-in users only: a key that could mint keys would outlive its own expiry and
+ * revocation, and a narrow key could revoke its owner's other keys.
+ */
+function assertSignedInUser(principal: Principal): void {
+  if (principal.kind === "api_key") {
+    throw new ForbiddenError(
+      "API keys cannot manage API keys",
+      "sign in as a user to create or revoke API keys",
+    );
+  }
 }

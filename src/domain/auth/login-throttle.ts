@@ -1,5 +1,5 @@
 import { and, eq } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client";
+import { type DbOrTx, withTransaction } from "../../db/client";
 import { loginFailures } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
@@ -7,44 +7,68 @@ import { RateLimitedError } from "../errors";
 
 export const TOO_MANY_LOGIN_ATTEMPTS = "Too many login attempts. Please try again in 15 minutes.";
 
-/** Throws 429 while (email, ip) is locked out, even for a correct password. */
-export function assertNotLockedOut(deps: DomainDeps, email: string, ip: string): void {
+/**
+ * Counts a password attempt for (email, ip) BEFORE the password is checked, and throws 429 when the
+ * pair is locked out or already has the maximum of attempts in the window. Counting first closes the
+ * race where many concurrent guesses all pass the check while the slow hash runs. A correct password
+ * then calls `clearPasswordAttempts`; a wrong one `settleFailedPasswordAttempt`.
+ */
+export function reservePasswordAttempt(deps: DomainDeps, email: string, ip: string): void {
   const now = deps.clock.now();
-  const row = deps.db
-    .select()
-    .from(loginFailures)
-    .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
-    .get();
-  if (row?.lockedUntil && row.lockedUntil > toIso(now)) {
-    const retryAfter = Math.ceil((new Date(row.lockedUntil).getTime() - now.getTime()) / 1000);
-    throw new RateLimitedError(TOO_MANY_LOGIN_ATTEMPTS, retryAfter);
+  const { login_max_failures: maxFailures, login_lockout_seconds: lockoutSeconds } = deps.config.auth;
+  withTransaction(deps.db, (tx) => {
+    const row = findRow(tx, email, ip);
+    if (row?.lockedUntil && row.lockedUntil > toIso(now)) throw lockedOut(now, row.lockedUntil);
+    const isWindowOver = !row || addSeconds(new Date(row.windowStartedAt), lockoutSeconds) <= now;
+    const attempts = isWindowOver ? 0 : row.failures;
+    if (attempts >= maxFailures) {
+      const lockedUntil = toIso(addSeconds(now, lockoutSeconds));
+      tx.update(loginFailures)
+        .set({ lockedUntil })
+        .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
+        .run();
+      throw lockedOut(now, lockedUntil);
+    }
+    const values = {
+      failures: attempts + 1,
+      windowStartedAt: isWindowOver ? toIso(now) : (row?.windowStartedAt ?? toIso(now)),
+      lockedUntil: null,
+    };
+    tx.insert(loginFailures)
+      .values({ email, ip, ...values })
+      .onConflictDoUpdate({ target: [loginFailures.email, loginFailures.ip], set: values })
+      .run();
+  });
+}
+
+/** After a wrong password: the attempt stays counted; reaching the maximum locks the pair out. */
+export function settleFailedPasswordAttempt(deps: DomainDeps, tx: DbOrTx, email: string, ip: string): void {
+  const now = deps.clock.now();
+  const row = findRow(tx, email, ip);
+  if (row && row.failures >= deps.config.auth.login_max_failures && !row.lockedUntil) {
+    tx.update(loginFailures)
+      .set({ lockedUntil: toIso(addSeconds(now, deps.config.auth.login_lockout_seconds)) })
+      .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
+      .run();
   }
 }
 
-/** Counts one failure inside the lockout window; reaching the maximum locks (email, ip) out. */
-export function recordLoginFailure(deps: DomainDeps, tx: DbOrTx, email: string, ip: string): void {
-  const now = deps.clock.now();
-  const { login_max_failures: maxFailures, login_lockout_seconds: lockoutSeconds } = deps.config.auth;
-  const row = tx
+/** After a correct password: the pair starts afresh. */
+export function clearPasswordAttempts(tx: DbOrTx, email: string, ip: string): void {
+  tx.delete(loginFailures)
+    .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
+    .run();
+}
+
+function findRow(tx: DbOrTx, email: string, ip: string) {
+  return tx
     .select()
     .from(loginFailures)
     .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
     .get();
-  const windowExpired = !row || addSeconds(new Date(row.windowStartedAt), lockoutSeconds) <= now;
-  const failures = windowExpired ? 1 : row.failures + 1;
-  const windowStartedAt = windowExpired ? toIso(now) : row.windowStartedAt;
-  const lockedUntil = failures >= maxFailures ? toIso(addSeconds(now, lockoutSeconds)) : null;
-  tx.insert(loginFailures)
-    .values({ email, ip, failures, windowStartedAt, lockedUntil })
-    .onConflictDoUpdate({
-      target: [loginFailures.email, loginFailures.ip],
-      set: { failures, windowStartedAt, lockedUntil },
-    })
-    .run();
 }
 
-export function clearLoginFailures(tx: DbOrTx, email: string, ip: string): void {
-  tx.delete(loginFailures)
-    .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
-    .run();
+function lockedOut(now: Date, lockedUntil: string): RateLimitedError {
+  const retryAfter = Math.max(1, Math.ceil((new Date(lockedUntil).getTime() - now.getTime()) / 1000));
+  return new RateLimitedError(TOO_MANY_LOGIN_ATTEMPTS, retryAfter);
 }

@@ -10,7 +10,7 @@ import { UnauthenticatedError } from "../errors";
 import { passwordHashCost } from "../users/password-hash-cost";
 import type { AuthDeps } from "./auth-deps";
 import { insertSession, signTokenPair, type TokenPair } from "./issue-session";
-import { assertNotLockedOut, clearLoginFailures, recordLoginFailure } from "./login-throttle";
+import { clearPasswordAttempts, reservePasswordAttempt, settleFailedPasswordAttempt } from "./login-throttle";
 import type { Role } from "./scopes";
 
 // Verified against when the email is unknown, so both paths take the same time: made once per
@@ -48,7 +48,7 @@ export async function signInWithPassword(
   input: { email: string; password: string; ip: string },
 ): Promise<SignInResult> {
   const email = input.email.trim().toLowerCase();
-  assertNotLockedOut(deps, email, input.ip);
+  reservePasswordAttempt(deps, email, input.ip);
   const user = deps.db.select().from(users).where(eq(users.email, email)).get();
   const isPasswordCorrect = await verifyPassword(
     input.password,
@@ -64,7 +64,7 @@ export async function signInWithPassword(
   const now = deps.clock.now();
   if (!user || !isPasswordCorrect || user.deletedAt) {
     withTransaction(deps.db, (tx) => {
-      recordLoginFailure(deps, tx, email, input.ip);
+      settleFailedPasswordAttempt(deps, tx, email, input.ip);
       recordAudit(tx, now, anonymous, {
         action: "auth.login",
         outcome: "failure",
@@ -113,7 +113,7 @@ export async function startSession(
   const now = deps.clock.now();
   withTransaction(deps.db, (tx) => {
     insertSession(tx, now, { sessionId, userId: user.id, ip, signed });
-    clearLoginFailures(tx, user.email, ip);
+    clearPasswordAttempts(tx, user.email, ip);
     tx.update(users)
       .set({ lastLoginAt: toIso(now) })
       .where(eq(users.id, user.id))

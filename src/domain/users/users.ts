@@ -5,6 +5,11 @@ import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { hashPassword, verifyPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
+import {
+  clearPasswordAttempts,
+  reservePasswordAttempt,
+  settleFailedPasswordAttempt,
+} from "../auth/login-throttle";
 import type { Principal } from "../auth/principal";
 import { hasScope, ROLE_SCOPES, type Role } from "../auth/scopes";
 import { revokeUserSessions } from "../auth/sign-out";
@@ -272,15 +277,29 @@ export async function changeOwnPassword(
   actor: Actor,
   input: { currentPassword: string; newPassword: string },
 ): Promise<void> {
+  // A key holder proving the password would turn a narrow key into the whole account.
+  if (principal.kind === "api_key")
+    throw new ForbiddenError(
+      "API keys cannot change passwords",
+      "sign in as the user to change the password",
+    );
   const row = findLiveUser(deps.db, principal.organizationId, principal.userId);
+  // The current password is a guessable secret: the sign-in throttle guards it here too.
+  const ip = actor.ip ?? "unknown";
+  reservePasswordAttempt(deps, row.email, ip);
   if (!(await verifyPassword(input.currentPassword, row.passwordHash))) {
-    recordAudit(deps.db, deps.clock.now(), actor, {
-      action: "user.password_change",
-      outcome: "failure",
-      targetType: "user",
-      targetId: row.id,
+    withTransaction(deps.db, (tx) => {
+      settleFailedPasswordAttempt(deps, tx, row.email, ip);
+      recordAudit(tx, deps.clock.now(), actor, {
+        action: "user.password_change",
+        outcome: "failure",
+        targetType: "user",
+        targetId: row.id,
+      });
     });
-    throw new UnauthenticatedError("invalid credentials", "current_password is not correct");
+    throw new ValidationError("invalid request body", [
+      { field: "current_password", message: "is not correct" },
+    ]);
   }
   assertPasswordStrength(input.newPassword, "new_password");
   const passwordHash = await hashPassword(input.newPassword, passwordHashCost(deps));
@@ -291,6 +310,7 @@ export async function changeOwnPassword(
       .where(eq(users.id, row.id))
       .run();
     revokeUserSessions(tx, now, row.id, "password changed", principal.sessionId);
+    clearPasswordAttempts(tx, row.email, ip);
     recordAudit(tx, now, actor, { action: "user.password_change", targetType: "user", targetId: row.id });
   });
 }

@@ -31,6 +31,7 @@ export function requestState(request: Request): RequestState {
   return state;
 }
 
+const PER_ADDRESS_PATHS = new Set(["/api/v1/auth/login", "/api/v1/auth/refresh"]);
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -60,6 +61,25 @@ function presentedCredential(request: Request): string | null {
 /** True when the declared Content-Length is over MAX_BODY_BYTES; undeclared bodies are measured while parsed. */
 function isDeclaredBodyTooLarge(request: Request): boolean {
   return Number(request.headers.get("content-length") ?? "0") > MAX_BODY_BYTES;
+}
+
+/** The rate-limit key and budget of a request: per device, user or key when known, else per address. */
+function rateLimitBucket(
+  state: RequestState,
+  path: string,
+  limits: AppDeps["config"]["rate_limit"],
+): [string, number] {
+  // Sign-in and refresh are limited per address whatever token comes along, so attaching any valid
+  // token cannot buy a password guesser the larger authenticated budget.
+  if (PER_ADDRESS_PATHS.has(path)) return [`ip:${state.ip}`, limits.unauthenticated_per_minute];
+  if (state.device) return [`device:${state.device.deviceId}`, limits.authenticated_per_minute];
+  const principal = state.principal;
+  if (!principal) return [`ip:${state.ip}`, limits.unauthenticated_per_minute];
+  const key = principal.apiKeyId ? `key:${principal.apiKeyId}` : `user:${principal.userId}`;
+  return [
+    key,
+    principal.plan === "enterprise" ? limits.enterprise_per_minute : limits.authenticated_per_minute,
+  ];
 }
 
 /** Who may call a route: one scope, any signed-in principal, or nobody in particular. */
@@ -92,23 +112,17 @@ export function securityPlugin(deps: AppDeps) {
             state.device = authenticateDeviceToken(deps, credential);
           else state.principal = await authenticateCredential(deps, credential);
         } catch (error) {
-          if (!(error instanceof DomainError)) throw error;
-          state.authError = error;
+          // A storage failure while checking credentials answers 503 on routes that need them; the
+          // request still gets its rate-limit headers, and routes without authentication still work.
+          state.authError =
+            error instanceof DomainError
+              ? error
+              : new DomainError("unavailable", "service unavailable", "credentials could not be checked");
+          if (!(error instanceof DomainError)) console.error(`[${requestId}] authentication failed:`, error);
         }
       }
 
-      const principal = state.principal;
-      const limits = deps.config.rate_limit;
-      const [key, limit] = state.device
-        ? [`device:${state.device.deviceId}`, limits.authenticated_per_minute]
-        : principal
-          ? [
-              principal.apiKeyId ? `key:${principal.apiKeyId}` : `user:${principal.userId}`,
-              principal.plan === "enterprise"
-                ? limits.enterprise_per_minute
-                : limits.authenticated_per_minute,
-            ]
-          : [`ip:${ip}`, limits.unauthenticated_per_minute];
+      const [key, limit] = rateLimitBucket(state, new URL(request.url).pathname, deps.config.rate_limit);
       const nowMs = deps.clock.now().getTime();
       const decision = deps.rateLimiter.hit(key, limit, nowMs);
       set.headers["x-ratelimit-limit"] = String(decision.limit);
