@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync } from "node:fs";
 import type { Config } from "../config/config-schema";
 import { openDatabase } from "../db/client";
 import { UsageError } from "./args";
@@ -16,6 +16,8 @@ export function backupCommand(config: Readonly<Config>, target: string | undefin
   const database = openDatabase({ path: config.database.path, synchronous: config.database.synchronous });
   try {
     database.sqlite.query("VACUUM INTO ?").run(target);
+    // A backup holds the same secrets as the database.
+    chmodSync(target, 0o600);
     console.log(`Backed up ${config.database.path} to ${target}`);
   } finally {
     database.close();

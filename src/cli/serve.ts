@@ -15,7 +15,8 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const jobs = startJobs(deps);
   const webhookDispatcher = createWebhookDispatcher(deps);
   webhookDispatcher.start();
-  app.listen({ hostname: config.server.host, port: config.server.port });
+  // reusePort off: a second server on the same port must fail, not silently share the traffic.
+  app.listen({ hostname: config.server.host, port: config.server.port, reusePort: false });
   const port = app.server?.port ?? config.server.port;
   const url = `http://${config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host}:${port}`;
   console.log(`Bulwark ${deps.version} listening on ${url}`);

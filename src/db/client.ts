@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import * as schema from "./schema";
@@ -22,8 +22,11 @@ export interface DatabaseHandle {
 
 /** Opens SQLite with WAL, the configured `synchronous`, foreign keys and a busy timeout. */
 export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
-  if (options.path !== ":memory:") mkdirSync(dirname(options.path), { recursive: true });
+  if (options.path !== ":memory:") mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
   const sqlite = new Database(options.path, { create: true, strict: true });
+  // The database holds the JWT signing key and webhook secrets: owner-only. SQLite gives the -wal and
+  // -shm files the database file's permissions.
+  if (options.path !== ":memory:") chmodSync(options.path, 0o600);
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA journal_mode = WAL");
   // bun:sqlite leaves synchronous=FULL after switching to WAL unless told otherwise.

@@ -17,26 +17,28 @@ export function migrateDatabase(
   sqlite.exec(
     "CREATE TABLE IF NOT EXISTS bulwark_migrations (tag TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
   );
-  const done = new Set(
-    sqlite
-      .query<{ tag: string }, []>("SELECT tag FROM bulwark_migrations")
-      .all()
-      .map((row) => row.tag),
+  const isApplied = sqlite.query<{ tag: string }, [string]>(
+    "SELECT tag FROM bulwark_migrations WHERE tag = ?",
   );
   const applied: string[] = [];
   for (const migration of migrations) {
-    if (done.has(migration.tag)) continue;
     const statements = migration.sql
       .split("--> statement-breakpoint")
       .map((statement) => statement.trim())
       .filter((statement) => statement !== "");
-    sqlite.transaction(() => {
-      for (const statement of statements) sqlite.exec(statement);
-      sqlite
-        .query("INSERT INTO bulwark_migrations (tag, applied_at) VALUES (?, ?)")
-        .run(migration.tag, new Date().toISOString());
-    })();
-    applied.push(migration.tag);
+    // IMMEDIATE takes the write lock before the check, so two processes migrating the same new
+    // database at once apply each migration exactly once.
+    const didApply = sqlite
+      .transaction(() => {
+        if (isApplied.get(migration.tag)) return false;
+        for (const statement of statements) sqlite.exec(statement);
+        sqlite
+          .query("INSERT INTO bulwark_migrations (tag, applied_at) VALUES (?, ?)")
+          .run(migration.tag, new Date().toISOString());
+        return true;
+      })
+      .immediate();
+    if (didApply) applied.push(migration.tag);
   }
   return { applied, total: migrations.length };
 }

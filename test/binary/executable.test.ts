@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, type RunningServer, startServer } from "../helpers/binary";
@@ -89,6 +89,17 @@ describe("the built executable, from an empty folder", () => {
     ).toBe(401);
   }, 60_000);
 
+  test("keeps the database (signing key, webhook secrets) readable by its owner only", () => {
+    expect(statSync(join(folder, "data")).mode & 0o777).toBe(0o700);
+    expect(statSync(join(folder, "data", "bulwark.db")).mode & 0o777).toBe(0o600);
+  });
+
+  test("a second server on the same port fails instead of sharing it", () => {
+    const port = new URL(server.url).port;
+    const second = run(["serve"], emptyFolder(), { BULWARK_SERVER_PORT: port });
+    expect(second.code).not.toBe(0);
+  }, 60_000);
+
   test("serves the OpenAPI document and the offline docs page", async () => {
     const document = (await (await fetch(`${server.url}/api/v1/openapi.json`)).json()) as { openapi: string };
     expect(document.openapi).toStartWith("3.1");
@@ -99,6 +110,25 @@ describe("the built executable, from an empty folder", () => {
 });
 
 describe("the command line", () => {
+  test("two migrate processes racing on a new database both succeed, applying each migration once", async () => {
+    for (let round = 0; round < 3; round++) {
+      const folder = emptyFolder();
+      const spawn = () =>
+        Bun.spawn([binary, "migrate"], {
+          cwd: folder,
+          env: { PATH: process.env.PATH ?? "", HOME: folder },
+          stderr: "pipe",
+        });
+      const racers = [spawn(), spawn()];
+      const codes = await Promise.all(racers.map((racer) => racer.exited));
+      expect(codes).toEqual([0, 0]);
+      const database = new Database(join(folder, "data", "bulwark.db"), { readonly: true });
+      const tags = database.query<{ tag: string }, []>("SELECT tag FROM bulwark_migrations").all();
+      expect(new Set(tags.map((row) => row.tag)).size).toBe(tags.length);
+      database.close();
+    }
+  }, 60_000);
+
   test("version and help", () => {
     const folder = emptyFolder();
     expect(run(["version"], folder).stdout).toMatch(/^bulwark \d+\.\d+\.\d+/);
@@ -160,6 +190,7 @@ describe("the command line", () => {
 
       const backup = run(["backup", "copy.db"], folder);
       expect(backup.code).toBe(0);
+      expect(statSync(join(folder, "copy.db")).mode & 0o777).toBe(0o600);
       const copy = new Database(join(folder, "copy.db"), { readonly: true });
       expect(
         copy
