@@ -382,6 +382,18 @@ describe("POST /auth/logout", () => {
   });
 });
 
+describe("POST /auth/logout with an API key", () => {
+  test("is a 400 that points to revoking the key, and the key keeps working", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const key = await t.createApiKey(org.adminToken, ["devices:read"]);
+    const response = await t.request("POST", "/api/v1/auth/logout", { token: key, body: {} });
+    expect(response.status).toBe(400);
+    expect(response.body.details).toContain("/api/v1/auth/api-keys/");
+    expect((await t.request("GET", "/api/v1/devices", { token: key })).status).toBe(200);
+  });
+});
+
 describe("access tokens", () => {
   test("a disabled user's token stops working at once", async () => {
     const t = await newApp();

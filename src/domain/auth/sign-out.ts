@@ -4,6 +4,7 @@ import { refreshTokens, sessions } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor } from "../deps";
+import { ValidationError } from "../errors";
 import { type AuthDeps, tokenSettings } from "./auth-deps";
 import type { Principal } from "./principal";
 import { revokeSession } from "./refresh-session";
@@ -20,6 +21,13 @@ export async function signOut(
   actor: Actor,
   refreshToken: string | undefined,
 ): Promise<void> {
+  if (principal.kind === "api_key") {
+    throw new ValidationError(
+      "an API key has no session to end",
+      [],
+      "revoke the key with DELETE /api/v1/auth/api-keys/:id",
+    );
+  }
   let refreshSessionId: string | null = null;
   if (refreshToken) {
     try {

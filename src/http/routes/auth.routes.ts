@@ -122,7 +122,7 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
       {
         access: "authenticated",
         params: IdParams,
-        response: { 204: Type.Void({ description: "Revoked" }), ...errorResponses(401, 404, 429) },
+        response: { 204: Type.Void({ description: "Revoked" }), ...errorResponses(401, 403, 404, 429) },
         detail: { summary: "Revoke an API key; it stops working at once" },
       },
     );

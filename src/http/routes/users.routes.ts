@@ -42,10 +42,11 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
       {
         access: "authenticated",
         body: ChangePasswordBody,
-        response: { 200: MessageSchema, ...errorResponses(400, 401, 429) },
+        response: { 200: MessageSchema, ...errorResponses(400, 401, 403, 429) },
         detail: {
           summary: "Change your password",
-          description: "Every other session of yours ends (their refresh tokens are revoked).",
+          description:
+            "Every other session of yours ends (their refresh tokens are revoked). A wrong current_password is a 400 and counts toward the sign-in lockout (429 after 5). API keys cannot change passwords (403).",
         },
       },
     )
