@@ -27,6 +27,7 @@ CREATE TABLE `device_logs` (
 --> statement-breakpoint
 CREATE INDEX `device_logs_device_idx` ON `device_logs` (`device_id`,`created_at`);--> statement-breakpoint
 CREATE INDEX `device_logs_device_event_idx` ON `device_logs` (`device_id`,`event`,`created_at`);--> statement-breakpoint
+CREATE INDEX `device_logs_created_idx` ON `device_logs` (`created_at`);--> statement-breakpoint
 CREATE TABLE `device_tokens` (
 	`id` text PRIMARY KEY NOT NULL,
 	`device_id` text NOT NULL,
@@ -61,19 +62,23 @@ CREATE TABLE `devices` (
 	`facts` text,
 	`compliance_status` text DEFAULT 'unknown' NOT NULL,
 	`compliance_violations` text DEFAULT '[]' NOT NULL,
+	`compliance_missing` text DEFAULT '[]' NOT NULL,
 	`compliance_checked_at` text,
+	`compliance_stale` integer DEFAULT true NOT NULL,
 	`created_at` text NOT NULL,
 	`updated_at` text NOT NULL
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `devices_vpn_address_unique` ON `devices` (`vpn_address`);--> statement-breakpoint
+CREATE UNIQUE INDEX `devices_vpn_public_key_unique` ON `devices` (`vpn_public_key`) WHERE "devices"."status" != 'wiped';--> statement-breakpoint
 CREATE INDEX `devices_organization_idx` ON `devices` (`organization_id`,`enrolled_at`,`id`);--> statement-breakpoint
 CREATE INDEX `devices_organization_status_idx` ON `devices` (`organization_id`,`status`,`enrolled_at`);--> statement-breakpoint
 CREATE INDEX `devices_organization_platform_idx` ON `devices` (`organization_id`,`platform`,`enrolled_at`);--> statement-breakpoint
 CREATE INDEX `devices_organization_user_idx` ON `devices` (`organization_id`,`user_id`,`enrolled_at`);--> statement-breakpoint
-CREATE INDEX `devices_organization_policy_idx` ON `devices` (`organization_id`,`policy_id`);--> statement-breakpoint
+CREATE INDEX `devices_organization_policy_idx` ON `devices` (`organization_id`,`policy_id`,`enrolled_at`,`id`,`status`);--> statement-breakpoint
 CREATE INDEX `devices_organization_hardware_idx` ON `devices` (`organization_id`,`hardware_id`);--> statement-breakpoint
 CREATE INDEX `devices_status_last_seen_idx` ON `devices` (`status`,`last_seen`);--> statement-breakpoint
+CREATE INDEX `devices_compliance_stale_idx` ON `devices` (`compliance_stale`,`organization_id`,`id`);--> statement-breakpoint
 CREATE TABLE `enrollment_tokens` (
 	`id` text PRIMARY KEY NOT NULL,
 	`organization_id` text NOT NULL,
@@ -104,7 +109,7 @@ CREATE TABLE `wipes` (
 	FOREIGN KEY (`device_id`) REFERENCES `devices`(`id`) ON UPDATE no action ON DELETE cascade
 );
 --> statement-breakpoint
-CREATE INDEX `wipes_device_idx` ON `wipes` (`device_id`,`initiated_at`);--> statement-breakpoint
+CREATE INDEX `wipes_device_status_idx` ON `wipes` (`device_id`,`status`,`initiated_at`);--> statement-breakpoint
 CREATE INDEX `wipes_status_idx` ON `wipes` (`status`,`initiated_at`);--> statement-breakpoint
 CREATE TABLE `events` (
 	`sequence` integer PRIMARY KEY AUTOINCREMENT NOT NULL,

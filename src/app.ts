@@ -19,7 +19,7 @@ import { webhookRoutes } from "./http/routes/webhooks.routes";
 export function buildApp(deps: AppDeps) {
   let routeTable: RouteTable = [];
   const security = securityPlugin(deps);
-  const app: AnyElysia = new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES * 64 } })
+  const app: AnyElysia = new Elysia({ strictPath: true, serve: { maxRequestBodySize: MAX_BODY_BYTES * 64 } })
     .use(errorHandlerPlugin(() => routeTable))
     .use(security)
     .use(jsonBodyPlugin())

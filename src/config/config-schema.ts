@@ -32,6 +32,7 @@ export const ConfigSchema = Type.Object({
   devices: Type.Object({
     offline_after_seconds: Type.Integer({ default: 900, minimum: 1 }),
     wipe_timeout_seconds: Type.Integer({ default: 259200, minimum: 1 }),
+    log_retention_days: Type.Integer({ default: 90, minimum: 1 }),
   }),
   jobs: Type.Object({
     scan_interval_seconds: Type.Integer({ default: 60, minimum: 1 }),

@@ -1,7 +1,9 @@
 import type { Config } from "../config/config-schema";
 import { purgeExpiredCredentials } from "../domain/auth/purge-expired-credentials";
 import { markOfflineDevices } from "../domain/devices/mark-offline-devices";
+import { purgeDeviceLogs } from "../domain/devices/purge-device-logs";
 import { purgeExpiredDeviceCredentials } from "../domain/devices/purge-expired-device-credentials";
+import { reevaluateStaleDevices } from "../domain/devices/reevaluate-stale-devices";
 import { timeOutWipes } from "../domain/devices/time-out-wipes";
 import { purgeDeliveries } from "../domain/webhooks/purge-deliveries";
 import type { AppDeps } from "../http/app-deps";
@@ -34,6 +36,16 @@ export const JOBS: readonly Job[] = [
     id: "purge-expired-device-credentials",
     intervalSeconds: (config) => config.jobs.scan_interval_seconds,
     run: (deps) => purgeExpiredDeviceCredentials(deps),
+  },
+  {
+    id: "reevaluate-stale-compliance",
+    intervalSeconds: (config) => config.jobs.scan_interval_seconds,
+    run: (deps) => reevaluateStaleDevices(deps),
+  },
+  {
+    id: "purge-device-logs",
+    intervalSeconds: (config) => config.jobs.scan_interval_seconds,
+    run: (deps) => purgeDeviceLogs(deps),
   },
   {
     id: "purge-webhook-deliveries",

@@ -109,11 +109,13 @@ describe("POST /agent/checkin", () => {
         { rule: "network.vpn_required", required: true, actual: false, severity: "high" },
         { rule: "usb.allowed", required: false, actual: true, severity: "high" },
       ],
+      missing: [],
     });
+    // Enrolled with an OS version but no facts, the device was unknown until this check-in.
     const [changed] = recordedEvents(t, org.organizationId, "device.compliance_changed");
     expect(changed?.data).toMatchObject({
       device_id: enrolled.id,
-      previous_status: "compliant",
+      previous_status: "unknown",
       status: "non_compliant",
     });
   });
@@ -146,6 +148,25 @@ describe("POST /agent/checkin", () => {
       expect(response.status, JSON.stringify(body)).toBe(400);
       expect(response.body.errors.map((error: { field: string }) => error.field)).toContain(field);
     }
+  });
+
+  test("a body that is not a JSON object is 400 naming body; without a token it is still 401", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    for (const rawBody of ["[]", "[1]", "5", '"hello"', "true"]) {
+      const response = await t.request("POST", CHECKIN, { token: enrolled.device_token, rawBody });
+      expect(response.status, rawBody).toBe(400);
+      expect(response.body.errors, rawBody).toEqual([
+        expect.objectContaining({ field: "body", message: "must be a JSON object" }),
+      ]);
+    }
+    expect((await t.request("POST", CHECKIN, { rawBody: "[]" })).status).toBe(401);
+    // Nothing was recorded for the refused check-ins.
+    const logs = await t.request("GET", `/api/v1/devices/${enrolled.id}/logs?event=device.checkin`, {
+      token: org.adminToken,
+    });
+    expect(logs.body.total).toBe(0);
+    expect((await t.request("POST", CHECKIN, { token: enrolled.device_token })).status).toBe(200);
   });
 
   test("facts a newer agent knows and this server does not are ignored, not refused", async () => {

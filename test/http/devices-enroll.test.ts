@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { createPrivateKey, createPublicKey, generateKeyPairSync } from "node:crypto";
+import { createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync } from "node:crypto";
 import { parseCidr, parseIpv4 } from "../../src/lib/ipv4";
 import {
   createDeviceTestApp,
@@ -14,6 +14,12 @@ const t = await createDeviceTestApp();
 afterAll(() => t.close());
 
 const ENROLL = "/api/v1/devices/enroll";
+
+/** A fresh X25519 public key in WireGuard's base64. */
+function freshPublicKey(): string {
+  const { publicKey } = generateKeyPairSync("x25519");
+  return Buffer.from(publicKey.export({ format: "jwk" }).x as string, "base64url").toString("base64");
+}
 
 /** The X25519 public key of a raw private key, derived with node:crypto alone, in WireGuard's base64. */
 function x25519PublicKeyOf(privateKeyBase64: string): string {
@@ -71,7 +77,13 @@ describe("POST /devices/enroll", () => {
       vpn_ip: response.body.vpn_config.address.replace("/32", ""),
       vpn_public_key: response.body.vpn_config.public_key,
       policy_id: organization.body.default_policy_id,
-      compliance: { status: "compliant", violations: [] },
+      // The OS version is checked, but the facts the default policy needs are not reported yet.
+      compliance: {
+        status: "unknown",
+        last_check: device.body.enrolled_at,
+        violations: [],
+        missing: ["storage.encryption_required", "network.vpn_required", "usb.allowed"],
+      },
     });
     expect(JSON.stringify(device.body)).not.toContain(response.body.vpn_config.private_key);
   });
@@ -200,7 +212,74 @@ describe("POST /devices/enroll", () => {
       status: "non_compliant",
       last_check: expect.any(String),
       violations: [{ rule: "os_version", required: ">= 15", actual: "14.8", severity: "critical" }],
+      missing: ["storage.encryption_required", "network.vpn_required", "usb.allowed"],
     });
+  });
+
+  test("409 public key already in use for a key a device not wiped holds, in any organization; free again once wiped", async () => {
+    const org = await t.createOrganization();
+    const other = await t.createOrganization();
+    const publicKey = freshPublicKey();
+    const first = await enrollDevice(t, org.adminToken, { public_key: publicKey });
+
+    for (const admin of [org.adminToken, other.adminToken]) {
+      const { token } = await createEnrollmentToken(t, admin);
+      const duplicate = await t.request("POST", ENROLL, {
+        body: enrollBody(token, { public_key: publicKey }),
+      });
+      expect(duplicate.status).toBe(409);
+      expect(duplicate.body.message).toBe("public key already in use");
+      expect(JSON.stringify(duplicate.body)).not.toContain(first.id);
+    }
+
+    const wipe = await t.request("POST", `/api/v1/devices/${first.id}/wipe`, {
+      token: org.adminToken,
+      body: { reason: "reinstall" },
+    });
+    await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
+      token: first.device_token,
+      body: { success: true },
+    });
+    const reused = await enrollDevice(t, other.adminToken, { public_key: publicKey });
+    expect(reused.vpn_config.public_key).toBe(publicKey);
+  });
+
+  test("400 naming public_key for a low-order X25519 point, whatever its top bit", async () => {
+    const org = await t.createOrganization();
+    const { token } = await createEnrollmentToken(t, org.adminToken);
+    const lowOrderPoints = [
+      "00".repeat(32),
+      `01${"00".repeat(31)}`,
+      "e0eb7a7c3b41b8ae1656e3faf19fc46ada098deb9c32b1fd866205165f49b800",
+      "5f9c95bca3508c24b1d0b1559c83ef5b04445cc4581c8e86d8224eddd09f1157",
+      `ec${"ff".repeat(30)}7f`,
+      `ed${"ff".repeat(30)}7f`,
+      `ee${"ff".repeat(30)}7f`,
+      `${"00".repeat(31)}80`,
+      `ee${"ff".repeat(31)}`,
+    ];
+    const { privateKey } = generateKeyPairSync("x25519");
+    for (const hex of lowOrderPoints) {
+      const point = Buffer.from(hex, "hex");
+      // Each point really is of low order: X25519 with it yields the all-zero secret, which is refused.
+      const peer = createPublicKey({
+        key: { kty: "OKP", crv: "X25519", x: point.toString("base64url") },
+        format: "jwk",
+      });
+      expect(() => diffieHellman({ privateKey, publicKey: peer }), hex).toThrow();
+      const response = await t.request("POST", ENROLL, {
+        body: enrollBody(token, { public_key: point.toString("base64") }),
+      });
+      expect(response.status, hex).toBe(400);
+      expect(response.body.errors[0]).toMatchObject({
+        field: "public_key",
+        message: expect.stringContaining("low-order"),
+      });
+    }
+    // The token was never used.
+    expect(
+      (await t.request("POST", ENROLL, { body: enrollBody(token, { public_key: freshPublicKey() }) })).status,
+    ).toBe(201);
   });
 
   test("409 for a hardware_id already enrolled in the organization; other organizations and wiped devices do not count", async () => {

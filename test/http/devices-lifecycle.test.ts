@@ -40,6 +40,12 @@ test("a device's whole life: token, enrollment, check-ins, compliance, suspensio
     commands: [],
     next_checkin_seconds: 300,
   });
+  // An OS version alone checks none of the facts the default policy needs: unknown, not compliant.
+  expect(first.body.compliance).toEqual({
+    status: "unknown",
+    violations: [],
+    missing: ["storage.encryption_required", "network.vpn_required", "usb.allowed"],
+  });
 
   // The agent reports the policy applied: policy.applied is logged once for that version.
   t.clock.advanceSeconds(60);
@@ -70,9 +76,10 @@ test("a device's whole life: token, enrollment, check-ins, compliance, suspensio
     violations: [
       { rule: "storage.encryption_required", required: true, actual: false, severity: "critical" },
     ],
+    missing: [],
   });
   const healthy = await checkIn(t, deviceToken, { policy_version: 1, facts: HEALTHY_FACTS });
-  expect(healthy.body.compliance).toEqual({ status: "compliant", violations: [] });
+  expect(healthy.body.compliance).toEqual({ status: "compliant", violations: [], missing: [] });
   expect(
     recordedEvents(t, org.organizationId, "device.compliance_changed").map((event) => event.data.status),
   ).toEqual(["non_compliant", "compliant"]);

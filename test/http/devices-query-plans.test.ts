@@ -1,8 +1,17 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { organizations } from "../../src/db/schema";
+import { count, eq } from "drizzle-orm";
+import { devices, organizations } from "../../src/db/schema";
+import { selectPublicKeyHolder } from "../../src/domain/devices/enroll-device";
 import { selectDeviceLogPage } from "../../src/domain/devices/list-device-logs";
 import { type DeviceListFilter, selectDevicePage } from "../../src/domain/devices/list-devices";
+import { selectExpiredDeviceLogs } from "../../src/domain/devices/purge-device-logs";
+import { selectStaleDevices } from "../../src/domain/devices/reevaluate-stale-devices";
+import { selectPendingWipes } from "../../src/domain/devices/wipe-device";
+import { selectPolicyDevicePage } from "../../src/domain/policies/list-policy-devices";
+import {
+  selectAssignedDeviceCounts,
+  selectUnassignedDeviceCount,
+} from "../../src/domain/policies/policy-views";
 import { createDeviceTestApp, enrollDevice } from "./devices-fixtures";
 
 const t = await createDeviceTestApp();
@@ -43,15 +52,94 @@ describe("device list and log queries read pages straight from an index", () => 
   });
 });
 
-test("the unfiltered total is the organization's maintained device count, kept by enroll and delete", async () => {
+describe("wipe and policy queries read only their own rows, through an index", () => {
+  test("a device's pending wipes: wipes_device_status_idx, in order, no scan of pending wipes", () => {
+    const plan = planOf(selectPendingWipes(t.deps.db, "device")).join("\n");
+    expect(plan).toContain("wipes_device_status_idx (device_id=? AND status=?)");
+    expect(plan).not.toMatch(/SCAN wipes|TEMP B-TREE|wipes_status_idx/);
+  });
+
+  test("device counts of policies: one range of the policy index each, read from the index alone", () => {
+    const assigned = planOf(selectAssignedDeviceCounts(t.deps.db, "organization", ["a", "b"])).join("\n");
+    const unassigned = planOf(selectUnassignedDeviceCount(t.deps.db, "organization")).join("\n");
+    for (const plan of [assigned, unassigned]) {
+      expect(plan).toContain(
+        "USING COVERING INDEX devices_organization_policy_idx (organization_id=? AND policy_id=?)",
+      );
+      expect(plan).not.toMatch(/SCAN devices|TEMP B-TREE/);
+    }
+  });
+
+  for (const isDefault of [false, true]) {
+    test(`a page of a${isDefault ? " default" : ""} policy's devices: the policy index, no scan, no sort`, () => {
+      const plan = planOf(selectPolicyDevicePage(t.deps.db, "organization", "policy", isDefault, PAGE)).join(
+        "\n",
+      );
+      expect(plan).toContain("devices_organization_policy_idx (organization_id=? AND policy_id=?)");
+      expect(plan).not.toMatch(/SCAN devices|TEMP B-TREE/);
+    });
+  }
+});
+
+describe("maintenance lookups use their own index", () => {
+  test("the holder of a public key: devices_vpn_public_key_unique", () => {
+    const plan = planOf(selectPublicKeyHolder(t.deps.db, "key")).join("\n");
+    expect(plan).toContain("devices_vpn_public_key_unique (vpn_public_key=?)");
+  });
+
+  test("a batch of stale devices, of one organization or of all: devices_compliance_stale_idx, no sort", () => {
+    for (const organizationId of ["organization", undefined]) {
+      const plan = planOf(selectStaleDevices(t.deps.db, organizationId, 500)).join("\n");
+      expect(plan).toContain("devices_compliance_stale_idx");
+      expect(plan).not.toMatch(/SCAN devices|TEMP B-TREE/);
+    }
+  });
+
+  test("device log entries past retention: device_logs_created_idx", () => {
+    const plan = planOf(selectExpiredDeviceLogs(t.deps.db, "2026-01-01T00:00:00.000Z", 5000)).join("\n");
+    expect(plan).toContain("device_logs_created_idx (created_at<?)");
+  });
+});
+
+test("the stored device count stays equal to the real count across enroll, wipe and delete", async () => {
   const org = await t.createOrganization();
+  const stored = () =>
+    t.deps.db
+      .select({ value: organizations.deviceCount })
+      .from(organizations)
+      .where(eq(organizations.id, org.organizationId))
+      .get()?.value;
+  const real = () =>
+    t.deps.db
+      .select({ value: count() })
+      .from(devices)
+      .where(eq(devices.organizationId, org.organizationId))
+      .get()?.value;
+  const total = async () => (await t.request("GET", "/api/v1/devices", { token: org.adminToken })).body.total;
+  const expectCount = async (expected: number) => {
+    expect(real()).toBe(expected);
+    expect(stored()).toBe(expected);
+    expect(await total()).toBe(expected);
+  };
+
+  await expectCount(0);
   const enrolled = [];
   for (let index = 0; index < 3; index++) enrolled.push(await enrollDevice(t, org.adminToken));
-  const total = async () => (await t.request("GET", "/api/v1/devices", { token: org.adminToken })).body.total;
-  expect(await total()).toBe(3);
+  await expectCount(3);
 
   const [gone] = enrolled;
   if (!gone) throw new Error("no device");
+  // A refused enrollment (hardware id taken) and a refused deletion (not wiped) change nothing.
+  await enrollDevice(t, org.adminToken, { hardware_id: "SERIAL-DUP" });
+  await expectCount(4);
+  await expect(enrollDevice(t, org.adminToken, { hardware_id: "SERIAL-DUP" })).rejects.toThrow("409");
+  await expectCount(4);
+  expect((await t.request("DELETE", `/api/v1/devices/${gone.id}`, { token: org.adminToken })).status).toBe(
+    409,
+  );
+  await expectCount(4);
+
+  // A wiped device still counts until it is deleted.
   const wipe = await t.request("POST", `/api/v1/devices/${gone.id}/wipe`, {
     token: org.adminToken,
     body: { reason: "retired" },
@@ -60,16 +148,11 @@ test("the unfiltered total is the organization's maintained device count, kept b
     token: gone.device_token,
     body: { success: true },
   });
-  await t.request("DELETE", `/api/v1/devices/${gone.id}`, { token: org.adminToken });
-  expect(await total()).toBe(2);
-
-  // The count is read, not computed: a stored count that disagrees shows through.
-  t.deps.db
-    .update(organizations)
-    .set({ deviceCount: 7 })
-    .where(eq(organizations.id, org.organizationId))
-    .run();
-  expect(await total()).toBe(7);
+  await expectCount(4);
+  expect((await t.request("DELETE", `/api/v1/devices/${gone.id}`, { token: org.adminToken })).status).toBe(
+    204,
+  );
+  await expectCount(3);
   const filtered = await t.request("GET", "/api/v1/devices?platform=macos", { token: org.adminToken });
-  expect(filtered.body.total).toBe(2);
+  expect(filtered.body.total).toBe(3);
 });

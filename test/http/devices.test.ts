@@ -299,6 +299,80 @@ describe("POST /devices/:id/wipe and GET /devices/:id/wipe/:wipe_id", () => {
   });
 });
 
+describe("a blank wipe reason", () => {
+  test("is 400 naming reason and requests nothing; a reason is stored trimmed", async () => {
+    const { enrolled, admin } = await organizationWithDevice();
+    for (const reason of ["   ", "\t\n "]) {
+      const response = await t.request("POST", `${device(enrolled.id)}/wipe`, {
+        token: admin,
+        body: { reason },
+      });
+      expect(response.status).toBe(400);
+      expect(response.body.errors).toEqual([
+        expect.objectContaining({ field: "reason", message: "must not be blank" }),
+      ]);
+    }
+    expect((await checkIn(t, enrolled.device_token)).body.commands).toEqual([]);
+    const wipe = await t.request("POST", `${device(enrolled.id)}/wipe`, {
+      token: admin,
+      body: { reason: "  stolen  " },
+    });
+    expect(wipe.status).toBe(202);
+    expect((await checkIn(t, enrolled.device_token)).body.commands[0].reason).toBe("stolen");
+  });
+
+  test("is 400 for a bulk wipe too", async () => {
+    const { enrolled, admin } = await organizationWithDevice();
+    const response = await t.request("POST", `${DEVICES}/bulk`, {
+      token: admin,
+      body: { action: "wipe", reason: "   ", device_ids: [enrolled.id] },
+    });
+    expect(response.status).toBe(400);
+    expect(fieldsOf(response.body)).toEqual(["reason"]);
+  });
+});
+
+describe("ids written in uppercase", () => {
+  test("find the same device, wipe and policy", async () => {
+    const { org, enrolled, admin } = await organizationWithDevice();
+    const upper = enrolled.id.toUpperCase();
+    const found = await t.request("GET", device(upper), { token: admin });
+    expect(found.status).toBe(200);
+    expect(found.body.id).toBe(enrolled.id);
+    expect((await t.request("GET", `${device(upper)}/compliance`, { token: admin })).status).toBe(200);
+    expect((await t.request("GET", `${device(upper)}/logs`, { token: admin })).body.total).toBe(1);
+
+    const policy = insertTestPolicy(t, org.organizationId, "Upper");
+    const assigned = await t.request("PUT", `${device(upper)}/policy`, {
+      token: admin,
+      body: { policy_id: policy.id.toUpperCase() },
+    });
+    expect(assigned.status).toBe(200);
+    expect(assigned.body.policy_id).toBe(policy.id);
+    const followers = await t.request("GET", `/api/v1/policies/${policy.id}/devices`, { token: admin });
+    expect(followers.body.data.map((entry: { id: string }) => entry.id)).toEqual([enrolled.id]);
+    // Assigning the same policy again, in lowercase, changes nothing.
+    await t.request("PUT", `${device(enrolled.id)}/policy`, { token: admin, body: { policy_id: policy.id } });
+    expect(recordedEvents(t, org.organizationId, "policy.assigned")).toHaveLength(1);
+
+    const wipe = await t.request("POST", `${device(upper)}/wipe`, { token: admin, body: { reason: "x" } });
+    expect(wipe.status).toBe(202);
+    const polled = await t.request("GET", `${device(upper)}/wipe/${wipe.body.wipe_id.toUpperCase()}`, {
+      token: admin,
+    });
+    expect(polled.body).toMatchObject({ wipe_id: wipe.body.wipe_id, status: "pending" });
+    const completed = await t.request(
+      "POST",
+      `/api/v1/agent/wipes/${wipe.body.wipe_id.toUpperCase()}/complete`,
+      {
+        token: enrolled.device_token,
+        body: { success: true },
+      },
+    );
+    expect(completed.body).toMatchObject({ status: "completed" });
+  });
+});
+
 describe("DELETE /devices/:id", () => {
   test("403 for a reader, 404 across organizations, 401 without a token", async () => {
     const { enrolled, auditor } = await organizationWithDevice();
@@ -376,6 +450,7 @@ describe("GET and PUT /devices/:id/policy", () => {
       status: "non_compliant",
       last_check: t.clock.now().toISOString(),
       violations: [{ rule: "usb.allowed", required: false, actual: true, severity: "high" }],
+      missing: [],
     });
     const flips = recordedEvents(t, org.organizationId, "device.compliance_changed");
     expect(flips.at(-1)?.data).toMatchObject({ device_id: enrolled.id, status: "non_compliant" });
@@ -419,7 +494,12 @@ describe("GET /devices/:id/compliance", () => {
     const org = await t.createOrganization();
     const enrolled = await enrollDevice(t, org.adminToken, { os_version: undefined });
     const response = await t.request("GET", `${device(enrolled.id)}/compliance`, { token: org.adminToken });
-    expect(response.body).toEqual({ status: "unknown", last_check: null, violations: [] });
+    expect(response.body).toEqual({
+      status: "unknown",
+      last_check: null,
+      violations: [],
+      missing: ["os_version", "storage.encryption_required", "network.vpn_required", "usb.allowed"],
+    });
   });
 
   test("403 for a member, 401 without a token", async () => {
@@ -461,6 +541,34 @@ describe("GET /devices/:id/logs", () => {
     const all = await logs("");
     expect(all.body.total).toBe(5);
     expect(all.body.data.at(-1).event).toBe("device.enrolled");
+  });
+
+  test("since and until are compared as instants, whatever offset they are written with", async () => {
+    const { enrolled, admin } = await organizationWithDevice();
+    t.clock.advanceSeconds(3600);
+    const checkedInAt = t.clock.now();
+    await checkIn(t, enrolled.device_token);
+    // The same instant written two hours east of UTC, without milliseconds.
+    const local = new Date(checkedInAt.getTime() + 2 * 3600_000).toISOString().replace(/\.\d{3}Z$/, "+02:00");
+    const logs = async (query: string) =>
+      (await t.request("GET", `${device(enrolled.id)}/logs?${query}`, { token: admin })).body;
+    expect(
+      (await logs(`since=${encodeURIComponent(local)}`)).data.map((entry: { event: string }) => entry.event),
+    ).toEqual(["device.checkin"]);
+    expect((await logs(`until=${encodeURIComponent(local)}`)).total).toBe(2);
+    expect((await logs(`since=${encodeURIComponent("0000-01-01T00:00:00Z")}`)).total).toBe(2);
+  });
+
+  test("400 naming since or until for an instant outside the years 0000-9999 once in UTC", async () => {
+    const { enrolled, admin } = await organizationWithDevice();
+    for (const [query, parameter] of [
+      ["since=0000-01-01T00:00:00%2B01:00", "since"],
+      ["until=9999-12-31T23:59:59-01:00", "until"],
+    ] as const) {
+      const response = await t.request("GET", `${device(enrolled.id)}/logs?${query}`, { token: admin });
+      expect(response.status, query).toBe(400);
+      expect(fieldsOf(response.body), query).toEqual([parameter]);
+    }
   });
 
   test("400 for a malformed timestamp or page", async () => {

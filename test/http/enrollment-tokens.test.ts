@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { JOBS } from "../../src/jobs/jobs";
 import { createDeviceTestApp, createEnrollmentToken, enrollBody, insertTestPolicy } from "./devices-fixtures";
 
 const t = await createDeviceTestApp();
@@ -126,12 +127,13 @@ describe("GET /enrollment-tokens", () => {
     });
   });
 
-  test("shows a used-up and an expired token as such", async () => {
+  test("shows a used-up and an expired token as such, also after the cleanup job ran", async () => {
     const org = await t.createOrganization();
     const used = await createEnrollmentToken(t, org.adminToken);
     expect((await t.request("POST", ENROLL, { body: enrollBody(used.token) })).status).toBe(201);
     await createEnrollmentToken(t, org.adminToken, { expires_in_hours: 1 });
     t.clock.advanceSeconds(3601);
+    await JOBS.find((job) => job.id === "purge-expired-device-credentials")?.run(t.deps);
     const response = await t.request("GET", TOKENS, { token: org.adminToken });
     const states = Object.fromEntries(
       response.body.data.map((token: { id: string; state: string; uses: number }) => [token.id, token]),
@@ -164,6 +166,17 @@ describe("DELETE /enrollment-tokens/:id", () => {
     expect((await t.request("DELETE", `${TOKENS}/${created.id}`, { token: org.adminToken })).status).toBe(
       204,
     );
+  });
+
+  test("an id written in uppercase revokes the token", async () => {
+    const org = await t.createOrganization();
+    const created = await createEnrollmentToken(t, org.adminToken);
+    const revoked = await t.request("DELETE", `${TOKENS}/${created.id.toUpperCase()}`, {
+      token: org.adminToken,
+    });
+    expect(revoked.status).toBe(204);
+    const enroll = await t.request("POST", ENROLL, { body: enrollBody(created.token) });
+    expect(enroll.body.details).toBe("the enrollment token has been revoked");
   });
 
   test("404 for an unknown token or another organization's", async () => {

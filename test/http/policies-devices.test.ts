@@ -27,7 +27,7 @@ function insertDevice(organizationId: string, fields: Partial<DeviceRow> = {}): 
       status: "online",
       lastSeen: now,
       enrolledAt: now,
-      vpnPublicKey: "test-public-key",
+      vpnPublicKey: `test-public-key-${id}`,
       createdAt: now,
       updatedAt: now,
       ...fields,
@@ -128,6 +128,37 @@ describe("GET /api/v1/policies/:id/devices", () => {
   });
 });
 
+describe("the default policy's devices: assigned to it, or without a policy", () => {
+  test("are listed and counted together, newest enrollment first, across pages", async () => {
+    const { org, token, defaultPolicyId, policyId } = await setUp();
+    // Enrollment times interleave the two kinds, so each page mixes both index ranges.
+    const expected: string[] = [];
+    for (let index = 0; index < 7; index++) {
+      t.clock.advanceSeconds(1);
+      expected.unshift(
+        insertDevice(org.organizationId, index % 2 === 0 ? {} : { policyId: defaultPolicyId }),
+      );
+    }
+    insertDevice(org.organizationId, { policyId });
+    insertDevice(org.organizationId, { status: "wiped" });
+    insertDevice(org.organizationId, { policyId: defaultPolicyId, status: "wiped" });
+
+    const seen: string[] = [];
+    for (let page = 1; page <= 3; page++) {
+      const response = await t.request(
+        "GET",
+        `/api/v1/policies/${defaultPolicyId}/devices?page=${page}&page_size=3`,
+        { token },
+      );
+      expect(response.body).toMatchObject({ total: 7, page, total_pages: 3 });
+      seen.push(...response.body.data.map((entry: { id: string }) => entry.id));
+    }
+    expect(seen).toEqual(expected);
+    expect(await deviceCountOf(token, defaultPolicyId)).toBe(7);
+    expect(await deviceCountOf(token, policyId)).toBe(1);
+  });
+});
+
 describe("deleting a policy with devices", () => {
   test("its devices fall back to the default policy and are counted", async () => {
     const { org, token, defaultPolicyId, policyId } = await setUp();
@@ -202,6 +233,72 @@ describe("a change of settings re-evaluates the devices that follow the policy",
     expect(eventsOf(org.organizationId, "device.compliance_changed")).toEqual([
       expect.objectContaining({ device_id: device, previous_status: "compliant", status: "non_compliant" }),
     ]);
+  });
+});
+
+describe("re-evaluation after a policy change", () => {
+  const deviceRow = (id: string) => t.deps.db.select().from(devices).where(eq(devices.id, id)).get();
+
+  test("a device that has reported nothing stays unknown with no last_check; a reporting one is checked", async () => {
+    const { org, token, policyId } = await setUp();
+    const silent = insertDevice(org.organizationId, { policyId });
+    const reporting = insertDevice(org.organizationId, {
+      policyId,
+      osVersion: "6.8",
+      facts: { disk_encrypted: true, vpn_connected: true, usb_storage_blocked: true },
+    });
+    t.clock.advanceSeconds(60);
+    await t.request("PUT", `/api/v1/policies/${policyId}`, {
+      token,
+      body: { policy_data: { network: { vpn_required: false } } },
+    });
+    expect(deviceRow(silent)).toMatchObject({
+      complianceStatus: "unknown",
+      complianceCheckedAt: null,
+      complianceStale: false,
+    });
+    expect(deviceRow(reporting)).toMatchObject({
+      complianceStatus: "compliant",
+      complianceCheckedAt: t.clock.now().toISOString(),
+      complianceMissing: [],
+      complianceStale: false,
+    });
+  });
+
+  test("deleting a policy re-evaluates only the devices that fell back, against the default", async () => {
+    const { org, token, policyId } = await setUp();
+    await t.request("PUT", `/api/v1/policies/${policyId}`, {
+      token,
+      body: { policy_data: { storage: { encryption_required: false } } },
+    });
+    const facts = { disk_encrypted: false, vpn_connected: true, usb_storage_blocked: true };
+    const fallsBack = insertDevice(org.organizationId, { policyId, facts, complianceStale: false });
+    // Already on the default and fresh: nothing changed for it, so it is not touched.
+    const alreadyDefault = insertDevice(org.organizationId, {
+      facts,
+      complianceStatus: "compliant",
+      complianceStale: false,
+    });
+    await t.request("DELETE", `/api/v1/policies/${policyId}`, { token });
+    expect(deviceRow(fallsBack)).toMatchObject({ complianceStatus: "non_compliant", complianceStale: false });
+    expect(deviceRow(alreadyDefault)?.complianceStatus).toBe("compliant");
+    expect(
+      eventsOf(org.organizationId, "device.compliance_changed").map(
+        (data) => (data as { device_id: string }).device_id,
+      ),
+    ).toEqual([fallsBack]);
+  });
+
+  test("a new default re-evaluates the devices without a policy against it", async () => {
+    const { org, token, policyId } = await setUp();
+    await t.request("PUT", `/api/v1/policies/${policyId}`, {
+      token,
+      body: { policy_data: { storage: { encryption_required: false } } },
+    });
+    const facts = { disk_encrypted: false, vpn_connected: true, usb_storage_blocked: true };
+    const unassigned = insertDevice(org.organizationId, { facts, complianceStatus: "non_compliant" });
+    await t.request("PUT", "/api/v1/policies/default", { token, body: { policy_id: policyId } });
+    expect(deviceRow(unassigned)).toMatchObject({ complianceStatus: "compliant", complianceStale: false });
   });
 });
 

@@ -95,6 +95,36 @@ describe("POST /api/v1/policies", () => {
     expect(list.body.total).toBe(1);
   });
 
+  test("a whitespace-only name is 400 naming name, on create, from-template and update; names are trimmed", async () => {
+    const org = await t.createOrganization();
+    const token = org.adminToken;
+    for (const [method, path, body] of [
+      ["POST", "/api/v1/policies", { name: "   " }],
+      ["POST", "/api/v1/policies/from-template", { template_id: "strict", name: " \t " }],
+    ] as const) {
+      const response = await t.request(method, path, { token, body });
+      expect(response.status, path).toBe(400);
+      expect(response.body.errors).toEqual([
+        expect.objectContaining({ field: "name", message: "must not be blank" }),
+      ]);
+    }
+    const created = await createPolicy(token, { name: "  Finance  " });
+    expect(created.name).toBe("Finance");
+    const blankRename = await t.request("PUT", `/api/v1/policies/${created.id}`, {
+      token,
+      body: { name: "  " },
+    });
+    expect(blankRename.status).toBe(400);
+    expect(blankRename.body.errors).toEqual([
+      expect.objectContaining({ field: "name", message: "must not be blank" }),
+    ]);
+    // " Finance" is the same name once trimmed.
+    const twin = await t.request("POST", "/api/v1/policies", { token, body: { name: " Finance" } });
+    expect(twin.status).toBe(409);
+    const list = await t.request("GET", "/api/v1/policies", { token });
+    expect(list.body.total).toBe(2);
+  });
+
   test("malformed JSON is 400 invalid request body", async () => {
     const org = await t.createOrganization();
     const response = await t.request("POST", "/api/v1/policies", { token: org.adminToken, rawBody: "{" });
@@ -148,6 +178,16 @@ describe("GET /api/v1/policies", () => {
 });
 
 describe("GET /api/v1/policies/:id", () => {
+  test("an id written in uppercase finds the policy", async () => {
+    const org = await t.createOrganization();
+    const created = await createPolicy(org.adminToken, { name: "Shouting" });
+    const response = await t.request("GET", `/api/v1/policies/${created.id.toUpperCase()}`, {
+      token: org.adminToken,
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.id).toBe(created.id);
+  });
+
   test("an unknown or malformed id is 404", async () => {
     const org = await t.createOrganization();
     for (const id of ["01a204ac-0000-7000-8000-000000000000", "not-a-uuid"]) {

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { eq } from "drizzle-orm";
-import { deviceTokens, enrollmentTokens } from "../../src/db/schema";
+import { and, count, eq } from "drizzle-orm";
+import { deviceLogs, devices, deviceTokens, enrollmentTokens } from "../../src/db/schema";
 import { enrollDevice as enrollDirectly } from "../../src/domain/devices/enroll-device";
 import { JOBS } from "../../src/jobs/jobs";
 import {
@@ -8,13 +8,19 @@ import {
   createDeviceTestApp,
   createEnrollmentToken,
   enrollDevice,
+  HEALTHY_FACTS,
   recordedEvents,
 } from "../http/devices-fixtures";
 
 const OFFLINE_AFTER = 900;
 const WIPE_TIMEOUT = 3600;
+const LOG_RETENTION_DAYS = 10;
 const t = await createDeviceTestApp({
-  devices: { offline_after_seconds: OFFLINE_AFTER, wipe_timeout_seconds: WIPE_TIMEOUT },
+  devices: {
+    offline_after_seconds: OFFLINE_AFTER,
+    wipe_timeout_seconds: WIPE_TIMEOUT,
+    log_retention_days: LOG_RETENTION_DAYS,
+  },
   jobs: { scan_interval_seconds: 30 },
 });
 afterAll(() => t.close());
@@ -31,7 +37,13 @@ const statusOf = async (adminToken: string, deviceId: string) =>
 
 describe("the device jobs", () => {
   test("are registered in the one list, at jobs.scan_interval_seconds", () => {
-    for (const id of ["mark-offline-devices", "time-out-wipes", "purge-expired-device-credentials"]) {
+    for (const id of [
+      "mark-offline-devices",
+      "time-out-wipes",
+      "purge-expired-device-credentials",
+      "reevaluate-stale-compliance",
+      "purge-device-logs",
+    ]) {
       const job = JOBS.find((candidate) => candidate.id === id);
       expect(job?.intervalSeconds(t.config)).toBe(30);
     }
@@ -145,7 +157,7 @@ describe("time-out-wipes", () => {
 });
 
 describe("purge-expired-device-credentials", () => {
-  test("deletes revoked and expired device tokens and expired enrollment tokens, and nothing live", async () => {
+  test("deletes revoked and expired device tokens, and enrollment tokens 30 days after expiry or revocation", async () => {
     const org = await t.createOrganization();
     const live = await enrollDevice(t, org.adminToken);
     const wiped = await enrollDevice(t, org.adminToken);
@@ -158,22 +170,39 @@ describe("purge-expired-device-credentials", () => {
       body: { success: true },
     });
     const shortLived = await createEnrollmentToken(t, org.adminToken, { expires_in_hours: 1 });
-    const longLived = await createEnrollmentToken(t, org.adminToken, { expires_in_hours: 48 });
+    const longLived = await createEnrollmentToken(t, org.adminToken, { expires_in_hours: 24 * 365 });
+    const revoked = await createEnrollmentToken(t, org.adminToken, { expires_in_hours: 24 * 365 });
     t.clock.advanceSeconds(7200);
+    await t.request("DELETE", `/api/v1/enrollment-tokens/${revoked.id}`, { token: org.adminToken });
 
     await runJob("purge-expired-device-credentials");
     const tokensOf = (deviceId: string) =>
       t.deps.db.select().from(deviceTokens).where(eq(deviceTokens.deviceId, deviceId)).all();
     expect(tokensOf(wiped.id)).toHaveLength(0);
     expect(tokensOf(live.id)).toHaveLength(1);
-    const remaining = t.deps.db
-      .select({ id: enrollmentTokens.id })
-      .from(enrollmentTokens)
-      .where(eq(enrollmentTokens.organizationId, org.organizationId))
-      .all()
-      .map((row) => row.id);
-    expect(remaining).toContain(longLived.id);
-    expect(remaining).not.toContain(shortLived.id);
+    const ours = [shortLived.id, longLived.id, revoked.id];
+    const remaining = () =>
+      t.deps.db
+        .select({ id: enrollmentTokens.id })
+        .from(enrollmentTokens)
+        .where(eq(enrollmentTokens.organizationId, org.organizationId))
+        .all()
+        .map((row) => row.id)
+        .filter((id) => ours.includes(id))
+        .sort();
+    // Expired and revoked tokens stay listed, as such, for the grace period.
+    expect(remaining()).toEqual([...ours].sort());
+    const listed = await t.request("GET", "/api/v1/enrollment-tokens", { token: org.adminToken });
+    const stateOf = (id: string) =>
+      listed.body.data.find((token: { id: string; state: string }) => token.id === id)?.state;
+    expect(ours.map(stateOf)).toEqual(["expired", "active", "revoked"]);
+
+    t.clock.advanceSeconds(30 * 86400 - 7200);
+    await runJob("purge-expired-device-credentials");
+    expect(remaining()).toEqual([...ours].sort());
+    t.clock.advanceSeconds(7200 + 1);
+    await runJob("purge-expired-device-credentials");
+    expect(remaining()).toEqual([longLived.id]);
     expect((await checkIn(t, live.device_token)).status).toBe(200);
   });
 
@@ -189,5 +218,99 @@ describe("purge-expired-device-credentials", () => {
     expect(
       t.deps.db.select().from(deviceTokens).where(eq(deviceTokens.deviceId, enrolled.id)).all(),
     ).toHaveLength(0);
+  });
+});
+
+describe("reevaluate-stale-compliance", () => {
+  const staleCount = (organizationId: string) =>
+    t.deps.db
+      .select({ value: count() })
+      .from(devices)
+      .where(and(eq(devices.organizationId, organizationId), eq(devices.complianceStale, true)))
+      .get()?.value;
+  const statusCount = (organizationId: string, status: "compliant" | "non_compliant") =>
+    t.deps.db
+      .select({ value: count() })
+      .from(devices)
+      .where(and(eq(devices.organizationId, organizationId), eq(devices.complianceStatus, status)))
+      .get()?.value;
+
+  test("a policy change evaluates the first batch at once; the job drains the rest, yielding between batches", async () => {
+    const org = await t.createOrganization();
+    const { token } = await createEnrollmentToken(t, org.adminToken, { max_uses: null });
+    const total = 1200;
+    for (let index = 0; index < total; index++) {
+      enrollDirectly(t.deps, {
+        enrollmentToken: token,
+        deviceName: `laptop ${index}`,
+        platform: "linux",
+        agentVersion: "1.0",
+        hardwareId: `FLEET-${index}`,
+        ip: null,
+      });
+    }
+    // Every device reports an unencrypted disk: non-compliant under the default policy.
+    t.deps.db
+      .update(devices)
+      .set({ facts: { ...HEALTHY_FACTS, disk_encrypted: false }, complianceStatus: "non_compliant" })
+      .where(eq(devices.organizationId, org.organizationId))
+      .run();
+    const defaultPolicy = await t.request("GET", "/api/v1/policies/default", { token: org.adminToken });
+
+    const update = await t.request("PUT", `/api/v1/policies/${defaultPolicy.body.id}`, {
+      token: org.adminToken,
+      body: { policy_data: { storage: { encryption_required: false } } },
+    });
+    expect(update.status).toBe(200);
+    expect(update.body.device_count).toBe(total);
+    expect(statusCount(org.organizationId, "compliant")).toBe(500);
+    expect(staleCount(org.organizationId)).toBe(total - 500);
+
+    // The first batch runs before the job first yields; the rest waits for the event loop.
+    const run = runJob("reevaluate-stale-compliance");
+    expect(staleCount(org.organizationId)).toBe(total - 1000);
+    const meanwhile = await t.request("GET", "/api/v1/devices?page_size=1", { token: org.adminToken });
+    expect(meanwhile.status).toBe(200);
+    expect(await run).toBe(total - 500);
+    expect(staleCount(org.organizationId)).toBe(0);
+    expect(statusCount(org.organizationId, "compliant")).toBe(total);
+    const flips = recordedEvents(t, org.organizationId, "device.compliance_changed");
+    expect(flips).toHaveLength(total);
+    expect(flips[0]?.data).toMatchObject({ previous_status: "non_compliant", status: "compliant" });
+    expect(await runJob("reevaluate-stale-compliance")).toBe(0);
+  });
+
+  test("a check-in evaluates its own device and clears its stale flag", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    t.deps.db.update(devices).set({ complianceStale: true }).where(eq(devices.id, enrolled.id)).run();
+    expect(staleCount(org.organizationId)).toBe(1);
+    const response = await checkIn(t, enrolled.device_token, { facts: HEALTHY_FACTS });
+    expect(response.body.compliance.status).toBe("compliant");
+    expect(staleCount(org.organizationId)).toBe(0);
+  });
+});
+
+describe("purge-device-logs", () => {
+  test("deletes log entries older than devices.log_retention_days and keeps the rest", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    t.clock.advanceSeconds(LOG_RETENTION_DAYS * 86400 - 60);
+    await checkIn(t, enrolled.device_token);
+    const logsOf = () =>
+      t.deps.db
+        .select({ event: deviceLogs.event })
+        .from(deviceLogs)
+        .where(eq(deviceLogs.deviceId, enrolled.id))
+        .all()
+        .map((row) => row.event)
+        .sort();
+    expect(logsOf()).toEqual(["device.checkin", "device.enrolled"]);
+
+    await runJob("purge-device-logs");
+    expect(logsOf()).toEqual(["device.checkin", "device.enrolled"]);
+    t.clock.advanceSeconds(61);
+    expect(await runJob("purge-device-logs")).toBeGreaterThanOrEqual(1);
+    expect(logsOf()).toEqual(["device.checkin"]);
   });
 });

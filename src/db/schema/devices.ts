@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 export const enrollmentTokens = sqliteTable(
@@ -51,19 +52,39 @@ export const devices = sqliteTable(
       .$type<unknown[]>()
       .notNull()
       .default([]),
+    /** Rules that could not be checked for want of a reported fact or OS version. */
+    complianceMissing: text("compliance_missing", { mode: "json" }).$type<string[]>().notNull().default([]),
+    /** When compliance was last evaluated from reported facts or an OS version; null before any report. */
     complianceCheckedAt: text("compliance_checked_at"),
+    /**
+     * The stored compliance may be out of date (its policy changed) and waits for re-evaluation in
+     * batches. Rows that were never evaluated (or predate the flag) default to stale.
+     */
+    complianceStale: integer("compliance_stale", { mode: "boolean" }).notNull().default(true),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },
   (table) => [
     uniqueIndex("devices_vpn_address_unique").on(table.vpnAddress),
+    // One WireGuard peer per key: a key is free again once its device is wiped.
+    uniqueIndex("devices_vpn_public_key_unique")
+      .on(table.vpnPublicKey)
+      .where(sql`${table.status} != 'wiped'`),
     index("devices_organization_idx").on(table.organizationId, table.enrolledAt, table.id),
     index("devices_organization_status_idx").on(table.organizationId, table.status, table.enrolledAt),
     index("devices_organization_platform_idx").on(table.organizationId, table.platform, table.enrolledAt),
     index("devices_organization_user_idx").on(table.organizationId, table.userId, table.enrolledAt),
-    index("devices_organization_policy_idx").on(table.organizationId, table.policyId),
+    // Counts and pages of a policy's devices come from this index alone (status ends it for the wiped filter).
+    index("devices_organization_policy_idx").on(
+      table.organizationId,
+      table.policyId,
+      table.enrolledAt,
+      table.id,
+      table.status,
+    ),
     index("devices_organization_hardware_idx").on(table.organizationId, table.hardwareId),
     index("devices_status_last_seen_idx").on(table.status, table.lastSeen),
+    index("devices_compliance_stale_idx").on(table.complianceStale, table.organizationId, table.id),
   ],
 );
 
@@ -100,6 +121,8 @@ export const deviceLogs = sqliteTable(
   (table) => [
     index("device_logs_device_idx").on(table.deviceId, table.createdAt),
     index("device_logs_device_event_idx").on(table.deviceId, table.event, table.createdAt),
+    // For the retention purge.
+    index("device_logs_created_idx").on(table.createdAt),
   ],
 );
 
@@ -120,7 +143,9 @@ export const wipes = sqliteTable(
     error: text("error"),
   },
   (table) => [
-    index("wipes_device_idx").on(table.deviceId, table.initiatedAt),
+    // A device's pending wipes, oldest first (check-in, wipe request); also serves deletes by device.
+    index("wipes_device_status_idx").on(table.deviceId, table.status, table.initiatedAt),
+    // Pending wipes past their timeout, across devices (the time-out job).
     index("wipes_status_idx").on(table.status, table.initiatedAt),
   ],
 );

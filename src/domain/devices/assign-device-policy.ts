@@ -30,9 +30,14 @@ export function assignDevicePolicy(
     const device = findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped") throw new ConflictError("device has been wiped", "its policy is final");
     const policy = resolveEffectivePolicy(tx, organizationId, policyId);
-    if (device.policyId === policyId) return toDevicePolicyView(device, policy);
-    tx.update(devices).set({ policyId, updatedAt: timestamp }).where(eq(devices.id, device.id)).run();
-    const updated: DeviceRow = { ...device, policyId, updatedAt: timestamp };
+    // The stored id is the policy's own spelling, whatever case the request used.
+    const assignedPolicyId = policyId === null ? null : policy.id;
+    if (device.policyId === assignedPolicyId) return toDevicePolicyView(device, policy);
+    tx.update(devices)
+      .set({ policyId: assignedPolicyId, updatedAt: timestamp })
+      .where(eq(devices.id, device.id))
+      .run();
+    const updated: DeviceRow = { ...device, policyId: assignedPolicyId, updatedAt: timestamp };
     const compliance = reevaluateDeviceCompliance(tx, now, updated, policy);
     const details = {
       policy_id: policy.id,

@@ -1,3 +1,4 @@
+import { withTransaction } from "../../db/client";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { DomainError, ValidationError } from "../errors";
@@ -57,16 +58,18 @@ export function bulkDeviceAction(
     }
   });
   const succeeded = results.filter((result) => result.success).length;
-  recordAudit(deps.db, deps.clock.now(), actor, {
-    action: "device.bulk",
-    targetType: "device",
-    details: {
-      action: input.action,
-      device_count: results.length,
-      succeeded,
-      failed: results.length - succeeded,
-    },
-  });
+  withTransaction(deps.db, (tx) =>
+    recordAudit(tx, deps.clock.now(), actor, {
+      action: "device.bulk",
+      targetType: "device",
+      details: {
+        action: input.action,
+        device_count: results.length,
+        succeeded,
+        failed: results.length - succeeded,
+      },
+    }),
+  );
   return { action: input.action, results, succeeded, failed: results.length - succeeded };
 }
 

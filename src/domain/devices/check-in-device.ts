@@ -1,6 +1,6 @@
-import { and, asc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { devices, wipes } from "../../db/schema";
+import { devices } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 import { UnauthenticatedError } from "../errors";
@@ -11,6 +11,7 @@ import type { DevicePrincipal } from "./authenticate-device";
 import type { DeviceRow, DeviceStatus } from "./device-views";
 import type { ComplianceEvaluation, DeviceFacts } from "./evaluate-compliance";
 import { reevaluateDeviceCompliance } from "./reevaluate-policy-devices";
+import { selectPendingWipes } from "./wipe-device";
 
 /** The longest interval an agent is told to wait between check-ins. */
 export const MAX_CHECKIN_INTERVAL_SECONDS = 300;
@@ -51,7 +52,8 @@ export function nextCheckInSeconds(offlineAfterSeconds: number): number {
 
 /**
  * Records an agent check-in: last_seen = now, offline -> online (a suspended device stays suspended),
- * the reported versions and facts stored, `device.checkin` logged, compliance re-evaluated, and
+ * the reported versions and facts stored, `device.checkin` logged, compliance re-evaluated (which also
+ * settles a re-evaluation its policy change left pending), and
  * `policy.applied` logged once per policy version the agent reports as applied. Answers with the
  * current policy and the pending wipe commands.
  */
@@ -105,11 +107,7 @@ export function checkInDevice(deps: DomainDeps, caller: DevicePrincipal, input: 
       appendDeviceLog(tx, now, row.id, "policy.applied", { policy_id: policy.id, version: policy.version });
     }
     const compliance = reevaluateDeviceCompliance(tx, now, updated, policy);
-    const commands = tx
-      .select()
-      .from(wipes)
-      .where(and(eq(wipes.deviceId, row.id), eq(wipes.status, "pending")))
-      .orderBy(asc(wipes.initiatedAt))
+    const commands = selectPendingWipes(tx, row.id)
       .all()
       .map(
         (wipe): WipeCommand => ({

@@ -30,7 +30,7 @@ export function completeWipe(
     const wipe = tx
       .select()
       .from(wipes)
-      .where(and(eq(wipes.id, wipeId), eq(wipes.deviceId, device.id)))
+      .where(and(eq(wipes.id, wipeId.toLowerCase()), eq(wipes.deviceId, device.id)))
       .get();
     if (!wipe) throw new NotFoundError("wipe");
     if (wipe.status !== "pending") {

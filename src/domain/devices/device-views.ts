@@ -52,12 +52,15 @@ export interface DeviceEventData {
   [key: string]: unknown;
 }
 
-/** Finds a device of the organization; another organization's device is not found. */
+/**
+ * Finds a device of the organization; another organization's device is not found. Ids are lowercase
+ * UUIDs, so an id written in uppercase finds the same device.
+ */
 export function findDevice(db: DbOrTx, organizationId: string, id: string): DeviceRow {
   const row = db
     .select()
     .from(devices)
-    .where(and(eq(devices.id, id), eq(devices.organizationId, organizationId)))
+    .where(and(eq(devices.id, id.toLowerCase()), eq(devices.organizationId, organizationId)))
     .get();
   if (!row) throw new NotFoundError("device");
   return row;
@@ -82,6 +85,7 @@ export function toComplianceReport(row: DeviceRow): ComplianceReport {
     status: row.complianceStatus,
     last_check: row.complianceCheckedAt,
     violations: row.complianceViolations as Violation[],
+    missing: row.complianceMissing,
   };
 }
 

@@ -1,11 +1,11 @@
 import { and, eq, ne, sql } from "drizzle-orm";
-import { withTransaction } from "../../db/client";
+import { type DbOrTx, withTransaction } from "../../db/client";
 import { devices, deviceTokens, organizations } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { formatIpv4 } from "../../lib/ipv4";
 import { generateSecret, hashSecret } from "../../lib/secrets";
-import { generateWireGuardKeyPair, isWireGuardKey } from "../../lib/wireguard";
+import { generateWireGuardKeyPair } from "../../lib/wireguard";
 import { recordAudit } from "../audit/record-audit";
 import type { DomainDeps } from "../deps";
 import { ConflictError, ValidationError } from "../errors";
@@ -14,9 +14,10 @@ import { resolveEffectivePolicy } from "../policies/effective-policy";
 import { allocateVpnAddress, vpnAddressRange } from "./allocate-vpn-address";
 import { appendDeviceLog } from "./append-device-log";
 import { DEVICE_TOKEN_PREFIX } from "./authenticate-device";
+import { describePublicKeyProblem } from "./check-public-key";
 import type { DeviceRow } from "./device-views";
 import { consumeEnrollmentToken, findLiveUserId, findPolicyId } from "./enrollment-tokens";
-import { evaluateCompliance } from "./evaluate-compliance";
+import { evaluateCompliance, hasReportedState } from "./evaluate-compliance";
 import type { Platform } from "./platform-versions";
 
 /** Device tokens live as long as SPEC.md's device certificates: one year. */
@@ -55,19 +56,25 @@ export interface EnrollmentResult {
   device_token_expires_at: string;
 }
 
+/** The device not wiped that holds a WireGuard public key: one lookup in devices_vpn_public_key_unique. */
+export function selectPublicKeyHolder(db: DbOrTx, publicKey: string) {
+  return db
+    .select({ id: devices.id })
+    .from(devices)
+    .where(and(eq(devices.vpnPublicKey, publicKey), ne(devices.status, "wiped")));
+}
+
 /**
  * Enrolls a device with an enrollment token: uses the token, refuses a hardware id already enrolled
- * (and not wiped) in the organization, allocates a VPN address, assigns the token's policy (else the
- * default) and issues the device token, all in one transaction. The private key is returned, not kept.
+ * (and not wiped) in the organization and a public key held by any device not wiped (409), allocates a
+ * VPN address, assigns the token's policy (else the default) and issues the device token, all in one
+ * transaction. A low-order public key is refused (400). The private key is returned, not kept.
  */
 export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): EnrollmentResult {
-  if (input.publicKey !== undefined && !isWireGuardKey(input.publicKey)) {
+  const keyProblem = input.publicKey === undefined ? undefined : describePublicKeyProblem(input.publicKey);
+  if (keyProblem !== undefined) {
     throw new ValidationError("invalid request body", [
-      {
-        field: "public_key",
-        message: "must be a WireGuard public key: the base64 of 32 bytes",
-        received: input.publicKey,
-      },
+      { field: "public_key", message: keyProblem, received: input.publicKey },
     ]);
   }
   const vpnKeys: { publicKey: string; privateKey?: string } =
@@ -98,6 +105,14 @@ export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Enroll
         `device ${enrolled.id} holds it; wipe and delete that device before enrolling the hardware again`,
       );
     }
+    // Two peers with one key would take each other's tunnel; the key is free again once its device is wiped.
+    const keyHolder = selectPublicKeyHolder(tx, vpnKeys.publicKey).get();
+    if (keyHolder) {
+      throw new ConflictError(
+        "public key already in use",
+        "another device holds this WireGuard public key; generate a new key pair for this device",
+      );
+    }
     // The token's user or policy may have been deleted since it was issued; the device then has none.
     const userId = token.userId ? (findLiveUserId(tx, organizationId, token.userId) ?? null) : null;
     const policyId = token.policyId ? (findPolicyId(tx, organizationId, token.policyId) ?? null) : null;
@@ -107,6 +122,7 @@ export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Enroll
       osVersion: input.osVersion,
       policy: policy.policyData,
     });
+    const isEvaluated = hasReportedState({ osVersion: input.osVersion });
     const address = allocateVpnAddress(tx, range);
     const device: DeviceRow = {
       id: newId(),
@@ -130,7 +146,9 @@ export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Enroll
       facts: null,
       complianceStatus: compliance.status,
       complianceViolations: compliance.violations,
-      complianceCheckedAt: compliance.status === "unknown" ? null : timestamp,
+      complianceMissing: compliance.missing,
+      complianceCheckedAt: isEvaluated ? timestamp : null,
+      complianceStale: false,
       createdAt: timestamp,
       updatedAt: timestamp,
     };

@@ -77,11 +77,15 @@ export function createEnrollmentToken(
     revokedAt: null,
   };
   withTransaction(deps.db, (tx) => {
-    if (row.userId && !findLiveUserId(tx, organizationId, row.userId)) {
-      throw new NotFoundError("user", `no user ${row.userId} in this organization`);
+    if (row.userId) {
+      const userId = findLiveUserId(tx, organizationId, row.userId);
+      if (!userId) throw new NotFoundError("user", `no user ${row.userId} in this organization`);
+      row.userId = userId;
     }
-    if (row.policyId && !findPolicyId(tx, organizationId, row.policyId)) {
-      throw new NotFoundError("policy", `no policy ${row.policyId} in this organization`);
+    if (row.policyId) {
+      const policyId = findPolicyId(tx, organizationId, row.policyId);
+      if (!policyId) throw new NotFoundError("policy", `no policy ${row.policyId} in this organization`);
+      row.policyId = policyId;
     }
     tx.insert(enrollmentTokens).values(row).run();
     recordAudit(tx, now, actor, {
@@ -131,18 +135,20 @@ export function revokeEnrollmentToken(
     const row = tx
       .select({ id: enrollmentTokens.id, revokedAt: enrollmentTokens.revokedAt })
       .from(enrollmentTokens)
-      .where(and(eq(enrollmentTokens.id, id), eq(enrollmentTokens.organizationId, organizationId)))
+      .where(
+        and(eq(enrollmentTokens.id, id.toLowerCase()), eq(enrollmentTokens.organizationId, organizationId)),
+      )
       .get();
     if (!row) throw new NotFoundError("enrollment token");
     if (row.revokedAt) return;
     tx.update(enrollmentTokens)
       .set({ revokedAt: toIso(now) })
-      .where(eq(enrollmentTokens.id, id))
+      .where(eq(enrollmentTokens.id, row.id))
       .run();
     recordAudit(tx, now, actor, {
       action: "enrollment_token.revoke",
       targetType: "enrollment_token",
-      targetId: id,
+      targetId: row.id,
     });
   });
 }
@@ -185,20 +191,26 @@ function refusal(state: Exclude<EnrollmentTokenState, "active">): Unauthenticate
   return new UnauthenticatedError("invalid enrollment token", reasons[state]);
 }
 
-/** The id of a user of the organization who has not been deleted, or undefined. */
+/** The id of a user of the organization who has not been deleted (id in any case), or undefined. */
 export function findLiveUserId(db: DbOrTx, organizationId: string, userId: string): string | undefined {
   return db
     .select({ id: users.id })
     .from(users)
-    .where(and(eq(users.id, userId), eq(users.organizationId, organizationId), isNull(users.deletedAt)))
+    .where(
+      and(
+        eq(users.id, userId.toLowerCase()),
+        eq(users.organizationId, organizationId),
+        isNull(users.deletedAt),
+      ),
+    )
     .get()?.id;
 }
 
-/** The id of a policy of the organization, or undefined. */
+/** The id of a policy of the organization (id in any case), or undefined. */
 export function findPolicyId(db: DbOrTx, organizationId: string, policyId: string): string | undefined {
   return db
     .select({ id: policies.id })
     .from(policies)
-    .where(and(eq(policies.id, policyId), eq(policies.organizationId, organizationId)))
+    .where(and(eq(policies.id, policyId.toLowerCase()), eq(policies.organizationId, organizationId)))
     .get()?.id;
 }

@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { checkOsVersion, isPlatform } from "./platform-versions.ts";
+import { checkOsVersion, isPlatform, MINIMUM_MAJOR_VERSIONS } from "./platform-versions.ts";
 
 /** Violation severities, least severe first. */
 export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
@@ -7,7 +7,10 @@ export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
 /** How serious a compliance violation is. */
 export type Severity = (typeof SEVERITIES)[number];
 
-/** The compliance states of a device; `unknown` until it has reported facts or an OS version. */
+/**
+ * The compliance states of a device: `non_compliant` when a rule is broken, `unknown` when nothing was
+ * reported or a rule the policy needs could not be checked, `compliant` when every needed rule held.
+ */
 export const COMPLIANCE_STATUSES = ["compliant", "non_compliant", "unknown"] as const;
 
 /** The compliance state of a device. */
@@ -58,18 +61,36 @@ export const ViolationSchema = Type.Object(
 /** One broken policy rule on one device. */
 export type Violation = Static<typeof ViolationSchema>;
 
+/** The compliance status, as documented in every response that carries it. */
+export const ComplianceStatusSchema = Type.Union(
+  [Type.Literal("compliant"), Type.Literal("non_compliant"), Type.Literal("unknown")],
+  {
+    description:
+      "non_compliant: a rule is broken; unknown: nothing reported yet, or a rule the policy needs could " +
+      "not be checked (see missing); compliant: every rule the policy needs was checked and holds.",
+  },
+);
+
+/** The rules that could not be checked, as documented in every response that carries them. */
+export const MissingRulesSchema = Type.Array(Type.String(), {
+  description:
+    "Rules the policy needs that could not be checked because the agent did not report the fact " +
+    "(e.g. `storage.encryption_required` without disk_encrypted) or the OS version (`os_version`).",
+});
+
 /** The compliance report of a device, as embedded in the single-device response. */
 export const ComplianceReportSchema = Type.Object(
   {
-    status: Type.Union([Type.Literal("compliant"), Type.Literal("non_compliant"), Type.Literal("unknown")], {
-      description: "`unknown` until the device has reported facts or an OS version.",
-    }),
+    status: ComplianceStatusSchema,
     last_check: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
-      description: "When compliance was last evaluated; null if never.",
+      description:
+        "When compliance was last evaluated from reported facts or an OS version (at a check-in, an " +
+        "assignment, or after its policy changed); null while the device has reported neither.",
     }),
     violations: Type.Array(ViolationSchema, {
       description: "Broken rules, most severe first, then by rule.",
     }),
+    missing: MissingRulesSchema,
   },
   { description: "Whether the device meets its assigned policy." },
 );
@@ -97,52 +118,90 @@ export interface ComplianceInput {
 export interface ComplianceEvaluation {
   status: ComplianceStatus;
   violations: Violation[];
+  /** Rules the policy needs that could not be checked, most severe first, then by rule. */
+  missing: string[];
+}
+
+/** Whether the device has reported anything to judge: an OS version or at least one fact. */
+export function hasReportedState(input: Pick<ComplianceInput, "osVersion" | "facts">): boolean {
+  const hasOsVersion = Boolean(input.osVersion?.trim());
+  return hasOsVersion || Object.values(input.facts ?? {}).some((fact) => fact !== undefined && fact !== null);
 }
 
 /**
- * Evaluates a device against its policy. `required` and `actual` are both values of the setting the rule
- * names, so a device that allows USB storage under `usb.allowed = false` reads required false, actual true.
+ * Evaluates a device against its policy. Any violation makes it non_compliant. Otherwise it is unknown
+ * when it has reported nothing, or when a rule the policy needs could not be checked (the fact or the OS
+ * version is missing; listed in `missing`), and compliant only when every needed rule was checked.
+ * `required` and `actual` are both values of the setting the rule names, so a device that allows USB
+ * storage under `usb.allowed = false` reads required false, actual true.
  */
 export function evaluateCompliance(input: ComplianceInput): ComplianceEvaluation {
   const { policy } = input;
   const facts = input.facts ?? {};
   const osVersion = input.osVersion?.trim() || null;
-  const hasReportedFacts = Object.values(facts).some((fact) => fact !== undefined && fact !== null);
-  if (osVersion === null && !hasReportedFacts) return { status: "unknown", violations: [] };
-
   const violations: Violation[] = [];
+  const missing: string[] = [];
+
   // A platform outside the list has no known minimum; enrollment only admits listed platforms.
-  if (osVersion !== null && isPlatform(input.platform)) {
-    const check = checkOsVersion(input.platform, osVersion);
-    if (!check.supported) {
-      violations.push({
-        rule: "os_version",
-        required: check.required,
-        actual: osVersion,
-        severity: "critical",
-      });
+  if (isPlatform(input.platform) && MINIMUM_MAJOR_VERSIONS[input.platform] !== null) {
+    if (osVersion === null) missing.push("os_version");
+    else {
+      const check = checkOsVersion(input.platform, osVersion);
+      if (!check.supported) {
+        violations.push({
+          rule: "os_version",
+          required: check.required,
+          actual: osVersion,
+          severity: "critical",
+        });
+      }
     }
   }
-  if (policy.storage.encryption_required && facts.disk_encrypted === false) {
-    violations.push({
-      rule: "storage.encryption_required",
-      required: true,
-      actual: false,
-      severity: "critical",
-    });
-  }
-  if (policy.network.vpn_required && facts.vpn_connected === false) {
-    violations.push({ rule: "network.vpn_required", required: true, actual: false, severity: "high" });
-  }
-  if (!policy.usb.allowed && facts.usb_storage_blocked === false) {
-    violations.push({ rule: "usb.allowed", required: false, actual: true, severity: "high" });
-  }
-  if (!policy.dlp.screenshot_allowed && facts.screenshots_blocked === false) {
-    violations.push({ rule: "dlp.screenshot_allowed", required: false, actual: true, severity: "medium" });
+  const checks: {
+    isNeeded: boolean;
+    fact: boolean | undefined | null;
+    isMet: (fact: boolean) => boolean;
+    violation: Violation;
+  }[] = [
+    {
+      isNeeded: policy.storage.encryption_required,
+      fact: facts.disk_encrypted,
+      isMet: (encrypted) => encrypted,
+      violation: { rule: "storage.encryption_required", required: true, actual: false, severity: "critical" },
+    },
+    {
+      isNeeded: policy.network.vpn_required,
+      fact: facts.vpn_connected,
+      isMet: (connected) => connected,
+      violation: { rule: "network.vpn_required", required: true, actual: false, severity: "high" },
+    },
+    {
+      isNeeded: !policy.usb.allowed,
+      fact: facts.usb_storage_blocked,
+      isMet: (blocked) => blocked,
+      violation: { rule: "usb.allowed", required: false, actual: true, severity: "high" },
+    },
+    {
+      isNeeded: !policy.dlp.screenshot_allowed,
+      fact: facts.screenshots_blocked,
+      isMet: (blocked) => blocked,
+      violation: { rule: "dlp.screenshot_allowed", required: false, actual: true, severity: "medium" },
+    },
+  ];
+  for (const check of checks) {
+    if (!check.isNeeded) continue;
+    if (check.fact === undefined || check.fact === null) missing.push(check.violation.rule);
+    else if (!check.isMet(check.fact)) violations.push(check.violation);
   }
 
   violations.sort(compareViolations);
-  return { status: violations.length === 0 ? "compliant" : "non_compliant", violations };
+  const status: ComplianceStatus =
+    violations.length > 0
+      ? "non_compliant"
+      : missing.length > 0 || !hasReportedState({ osVersion, facts })
+        ? "unknown"
+        : "compliant";
+  return { status, violations, missing };
 }
 
 function compareViolations(left: Violation, right: Violation): number {

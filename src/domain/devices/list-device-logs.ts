@@ -2,9 +2,10 @@ import { and, count, desc, eq, gte, lte, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { deviceLogs } from "../../db/schema";
 import type { DomainDeps } from "../deps";
+import { type FieldError, ValidationError } from "../errors";
 import { findDevice } from "./device-views";
 
-/** The device log filters; `since` and `until` are inclusive ISO timestamps. */
+/** The device log filters; `since` and `until` are inclusive instants, normalised by normalizeLogFilter. */
 export interface DeviceLogFilter {
   event?: string;
   since?: string;
@@ -38,14 +39,44 @@ export function selectDeviceLogPage(
     .offset((page.page - 1) * page.pageSize);
 }
 
-/** A device's activity log, newest first, filtered and paginated. */
+/**
+ * The filter with `since` and `until` as stored timestamps are written (`new Date(x).toISOString()`, UTC
+ * with milliseconds), so that comparing strings compares instants. An instant that cannot be read, or
+ * falls outside the years 0000-9999 once in UTC (its ISO form then gains a sign), is a 400 naming it.
+ */
+export function normalizeLogFilter(filter: DeviceLogFilter): DeviceLogFilter {
+  const errors: FieldError[] = [];
+  const normalize = (field: "since" | "until", value: string | undefined) => {
+    if (value === undefined) return undefined;
+    const date = new Date(value);
+    const iso = Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+    if (iso === undefined || !/^\d{4}-/.test(iso)) {
+      errors.push({
+        field,
+        message: "must be a date-time between the years 0000 and 9999 (UTC)",
+        received: value,
+      });
+    }
+    return iso;
+  };
+  const normalized = {
+    event: filter.event,
+    since: normalize("since", filter.since),
+    until: normalize("until", filter.until),
+  };
+  if (errors.length > 0) throw new ValidationError("invalid query parameter", errors);
+  return normalized;
+}
+
+/** A device's activity log, newest first, filtered (see normalizeLogFilter) and paginated. */
 export function listDeviceLogs(
   deps: DomainDeps,
   organizationId: string,
   deviceId: string,
-  filter: DeviceLogFilter,
+  rawFilter: DeviceLogFilter,
   page: { page: number; pageSize: number },
 ): { data: DeviceLogEntry[]; total: number } {
+  const filter = normalizeLogFilter(rawFilter);
   const device = findDevice(deps.db, organizationId, deviceId);
   const rows = selectDeviceLogPage(deps.db, device.id, filter, page).all();
   const total =

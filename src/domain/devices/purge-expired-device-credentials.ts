@@ -1,24 +1,40 @@
-import { isNotNull, lt, or } from "drizzle-orm";
+import { and, isNotNull, lt, or } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { deviceTokens, enrollmentTokens } from "../../db/schema";
-import { toIso } from "../../lib/clock";
+import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 
-/** Deletes device tokens that expired or were revoked, and enrollment tokens past expiry. */
+/**
+ * Days an expired or revoked enrollment token stays listed (state `expired` or `revoked`, used-up ones
+ * until they expire) before it is purged, so administrators can see why an enrollment was refused.
+ */
+export const ENROLLMENT_TOKEN_GRACE_DAYS = 30;
+
+/**
+ * Deletes device tokens that expired or were revoked, and enrollment tokens that expired or were revoked
+ * more than ENROLLMENT_TOKEN_GRACE_DAYS ago.
+ */
 export function purgeExpiredDeviceCredentials(deps: DomainDeps): {
   deviceTokens: number;
   enrollmentTokens: number;
 } {
-  const now = toIso(deps.clock.now());
+  const now = deps.clock.now();
+  const timestamp = toIso(now);
+  const graceCutoff = toIso(addSeconds(now, -ENROLLMENT_TOKEN_GRACE_DAYS * 86400));
   return withTransaction(deps.db, (tx) => {
     const purgedDeviceTokens = tx
       .delete(deviceTokens)
-      .where(or(lt(deviceTokens.expiresAt, now), isNotNull(deviceTokens.revokedAt)))
+      .where(or(lt(deviceTokens.expiresAt, timestamp), isNotNull(deviceTokens.revokedAt)))
       .returning({ id: deviceTokens.id })
       .all();
     const purgedEnrollmentTokens = tx
       .delete(enrollmentTokens)
-      .where(lt(enrollmentTokens.expiresAt, now))
+      .where(
+        or(
+          lt(enrollmentTokens.expiresAt, graceCutoff),
+          and(isNotNull(enrollmentTokens.revokedAt), lt(enrollmentTokens.revokedAt, graceCutoff)),
+        ),
+      )
       .returning({ id: enrollmentTokens.id })
       .all();
     return { deviceTokens: purgedDeviceTokens.length, enrollmentTokens: purgedEnrollmentTokens.length };

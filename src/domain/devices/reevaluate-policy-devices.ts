@@ -1,18 +1,19 @@
 import { and, eq, isNull, ne, or, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { devices, organizations } from "../../db/schema";
+import { devices } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordEvent } from "../events/record-event";
 import { type EffectivePolicy, resolveEffectivePolicy } from "../policies/effective-policy";
 import { appendDeviceLog } from "./append-device-log";
 import type { DeviceRow } from "./device-views";
-import { type ComplianceEvaluation, evaluateCompliance } from "./evaluate-compliance";
+import { type ComplianceEvaluation, evaluateCompliance, hasReportedState } from "./evaluate-compliance";
 import { isPlatform } from "./platform-versions";
 
 /**
  * Re-evaluates one device's compliance against its effective policy (resolved unless the caller has it)
- * and stores the result; on a status flip it emits device.compliance_changed and logs it on the device.
- * `device` carries the facts to judge and the status before this evaluation. Returns the evaluation.
+ * and stores the result, clearing its stale flag; on a status flip it emits device.compliance_changed and
+ * logs it on the device. `device` carries the facts to judge and the status before this evaluation.
+ * last_check moves only when the device has reported something to judge.
  */
 export function reevaluateDeviceCompliance(
   tx: DbOrTx,
@@ -30,7 +31,9 @@ export function reevaluateDeviceCompliance(
     .set({
       complianceStatus: result.status,
       complianceViolations: result.violations,
-      complianceCheckedAt: toIso(now),
+      complianceMissing: result.missing,
+      complianceCheckedAt: hasReportedState(device) ? toIso(now) : device.complianceCheckedAt,
+      complianceStale: false,
     })
     .where(eq(devices.id, device.id))
     .run();
@@ -41,6 +44,7 @@ export function reevaluateDeviceCompliance(
       policy_id: policy.id,
       policy_version: policy.version,
       violations: result.violations,
+      missing: result.missing,
     };
     recordEvent(tx, now, device.organizationId, "device.compliance_changed", {
       device_id: device.id,
@@ -54,33 +58,25 @@ export function reevaluateDeviceCompliance(
 }
 
 /**
- * After a policy changes (new version, deletion, new default), re-evaluates every device that follows
- * it: devices assigned to it and, when it is the organization default, devices without a policy.
- * Wiped devices are left alone.
+ * Which devices of an organization a policy change touches: those assigned to `policyId` (and, when
+ * `includeUnassigned`, those without a policy, which follow the default), or only the unassigned ones.
  */
-export function reevaluatePolicyDevices(
-  tx: DbOrTx,
-  now: Date,
-  organizationId: string,
-  policyId: string,
-): number {
-  const organization = tx
-    .select({ defaultPolicyId: organizations.defaultPolicyId })
-    .from(organizations)
-    .where(eq(organizations.id, organizationId))
-    .get();
+export type PolicyFollowers = { policyId: string; includeUnassigned: boolean } | { unassignedOnly: true };
+
+/**
+ * Marks the non-wiped devices that follow a changed policy as stale, in one UPDATE inside the caller's
+ * transaction; the stale ones are re-evaluated in batches afterwards (reevaluateStaleDevices), so a
+ * policy change never holds the write lock for as long as its devices take to evaluate.
+ */
+export function markPolicyDevicesStale(tx: DbOrTx, organizationId: string, followers: PolicyFollowers): void {
   const follows: SQL | undefined =
-    organization?.defaultPolicyId === policyId
-      ? or(eq(devices.policyId, policyId), isNull(devices.policyId))
-      : eq(devices.policyId, policyId);
-  const affected = tx
-    .select()
-    .from(devices)
+    "unassignedOnly" in followers
+      ? isNull(devices.policyId)
+      : followers.includeUnassigned
+        ? or(eq(devices.policyId, followers.policyId), isNull(devices.policyId))
+        : eq(devices.policyId, followers.policyId);
+  tx.update(devices)
+    .set({ complianceStale: true })
     .where(and(eq(devices.organizationId, organizationId), ne(devices.status, "wiped"), follows))
-    .all();
-  if (affected.length === 0) return 0;
-  // Every affected device follows this one policy, so it is resolved once for all of them.
-  const policy = resolveEffectivePolicy(tx, organizationId, policyId);
-  for (const device of affected) reevaluateDeviceCompliance(tx, now, device, policy);
-  return affected.length;
+    .run();
 }

@@ -1,11 +1,11 @@
-import { and, eq } from "drizzle-orm";
+import { and, asc, eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { wipes } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { ConflictError, NotFoundError } from "../errors";
+import { ConflictError, NotFoundError, ValidationError } from "../errors";
 import { recordEvent } from "../events/record-event";
 import { appendDeviceLog } from "./append-device-log";
 import { deviceEventData, findDevice } from "./device-views";
@@ -49,18 +49,27 @@ export function toWipeView(row: WipeRow): WipeView {
   };
 }
 
-/** The device's pending wipe, if any. */
-export function findPendingWipe(db: DbOrTx, deviceId: string): WipeRow | undefined {
+/**
+ * The device's pending wipes, oldest first: one range of wipes_device_status_idx, read in index order
+ * (the check-in sends them all as commands; a wipe request refuses while there is one).
+ */
+export function selectPendingWipes(db: DbOrTx, deviceId: string) {
   return db
     .select()
     .from(wipes)
     .where(and(eq(wipes.deviceId, deviceId), eq(wipes.status, "pending")))
-    .get();
+    .orderBy(asc(wipes.initiatedAt));
+}
+
+/** The device's oldest pending wipe, if any. */
+export function findPendingWipe(db: DbOrTx, deviceId: string): WipeRow | undefined {
+  return selectPendingWipes(db, deviceId).limit(1).get();
 }
 
 /**
  * Requests a remote wipe of the device's work profile. The agent receives it as a command at its next
- * check-in (suspended devices too) and confirms it. 409 while another wipe is pending or once wiped.
+ * check-in (suspended devices too) and confirms it. The reason is trimmed and must not be blank (400).
+ * 409 while another wipe is pending or once wiped.
  */
 export function requestDeviceWipe(
   deps: DomainDeps,
@@ -69,6 +78,12 @@ export function requestDeviceWipe(
   deviceId: string,
   input: { reason: string; notifyUser: boolean },
 ): WipeInitiation {
+  const reason = input.reason.trim();
+  if (reason === "") {
+    throw new ValidationError("invalid request body", [
+      { field: "reason", message: "must not be blank", received: input.reason },
+    ]);
+  }
   const now = deps.clock.now();
   return withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
@@ -85,7 +100,7 @@ export function requestDeviceWipe(
       deviceId: device.id,
       organizationId,
       status: "pending",
-      reason: input.reason,
+      reason,
       notifyUser: input.notifyUser,
       initiatedBy: actor.label ?? actor.id ?? actor.type,
       initiatedAt: toIso(now),
@@ -122,7 +137,13 @@ export function getDeviceWipe(
   const row = deps.db
     .select()
     .from(wipes)
-    .where(and(eq(wipes.id, wipeId), eq(wipes.deviceId, deviceId), eq(wipes.organizationId, organizationId)))
+    .where(
+      and(
+        eq(wipes.id, wipeId.toLowerCase()),
+        eq(wipes.deviceId, deviceId.toLowerCase()),
+        eq(wipes.organizationId, organizationId),
+      ),
+    )
     .get();
   if (!row) throw new NotFoundError("wipe");
   return toWipeView(row);

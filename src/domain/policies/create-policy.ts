@@ -6,12 +6,18 @@ import { recordEvent } from "../events/record-event";
 import { insertPolicy } from "./insert-policy";
 import type { PolicyData } from "./policy-document";
 import { findPolicyTemplate, POLICY_TEMPLATES } from "./policy-templates";
-import { assertPolicyNameAvailable, changedByOf, type PolicyView, toPolicyView } from "./policy-views";
+import {
+  assertPolicyNameAvailable,
+  changedByOf,
+  normalizePolicyName,
+  type PolicyView,
+  toPolicyView,
+} from "./policy-views";
 import { validatePolicyData } from "./validate-policy-document";
 
 /**
  * Creates a policy at version 1. `policyData` is partial: omitted sections and settings take the
- * defaults (the balanced template). 409 if the name is taken in the organization.
+ * defaults (the balanced template). The name is trimmed; blank is 400, taken in the organization 409.
  */
 export function createPolicy(
   deps: DomainDeps,
@@ -19,10 +25,11 @@ export function createPolicy(
   organizationId: string,
   input: { name: string; description?: string; policyData?: unknown },
 ): PolicyView {
+  const name = normalizePolicyName(input.name);
   const result = validatePolicyData(input.policyData);
   if (!result.ok) throw new ValidationError("invalid request body", result.errors);
   return insertNewPolicy(deps, actor, organizationId, {
-    name: input.name,
+    name,
     description: input.description ?? "",
     policyData: result.value,
   });
@@ -38,6 +45,7 @@ export function createPolicyFromTemplate(
   organizationId: string,
   input: { templateId: string; name: string; description?: string; customizations?: unknown },
 ): PolicyView {
+  const name = normalizePolicyName(input.name);
   const template = findPolicyTemplate(input.templateId);
   if (!template) {
     const known = POLICY_TEMPLATES.map((candidate) => candidate.id).join(", ");
@@ -49,7 +57,7 @@ export function createPolicyFromTemplate(
   });
   if (!result.ok) throw new ValidationError("invalid request body", result.errors);
   return insertNewPolicy(deps, actor, organizationId, {
-    name: input.name,
+    name,
     description: input.description ?? "",
     policyData: result.value,
     templateId: template.id,

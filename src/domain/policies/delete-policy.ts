@@ -1,13 +1,13 @@
-import { and, count, eq } from "drizzle-orm";
+import { and, count, eq, sql } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { devices, enrollmentTokens, policies } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { reevaluatePolicyDevices } from "../devices/reevaluate-policy-devices";
+import { reevaluateStaleDeviceBatch } from "../devices/reevaluate-stale-devices";
 import { ConflictError } from "../errors";
 import { recordEvent } from "../events/record-event";
-import { findDefaultPolicyId, findPolicy, policyFollowersFilter } from "./policy-views";
+import { assignedDevicesFilter, findDefaultPolicyId, findPolicy } from "./policy-views";
 
 /** What a deletion did: how many devices fell back, and to which policy. */
 export interface PolicyDeletion {
@@ -17,7 +17,8 @@ export interface PolicyDeletion {
 
 /**
  * Deletes a policy and its versions. Its devices (and enrollment tokens) fall back to the organization
- * default, whose devices are then re-evaluated. The default policy itself cannot be deleted (409).
+ * default; they are marked stale and re-evaluated in batches from the moment the deletion commits. The
+ * default policy itself cannot be deleted (409).
  */
 export function deletePolicy(
   deps: DomainDeps,
@@ -26,7 +27,7 @@ export function deletePolicy(
   id: string,
 ): PolicyDeletion {
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  const deletion = withTransaction(deps.db, (tx): PolicyDeletion => {
     const row = findPolicy(tx, organizationId, id);
     const defaultPolicyId = findDefaultPolicyId(tx, organizationId);
     if (row.id === defaultPolicyId) {
@@ -36,14 +37,16 @@ export function deletePolicy(
       );
     }
     const affectedDevices =
-      tx
-        .select({ value: count() })
-        .from(devices)
-        .where(policyFollowersFilter(organizationId, id, false))
-        .get()?.value ?? 0;
-    // Wiped devices are released too, so that no row keeps pointing at the deleted policy.
+      tx.select({ value: count() }).from(devices).where(assignedDevicesFilter(organizationId, row.id)).get()
+        ?.value ?? 0;
+    // Wiped devices are released too, so that no row keeps pointing at the deleted policy; the others
+    // now follow the default and need re-evaluating.
     tx.update(devices)
-      .set({ policyId: null, updatedAt: toIso(now) })
+      .set({
+        policyId: null,
+        updatedAt: toIso(now),
+        complianceStale: sql`${devices.complianceStale} OR ${devices.status} != 'wiped'`,
+      })
       .where(and(eq(devices.organizationId, organizationId), eq(devices.policyId, id)))
       .run();
     tx.update(enrollmentTokens)
@@ -51,7 +54,6 @@ export function deletePolicy(
       .where(and(eq(enrollmentTokens.organizationId, organizationId), eq(enrollmentTokens.policyId, id)))
       .run();
     tx.delete(policies).where(eq(policies.id, id)).run();
-    if (affectedDevices > 0) reevaluatePolicyDevices(tx, now, organizationId, defaultPolicyId);
     recordEvent(tx, now, organizationId, "policy.deleted", {
       policy_id: id,
       name: row.name,
@@ -66,4 +68,6 @@ export function deletePolicy(
     });
     return { affectedDevices, fallbackPolicyId: defaultPolicyId };
   });
+  if (deletion.affectedDevices > 0) reevaluateStaleDeviceBatch(deps, organizationId);
+  return deletion;
 }

@@ -15,7 +15,10 @@ export interface EffectivePolicy {
   isDefault: boolean;
 }
 
-/** Resolves the current version of `explicitPolicyId`, or of the organization default when it is null. */
+/**
+ * Resolves the current version of `explicitPolicyId` (in any case), or of the organization default when
+ * it is null.
+ */
 export function resolveEffectivePolicy(
   db: DbOrTx,
   organizationId: string,
@@ -26,7 +29,7 @@ export function resolveEffectivePolicy(
     .from(organizations)
     .where(eq(organizations.id, organizationId))
     .get();
-  const policyId = explicitPolicyId ?? organization?.defaultPolicyId;
+  const policyId = explicitPolicyId?.toLowerCase() ?? organization?.defaultPolicyId;
   if (!policyId) throw new NotFoundError("policy", "the organization has no default policy");
   const row = db
     .select({ policy: policies, version: policyVersions })

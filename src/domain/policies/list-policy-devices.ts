@@ -1,7 +1,8 @@
-import { count, desc } from "drizzle-orm";
+import { desc } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
 import { devices } from "../../db/schema";
 import type { DomainDeps } from "../deps";
-import { findDefaultPolicyId, findPolicy, policyFollowersFilter } from "./policy-views";
+import { assignedDevicesFilter, countPolicyDevices, findDefaultPolicyId, findPolicy } from "./policy-views";
 
 /** A device that follows a policy, and which version of it the device last applied. */
 export interface PolicyDeviceEntry {
@@ -11,6 +12,28 @@ export interface PolicyDeviceEntry {
   /** Version of this policy the device last applied; null until its first sync with this policy. */
   policy_version: number | null;
   last_sync: string | null;
+}
+
+/**
+ * One page of the devices that follow a policy, newest enrollment first. The assigned devices are one
+ * range of devices_organization_policy_idx; for the default policy the devices without a policy are a
+ * second range, merged in order by UNION ALL, so a page never sorts or scans the organization's devices.
+ */
+export function selectPolicyDevicePage(
+  db: DbOrTx,
+  organizationId: string,
+  policyId: string,
+  isDefault: boolean,
+  page: { page: number; pageSize: number },
+) {
+  const assigned = db.select().from(devices).where(assignedDevicesFilter(organizationId, policyId));
+  const followers = isDefault
+    ? assigned.unionAll(db.select().from(devices).where(assignedDevicesFilter(organizationId, null)))
+    : assigned;
+  return followers
+    .orderBy(desc(devices.enrolledAt), desc(devices.id))
+    .limit(page.pageSize)
+    .offset((page.page - 1) * page.pageSize);
 }
 
 /**
@@ -24,17 +47,15 @@ export function listPolicyDevices(
   page: { page: number; pageSize: number },
 ): { data: PolicyDeviceEntry[]; total: number } {
   const policy = findPolicy(deps.db, organizationId, policyId);
-  const isDefault = findDefaultPolicyId(deps.db, organizationId) === policy.id;
-  const followers = policyFollowersFilter(organizationId, policy.id, isDefault);
-  const rows = deps.db
-    .select()
-    .from(devices)
-    .where(followers)
-    .orderBy(desc(devices.enrolledAt), desc(devices.id))
-    .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize)
-    .all();
-  const total = deps.db.select({ value: count() }).from(devices).where(followers).get()?.value ?? 0;
+  const defaultPolicyId = findDefaultPolicyId(deps.db, organizationId);
+  const rows = selectPolicyDevicePage(
+    deps.db,
+    organizationId,
+    policy.id,
+    policy.id === defaultPolicyId,
+    page,
+  ).all();
+  const total = countPolicyDevices(deps.db, organizationId, defaultPolicyId, [policy.id]).get(policy.id) ?? 0;
   return {
     data: rows.map((row) => {
       // A version the device applied while it followed another policy says nothing about this one.

@@ -1,8 +1,8 @@
-import { and, count, eq, inArray, isNull, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, count, eq, inArray, isNull, ne, type SQL } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { devices, organizations, policies, policyVersions } from "../../db/schema";
 import type { Actor } from "../deps";
-import { ConflictError, NotFoundError } from "../errors";
+import { ConflictError, NotFoundError, ValidationError } from "../errors";
 import type { PolicyData } from "./policy-document";
 
 /** A stored policy (its current version number, not its document). */
@@ -26,12 +26,12 @@ export interface PolicyView {
 /** One row of the policy list: the full object without its document. */
 export type PolicyListItem = Omit<PolicyView, "organization_id" | "policy_data">;
 
-/** Finds a policy of the organization; another organization's policy is not found. */
+/** Finds a policy of the organization (ids in any case); another organization's policy is not found. */
 export function findPolicy(db: DbOrTx, organizationId: string, id: string): PolicyRow {
   const row = db
     .select()
     .from(policies)
-    .where(and(eq(policies.id, id), eq(policies.organizationId, organizationId)))
+    .where(and(eq(policies.id, id.toLowerCase()), eq(policies.organizationId, organizationId)))
     .get();
   if (!row) throw new NotFoundError("policy");
   return row;
@@ -62,38 +62,70 @@ export function readCurrentPolicyData(db: DbOrTx, policy: PolicyRow): PolicyData
 }
 
 /**
- * Devices of the organization that follow a policy and are not wiped: those assigned to it and, for the
- * default policy, those without a policy of their own.
+ * Devices of the organization assigned to a policy (`policyId`), or without a policy of their own
+ * (`null`, the default policy's other followers), wiped ones excepted. Either is one range of
+ * devices_organization_policy_idx.
  */
-export function policyFollowersFilter(organizationId: string, policyId: string, isDefault: boolean): SQL {
-  const follows = isDefault
-    ? or(eq(devices.policyId, policyId), isNull(devices.policyId))
-    : eq(devices.policyId, policyId);
-  return and(eq(devices.organizationId, organizationId), ne(devices.status, "wiped"), follows) as SQL;
+export function assignedDevicesFilter(organizationId: string, policyId: string | null): SQL {
+  return and(
+    eq(devices.organizationId, organizationId),
+    policyId === null ? isNull(devices.policyId) : eq(devices.policyId, policyId),
+    ne(devices.status, "wiped"),
+  ) as SQL;
 }
 
-/** Device counts of several policies of one organization, in one grouped query. */
+/** Counts of the devices explicitly assigned to each of several policies, in one grouped query. */
+export function selectAssignedDeviceCounts(db: DbOrTx, organizationId: string, policyIds: string[]) {
+  return db
+    .select({ policyId: devices.policyId, devices: count() })
+    .from(devices)
+    .where(
+      and(
+        eq(devices.organizationId, organizationId),
+        inArray(devices.policyId, policyIds),
+        ne(devices.status, "wiped"),
+      ),
+    )
+    .groupBy(devices.policyId);
+}
+
+/** The count of devices without a policy of their own (they follow the default), wiped ones excepted. */
+export function selectUnassignedDeviceCount(db: DbOrTx, organizationId: string) {
+  return db.select({ value: count() }).from(devices).where(assignedDevicesFilter(organizationId, null));
+}
+
+/**
+ * Device counts of several policies of one organization: the devices assigned to each, and for the
+ * default policy also the devices without a policy. Both read only the policy index, so the cost grows
+ * with the policies' own devices, not with the organization's.
+ */
 export function countPolicyDevices(
   db: DbOrTx,
   organizationId: string,
   defaultPolicyId: string,
   policyIds: string[],
 ): Map<string, number> {
-  if (policyIds.length === 0) return new Map();
-  const followedPolicyId = sql<string>`coalesce(${devices.policyId}, ${defaultPolicyId})`;
-  const rows = db
-    .select({ policyId: followedPolicyId, devices: count() })
-    .from(devices)
-    .where(
-      and(
-        eq(devices.organizationId, organizationId),
-        ne(devices.status, "wiped"),
-        inArray(followedPolicyId, policyIds),
-      ),
-    )
-    .groupBy(followedPolicyId)
-    .all();
-  return new Map(rows.map((row) => [row.policyId, row.devices]));
+  const counts = new Map(policyIds.map((policyId) => [policyId, 0]));
+  if (policyIds.length === 0) return counts;
+  for (const row of selectAssignedDeviceCounts(db, organizationId, policyIds).all()) {
+    if (row.policyId !== null) counts.set(row.policyId, row.devices);
+  }
+  if (counts.has(defaultPolicyId)) {
+    const unassigned = selectUnassignedDeviceCount(db, organizationId).get()?.value ?? 0;
+    counts.set(defaultPolicyId, (counts.get(defaultPolicyId) ?? 0) + unassigned);
+  }
+  return counts;
+}
+
+/** A policy name as stored: without surrounding whitespace, and not blank (400 naming `name`). */
+export function normalizePolicyName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed === "") {
+    throw new ValidationError("invalid request body", [
+      { field: "name", message: "must not be blank", received: name },
+    ]);
+  }
+  return trimmed;
 }
 
 /** The list item of a policy row. */

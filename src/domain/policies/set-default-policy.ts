@@ -4,13 +4,15 @@ import { organizations } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { reevaluatePolicyDevices } from "../devices/reevaluate-policy-devices";
+import { markPolicyDevicesStale } from "../devices/reevaluate-policy-devices";
+import { reevaluateStaleDeviceBatch } from "../devices/reevaluate-stale-devices";
 import { recordEvent } from "../events/record-event";
 import { findDefaultPolicyId, findPolicy, loadPolicyView, type PolicyView } from "./policy-views";
 
 /**
  * Makes a policy of the organization its default, followed by every device without a policy of its
- * own; those devices are re-evaluated against it. Choosing the current default changes nothing.
+ * own; those devices are marked stale and re-evaluated against it in batches once the change commits.
+ * Choosing the current default changes nothing.
  */
 export function setDefaultPolicy(
   deps: DomainDeps,
@@ -19,15 +21,17 @@ export function setDefaultPolicy(
   policyId: string,
 ): PolicyView {
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  let hasStaleDevices = false;
+  const view = withTransaction(deps.db, (tx) => {
     const policy = findPolicy(tx, organizationId, policyId);
     const previousPolicyId = findDefaultPolicyId(tx, organizationId);
     if (policy.id !== previousPolicyId) {
+      hasStaleDevices = true;
       tx.update(organizations)
         .set({ defaultPolicyId: policy.id, updatedAt: toIso(now) })
         .where(eq(organizations.id, organizationId))
         .run();
-      reevaluatePolicyDevices(tx, now, organizationId, policy.id);
+      markPolicyDevicesStale(tx, organizationId, { unassignedOnly: true });
       recordEvent(tx, now, organizationId, "policy.assigned", {
         policy_id: policy.id,
         name: policy.name,
@@ -43,4 +47,6 @@ export function setDefaultPolicy(
     }
     return loadPolicyView(tx, organizationId, policy.id);
   });
+  if (hasStaleDevices) reevaluateStaleDeviceBatch(deps, organizationId);
+  return view;
 }

@@ -4,15 +4,18 @@ import { policies, policyVersions } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { reevaluatePolicyDevices } from "../devices/reevaluate-policy-devices";
+import { markPolicyDevicesStale } from "../devices/reevaluate-policy-devices";
+import { reevaluateStaleDeviceBatch } from "../devices/reevaluate-stale-devices";
 import { ConflictError, ValidationError } from "../errors";
 import { recordEvent } from "../events/record-event";
 import { describePolicyChanges, isSamePolicyDocument } from "./describe-policy-changes";
 import {
   assertPolicyNameAvailable,
   changedByOf,
+  findDefaultPolicyId,
   findPolicy,
   loadPolicyView,
+  normalizePolicyName,
   type PolicyView,
   readCurrentPolicyData,
 } from "./policy-views";
@@ -29,8 +32,9 @@ export interface PolicyUpdate {
 
 /**
  * Writes a new version of a policy when the update changes something (version + 1, with its change
- * lines), re-evaluating the devices that follow it when its settings changed. An update that changes
- * nothing keeps the current version and records nothing.
+ * lines). When its settings changed, the devices that follow it are marked stale in the same transaction
+ * and, once it commits, a first batch of them is re-evaluated (the reevaluate-stale-compliance job does
+ * the rest). An update that changes nothing keeps the current version and records nothing.
  */
 export function updatePolicy(
   deps: DomainDeps,
@@ -44,8 +48,10 @@ export function updatePolicy(
       { field: "body", message: "must contain name, description or policy_data" },
     ]);
   }
+  const name = update.name === undefined ? undefined : normalizePolicyName(update.name);
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  let hasStaleDevices = false;
+  const view = withTransaction(deps.db, (tx) => {
     const row = findPolicy(tx, organizationId, id);
     if (update.expectedVersion !== undefined && update.expectedVersion !== row.currentVersion) {
       throw new ConflictError(
@@ -61,7 +67,7 @@ export function updatePolicy(
     const result = validatePolicyData(update.policyData, { base: current.policy_data });
     if (!result.ok) throw new ValidationError("invalid request body", result.errors);
     const next = {
-      name: update.name ?? current.name,
+      name: name ?? current.name,
       description: update.description ?? current.description,
       policy_data: result.value,
     };
@@ -88,7 +94,9 @@ export function updatePolicy(
       .where(eq(policies.id, id))
       .run();
     if (!isSamePolicyDocument(current.policy_data, next.policy_data)) {
-      reevaluatePolicyDevices(tx, now, organizationId, id);
+      const isDefault = findDefaultPolicyId(tx, organizationId) === row.id;
+      markPolicyDevicesStale(tx, organizationId, { policyId: row.id, includeUnassigned: isDefault });
+      hasStaleDevices = true;
     }
     recordEvent(tx, now, organizationId, "policy.updated", {
       policy_id: id,
@@ -104,4 +112,6 @@ export function updatePolicy(
     });
     return loadPolicyView(tx, organizationId, id);
   });
+  if (hasStaleDevices) reevaluateStaleDeviceBatch(deps, organizationId);
+  return view;
 }

@@ -1,11 +1,25 @@
 import { Elysia } from "elysia";
 import { checkInDevice } from "../../domain/devices/check-in-device";
 import { completeWipe } from "../../domain/devices/complete-wipe";
+import { ValidationError } from "../../domain/errors";
 import type { AppDeps } from "../app-deps";
-import type { securityPlugin } from "../plugins/security";
+import { requestState, type securityPlugin } from "../plugins/security";
 import { errorResponses } from "../schemas/common";
 import { CheckInBody, CheckInResponse, CompleteWipeBody, WipeIdParams } from "./agent.schemas";
 import { WipeSchema } from "./devices.schemas";
+
+/**
+ * Elysia turns a JSON body that is not an object (`[]`, `5`) into `{}` when every field is optional, so
+ * the check-in looks at the parsed body first. Unauthenticated requests are left to the 401.
+ */
+function refuseNonObjectBody({ body, request }: { body: unknown; request: Request }): void {
+  const isObject = typeof body === "object" && body !== null && !Array.isArray(body);
+  if (!isObject && requestState(request).device !== null) {
+    throw new ValidationError("invalid request body", [
+      { field: "body", message: "must be a JSON object", received: body },
+    ]);
+  }
+}
 
 /** /api/v1/agent: the endpoints device agents call with their device token. */
 export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
@@ -23,6 +37,7 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
         }),
       {
         device: true,
+        transform: refuseNonObjectBody,
         body: CheckInBody,
         response: { 200: CheckInResponse, ...errorResponses(400, 401, 429) },
         detail: {

@@ -1,5 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import { DeviceFactsSchema, ViolationSchema } from "../../domain/devices/evaluate-compliance";
+import {
+  ComplianceStatusSchema,
+  DeviceFactsSchema,
+  MissingRulesSchema,
+  ViolationSchema,
+} from "../../domain/devices/evaluate-compliance";
 import { PolicyDataSchema } from "../../domain/policies/policy-document";
 import { Timestamp, Uuid } from "../schemas/common";
 import { DeviceStatusSchema } from "./devices.schemas";
@@ -45,8 +50,9 @@ export const CheckInResponse = Type.Object({
     { description: "Pending commands; confirm each wipe with POST /agent/wipes/:wipe_id/complete" },
   ),
   compliance: Type.Object({
-    status: Type.Union([Type.Literal("compliant"), Type.Literal("non_compliant"), Type.Literal("unknown")]),
+    status: ComplianceStatusSchema,
     violations: Type.Array(ViolationSchema),
+    missing: MissingRulesSchema,
   }),
   next_checkin_seconds: Type.Integer({ description: "When to check in next" }),
 });

@@ -34,8 +34,6 @@ import {
   WipeSchema,
 } from "./devices.schemas";
 
-const toIsoOrUndefined = (value: string | undefined) => (value ? new Date(value).toISOString() : undefined);
-
 /** /api/v1/devices: enrollment, and the administration of enrolled devices. */
 export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
   return new Elysia({ prefix: "/api/v1/devices", tags: ["Devices"] })
@@ -63,13 +61,14 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
           description:
             "Called by the agent with an enrollment token in the body (no bearer). Returns the VPN " +
             "configuration, the assigned policy and the device token for the agent endpoints. " +
-            "401: unknown, expired, revoked or used-up enrollment token; 409: hardware_id already " +
-            "enrolled (and not wiped) in the organization, or the VPN address pool is exhausted.",
+            "400 also for a low-order public_key. 401: unknown, expired, revoked or used-up enrollment " +
+            "token; 409: hardware_id already enrolled (and not wiped) in the organization, public_key " +
+            "held by another device not wiped (`public key already in use`), or the VPN address pool is exhausted.",
         },
       },
     )
     .get(
-      "/",
+      "",
       ({ query, principal }) => {
         const page = pageOf(query);
         const filter = { status: query.status, platform: query.platform, userId: query.user_id };
@@ -162,7 +161,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
           summary: "Request a remote wipe of the work profile",
           description:
             "The agent receives the command at its next check-in and confirms it; poll GET " +
-            "/devices/:id/wipe/:wipe_id. 409 while a wipe is pending or once the device is wiped.",
+            "/devices/:id/wipe/:wipe_id. 400 for a blank reason. 409 while a wipe is pending or once the device is wiped.",
         },
       },
     )
@@ -210,18 +209,18 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
         access: "devices:read",
         params: IdParams,
         response: { 200: ComplianceReportSchema, ...errorResponses(401, 403, 404, 429) },
-        detail: { summary: "The device's compliance report" },
+        detail: {
+          summary: "The device's compliance report",
+          description:
+            "unknown while nothing is reported or a rule the policy needs cannot be checked; `missing` names those rules.",
+        },
       },
     )
     .get(
       "/:id/logs",
       ({ params, query, principal }) => {
         const page = pageOf(query);
-        const filter = {
-          event: query.event,
-          since: toIsoOrUndefined(query.since),
-          until: toIsoOrUndefined(query.until),
-        };
+        const filter = { event: query.event, since: query.since, until: query.until };
         return paginate(listDeviceLogs(deps, principal.organizationId, params.id, filter, page), page);
       },
       {
@@ -229,7 +228,12 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
         params: IdParams,
         query: DeviceLogQuery,
         response: { 200: Paginated(DeviceLogSchema), ...errorResponses(400, 401, 403, 404, 429) },
-        detail: { summary: "The device's activity log, newest first" },
+        detail: {
+          summary: "The device's activity log, newest first",
+          description:
+            "since and until are compared as instants (any offset); 400 naming them when outside the " +
+            "years 0000-9999 in UTC. Entries older than devices.log_retention_days are purged.",
+        },
       },
     );
 }

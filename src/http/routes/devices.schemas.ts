@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { ComplianceReportSchema } from "../../domain/devices/evaluate-compliance";
+import { ComplianceReportSchema, ComplianceStatusSchema } from "../../domain/devices/evaluate-compliance";
 import { NullableTimestamp, PageQuery, Timestamp, Uuid } from "../schemas/common";
 
 export const PlatformSchema = Type.Union(
@@ -26,11 +26,6 @@ export const DeviceStatusSchema = Type.Union(
       "online: checked in recently; offline: no check-in for devices.offline_after_seconds; suspended: " +
       "disabled by an administrator; wiped: work profile wiped; pending: enrollment in progress",
   },
-);
-
-const ComplianceStatusSchema = Type.Union(
-  [Type.Literal("compliant"), Type.Literal("non_compliant"), Type.Literal("unknown")],
-  { description: "unknown until the device has reported facts or an OS version" },
 );
 
 const Reason = Type.String({ minLength: 1, maxLength: 500 });

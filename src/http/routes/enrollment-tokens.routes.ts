@@ -19,7 +19,7 @@ export function enrollmentTokenRoutes(deps: AppDeps, security: ReturnType<typeof
   return new Elysia({ prefix: "/api/v1/enrollment-tokens", tags: ["Enrollment tokens"] })
     .use(security)
     .post(
-      "/",
+      "",
       ({ body, principal, actor, set }) => {
         set.status = 201;
         return createEnrollmentToken(deps, actor, principal.organizationId, {
@@ -42,7 +42,7 @@ export function enrollmentTokenRoutes(deps: AppDeps, security: ReturnType<typeof
       },
     )
     .get(
-      "/",
+      "",
       ({ query, principal }) => {
         const page = pageOf(query);
         return paginate(listEnrollmentTokens(deps, principal.organizationId, page), page);

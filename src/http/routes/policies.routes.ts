@@ -178,7 +178,7 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
           detail: {
             summary: "Change a policy (creates a new version)",
             description:
-              "policy_data is merged over the current settings. A change creates version + 1 and emits policy.updated; devices receive it at their next check-in. A request that changes nothing returns the policy unchanged. 409 if expected_version is not the current version, or the name is taken.",
+              "policy_data is merged over the current settings. A change creates version + 1 and emits policy.updated; devices receive it at their next check-in. Changed settings mark the policy's devices for compliance re-evaluation: the first 500 before the answer, the rest by the reevaluate-stale-compliance job. A request that changes nothing returns the policy unchanged. 400 for a blank name; 409 if expected_version is not the current version, or the name is taken.",
           },
         },
       )

@@ -28,7 +28,7 @@ export function webhookRoutes(deps: AppDeps, security: ReturnType<typeof securit
   return new Elysia({ prefix: "/api/v1/webhooks", tags: ["Webhooks"] })
     .use(security)
     .get(
-      "/",
+      "",
       ({ query, principal }) => {
         const page = pageOf(query);
         return paginate(listWebhooks(deps, principal.organizationId, page), page);
@@ -44,7 +44,7 @@ export function webhookRoutes(deps: AppDeps, security: ReturnType<typeof securit
       },
     )
     .post(
-      "/",
+      "",
       async ({ body, principal, actor, set }) => {
         const webhook = await createWebhook(deps, actor, principal.organizationId, body);
         set.status = 201;

@@ -104,10 +104,23 @@ describe("checkOsVersion", () => {
 });
 
 describe("evaluateCompliance", () => {
-  test("is unknown until the device reports facts or an OS version", () => {
+  test("is unknown until the device reports facts or an OS version, listing what the policy needs", () => {
     expect(evaluateCompliance({ platform: "windows", policy: STRICT_POLICY })).toEqual({
       status: "unknown",
       violations: [],
+      missing: [
+        "os_version",
+        "storage.encryption_required",
+        "network.vpn_required",
+        "usb.allowed",
+        "dlp.screenshot_allowed",
+      ],
+    });
+    // Nothing reported is unknown even when the policy asks nothing of the facts.
+    expect(evaluateCompliance({ platform: "linux", policy: LENIENT_POLICY })).toEqual({
+      status: "unknown",
+      violations: [],
+      missing: [],
     });
     expect(
       evaluateCompliance({ platform: "ios", osVersion: null, facts: null, policy: STRICT_POLICY }).status,
@@ -117,23 +130,68 @@ describe("evaluateCompliance", () => {
     ).toBe("unknown");
   });
 
-  test("an OS version alone is enough to evaluate", () => {
-    expect(evaluateCompliance({ platform: "macos", osVersion: "14.2.1", policy: STRICT_POLICY })).toEqual({
+  test("an OS version alone is compliant only when the policy needs no fact", () => {
+    expect(evaluateCompliance({ platform: "macos", osVersion: "14.2.1", policy: LENIENT_POLICY })).toEqual({
       status: "compliant",
       violations: [],
+      missing: [],
+    });
+    // Nothing checked the facts the strict policy needs: unknown, not compliant.
+    expect(evaluateCompliance({ platform: "macos", osVersion: "14.2.1", policy: STRICT_POLICY })).toEqual({
+      status: "unknown",
+      violations: [],
+      missing: [
+        "storage.encryption_required",
+        "network.vpn_required",
+        "usb.allowed",
+        "dlp.screenshot_allowed",
+      ],
     });
     expect(evaluateCompliance({ platform: "macos", osVersion: "11.7", policy: STRICT_POLICY }).status).toBe(
       "non_compliant",
     );
   });
 
-  test("facts alone are enough to evaluate", () => {
+  test("a violation makes the device non-compliant even when other rules could not be checked", () => {
     expect(
-      evaluateCompliance({ platform: "ios", facts: { disk_encrypted: true }, policy: STRICT_POLICY }),
+      evaluateCompliance({ platform: "ios", facts: { disk_encrypted: false }, policy: STRICT_POLICY }),
     ).toEqual({
+      status: "non_compliant",
+      violations: [
+        { rule: "storage.encryption_required", required: true, actual: false, severity: "critical" },
+      ],
+      missing: ["os_version", "network.vpn_required", "usb.allowed", "dlp.screenshot_allowed"],
+    });
+  });
+
+  test("a needed fact that is missing makes the device unknown and is named", () => {
+    expect(
+      evaluateCompliance({
+        platform: "ios",
+        osVersion: "17.1",
+        facts: { ...HEALTHY_FACTS, vpn_connected: undefined },
+        policy: STRICT_POLICY,
+      }),
+    ).toEqual({ status: "unknown", violations: [], missing: ["network.vpn_required"] });
+  });
+
+  test("a missing OS version makes the device unknown only on a platform with a minimum", () => {
+    expect(evaluateCompliance({ platform: "windows", facts: HEALTHY_FACTS, policy: STRICT_POLICY })).toEqual({
+      status: "unknown",
+      violations: [],
+      missing: ["os_version"],
+    });
+    expect(evaluateCompliance({ platform: "linux", facts: HEALTHY_FACTS, policy: STRICT_POLICY })).toEqual({
       status: "compliant",
       violations: [],
+      missing: [],
     });
+  });
+
+  test("facts alone are enough on a platform without an OS minimum", () => {
+    expect(
+      evaluateCompliance({ platform: "linux", facts: { disk_encrypted: true }, policy: LENIENT_POLICY }),
+    ).toEqual({ status: "compliant", violations: [], missing: [] });
   });
 
   test("a healthy device on a strict policy is compliant", () => {
@@ -143,7 +201,7 @@ describe("evaluateCompliance", () => {
       facts: HEALTHY_FACTS,
       policy: STRICT_POLICY,
     });
-    expect(result).toEqual({ status: "compliant", violations: [] });
+    expect(result).toEqual({ status: "compliant", violations: [], missing: [] });
   });
 
   test("a lenient policy asks nothing of the facts", () => {
@@ -153,7 +211,7 @@ describe("evaluateCompliance", () => {
       facts: UNHEALTHY_FACTS,
       policy: LENIENT_POLICY,
     });
-    expect(result).toEqual({ status: "compliant", violations: [] });
+    expect(result).toEqual({ status: "compliant", violations: [], missing: [] });
   });
 
   test("reports an unsupported OS version as critical with the reported string", () => {
@@ -180,7 +238,7 @@ describe("evaluateCompliance", () => {
 
   test("an unlisted platform has no OS minimum", () => {
     const result = evaluateCompliance({ platform: "freebsd", osVersion: "1", policy: LENIENT_POLICY });
-    expect(result).toEqual({ status: "compliant", violations: [] });
+    expect(result).toEqual({ status: "compliant", violations: [], missing: [] });
   });
 
   const singleRules: Array<{
@@ -221,6 +279,7 @@ describe("evaluateCompliance", () => {
         expect(evaluateCompliance({ platform: "linux", facts, policy })).toEqual({
           status: "non_compliant",
           violations: [violation],
+          missing: [],
         });
       });
 
@@ -235,9 +294,9 @@ describe("evaluateCompliance", () => {
         );
       });
 
-      test("is not violated when the fact is not reported", () => {
+      test("is not violated but cannot be checked when the fact is not reported: unknown", () => {
         const result = evaluateCompliance({ platform: "linux", facts: { firewall_enabled: false }, policy });
-        expect(result).toEqual({ status: "compliant", violations: [] });
+        expect(result).toEqual({ status: "unknown", violations: [], missing: [rule] });
       });
     });
   }
@@ -263,10 +322,10 @@ describe("evaluateCompliance", () => {
     const result = evaluateCompliance({
       platform: "macos",
       osVersion: "14.0",
-      facts: { screen_lock_enabled: false, firewall_enabled: false },
+      facts: { ...HEALTHY_FACTS, screen_lock_enabled: false, firewall_enabled: false },
       policy: STRICT_POLICY,
     });
-    expect(result).toEqual({ status: "compliant", violations: [] });
+    expect(result).toEqual({ status: "compliant", violations: [], missing: [] });
   });
 });
 
@@ -303,11 +362,8 @@ describe("schemas", () => {
   });
 
   test("ComplianceReportSchema accepts a report that was never checked", () => {
-    expect(Value.Check(ComplianceReportSchema, { status: "unknown", last_check: null, violations: [] })).toBe(
-      true,
-    );
-    expect(Value.Check(ComplianceReportSchema, { status: "broken", last_check: null, violations: [] })).toBe(
-      false,
-    );
+    const neverChecked = { status: "unknown", last_check: null, violations: [], missing: ["os_version"] };
+    expect(Value.Check(ComplianceReportSchema, neverChecked)).toBe(true);
+    expect(Value.Check(ComplianceReportSchema, { ...neverChecked, status: "broken" })).toBe(false);
   });
 });
