@@ -1,4 +1,5 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
 import { apiKeys, organizations, sessions, users } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
@@ -12,6 +13,34 @@ export const API_KEY_PREFIX = "bwk_";
 
 // last_used_at is written at most this often per key, so busy automation does not turn reads into writes.
 const LAST_USED_RESOLUTION_SECONDS = 60;
+
+// This lookup runs on every request; building Drizzle's SQL costs more than running it, so it is
+// prepared once per database.
+const sessionLookups = new WeakMap<Db, ReturnType<typeof prepareSessionLookup>>();
+
+function prepareSessionLookup(db: Db) {
+  return db
+    .select({
+      user: users,
+      plan: organizations.plan,
+      sessionRevokedAt: sessions.revokedAt,
+      sessionUserId: sessions.userId,
+    })
+    .from(users)
+    .innerJoin(organizations, eq(organizations.id, users.organizationId))
+    .leftJoin(sessions, eq(sessions.id, sql.placeholder("sessionId")))
+    .where(eq(users.id, sql.placeholder("userId")))
+    .prepare();
+}
+
+function sessionLookup(db: Db) {
+  let lookup = sessionLookups.get(db);
+  if (!lookup) {
+    lookup = prepareSessionLookup(db);
+    sessionLookups.set(db, lookup);
+  }
+  return lookup;
+}
 
 /**
  * Resolves a bearer credential (access token or API key) to a principal, checking on every request that
@@ -27,18 +56,7 @@ export async function authenticateCredential(deps: AuthDeps, credential: string)
     credential,
     "access",
   );
-  const row = deps.db
-    .select({
-      user: users,
-      plan: organizations.plan,
-      sessionRevokedAt: sessions.revokedAt,
-      sessionUserId: sessions.userId,
-    })
-    .from(users)
-    .innerJoin(organizations, eq(organizations.id, users.organizationId))
-    .leftJoin(sessions, eq(sessions.id, claims.sid))
-    .where(eq(users.id, claims.sub))
-    .get();
+  const row = sessionLookup(deps.db).get({ sessionId: claims.sid, userId: claims.sub });
   if (!row || row.sessionUserId !== claims.sub || row.sessionRevokedAt)
     throw new UnauthenticatedError("invalid token", "the session has ended");
   assertUserActive(row.user);

@@ -19,6 +19,8 @@ export interface TokenKeys {
   current: SigningKey;
   /** Public keys by id, for verification and the JWKS document. */
   verificationKeys: Map<string, { key: CryptoKey; jwk: JWK }>;
+  /** Claims of tokens whose signature already verified, by token, so each is checked once (see tokens.ts). */
+  verifiedClaims: Map<string, { claims: Record<string, unknown>; expiresAtMs: number }>;
 }
 
 /** Loads the signing keys, creating the first one if the database has none. */
@@ -53,6 +55,7 @@ export async function loadOrCreateTokenKeys(db: Db, now: Date): Promise<TokenKey
     algorithm: ALGORITHM,
     current: { id: newest.id, privateKey, publicJwk: JSON.parse(newest.publicJwk) as JWK },
     verificationKeys,
+    verifiedClaims: new Map(),
   };
 }
 
