@@ -47,24 +47,14 @@ export async function signAccessToken(
   now: Date,
   subject: { userId: string; organizationId: string; role: Role; scopes: Scope[]; sessionId: string },
 ): Promise<IssuedToken> {
-  const jti = newId();
-  const iat = Math.floor(now.getTime() / 1000);
-  const exp = iat + settings.accessTtlSeconds;
-  const token = await new SignJWT({
+  const claims = {
     org: subject.organizationId,
     role: subject.role,
     scopes: subject.scopes,
     sid: subject.sessionId,
     typ: "access",
-  })
-    .setProtectedHeader({ alg: keys.algorithm, kid: keys.current.id, typ: "JWT" })
-    .setSubject(subject.userId)
-    .setIssuer(settings.issuer)
-    .setIssuedAt(iat)
-    .setExpirationTime(exp)
-    .setJti(jti)
-    .sign(keys.current.privateKey);
-  return { token, jti, expiresAt: new Date(exp * 1000) };
+  };
+  return signToken(keys, settings, now, subject.userId, claims, settings.accessTtlSeconds);
 }
 
 /** Signs a refresh token; its `jti` is the row id in refresh_tokens. */
@@ -74,12 +64,24 @@ export async function signRefreshToken(
   now: Date,
   subject: { userId: string; organizationId: string; sessionId: string },
 ): Promise<IssuedToken> {
+  const claims = { org: subject.organizationId, sid: subject.sessionId, typ: "refresh" };
+  return signToken(keys, settings, now, subject.userId, claims, settings.refreshTtlSeconds);
+}
+
+async function signToken(
+  keys: TokenKeys,
+  settings: TokenSettings,
+  now: Date,
+  subject: string,
+  claims: Record<string, unknown>,
+  ttlSeconds: number,
+): Promise<IssuedToken> {
   const jti = newId();
   const iat = Math.floor(now.getTime() / 1000);
-  const exp = iat + settings.refreshTtlSeconds;
-  const token = await new SignJWT({ org: subject.organizationId, sid: subject.sessionId, typ: "refresh" })
+  const exp = iat + ttlSeconds;
+  const token = await new SignJWT(claims)
     .setProtectedHeader({ alg: keys.algorithm, kid: keys.current.id, typ: "JWT" })
-    .setSubject(subject.userId)
+    .setSubject(subject)
     .setIssuer(settings.issuer)
     .setIssuedAt(iat)
     .setExpirationTime(exp)
