@@ -72,3 +72,12 @@ test("the docs page and its script are served locally, with no third-party URL",
   }
   expect(String(page.body)).toContain('data-url="/api/v1/openapi.json"');
 });
+
+test("pagination parameters are documented as integers with their bounds", () => {
+  const parameters = document.paths["/api/v1/devices"].get.parameters as {
+    name: string;
+    schema: Record<string, unknown>;
+  }[];
+  const pageSize = parameters.find((parameter) => parameter.name === "page_size");
+  expect(pageSize?.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 100, default: 20 });
+});

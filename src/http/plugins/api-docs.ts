@@ -24,10 +24,18 @@ interface OpenApiDocument {
   [key: string]: unknown;
 }
 type Operation = {
+  parameters?: { schema?: Record<string, unknown> }[];
   requestBody?: { required?: boolean; content?: Record<string, unknown> };
   responses?: Record<string, { description?: string; content?: Record<string, unknown> }>;
   security?: unknown[];
 };
+
+function errorResponseObject(description: string) {
+  return {
+    description,
+    content: { "application/json": { schema: JSON.parse(JSON.stringify(ErrorSchema)) } },
+  };
+}
 
 /** `/devices/:id` -> `/devices/{id}`, without a trailing slash. */
 function toOpenApiPath(path: string): string {
@@ -60,18 +68,26 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
           required: !(OptionalKind in (body as object)),
           content: { "application/json": { schema: JSON.parse(JSON.stringify(body)) } },
         };
+      // Integer query parameters accept the query string's text and parse it (query-integer.ts);
+      // to clients they are integers.
+      for (const parameter of operation.parameters ?? []) {
+        const variants = parameter.schema?.anyOf as Record<string, unknown>[] | undefined;
+        const integer = variants?.find((variant) => variant.type === "integer");
+        if (integer && variants?.length === 2 && variants.some((variant) => variant.type === "string"))
+          parameter.schema = integer;
+      }
       const responses = operation.responses ?? {};
       for (const [status, response] of Object.entries(responses)) {
         if (status === "204") responses[status] = { description: response.description ?? "No content" };
       }
+      // Credentials are checked against the database: when it cannot be reached, secured routes say 503.
+      if (responses["401"] && !responses["503"])
+        responses["503"] = errorResponseObject("Service unavailable: the database could not be reached");
     }
     paths[cleanPath] = { ...paths[cleanPath], ...item };
   }
   // The two documentation routes return a document and a page, which the generator cannot describe.
-  const rateLimited = {
-    description: "Rate limit exceeded",
-    content: { "application/json": { schema: JSON.parse(JSON.stringify(ErrorSchema)) } },
-  };
+  const rateLimited = errorResponseObject("Rate limit exceeded");
   const openApiOperation = paths[OPENAPI_PATH]?.get;
   if (openApiOperation) {
     openApiOperation.responses = {
