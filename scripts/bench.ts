@@ -95,8 +95,8 @@ async function wrk(name: string, path: string, extra: string[] = []) {
       .quiet()
       .text();
   const rps = /Requests\/sec:\s+([\d.]+)/.exec(result)?.[1];
-  const p50 = /50%\s+(\S+)/.exec(result)?.[1];
-  const p99 = /99%\s+(\S+)/.exec(result)?.[1];
+  const p50 = /^\s+50%\s+(\S+)/m.exec(result)?.[1];
+  const p99 = /^\s+99%\s+(\S+)/m.exec(result)?.[1];
   const errors = /Non-2xx or 3xx responses: (\d+)/.exec(result)?.[1] ?? "0";
   console.log(
     `${name.padEnd(34)} ${String(rps).padStart(9)} req/s   p50 ${p50}   p99 ${p99}   non-2xx ${errors}`,

@@ -67,7 +67,12 @@ export function findDevice(db: DbOrTx, organizationId: string, id: string): Devi
 }
 
 /** The list item of a device row. */
-export function toDeviceListItem(row: DeviceRow): DeviceListItem {
+export function toDeviceListItem(
+  row: Pick<
+    DeviceRow,
+    "id" | "deviceName" | "platform" | "status" | "lastSeen" | "enrolledAt" | "complianceStatus"
+  >,
+): DeviceListItem {
   return {
     id: row.id,
     device_name: row.deviceName,

@@ -2,7 +2,7 @@ import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { devices, organizations } from "../../db/schema";
 import type { DomainDeps } from "../deps";
-import { type DeviceListItem, type DeviceRow, type DeviceStatus, toDeviceListItem } from "./device-views";
+import { type DeviceListItem, type DeviceStatus, toDeviceListItem } from "./device-views";
 import type { Platform } from "./platform-versions";
 
 /** The device list filters; all optional. */
@@ -11,6 +11,17 @@ export interface DeviceListFilter {
   platform?: Platform;
   userId?: string;
 }
+
+/** Only what a list item shows: the JSON columns (facts, violations) are not read or parsed. */
+const LIST_COLUMNS = {
+  id: devices.id,
+  deviceName: devices.deviceName,
+  platform: devices.platform,
+  status: devices.status,
+  lastSeen: devices.lastSeen,
+  enrolledAt: devices.enrolledAt,
+  complianceStatus: devices.complianceStatus,
+};
 
 /**
  * One page of the organization's devices, newest enrolled first. Each filter has an index on
@@ -27,7 +38,7 @@ export function selectDevicePage(
   // (organization, enrolled_at, id) index; rowid, which ends every other index, when filtered.
   const tieBreaker = conditions.length === 0 ? devices.id : sql`${devices}.rowid`;
   return db
-    .select()
+    .select(LIST_COLUMNS)
     .from(devices)
     .where(and(eq(devices.organizationId, organizationId), ...conditions))
     .orderBy(desc(devices.enrolledAt), desc(tieBreaker))
@@ -45,7 +56,7 @@ export function listDevices(
   filter: DeviceListFilter,
   page: { page: number; pageSize: number },
 ): { data: DeviceListItem[]; total: number } {
-  const rows: DeviceRow[] = selectDevicePage(deps.db, organizationId, filter, page).all();
+  const rows = selectDevicePage(deps.db, organizationId, filter, page).all();
   const conditions = filterConditions(filter);
   const total =
     conditions.length === 0

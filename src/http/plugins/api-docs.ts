@@ -1,4 +1,4 @@
-import { toOpenAPISchema } from "@elysiajs/openapi";
+import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import scalarBundlePath from "@scalar/api-reference/browser/standalone.js" with { type: "file" };
 import { OptionalKind } from "@sinclair/typebox";
 import { type AnyElysia, Elysia } from "elysia";
