@@ -60,22 +60,15 @@ export function createWebhookDispatcher(
   function startDueWorkers(): Promise<number>[] {
     const capacity = concurrency - workers.size;
     if (capacity <= 0 || isStopping) return [];
-    // Over-fetch, then take the most overdue subscriptions while keeping each organization within its share.
-    const candidates = findDueSubscriptions(deps, {
-      limit: capacity * 4,
-      excludedWebhookIds: [...workers.keys()],
-    });
     const held = new Map<string, number>();
     for (const organizationId of workerOrganizations.values())
       held.set(organizationId, (held.get(organizationId) ?? 0) + 1);
-    const chosen = candidates
-      .filter(({ organizationId }) => {
-        const count = held.get(organizationId) ?? 0;
-        if (count >= slotsPerOrganization) return false;
-        held.set(organizationId, count + 1);
-        return true;
-      })
-      .slice(0, capacity);
+    const chosen = findDueSubscriptions(deps, {
+      limit: capacity,
+      excludedWebhookIds: [...workers.keys()],
+      perOrganization: slotsPerOrganization,
+      heldByOrganization: held,
+    });
     return chosen.map(({ webhookId, organizationId, oldestSequence }) => {
       const worker = deliverInOrder(webhookId, oldestSequence)
         .catch((error) => {

@@ -42,7 +42,14 @@ export const postPinned: PinnedPost = (url, addresses, init) =>
           else if (Array.isArray(value)) headers.set(name, value.join(", "));
         }
         response.resume();
-        response.on("end", () => resolve(new Response(null, { status: response.statusCode ?? 0, headers })));
+        const status = response.statusCode ?? 0;
+        // HTTP parsers accept any three digits; a Response cannot hold a status outside 200-599.
+        if (status < 200 || status > 599) {
+          response.destroy();
+          reject(new Error(`receiver answered with an invalid HTTP status ${status}`));
+          return;
+        }
+        response.on("end", () => resolve(new Response(null, { status, headers })));
         response.on("error", reject);
       },
     );

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { getTableConfig, type SQLiteTable } from "drizzle-orm/sqlite-core";
@@ -92,4 +92,14 @@ test("a file database runs in WAL mode with foreign keys on and the configured s
     1,
   );
   database.close();
+});
+
+test("closing a database that ran queries releases it: the WAL is checkpointed and removed", () => {
+  const path = join(tmpdir(), `bulwark-${crypto.randomUUID()}.db`);
+  const database = openDatabase({ path, synchronous: "full" });
+  migrateDatabase(database.sqlite);
+  database.db.select().from(schema.users).all();
+  database.db.select().from(schema.organizations).all();
+  database.close();
+  expect(existsSync(`${path}-wal`)).toBe(false);
 });

@@ -227,6 +227,39 @@ describe("login throttle", () => {
   });
 });
 
+describe("login throttle persistence", () => {
+  test("the lockout is stored when reached: Retry-After counts down instead of restarting at 900", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    for (let attempt = 0; attempt < 5; attempt++) await login(t, org.adminEmail, `wrong-${attempt}`);
+    const first = await login(t, org.adminEmail, TEST_PASSWORD);
+    expect(first.status).toBe(429);
+    t.clock.advanceSeconds(300);
+    const later = await login(t, org.adminEmail, TEST_PASSWORD);
+    expect(later.status).toBe(429);
+    expect(Number(later.headers.get("retry-after"))).toBeLessThanOrEqual(
+      Number(first.headers.get("retry-after")) - 300,
+    );
+  });
+
+  test("a disabled user's correct password is not counted as a guess", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const member = await t.createUser(org.adminToken, "member");
+    await t.request("PATCH", `/api/v1/users/${member.id}`, {
+      token: org.adminToken,
+      body: { disabled: true },
+    });
+    for (let attempt = 0; attempt < 7; attempt++)
+      expect((await login(t, member.email, TEST_PASSWORD)).status).toBe(401);
+    await t.request("PATCH", `/api/v1/users/${member.id}`, {
+      token: org.adminToken,
+      body: { disabled: false },
+    });
+    expect((await login(t, member.email, TEST_PASSWORD)).status).toBe(200);
+  });
+});
+
 describe("login throttle under concurrency", () => {
   test("many simultaneous guesses are counted before the slow hash: at most the maximum are tried", async () => {
     const t = await newApp();

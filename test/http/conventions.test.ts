@@ -353,3 +353,39 @@ describe("request bodies", () => {
     expect(malformed.body.message).toBe("invalid request body");
   });
 });
+
+describe("request body decoding", () => {
+  test("inherited names such as constructor are still unknown fields", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const response = await t.request("PATCH", "/api/v1/organizations/current", {
+      token: org.adminToken,
+      rawBody: '{"name": "Renamed", "constructor": 1, "toString": 2}',
+    });
+    expectErrorBody(response, 400);
+    expect(response.body.errors.map((error: { field: string }) => error.field).sort()).toEqual([
+      "constructor",
+      "toString",
+    ]);
+  });
+
+  test("invalid UTF-8 is a 400; a byte-order mark is accepted", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const invalid = await t.app.handle(
+      new Request("http://localhost/api/v1/organizations/current", {
+        method: "PATCH",
+        headers: { authorization: `Bearer ${org.adminToken}`, "content-type": "application/json" },
+        body: new Uint8Array([0x7b, 0x22, 0x6e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+      }),
+    );
+    expect(invalid.status).toBe(400);
+    expect(((await invalid.json()) as { details: string }).details).toContain("UTF-8");
+    const withBom = await t.request("PATCH", "/api/v1/organizations/current", {
+      token: org.adminToken,
+      rawBody: '\uFEFF{"name": "With BOM"}',
+    });
+    expect(withBom.status).toBe(200);
+    expect(withBom.body.name).toBe("With BOM");
+  });
+});

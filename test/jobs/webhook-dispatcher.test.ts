@@ -586,7 +586,8 @@ describe("fairness between organizations", () => {
       await Bun.sleep(300);
       return new Response("ok");
     });
-    for (let index = 0; index < 4; index++) await subscribe(slowSink.url);
+    // More than four times the slots, so over-fetching candidates alone would not reach the other tenant.
+    for (let index = 0; index < 20; index++) await subscribe(slowSink.url);
     record("policy.created", {});
 
     const other = await t.createOrganization();

@@ -52,3 +52,23 @@ test("no address at all is an error, not a lookup", async () => {
     "no address",
   );
 });
+
+test("a receiver answering an impossible status is an error, not a crash", async () => {
+  const raw = Bun.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: {
+      data(socket) {
+        socket.write("HTTP/1.1 600 Odd\r\ncontent-length: 0\r\n\r\n");
+        socket.end();
+      },
+    },
+  });
+  try {
+    await expect(
+      postPinned(new URL(`http://receiver.invalid:${raw.port}/`), ["127.0.0.1"], init()),
+    ).rejects.toThrow("invalid HTTP status 600");
+  } finally {
+    raw.stop(true);
+  }
+});

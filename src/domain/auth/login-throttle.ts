@@ -16,29 +16,29 @@ export const TOO_MANY_LOGIN_ATTEMPTS = "Too many login attempts. Please try agai
 export function reservePasswordAttempt(deps: DomainDeps, email: string, ip: string): void {
   const now = deps.clock.now();
   const { login_max_failures: maxFailures, login_lockout_seconds: lockoutSeconds } = deps.config.auth;
-  withTransaction(deps.db, (tx) => {
+  // The lock is written and committed first, then reported: a throw inside would roll it back.
+  const lockedUntil = withTransaction(deps.db, (tx): string | null => {
     const row = findRow(tx, email, ip);
-    if (row?.lockedUntil && row.lockedUntil > toIso(now)) throw lockedOut(now, row.lockedUntil);
+    if (row?.lockedUntil && row.lockedUntil > toIso(now)) return row.lockedUntil;
     const isWindowOver = !row || addSeconds(new Date(row.windowStartedAt), lockoutSeconds) <= now;
     const attempts = isWindowOver ? 0 : row.failures;
     if (attempts >= maxFailures) {
-      const lockedUntil = toIso(addSeconds(now, lockoutSeconds));
+      const until = toIso(addSeconds(now, lockoutSeconds));
       tx.update(loginFailures)
-        .set({ lockedUntil })
+        .set({ lockedUntil: until })
         .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
         .run();
-      throw lockedOut(now, lockedUntil);
+      return until;
     }
-    const values = {
-      failures: attempts + 1,
-      windowStartedAt: isWindowOver ? toIso(now) : (row?.windowStartedAt ?? toIso(now)),
-      lockedUntil: null,
-    };
+    const windowStartedAt = isWindowOver ? toIso(now) : (row?.windowStartedAt ?? toIso(now));
+    const values = { failures: attempts + 1, windowStartedAt, lockedUntil: null };
     tx.insert(loginFailures)
       .values({ email, ip, ...values })
       .onConflictDoUpdate({ target: [loginFailures.email, loginFailures.ip], set: values })
       .run();
+    return null;
   });
+  if (lockedUntil) throw lockedOut(now, lockedUntil);
 }
 
 /** After a wrong password: the attempt stays counted; reaching the maximum locks the pair out. */

@@ -77,12 +77,16 @@ export async function signInWithPassword(
   }
   if (user.isDisabled || user.isRestricted) {
     const reason = user.isDisabled ? "account disabled" : "account restricted";
-    recordAudit(deps.db, now, anonymous, {
-      action: "auth.login",
-      outcome: "failure",
-      targetType: "user",
-      targetId: user.id,
-      details: { reason },
+    withTransaction(deps.db, (tx) => {
+      // The password was right: no guess to count, so re-enabling the account is not followed by a lockout.
+      clearPasswordAttempts(tx, email, input.ip);
+      recordAudit(tx, now, anonymous, {
+        action: "auth.login",
+        outcome: "failure",
+        targetType: "user",
+        targetId: user.id,
+        details: { reason },
+      });
     });
     throw new UnauthenticatedError(reason);
   }

@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, lte, min, notInArray } from "drizzle-orm";
+import { and, asc, eq, gte, lte, min, notInArray, sql } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { events, webhookDeliveries, webhooks } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
@@ -25,10 +25,18 @@ export interface DueSubscription {
 /**
  * Active subscriptions whose oldest pending delivery is due now, most overdue first. Only the oldest
  * counts, so one subscription's deliveries go out in event order; paused subscriptions are skipped.
+ * `perOrganization` caps how many one organization contributes, counting the slots it already holds
+ * (`heldByOrganization`), so one tenant's backlog can neither take every slot nor crowd the others out
+ * of the candidate list.
  */
 export function findDueSubscriptions(
   deps: DomainDeps,
-  options: { limit: number; excludedWebhookIds: string[] },
+  options: {
+    limit: number;
+    excludedWebhookIds: string[];
+    perOrganization?: number;
+    heldByOrganization?: ReadonlyMap<string, number>;
+  },
 ): DueSubscription[] {
   const now = toIso(deps.clock.now());
   const oldestPending = deps.db
@@ -40,11 +48,15 @@ export function findDueSubscriptions(
     .where(eq(webhookDeliveries.status, "pending"))
     .groupBy(webhookDeliveries.webhookId)
     .as("oldest_pending");
-  const rows = deps.db
+  const due = deps.db
     .select({
-      webhookId: oldestPending.webhookId,
-      organizationId: webhooks.organizationId,
-      oldestSequence: oldestPending.oldestSequence,
+      webhookId: sql<string>`${oldestPending.webhookId}`.as("webhook_id"),
+      organizationId: sql<string>`${webhooks.organizationId}`.as("organization_id"),
+      oldestSequence: sql<number>`${oldestPending.oldestSequence}`.as("due_sequence"),
+      nextAttemptAt: sql<string>`${webhookDeliveries.nextAttemptAt}`.as("due_at"),
+      rank: sql<number>`row_number() over (partition by ${webhooks.organizationId} order by ${webhookDeliveries.nextAttemptAt})`.as(
+        "organization_rank",
+      ),
     })
     .from(oldestPending)
     .innerJoin(
@@ -64,20 +76,30 @@ export function findDueSubscriptions(
           : undefined,
       ),
     )
-    .orderBy(asc(webhookDeliveries.nextAttemptAt))
-    .limit(options.limit)
+    .as("due");
+  const rows = deps.db
+    .select({
+      webhookId: due.webhookId,
+      organizationId: due.organizationId,
+      oldestSequence: due.oldestSequence,
+      rank: due.rank,
+    })
+    .from(due)
+    .orderBy(asc(due.nextAttemptAt))
     .all();
-  return rows.flatMap((row) =>
-    row.oldestSequence === null
-      ? []
-      : [
-          {
-            webhookId: row.webhookId,
-            organizationId: row.organizationId,
-            oldestSequence: row.oldestSequence,
-          },
-        ],
-  );
+  const perOrganization = options.perOrganization ?? Number.POSITIVE_INFINITY;
+  return rows
+    .filter(
+      (row) =>
+        row.oldestSequence !== null &&
+        row.rank + (options.heldByOrganization?.get(row.organizationId) ?? 0) <= perOrganization,
+    )
+    .slice(0, options.limit)
+    .map((row) => ({
+      webhookId: row.webhookId,
+      organizationId: row.organizationId,
+      oldestSequence: row.oldestSequence,
+    }));
 }
 
 /**

@@ -25,7 +25,12 @@ async function readBodyText(request: Request): Promise<string> {
     }
     chunks.push(value);
   }
-  return Buffer.concat(chunks).toString("utf8");
+  try {
+    // A leading byte-order mark is allowed and dropped (ignoreBOM: false); invalid UTF-8 is refused.
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new ValidationError("invalid request body", [], "the body is not valid UTF-8");
+  }
 }
 
 /** Dotted paths of keys in `raw` that validation dropped from `cleaned` because no schema declares them. */
@@ -38,7 +43,7 @@ export function findUnknownFields(raw: unknown, cleaned: unknown, path = ""): st
   if (!isPlainObject(raw) || !isPlainObject(cleaned)) return [];
   return Object.keys(raw).flatMap((key) => {
     const child = path ? `${path}.${key}` : key;
-    return key in cleaned ? findUnknownFields(raw[key], cleaned[key], child) : [child];
+    return Object.hasOwn(cleaned, key) ? findUnknownFields(raw[key], cleaned[key], child) : [child];
   });
 }
 
