@@ -28,7 +28,11 @@ export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
   // -shm files the database file's permissions.
   if (options.path !== ":memory:") chmodSync(options.path, 0o600);
   sqlite.exec("PRAGMA busy_timeout = 5000");
-  sqlite.exec("PRAGMA journal_mode = WAL");
+  // Switching a new file to WAL takes an exclusive lock and does not wait on busy_timeout: another
+  // process opening the same new database at that moment makes it fail at once, so it is retried.
+  if (!retryWhileLocked(() => sqlite.exec("PRAGMA journal_mode = WAL"))) {
+    throw new Error(`database ${options.path} is locked by another process`);
+  }
   // bun:sqlite leaves synchronous=FULL after switching to WAL unless told otherwise.
   sqlite.exec(`PRAGMA synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
   sqlite.exec("PRAGMA foreign_keys = ON");
@@ -40,9 +44,34 @@ export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
     close: () => {
       // A statement still alive keeps the connection (and the WAL) open after close().
       cached.finalizeAll();
-      sqlite.close();
+      closeWhenUnlocked(sqlite);
     },
   };
+}
+
+/**
+ * Closes the connection. The last connection to close checkpoints the WAL, which fails with "database
+ * is locked" while another process (a second `migrate`, a running server) holds a lock; everything is
+ * already committed then, so a few short retries are made and then the checkpoint is left to the next
+ * connection rather than failing the command.
+ */
+function closeWhenUnlocked(sqlite: Database): void {
+  const isClosed = retryWhileLocked(() => sqlite.close());
+  if (!isClosed) console.warn("database close deferred: another process holds a lock");
+}
+
+/** Runs `work`, retrying for up to about a second while SQLite answers "database is locked". */
+function retryWhileLocked(work: () => void): boolean {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      work();
+      return true;
+    } catch (error) {
+      if (!(error instanceof Error && /locked|busy/i.test(error.message))) throw error;
+      if (attempt >= 20) return false;
+      Bun.sleepSync(50);
+    }
+  }
 }
 
 /** Runs `work` in one immediate transaction (state change, audit row and outbox event together). */
