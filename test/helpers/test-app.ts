@@ -1,3 +1,4 @@
+import { afterEach } from "bun:test";
 import { buildApp } from "../../src/app";
 import type { Config } from "../../src/config/config-schema";
 import { type DeepPartial, loadConfig } from "../../src/config/load-config";
@@ -145,3 +146,26 @@ export async function createTestApp(overrides: DeepPartial<Config> = {}) {
 }
 
 export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
+
+/**
+ * A factory of fresh test apps for one test file: each app is closed after the test that made it.
+ * `defaults` apply to every app, section by section under the overrides of each call.
+ */
+export function freshTestApps(defaults: DeepPartial<Config> = {}) {
+  const apps: TestApp[] = [];
+  afterEach(() => {
+    for (const app of apps.splice(0)) app.close();
+  });
+  return async (overrides: DeepPartial<Config> = {}): Promise<TestApp> => {
+    const merged: Record<string, unknown> = { ...defaults };
+    for (const [section, values] of Object.entries(overrides)) {
+      merged[section] = {
+        ...(defaults[section as keyof Config] as object | undefined),
+        ...(values as object),
+      };
+    }
+    const app = await createTestApp(merged as DeepPartial<Config>);
+    apps.push(app);
+    return app;
+  };
+}

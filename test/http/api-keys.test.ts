@@ -1,19 +1,10 @@
-import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../helpers/test-app";
+import { describe, expect, test } from "bun:test";
+import { freshTestApps, type TestApp } from "../helpers/test-app";
 
 const KEYS = "/api/v1/auth/api-keys";
 const DAY_MS = 86_400_000;
 
-const apps: TestApp[] = [];
-afterEach(() => {
-  for (const app of apps.splice(0)) app.close();
-});
-
-async function newApp() {
-  const t = await createTestApp({ rate_limit: { unauthenticated_per_minute: 10_000 } });
-  apps.push(t);
-  return t;
-}
+const newApp = freshTestApps({ rate_limit: { unauthenticated_per_minute: 10_000 } });
 
 function createKey(t: TestApp, token: string, body: Record<string, unknown>) {
   return t.request("POST", KEYS, { token, body });

@@ -1,5 +1,5 @@
-import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
+import { describe, expect, test } from "bun:test";
+import { freshTestApps, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 
 const AUDIT = "/api/v1/audit-logs";
 
@@ -14,19 +14,10 @@ interface AuditEntry {
   details: Record<string, unknown> | null;
 }
 
-const apps: TestApp[] = [];
-afterEach(() => {
-  for (const app of apps.splice(0)) app.close();
+const newApp = freshTestApps({
+  server: { trust_proxy: true },
+  rate_limit: { unauthenticated_per_minute: 10_000 },
 });
-
-async function newApp() {
-  const t = await createTestApp({
-    server: { trust_proxy: true },
-    rate_limit: { unauthenticated_per_minute: 10_000 },
-  });
-  apps.push(t);
-  return t;
-}
 
 async function audit(t: TestApp, token: string, query = "") {
   const response = await t.request<{

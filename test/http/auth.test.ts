@@ -1,23 +1,14 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
-import { createTestApp, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
+import { freshTestApps, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 
 const LOGIN = "/api/v1/auth/login";
 const REFRESH = "/api/v1/auth/refresh";
 const LOGOUT = "/api/v1/auth/logout";
 const ME = "/api/v1/users/me";
 
-const apps: TestApp[] = [];
-afterEach(() => {
-  for (const app of apps.splice(0)) app.close();
-});
-
-/** A fresh app; sign-ins are unauthenticated requests, so the per-IP limit is raised out of the way. */
-async function newApp(overrides: Parameters<typeof createTestApp>[0] = {}) {
-  const t = await createTestApp({ ...overrides, rate_limit: { unauthenticated_per_minute: 10_000 } });
-  apps.push(t);
-  return t;
-}
+/** Fresh apps; sign-ins are unauthenticated requests, so the per-IP limit is raised out of the way. */
+const newApp = freshTestApps({ rate_limit: { unauthenticated_per_minute: 10_000 } });
 
 function login(t: TestApp, email: string, password: string, headers: Record<string, string> = {}) {
   return t.request("POST", LOGIN, { body: { email, password }, headers });
@@ -276,10 +267,7 @@ describe("login throttle under concurrency", () => {
   });
 
   test("a valid token sent along does not lift sign-in to the authenticated rate limit", async () => {
-    const t = await createTestApp({
-      rate_limit: { unauthenticated_per_minute: 3, authenticated_per_minute: 1000 },
-    });
-    apps.push(t);
+    const t = await newApp({ rate_limit: { unauthenticated_per_minute: 3, authenticated_per_minute: 1000 } });
     const org = await t.createOrganization();
     const statuses: number[] = [];
     for (let attempt = 0; attempt < 5; attempt++) {

@@ -1,16 +1,7 @@
-import { afterEach, describe, expect, spyOn, test } from "bun:test";
-import { createTestApp, type TestApp, type TestResponse } from "../helpers/test-app";
+import { describe, expect, spyOn, test } from "bun:test";
+import { freshTestApps, type TestApp, type TestResponse } from "../helpers/test-app";
 
-const apps: TestApp[] = [];
-afterEach(() => {
-  for (const app of apps.splice(0)) app.close();
-});
-
-async function newApp(overrides: Parameters<typeof createTestApp>[0] = {}) {
-  const t = await createTestApp(overrides);
-  apps.push(t);
-  return t;
-}
+const newApp = freshTestApps();
 
 const MIB = 1024 * 1024;
 

@@ -1,18 +1,9 @@
-import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, type TestApp } from "../helpers/test-app";
+import { describe, expect, test } from "bun:test";
+import { freshTestApps } from "../helpers/test-app";
 
 const CURRENT = "/api/v1/organizations/current";
 
-const apps: TestApp[] = [];
-afterEach(() => {
-  for (const app of apps.splice(0)) app.close();
-});
-
-async function newApp() {
-  const t = await createTestApp({ rate_limit: { unauthenticated_per_minute: 10_000 } });
-  apps.push(t);
-  return t;
-}
+const newApp = freshTestApps({ rate_limit: { unauthenticated_per_minute: 10_000 } });
 
 const SAML = {
   enabled: true,

@@ -1,19 +1,10 @@
-import { afterEach, describe, expect, test } from "bun:test";
-import { createTestApp, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
+import { describe, expect, test } from "bun:test";
+import { freshTestApps, TEST_PASSWORD } from "../helpers/test-app";
 
 const USERS = "/api/v1/users";
 const ME = "/api/v1/users/me";
 
-const apps: TestApp[] = [];
-afterEach(() => {
-  for (const app of apps.splice(0)) app.close();
-});
-
-async function newApp() {
-  const t = await createTestApp({ rate_limit: { unauthenticated_per_minute: 10_000 } });
-  apps.push(t);
-  return t;
-}
+const newApp = freshTestApps({ rate_limit: { unauthenticated_per_minute: 10_000 } });
 
 const newUser = (overrides: Record<string, unknown> = {}) => ({
   email: `user-${crypto.randomUUID().slice(0, 8)}@example.com`,

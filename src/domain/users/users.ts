@@ -14,13 +14,7 @@ import type { Principal } from "../auth/principal";
 import { hasScope, ROLE_SCOPES, type Role } from "../auth/scopes";
 import { revokeUserSessions } from "../auth/sign-out";
 import type { Actor, DomainDeps } from "../deps";
-import {
-  ConflictError,
-  ForbiddenError,
-  NotFoundError,
-  UnauthenticatedError,
-  ValidationError,
-} from "../errors";
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../errors";
 import { passwordHashCost } from "./password-hash-cost";
 
 export const MIN_PASSWORD_LENGTH = 12;
