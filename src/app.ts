@@ -37,5 +37,3 @@ export function buildApp(deps: AppDeps) {
   routeTable = buildRouteTable(app.routes);
   return app;
 }
-
-export type App = ReturnType<typeof buildApp>;

@@ -31,11 +31,6 @@ export function hasScope(granted: readonly string[], required: Scope): boolean {
   return granted.includes("admin") || granted.includes(required);
 }
 
-/** Every scope that `granted` allows, with `admin` expanded. */
-export function expandScopes(granted: readonly string[]): Scope[] {
-  return granted.includes("admin") ? [...SCOPES] : SCOPES.filter((scope) => granted.includes(scope));
-}
-
 /** The scopes an API key actually has: its own, narrowed to what its creator may still do. */
 export function effectiveApiKeyScopes(keyScopes: readonly string[], creatorRole: Role): Scope[] {
   const creator = ROLE_SCOPES[creatorRole];

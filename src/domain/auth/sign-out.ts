@@ -1,7 +1,6 @@
 import { and, eq, isNull, ne } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
-import { refreshTokens, sessions } from "../../db/schema";
-import { toIso } from "../../lib/clock";
+import { sessions } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor } from "../deps";
 import { ValidationError } from "../errors";
@@ -67,14 +66,5 @@ export function revokeUserSessions(
     ? and(eq(sessions.userId, userId), isNull(sessions.revokedAt), ne(sessions.id, keepSessionId))
     : and(eq(sessions.userId, userId), isNull(sessions.revokedAt));
   const ended = tx.select({ id: sessions.id }).from(sessions).where(filter).all();
-  for (const { id } of ended) {
-    tx.update(sessions)
-      .set({ revokedAt: toIso(now), revokedReason: reason })
-      .where(eq(sessions.id, id))
-      .run();
-    tx.update(refreshTokens)
-      .set({ revokedAt: toIso(now) })
-      .where(and(eq(refreshTokens.sessionId, id), isNull(refreshTokens.revokedAt)))
-      .run();
-  }
+  for (const { id } of ended) revokeSession(tx, now, id, reason);
 }

@@ -83,6 +83,12 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
       // Credentials are checked against the database: when it cannot be reached, secured routes say 503.
       if (responses["401"] && !responses["503"])
         responses["503"] = errorResponseObject("Service unavailable: the database could not be reached");
+      // Every body goes through json-body.ts, whatever the route: these can answer any of them.
+      if (operation.requestBody) {
+        responses["400"] ??= errorResponseObject("Invalid request body");
+        responses["413"] ??= errorResponseObject("Request body over 1 MiB");
+        responses["415"] ??= errorResponseObject("Request body not JSON");
+      }
     }
     paths[cleanPath] = { ...paths[cleanPath], ...item };
   }
