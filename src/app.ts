@@ -3,6 +3,7 @@ import type { AppDeps } from "./http/app-deps";
 import { apiDocsPlugin } from "./http/plugins/api-docs";
 import { buildRouteTable, errorHandlerPlugin, type RouteTable } from "./http/plugins/error-handler";
 import { jsonBodyPlugin } from "./http/plugins/json-body";
+import { normalizeInputPlugin } from "./http/plugins/normalize-input";
 import { MAX_BODY_BYTES, securityPlugin } from "./http/plugins/security";
 import { agentRoutes } from "./http/routes/agent.routes";
 import { auditLogRoutes } from "./http/routes/audit-logs.routes";
@@ -20,9 +21,10 @@ export function buildApp(deps: AppDeps) {
   let routeTable: RouteTable = [];
   const security = securityPlugin(deps);
   const app: AnyElysia = new Elysia({ strictPath: true, serve: { maxRequestBodySize: MAX_BODY_BYTES * 64 } })
-    .use(errorHandlerPlugin(() => routeTable))
+    .use(errorHandlerPlugin(deps, () => routeTable))
     .use(security)
     .use(jsonBodyPlugin())
+    .use(normalizeInputPlugin())
     .use(apiDocsPlugin(() => app, deps.version))
     .use(systemRoutes(deps))
     .use(authRoutes(deps, security))

@@ -1,5 +1,8 @@
 import { ConfigError, loadConfig } from "../config/load-config";
+import { DatabaseOpenError } from "../db/client";
+import { DatabaseInUseError } from "../db/serve-lock";
 import { DomainError } from "../domain/errors";
+import { ListenError } from "../http/http-server";
 import { VERSION } from "../version";
 import { adminCreateCommand } from "./admin-create";
 import { parseArgs, UsageError } from "./args";
@@ -64,10 +67,16 @@ export async function runCli(argv: string[]): Promise<number> {
       console.error(`bulwark: ${error.message}`);
       return 2;
     }
-    if (error instanceof ConfigError || error instanceof DomainError) {
-      console.error(`bulwark: ${error.message}`);
-      return 1;
-    }
-    throw error;
+    // Whatever stops a command (a bad config, a port in use, a database that can't be opened or is
+    // served already) is one line naming the cause; an operator reads it, not a stack trace.
+    const known = [ConfigError, DomainError, DatabaseOpenError, DatabaseInUseError, ListenError];
+    const message =
+      error instanceof Error
+        ? known.some((kind) => error instanceof kind)
+          ? error.message
+          : `${error.name}: ${error.message.split("\n")[0]}`
+        : String(error);
+    console.error(`bulwark: ${message}`);
+    return 1;
   }
 }

@@ -1,23 +1,32 @@
 import { buildApp } from "../app";
 import { bootDependencies } from "../boot";
 import type { Config } from "../config/config-schema";
+import { effectiveBaseUrl } from "../config/load-config";
+import { acquireServeLock } from "../db/serve-lock";
 import { ensureFirstAdmin } from "../domain/users/bootstrap-admin";
+import { listenHttp } from "../http/http-server";
 import { startJobs } from "../jobs/scheduler";
 import { createWebhookDispatcher } from "../jobs/webhook-dispatcher";
 
 /** `bulwark serve`: migrate, create the first admin if needed, start the jobs, listen; stop cleanly on a signal. */
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
+  const lock = config.database.path === ":memory:" ? null : acquireServeLock(config.database.path);
   const { deps, database, appliedMigrations } = await bootDependencies(config);
   if (appliedMigrations.length > 0)
     console.log(`Applied ${appliedMigrations.length} migration(s): ${appliedMigrations.join(", ")}`);
   const firstAdmin = await ensureFirstAdmin(deps);
   const app = buildApp(deps);
+  const server = listenHttp(app, { hostname: config.server.host, port: config.server.port });
+  const port = server.port ?? config.server.port;
+  // Before the first request is handled (this runs synchronously after listening): the JWT issuer and
+  // every other use of the public URL follow the port really listened on when base_url is not set.
+  deps.config = Object.freeze({
+    ...config,
+    server: Object.freeze({ ...config.server, base_url: effectiveBaseUrl(config, port) }),
+  });
   const jobs = startJobs(deps);
   const webhookDispatcher = createWebhookDispatcher(deps);
   webhookDispatcher.start();
-  // reusePort off: a second server on the same port must fail, not silently share the traffic.
-  app.listen({ hostname: config.server.host, port: config.server.port, reusePort: false });
-  const port = app.server?.port ?? config.server.port;
   const url = `http://${config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host}:${port}`;
   console.log(`Bulwark ${deps.version} listening on ${url}`);
   console.log(`  API docs: ${url}/api/v1/docs   database: ${config.database.path}`);
@@ -41,10 +50,11 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     isStopping = true;
     console.log(`${signal} received: stopping`);
     jobs.stop();
-    await app.stop();
+    await server.stop();
     await webhookDispatcher.stop();
     await jobs.idle();
     database.close();
+    lock?.release();
     process.exit(0);
   };
   process.on("SIGINT", () => void stop("SIGINT"));

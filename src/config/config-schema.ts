@@ -8,7 +8,8 @@ export const ConfigSchema = Type.Object({
   server: Type.Object({
     host: Type.String({ default: "127.0.0.1", minLength: 1 }),
     port: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
-    base_url: Type.String({ default: "http://localhost:8080", pattern: "^https?://[^\\s]+$" }),
+    /** Empty: follows the listen address (`effectiveBaseUrl`). */
+    base_url: Type.String({ default: "", pattern: "^(https?://[^\\s]+)?$" }),
     trust_proxy: Type.Boolean({ default: false }),
   }),
   database: Type.Object({
@@ -28,6 +29,7 @@ export const ConfigSchema = Type.Object({
     authenticated_per_minute: Type.Integer({ default: 1000, minimum: 1 }),
     unauthenticated_per_minute: Type.Integer({ default: 100, minimum: 1 }),
     enterprise_per_minute: Type.Integer({ default: 10000, minimum: 1 }),
+    enrollments_per_minute: Type.Integer({ default: 1000, minimum: 1 }),
   }),
   devices: Type.Object({
     offline_after_seconds: Type.Integer({ default: 900, minimum: 1 }),

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseToml } from "smol-toml";
@@ -54,6 +55,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
       }
     }
   }
+  refuseUnknownVariables(env);
   for (const [section, sectionSchema] of Object.entries(ConfigSchema.properties) as [string, TObject][]) {
     for (const [key, keySchema] of Object.entries(sectionSchema.properties)) {
       const variable = `BULWARK_${section}_${key}`.toUpperCase();
@@ -79,12 +81,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
       .replace(/\/\d+$/, "")
       .replaceAll("/", ".");
     throw new ConfigError(
-      `invalid config ${key}: ${firstError.message} (got ${JSON.stringify(firstError.value)})`,
+      `invalid config ${key}: ${describeConfigError(firstError.schema, firstError.message)} (got ${JSON.stringify(firstError.value)})`,
     );
   }
   checkSemantics(config);
   return deepFreeze(config);
 }
+
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 /** Rules a schema cannot express. */
 function checkSemantics(config: Config): void {
@@ -99,8 +103,71 @@ function checkSemantics(config: Config): void {
     throw new ConfigError(
       "invalid config vpn.address_pool: the pool has no address for devices (use /30 or larger)",
     );
-  if (!URL.canParse(config.server.base_url))
+  const host = config.server.host;
+  if (
+    /^[\d.]+$/.test(host) ? isIP(host) !== 4 : host.includes(":") ? isIP(host) !== 6 : !HOST_NAME.test(host)
+  )
+    throw new ConfigError(`invalid config server.host: "${host}" is not an IP address or host name`);
+  if (config.server.base_url !== "" && !URL.canParse(config.server.base_url))
     throw new ConfigError(`invalid config server.base_url: "${config.server.base_url}" is not a URL`);
+}
+
+/** An enum's error lists its values; other errors keep TypeBox's wording. */
+function describeConfigError(schema: TSchema, message: string): string {
+  const variants = schema.anyOf as TSchema[] | undefined;
+  if (variants?.every((variant) => "const" in variant))
+    return `must be one of ${variants.map((variant) => String(variant.const)).join(", ")}`;
+  return message.charAt(0).toLowerCase() + message.slice(1);
+}
+
+/** Every `BULWARK_<SECTION>_<KEY>` variable a config key answers to. */
+const KNOWN_VARIABLES = Object.entries(ConfigSchema.properties).flatMap(([section, sectionSchema]) =>
+  Object.keys((sectionSchema as TObject).properties).map((key) => `BULWARK_${section}_${key}`.toUpperCase()),
+);
+
+/**
+ * A `BULWARK_` variable that names no key is a typo (BULWARK_SERVER_PROT) that would otherwise be
+ * ignored without a word; it is refused like an unknown TOML key. BULWARK_ADMIN_* are left alone:
+ * they seed the first admin and may grow.
+ */
+function refuseUnknownVariables(env: Record<string, string | undefined>): void {
+  for (const variable of Object.keys(env)) {
+    if (!variable.startsWith("BULWARK_") || variable.startsWith("BULWARK_ADMIN_")) continue;
+    if (KNOWN_VARIABLES.includes(variable)) continue;
+    const nearest = KNOWN_VARIABLES.map((known) => ({ known, distance: editDistance(variable, known) })).sort(
+      (a, b) => a.distance - b.distance,
+    )[0];
+    const hint = nearest && nearest.distance <= 3 ? ` (did you mean ${nearest.known}?)` : "";
+    throw new ConfigError(`unknown environment variable ${variable}: no config key has that name${hint}`);
+  }
+}
+
+/** Levenshtein distance, for the "did you mean" hint. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * The public URL: `server.base_url` when set, else the address the server really listens on (with the
+ * port picked for port 0); a wildcard listen address is reached through loopback on this machine.
+ */
+export function effectiveBaseUrl(config: Readonly<Config>, port: number): string {
+  if (config.server.base_url !== "") return config.server.base_url.replace(/\/$/, "");
+  const host = config.server.host;
+  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
+  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
 }
 
 function fillSections(raw: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
@@ -117,9 +184,9 @@ function parseEnvValue(variable: string, key: string, text: string, schema: TSch
   }
   if (type === "boolean") {
     const normalized = text.trim().toLowerCase();
-    if (["true", "1", "yes"].includes(normalized)) return true;
-    if (["false", "0", "no"].includes(normalized)) return false;
-    throw new ConfigError(`invalid config ${key} (${variable}): must be true or false, got "${text}"`);
+    if (normalized === "true" || normalized === "1") return true;
+    if (normalized === "false" || normalized === "0") return false;
+    throw new ConfigError(`invalid config ${key} (${variable}): must be true, false, 1 or 0, got "${text}"`);
   }
   if (type === "array") {
     const items = text
@@ -135,6 +202,14 @@ function parseEnvValue(variable: string, key: string, text: string, schema: TSch
       return items.map(Number);
     }
     return items;
+  }
+  const variants = schema.anyOf as TSchema[] | undefined;
+  if (
+    variants?.every((variant) => "const" in variant) &&
+    !variants.some((variant) => variant.const === text)
+  ) {
+    const allowed = variants.map((variant) => String(variant.const)).join(", ");
+    throw new ConfigError(`invalid config ${key} (${variable}): must be one of ${allowed}, got "${text}"`);
   }
   return text;
 }

@@ -20,13 +20,39 @@ export interface DatabaseHandle {
   close(): void;
 }
 
+/** The database file could not be opened; the message names the file and the cause in one line. */
+export class DatabaseOpenError extends Error {}
+
+/** Opens the file, turning the file system's and SQLite's errors into one line that names the file. */
+function openFile(path: string): Database {
+  try {
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    const sqlite = new Database(path, { create: true, strict: true });
+    // The database holds the JWT signing key and webhook secrets: owner-only. SQLite gives the -wal and
+    // -shm files the database file's permissions.
+    if (path !== ":memory:") chmodSync(path, 0o600);
+    // Reading the schema makes SQLite open the file for real: a file that is not a database fails here.
+    sqlite.query("SELECT count(*) FROM sqlite_master").get();
+    return sqlite;
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "";
+    const cause =
+      code === "EACCES" || code === "EPERM"
+        ? "permission denied (the folder and file must be writable by this user)"
+        : code === "EROFS"
+          ? "the file system is read-only"
+          : code === "SQLITE_NOTADB"
+            ? "the file is not a SQLite database"
+            : code === "SQLITE_CANTOPEN"
+              ? "SQLite cannot open it (does the folder exist, and is it writable?)"
+              : ((error as Error).message.split("\n")[0] ?? String(error));
+    throw new DatabaseOpenError(`cannot open database ${path}: ${cause}`);
+  }
+}
+
 /** Opens SQLite with WAL, the configured `synchronous`, foreign keys and a busy timeout. */
 export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
-  if (options.path !== ":memory:") mkdirSync(dirname(options.path), { recursive: true, mode: 0o700 });
-  const sqlite = new Database(options.path, { create: true, strict: true });
-  // The database holds the JWT signing key and webhook secrets: owner-only. SQLite gives the -wal and
-  // -shm files the database file's permissions.
-  if (options.path !== ":memory:") chmodSync(options.path, 0o600);
+  const sqlite = openFile(options.path);
   sqlite.exec("PRAGMA busy_timeout = 5000");
   // Switching a new file to WAL takes an exclusive lock and does not wait on busy_timeout: another
   // process opening the same new database at that moment makes it fail at once, so it is retried.

@@ -74,7 +74,8 @@ export class RateLimitedError extends DomainError {
   constructor(
     message: string,
     readonly retryAfterSeconds: number,
+    details?: string,
   ) {
-    super("rate_limited", message);
+    super("rate_limited", message, details);
   }
 }

@@ -44,6 +44,13 @@ function describeError(error: TypeBoxError): string {
     return `must be one of ${variants.map((variant) => String(variant.const)).join(", ")}`;
   }
   if (Array.isArray(schema.enum)) return `must be one of ${schema.enum.join(", ")}`;
+  // Elysia widens integer query parameters to integer-or-numeric-text: describe the integer's rule.
+  const integerVariant = variants?.find((variant) => variant.type === "integer");
+  if (integerVariant) {
+    return typeof error.value === "number"
+      ? describeError({ ...error, schema: integerVariant })
+      : "must be an integer";
+  }
   const type = schema.type as string | undefined;
   const actualType = Array.isArray(error.value)
     ? "array"

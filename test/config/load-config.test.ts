@@ -21,7 +21,7 @@ describe("loadConfig", () => {
     expect(config.server).toEqual({
       host: "127.0.0.1",
       port: 8080,
-      base_url: "http://localhost:8080",
+      base_url: "",
       trust_proxy: false,
     });
     expect(config.database).toEqual({ path: "./data/bulwark.db", synchronous: "full" });
@@ -31,6 +31,7 @@ describe("loadConfig", () => {
       authenticated_per_minute: 1000,
       unauthenticated_per_minute: 100,
       enterprise_per_minute: 10000,
+      enrollments_per_minute: 1000,
     });
     expect(config.webhooks.retry_schedule_seconds).toEqual([10, 60, 300, 1800, 7200, 21600, 43200, 86400]);
     expect(config.vpn.address_pool).toBe("10.100.0.0/16");

@@ -35,6 +35,8 @@ export async function createTestApp(overrides: DeepPartial<Config> = {}) {
     env: {},
     overrides: {
       ...overrides,
+      // serve fills an empty base_url in from the port it listens on; in-process there is no port.
+      server: { base_url: "http://localhost:8080", ...overrides.server },
       database: { path: ":memory:", synchronous: "normal", ...overrides.database },
       // Tests need hashes, not strong ones: the cheapest argon2id keeps thousands of sign-ins fast.
       auth: { password_hash_memory_kib: 64, password_hash_iterations: 1, ...overrides.auth },

@@ -214,3 +214,16 @@ export function findPolicyId(db: DbOrTx, organizationId: string, policyId: strin
     .where(and(eq(policies.id, policyId.toLowerCase()), eq(policies.organizationId, organizationId)))
     .get()?.id;
 }
+
+/**
+ * The id of the enrollment token with this value, whatever its state, or null: enrollment is rate
+ * limited per existing token, so guessed values fall back to the per-address budget.
+ */
+export function findEnrollmentTokenId(db: DbOrTx, token: string): string | null {
+  const row = db
+    .select({ id: enrollmentTokens.id })
+    .from(enrollmentTokens)
+    .where(eq(enrollmentTokens.tokenHash, hashSecret(token)))
+    .get();
+  return row?.id ?? null;
+}

@@ -68,14 +68,6 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
           required: !(OptionalKind in (body as object)),
           content: { "application/json": { schema: JSON.parse(JSON.stringify(body)) } },
         };
-      // Integer query parameters accept the query string's text and parse it (query-integer.ts);
-      // to clients they are integers.
-      for (const parameter of operation.parameters ?? []) {
-        const variants = parameter.schema?.anyOf as Record<string, unknown>[] | undefined;
-        const integer = variants?.find((variant) => variant.type === "integer");
-        if (integer && variants?.length === 2 && variants.some((variant) => variant.type === "string"))
-          parameter.schema = integer;
-      }
       const responses = operation.responses ?? {};
       for (const [status, response] of Object.entries(responses)) {
         if (status === "204") responses[status] = { description: response.description ?? "No content" };

@@ -1,8 +1,9 @@
 import { Elysia } from "elysia";
 import { DomainError, type DomainErrorKind, RateLimitedError, ValidationError } from "../../domain/errors";
+import type { AppDeps } from "../app-deps";
 import { errorResponse, HttpError } from "../error-body";
 import { toFieldErrors } from "../validation-errors";
-import { requestState } from "./security";
+import { countUncountedRequest, requestState } from "./security";
 
 /** The one table from domain error kinds to HTTP statuses. */
 const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
@@ -43,9 +44,10 @@ export function buildRouteTable(routes: { method: string; path: string }[]): Rou
  * with each field named, malformed JSON to 400, unknown routes to 404, known paths with the wrong method
  * to 405. Anything else is logged and answered with a 500 that carries no stack trace.
  */
-export function errorHandlerPlugin(routeTable: () => RouteTable) {
+export function errorHandlerPlugin(deps: AppDeps, routeTable: () => RouteTable) {
   return new Elysia({ name: "error-handler" })
     .onError(({ code, error: thrown, request, set }) => {
+      countUncountedRequest(deps, request, set.headers);
       // Elysia wraps whatever a body parser throws in a ParseError; ours throws typed errors.
       const error =
         code === "PARSE" && (thrown as Error).cause instanceof Error
@@ -68,6 +70,7 @@ export function errorHandlerPlugin(routeTable: () => RouteTable) {
       }
       if (error instanceof RateLimitedError) {
         return errorResponse(429, error.message, {
+          details: error.details,
           headers: { ...headers, "retry-after": String(error.retryAfterSeconds) },
           requestId,
         });

@@ -1,7 +1,11 @@
 import { Elysia } from "elysia";
 import { type FieldError, ValidationError } from "../../domain/errors";
+import { isNestedDeeperThan } from "../../lib/json-nesting";
 import { HttpError } from "../error-body";
 import { MAX_BODY_BYTES } from "./security";
+
+/** Deeper than any body this API accepts (policy documents nest four levels); deeper is refused unread. */
+export const MAX_JSON_NESTING = 64;
 
 const rawBodies = new WeakMap<Request, unknown>();
 
@@ -33,17 +37,50 @@ async function readBodyText(request: Request): Promise<string> {
   }
 }
 
-/** Dotted paths of keys in `raw` that validation dropped from `cleaned` because no schema declares them. */
-export function findUnknownFields(raw: unknown, cleaned: unknown, path = ""): string[] {
+/**
+ * What validation hid: Elysia's normaliser drops keys no schema declares and turns a value of the wrong
+ * type at an object's place into `{}` before validating, so both would otherwise pass silently. Compares
+ * the body as sent (`raw`) with the body the handler gets (`cleaned`) and names each such field.
+ */
+export function findHiddenFieldErrors(raw: unknown, cleaned: unknown, path = ""): FieldError[] {
+  const name = path || "body";
+  if (isPlainObject(cleaned) && !isPlainObject(raw))
+    return [{ field: name, message: path ? "must be an object" : "must be a JSON object", received: raw }];
+  if (Array.isArray(cleaned) && !Array.isArray(raw))
+    return [{ field: name, message: "must be an array", received: raw }];
   if (Array.isArray(raw) && Array.isArray(cleaned)) {
     return raw.flatMap((item, index) =>
-      findUnknownFields(item, cleaned[index], path ? `${path}.${index}` : String(index)),
+      findHiddenFieldErrors(item, cleaned[index], path ? `${path}.${index}` : String(index)),
     );
   }
   if (!isPlainObject(raw) || !isPlainObject(cleaned)) return [];
   return Object.keys(raw).flatMap((key) => {
     const child = path ? `${path}.${key}` : key;
-    return Object.hasOwn(cleaned, key) ? findUnknownFields(raw[key], cleaned[key], child) : [child];
+    return Object.hasOwn(cleaned, key)
+      ? findHiddenFieldErrors(raw[key], cleaned[key], child)
+      : [{ field: child, message: UNKNOWN_FIELD }];
+  });
+}
+
+const UNKNOWN_FIELD = "unknown field";
+
+/** Fields whose text holds an unpaired UTF-16 surrogate, which SQLite would store as U+FFFD. */
+function findMalformedStrings(value: unknown, path = ""): FieldError[] {
+  if (typeof value === "string")
+    return value.isWellFormed()
+      ? []
+      : [{ field: path || "body", message: "contains an unpaired UTF-16 surrogate (not valid Unicode)" }];
+  if (Array.isArray(value))
+    return value.flatMap((item, index) =>
+      findMalformedStrings(item, path ? `${path}.${index}` : String(index)),
+    );
+  if (!isPlainObject(value)) return [];
+  return Object.entries(value).flatMap(([key, item]) => {
+    const child = path ? `${path}.${key}` : key;
+    const keyErrors = key.isWellFormed()
+      ? []
+      : [{ field: child, message: "the field name contains an unpaired UTF-16 surrogate" }];
+    return [...keyErrors, ...findMalformedStrings(item, child)];
   });
 }
 
@@ -69,6 +106,13 @@ export function jsonBodyPlugin() {
           "send the body as JSON with Content-Type: application/json",
         );
       }
+      if (isNestedDeeperThan(text, MAX_JSON_NESTING)) {
+        throw new ValidationError(
+          "invalid request body",
+          [],
+          `the body nests objects and arrays more than ${MAX_JSON_NESTING} levels deep`,
+        );
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(text);
@@ -79,15 +123,20 @@ export function jsonBodyPlugin() {
           `the body is not valid JSON: ${(error as Error).message}`,
         );
       }
+      const malformed = findMalformedStrings(parsed);
+      if (malformed.length > 0) throw new ValidationError("invalid request body", malformed);
       rawBodies.set(request, parsed);
       return parsed;
     })
     .onBeforeHandle(({ request, body, path }) => {
-      if (!rawBodies.has(request) || path.startsWith(LENIENT_PATH_PREFIX)) return;
-      const unknown = findUnknownFields(rawBodies.get(request), body);
-      if (unknown.length === 0) return;
-      const errors: FieldError[] = unknown.map((field) => ({ field, message: "unknown field" }));
-      throw new ValidationError("invalid request body", errors);
+      if (!rawBodies.has(request)) return;
+      const isLenient = path.startsWith(LENIENT_PATH_PREFIX);
+      // Agent routes accept unknown fields, and check the body's root themselves once the device token
+      // has been checked (an unauthenticated agent learns nothing but 401).
+      const errors = findHiddenFieldErrors(rawBodies.get(request), body).filter(
+        (error) => !(isLenient && (error.message === UNKNOWN_FIELD || error.field === "body")),
+      );
+      if (errors.length > 0) throw new ValidationError("invalid request body", errors);
     })
     .as("global");
 }

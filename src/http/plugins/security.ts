@@ -8,9 +8,10 @@ import {
   DEVICE_TOKEN_PREFIX,
   type DevicePrincipal,
 } from "../../domain/devices/authenticate-device";
-import { DomainError, ForbiddenError, UnauthenticatedError } from "../../domain/errors";
+import { findEnrollmentTokenId } from "../../domain/devices/enrollment-tokens";
+import { DomainError, ForbiddenError, RateLimitedError, UnauthenticatedError } from "../../domain/errors";
 import type { AppDeps } from "../app-deps";
-import { errorResponse } from "../error-body";
+import { HttpError } from "../error-body";
 
 /** Per-request facts gathered once in onRequest and read by the route macros. */
 export interface RequestState {
@@ -20,9 +21,18 @@ export interface RequestState {
   /** Set instead of `principal` when the credential is a device token (agent endpoints). */
   device: DevicePrincipal | null;
   authError: DomainError | null;
+  /** False until the request has been counted against a rate-limit budget. */
+  isCounted: boolean;
+  /** The headers gathered for the response (request id, rate limits), for answers made outside Elysia. */
+  responseHeaders: Record<string, unknown>;
 }
 
 const states = new WeakMap<Request, RequestState>();
+
+/** The state onRequest stored for this request, if it got that far. */
+export function requestStateIfAny(request: Request): RequestState | undefined {
+  return states.get(request);
+}
 
 /** The state onRequest stored for this request. */
 export function requestState(request: Request): RequestState {
@@ -32,6 +42,10 @@ export function requestState(request: Request): RequestState {
 }
 
 const PER_ADDRESS_PATHS = new Set(["/api/v1/auth/login", "/api/v1/auth/refresh"]);
+/** Enrollment is counted per enrollment token, once the body naming the token has been read. */
+const ENROLL_PATH = "/api/v1/devices/enroll";
+/** Larger request headers are refused (431); Bun's parser is given room up to 256 KiB to let us say so. */
+export const MAX_HEADER_BYTES = 16 * 1024;
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -58,6 +72,12 @@ function presentedCredential(request: Request): string | null {
   return request.headers.get("x-api-key");
 }
 
+function headerBytes(request: Request): number {
+  let size = 0;
+  for (const [name, value] of request.headers) size += name.length + value.length + 4;
+  return size;
+}
+
 /** True when the declared Content-Length is over MAX_BODY_BYTES; undeclared bodies are measured while parsed. */
 function isDeclaredBodyTooLarge(request: Request): boolean {
   return Number(request.headers.get("content-length") ?? "0") > MAX_BODY_BYTES;
@@ -82,6 +102,47 @@ function rateLimitBucket(
   ];
 }
 
+/**
+ * Counts the request against one budget and sets the X-RateLimit-* headers; over the budget it throws
+ * the 429 (with Retry-After, set by the error handler).
+ */
+function countRequest(
+  deps: AppDeps,
+  state: RequestState,
+  headers: Record<string, unknown>,
+  [key, limit]: [string, number],
+): void {
+  state.isCounted = true;
+  const nowMs = deps.clock.now().getTime();
+  const decision = deps.rateLimiter.hit(key, limit, nowMs);
+  headers["x-ratelimit-limit"] = String(decision.limit);
+  headers["x-ratelimit-remaining"] = String(decision.remaining);
+  headers["x-ratelimit-reset"] = String(decision.resetAt);
+  if (!decision.isAllowed) {
+    const retryAfter = Math.max(1, decision.resetAt - Math.floor(nowMs / 1000));
+    throw new RateLimitedError(
+      "rate limit exceeded",
+      retryAfter,
+      `at most ${decision.limit} requests per minute; retry in ${retryAfter} seconds`,
+    );
+  }
+}
+
+/**
+ * Counts a request that failed before its budget was known (an enrollment whose body could not be
+ * read) against the per-address budget, so that every answer carries X-RateLimit-* and such failures
+ * are limited too. Called by the error handler; it never throws.
+ */
+export function countUncountedRequest(deps: AppDeps, request: Request, headers: Record<string, unknown>) {
+  const state = states.get(request);
+  if (!state || state.isCounted) return;
+  try {
+    countRequest(deps, state, headers, [`ip:${state.ip}`, deps.config.rate_limit.unauthenticated_per_minute]);
+  } catch {
+    // Already answering an error: the count is what matters here.
+  }
+}
+
 /** Who may call a route: one scope, any signed-in principal, or nobody in particular. */
 export type Access = Scope | "authenticated";
 
@@ -96,11 +157,22 @@ export function securityPlugin(deps: AppDeps) {
       const incoming = request.headers.get("x-request-id");
       const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
       const ip = clientIp(deps, request, server?.requestIP(request)?.address);
-      const state: RequestState = { requestId, ip, principal: null, device: null, authError: null };
+      const state: RequestState = {
+        requestId,
+        ip,
+        principal: null,
+        device: null,
+        authError: null,
+        isCounted: false,
+        responseHeaders: set.headers,
+      };
       states.set(request, state);
       set.headers["x-request-id"] = requestId;
+      // Answers hold tokens, keys and personal data: no cache, shared or private, may keep them.
+      set.headers["cache-control"] = "no-store";
 
-      const credential = presentedCredential(request);
+      const isHeaderTooLarge = headerBytes(request) > MAX_HEADER_BYTES;
+      const credential = isHeaderTooLarge ? null : presentedCredential(request);
       if (credential !== null) {
         try {
           if (credential === "")
@@ -122,28 +194,36 @@ export function securityPlugin(deps: AppDeps) {
         }
       }
 
-      const [key, limit] = rateLimitBucket(state, new URL(request.url).pathname, deps.config.rate_limit);
-      const nowMs = deps.clock.now().getTime();
-      const decision = deps.rateLimiter.hit(key, limit, nowMs);
-      set.headers["x-ratelimit-limit"] = String(decision.limit);
-      set.headers["x-ratelimit-remaining"] = String(decision.remaining);
-      set.headers["x-ratelimit-reset"] = String(decision.resetAt);
-      if (!decision.isAllowed) {
-        const retryAfter = Math.max(1, decision.resetAt - Math.floor(nowMs / 1000));
-        return errorResponse(429, "rate limit exceeded", {
-          details: `at most ${decision.limit} requests per minute; retry in ${retryAfter} seconds`,
-          headers: { ...(set.headers as Record<string, string>), "retry-after": String(retryAfter) },
-          requestId,
-        });
+      const path = new URL(request.url).pathname;
+      if (path !== ENROLL_PATH || isHeaderTooLarge)
+        countRequest(deps, state, set.headers, rateLimitBucket(state, path, deps.config.rate_limit));
+      if (isHeaderTooLarge) {
+        throw new HttpError(
+          431,
+          "request headers too large",
+          `the request headers may be at most ${MAX_HEADER_BYTES} bytes in all`,
+        );
       }
-
       if (isDeclaredBodyTooLarge(request)) {
-        return errorResponse(413, "request body too large", {
-          details: `the body may be at most ${MAX_BODY_BYTES} bytes`,
-          headers: set.headers as Record<string, string>,
-          requestId,
-        });
+        throw new HttpError(413, "request body too large", `the body may be at most ${MAX_BODY_BYTES} bytes`);
       }
+    })
+    .onTransform(({ request, body, set }) => {
+      const state = states.get(request);
+      if (!state || state.isCounted) return;
+      // Enrollment: an imaging station enrolling a batch of laptops with one token gets the token's own
+      // budget; bodies without a known token share the per-address budget that guards sign-in.
+      const token = (body as { enrollment_token?: unknown } | undefined)?.enrollment_token;
+      const tokenId =
+        typeof token === "string" && token !== "" ? findEnrollmentTokenId(deps.db, token) : null;
+      countRequest(
+        deps,
+        state,
+        set.headers,
+        tokenId
+          ? [`enroll:${tokenId}`, deps.config.rate_limit.enrollments_per_minute]
+          : [`ip:${state.ip}`, deps.config.rate_limit.unauthenticated_per_minute],
+      );
     })
     .macro({
       /** Declares who may call the route; 401 without valid credentials, 403 naming the missing scope. */

@@ -11,6 +11,7 @@ import { setDefaultPolicy } from "../../domain/policies/set-default-policy";
 import { updatePolicy } from "../../domain/policies/update-policy";
 import { validateSubmittedPolicyData } from "../../domain/policies/validate-policy-document";
 import type { AppDeps } from "../app-deps";
+import { echoable } from "../error-body";
 import type { securityPlugin } from "../plugins/security";
 import { errorResponses, IdParams, PageQuery, Paginated, pageOf, paginate } from "../schemas/common";
 import {
@@ -103,7 +104,7 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
             message: "invalid policy",
             details: result.errors.map((error) => `${error.field}: ${error.message}`).join("; "),
             valid: false as const,
-            errors: result.errors,
+            errors: result.errors.map(echoable),
           };
         },
         {

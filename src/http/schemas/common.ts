@@ -56,7 +56,9 @@ export const IdParams = Type.Object({ id: Type.String({ description: "Resource i
 
 /** page (default 1) and page_size (default 20, at most 100). */
 export const PageQuery = {
-  page: Type.Optional(QueryInteger("page", { minimum: 1, default: 1, description: "Page number, from 1" })),
+  page: Type.Optional(
+    QueryInteger("page", { minimum: 1, maximum: 10_000_000, default: 1, description: "Page number, from 1" }),
+  ),
   page_size: Type.Optional(
     QueryInteger("page_size", {
       minimum: 1,

@@ -1,0 +1,64 @@
+import type { Server } from "bun";
+import type { AnyElysia } from "elysia";
+import { errorResponse } from "./error-body";
+import { requestStateIfAny } from "./plugins/security";
+
+/** Raised when the server cannot listen; the message names the address and the cause in one line. */
+export class ListenError extends Error {}
+
+const LISTEN_CAUSES: Record<string, string> = {
+  EADDRINUSE: "the port is in use by another program",
+  EACCES: "permission denied (ports below 1024 need privileges)",
+  EADDRNOTAVAIL: "the address is not one of this machine's",
+  EINVAL: "not a valid listen address",
+  ENOTFOUND: "the host name does not resolve",
+};
+
+/**
+ * Listens with Bun.serve in production mode around the app's fetch. Elysia's own `listen` would serve
+ * Bun's development error page (our stack and source) when something throws outside a handler; here
+ * any such failure still answers SPEC.md's JSON error body with the request id and rate-limit headers
+ * the request had gathered.
+ */
+export function listenHttp(app: AnyElysia, options: { hostname: string; port: number }): Server<undefined> {
+  let server: Server<undefined>;
+  try {
+    server = Bun.serve({
+      hostname: options.hostname,
+      port: options.port,
+      // A second server on the same port must fail, not silently share the traffic.
+      reusePort: false,
+      development: false,
+      idleTimeout: 30,
+      maxRequestBodySize: 64 * 1024 * 1024,
+      fetch: async (request) => {
+        try {
+          return await app.fetch(request);
+        } catch (error) {
+          return answerUnhandled(request, error);
+        }
+      },
+      error: (error) => {
+        console.error("unhandled error outside a request handler:", error);
+        return errorResponse(500, "internal server error");
+      },
+    });
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? "";
+    const address = `${options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname}:${options.port}`;
+    const cause = LISTEN_CAUSES[code] ?? (error as Error).message.split("\n")[0];
+    throw new ListenError(`cannot listen on ${address}: ${cause}`);
+  }
+  // Route handlers read the client address through app.server.
+  app.server = server;
+  return server;
+}
+
+function answerUnhandled(request: Request, error: unknown): Response {
+  const state = requestStateIfAny(request);
+  console.error(`[${state?.requestId ?? "-"}] unhandled error on ${request.method} ${request.url}:`, error);
+  return errorResponse(500, "internal server error", {
+    requestId: state?.requestId,
+    headers: state?.responseHeaders as Record<string, string> | undefined,
+  });
+}
