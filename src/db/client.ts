@@ -31,6 +31,7 @@ function openFile(path: string): Database {
     // The database holds the JWT signing key and webhook secrets: owner-only. SQLite gives the -wal and
     // -shm files the database file's permissions.
     if (path !== ":memory:") chmodSync(path, 0o600);
+    sqlite.exec("PRAGMA busy_timeout = 5000");
     // Reading the schema makes SQLite open the file for real: a file that is not a database fails here.
     sqlite.query("SELECT count(*) FROM sqlite_master").get();
     return sqlite;
@@ -53,7 +54,6 @@ function openFile(path: string): Database {
 /** Opens SQLite with WAL, the configured `synchronous`, foreign keys and a busy timeout. */
 export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
   const sqlite = openFile(options.path);
-  sqlite.exec("PRAGMA busy_timeout = 5000");
   // Switching a new file to WAL takes an exclusive lock and does not wait on busy_timeout: another
   // process opening the same new database at that moment makes it fail at once, so it is retried.
   if (!retryWhileLocked(() => sqlite.exec("PRAGMA journal_mode = WAL"))) {
