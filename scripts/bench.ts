@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { $ } from "bun";
+import { buildExecutable } from "./build-executable";
 
 const argument = (name: string, fallback: number) => {
   const index = process.argv.indexOf(`--${name}`);
@@ -23,7 +24,7 @@ if ((await $`which wrk`.nothrow().quiet()).exitCode !== 0) {
 
 const folder = mkdtempSync(join(tmpdir(), "bulwark-bench-"));
 const binary = join(folder, "bulwark");
-await $`bun build --compile src/main.ts --outfile ${binary}`.quiet();
+await buildExecutable(binary);
 const server = Bun.spawn([binary, "serve"], {
   cwd: folder,
   env: {

@@ -33,7 +33,7 @@ export function acquireServeLock(databasePath: string): ServeLock {
   }
   try {
     lock.exec("PRAGMA busy_timeout = 0");
-    lock.exec("PRAGMA journal_mode = DELETE");
+    lock.exec("PRAGMA journal_mode = MEMORY");
     lock.exec("PRAGMA locking_mode = EXCLUSIVE");
     lock.exec("BEGIN EXCLUSIVE");
   } catch (error) {

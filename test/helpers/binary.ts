@@ -1,20 +1,23 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { $ } from "bun";
+import { buildExecutable } from "../../scripts/build-executable";
+import { noteServerLog } from "./server-errors";
 
 let built: Promise<string> | null = null;
 
-/** Compiles the executable once per test run, into a temporary folder, and returns its path. */
-export function buildBinary(): Promise<string> {
-  built ??= (async () => {
-    const folder = mkdtempSync(join(tmpdir(), "bulwark-bin-"));
-    const path = join(folder, "bulwark");
-    await $`bun build --compile src/main.ts --outfile ${path}`.cwd(join(import.meta.dir, "../..")).quiet();
-    return path;
-  })();
+/**
+ * The executable under test: TEST_EXECUTABLE when set (`npm test` sets it to the dist/bulwark it just
+ * built), else one built once per run by the same function as `npm run build`, with the same flags.
+ */
+export function executablePath(): Promise<string> {
+  built ??= process.env.TEST_EXECUTABLE
+    ? Promise.resolve(process.env.TEST_EXECUTABLE)
+    : buildExecutable(join(mkdtempSync(join(tmpdir(), "bulwark-bin-")), "bulwark"));
   return built;
 }
+
+export const buildBinary = executablePath;
 
 export interface RunningServer {
   url: string;
@@ -42,7 +45,12 @@ export async function startServer(
   let output = "";
   const decoder = new TextDecoder();
   const collect = async (stream: ReadableStream<Uint8Array>) => {
-    for await (const chunk of stream) output += decoder.decode(chunk);
+    for await (const chunk of stream) {
+      const text = decoder.decode(chunk);
+      output += text;
+      // A 5xx or unhandled error the executable logs fails the test that is running.
+      noteServerLog(text);
+    }
   };
   void collect(child.stdout as ReadableStream<Uint8Array>);
   void collect(child.stderr as ReadableStream<Uint8Array>);

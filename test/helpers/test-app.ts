@@ -1,4 +1,7 @@
-import { afterEach } from "bun:test";
+import { afterEach, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { buildApp } from "../../src/app";
 import type { Config } from "../../src/config/config-schema";
 import { type DeepPartial, loadConfig } from "../../src/config/load-config";
@@ -9,8 +12,24 @@ import { createAdmin } from "../../src/domain/users/bootstrap-admin";
 import type { AppDeps } from "../../src/http/app-deps";
 import { InMemoryRateLimiter } from "../../src/http/rate-limiter";
 import { FakeClock } from "../../src/lib/clock";
+import { executablePath, startServer } from "./binary";
+import { noteServerAnswer } from "./server-errors";
 
 export const TEST_PASSWORD = "correct-horse-battery";
+
+/**
+ * Where the HTTP suites send their requests: `in-process` (the app through `app.handle`, with a fake
+ * clock and the database at hand) or `executable` (TEST_TARGET=executable: the built dist/bulwark,
+ * started per app on a real port with a temporary data folder). `npm test` runs both.
+ */
+export const TEST_TARGET: "in-process" | "executable" =
+  process.env.TEST_TARGET === "executable" ? "executable" : "in-process";
+
+/**
+ * A test that needs the in-process app: it moves the fake clock, or reads or writes the database
+ * directly. In the executable pass it is reported as skipped (bun lists it), never silently dropped.
+ */
+export const inProcessTest: typeof test = TEST_TARGET === "executable" ? test.skip : test;
 
 export interface TestResponse<T = any> {
   status: number;
@@ -26,37 +45,18 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-/**
- * The real app on an in-memory database with real migrations and a fake clock. `request` goes through
- * `app.handle`, exactly like a network request would.
- */
-export async function createTestApp(overrides: DeepPartial<Config> = {}) {
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      ...overrides,
-      // serve fills an empty base_url in from the port it listens on; in-process there is no port.
-      server: { base_url: "http://localhost:8080", ...overrides.server },
-      database: { path: ":memory:", synchronous: "normal", ...overrides.database },
-      // Tests need hashes, not strong ones: the cheapest argon2id keeps thousands of sign-ins fast.
-      auth: { password_hash_memory_kib: 64, password_hash_iterations: 1, ...overrides.auth },
-    },
-  });
-  const clock = new FakeClock("2026-11-01T12:00:00.000Z");
-  const database = openDatabase({ path: ":memory:", synchronous: "normal" });
-  migrateDatabase(database.sqlite);
-  const deps: AppDeps = {
-    db: database.db,
-    config,
-    clock,
-    keys: await loadOrCreateTokenKeys(database.db, clock.now()),
-    rateLimiter: new InMemoryRateLimiter(),
-    version: "test",
-    startedAt: clock.now(),
+/** The settings every test app starts from: cheap hashes, since tests need thousands of sign-ins. */
+function testConfigOverrides(overrides: DeepPartial<Config>): DeepPartial<Config> {
+  return {
+    ...overrides,
+    database: { path: ":memory:", synchronous: "normal", ...overrides.database },
+    auth: { password_hash_memory_kib: 64, password_hash_iterations: 1, ...overrides.auth },
   };
-  const app = buildApp(deps);
+}
 
-  async function request<T = any>(
+/** Sends `method path` through `send` and decodes the answer; every answer is shown to the 5xx watch. */
+function requester(send: (path: string, init: RequestInit) => Promise<Response>) {
+  return async function request<T = any>(
     method: string,
     path: string,
     options: RequestOptions = {},
@@ -71,7 +71,7 @@ export async function createTestApp(overrides: DeepPartial<Config> = {}) {
       body = JSON.stringify(options.body);
       headers["content-type"] ??= "application/json";
     }
-    const response = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }));
+    const response = await send(path, { method, headers, body });
     const text = await response.text();
     let parsed: unknown = text;
     try {
@@ -79,9 +79,15 @@ export async function createTestApp(overrides: DeepPartial<Config> = {}) {
     } catch {
       parsed = text;
     }
+    noteServerAnswer(method, path, response.status, parsed);
     return { status: response.status, body: parsed as T, headers: response.headers };
-  }
+  };
+}
 
+type Request_ = ReturnType<typeof requester>;
+
+/** Sign-in, organizations, users and keys, all through the API (organizations through `createAdmin`). */
+function apiHelpers(request: Request_, createAdminAccount: (email: string, org: string) => Promise<void>) {
   /** Signs in and returns the login response body (token, refresh_token, user...). */
   async function signIn(email: string, password = TEST_PASSWORD) {
     const response = await request("POST", "/api/v1/auth/login", { body: { email, password } });
@@ -98,11 +104,11 @@ export async function createTestApp(overrides: DeepPartial<Config> = {}) {
   /** A new organization with an admin, signed in. */
   async function createOrganization(name = `Org ${++organizationCounter}`) {
     const email = `admin-${crypto.randomUUID().slice(0, 8)}@example.com`;
-    const created = await createAdmin(deps, { email, password: TEST_PASSWORD, org: name });
+    await createAdminAccount(email, name);
     const session = await signIn(email);
     return {
-      organizationId: created.organizationId,
-      adminId: created.userId,
+      organizationId: session.user.organization_id,
+      adminId: session.user.id,
       adminEmail: email,
       adminToken: session.token,
       session,
@@ -133,21 +139,123 @@ export async function createTestApp(overrides: DeepPartial<Config> = {}) {
     return response.body.key as string;
   }
 
+  return { signIn, createOrganization, createUser, createApiKey };
+}
+
+/**
+ * The real app on an in-memory database with real migrations and a fake clock. `request` goes through
+ * `app.handle`, exactly like a network request would.
+ */
+async function createInProcessTestApp(overrides: DeepPartial<Config>) {
+  const settings = testConfigOverrides(overrides);
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      ...settings,
+      // serve fills an empty base_url in from the port it listens on; in-process there is no port.
+      server: { base_url: "http://localhost:8080", ...settings.server },
+    },
+  });
+  const clock = new FakeClock("2026-11-01T12:00:00.000Z");
+  const database = openDatabase({ path: ":memory:", synchronous: "normal" });
+  migrateDatabase(database.sqlite);
+  const deps: AppDeps = {
+    db: database.db,
+    config,
+    clock,
+    keys: await loadOrCreateTokenKeys(database.db, clock.now()),
+    rateLimiter: new InMemoryRateLimiter(),
+    version: "test",
+    startedAt: clock.now(),
+  };
+  const app = buildApp(deps);
+  const request = requester((path, init) => app.handle(new Request(`http://localhost${path}`, init)));
+  const helpers = apiHelpers(request, async (email, org) => {
+    await createAdmin(deps, { email, password: TEST_PASSWORD, org });
+  });
   return {
+    target: "in-process" as "in-process" | "executable",
+    /** A raw request (streamed bodies, odd headers), answered as the app answers it. */
+    fetch: (path: string, init: RequestInit) => app.handle(new Request(`http://localhost${path}`, init)),
     app,
     deps,
     clock,
     config,
     request,
-    signIn,
-    createOrganization,
-    createUser,
-    createApiKey,
-    close: () => database.close(),
+    ...helpers,
+    /** The app's time: the fake clock's. */
+    now: () => clock.now(),
+    close: async () => database.close(),
   };
 }
 
-export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
+export type TestApp = Awaited<ReturnType<typeof createInProcessTestApp>>;
+
+/** `BULWARK_<SECTION>_<KEY>` variables for config overrides (lists comma-separated). */
+function configEnvironment(overrides: DeepPartial<Config>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [section, values] of Object.entries(overrides)) {
+    for (const [key, value] of Object.entries(values as Record<string, unknown>)) {
+      if (value === undefined) continue;
+      env[`BULWARK_${section}_${key}`.toUpperCase()] = Array.isArray(value) ? value.join(",") : String(value);
+    }
+  }
+  return env;
+}
+
+const NEEDS_IN_PROCESS = (what: string) => () => {
+  throw new Error(`${what} is only there in-process: mark this test inProcessTest`);
+};
+
+/**
+ * The built executable, started from an empty folder on port 0 with the same settings passed as
+ * environment variables; organizations are created with `bulwark admin create`, as an operator would.
+ */
+async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<TestApp> {
+  const folder = mkdtempSync(join(tmpdir(), "bulwark-test-"));
+  const settings = testConfigOverrides(overrides);
+  const env = configEnvironment({
+    ...settings,
+    database: { ...settings.database, path: join(folder, "bulwark.db") },
+  });
+  const binary = await executablePath();
+  const server = await startServer(binary, folder, env);
+  const config = loadConfig({
+    env: {},
+    overrides: { ...settings, server: { ...settings.server, base_url: server.url } },
+  });
+  const request = requester((path, init) => fetch(`${server.url}${path}`, init));
+  const helpers = apiHelpers(request, async (email, org) => {
+    const run = Bun.spawn(
+      [binary, "admin", "create", "--email", email, "--password", TEST_PASSWORD, "--org", org],
+      { cwd: folder, env: { PATH: process.env.PATH ?? "", ...env }, stdout: "pipe", stderr: "pipe" },
+    );
+    if ((await run.exited) !== 0)
+      throw new Error(`admin create failed: ${await new Response(run.stderr).text()}`);
+  });
+  const app = {
+    target: "executable" as const,
+    fetch: (path: string, init: RequestInit) => fetch(`${server.url}${path}`, init),
+    config,
+    request,
+    ...helpers,
+    now: () => new Date(),
+    close: async () => {
+      await server.stop();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+  for (const name of ["app", "deps", "clock"])
+    Object.defineProperty(app, name, { get: NEEDS_IN_PROCESS(`t.${name}`) });
+  return app as unknown as TestApp;
+}
+
+/** The app the suites test: in-process, or the executable when TEST_TARGET=executable. */
+export function createTestApp(overrides: DeepPartial<Config> = {}): Promise<TestApp> {
+  return TEST_TARGET === "executable"
+    ? createExecutableTestApp(overrides)
+    : createInProcessTestApp(overrides);
+}
 
 /**
  * A factory of fresh test apps for one test file: each app is closed after the test that made it.
@@ -155,8 +263,8 @@ export type TestApp = Awaited<ReturnType<typeof createTestApp>>;
  */
 export function freshTestApps(defaults: DeepPartial<Config> = {}) {
   const apps: TestApp[] = [];
-  afterEach(() => {
-    for (const app of apps.splice(0)) app.close();
+  afterEach(async () => {
+    await Promise.all(apps.splice(0).map((app) => app.close()));
   });
   return async (overrides: DeepPartial<Config> = {}): Promise<TestApp> => {
     const merged: Record<string, unknown> = { ...defaults };

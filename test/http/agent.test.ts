@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { markOfflineDevices } from "../../src/domain/devices/mark-offline-devices";
+import { inProcessTest } from "../helpers/test-app";
 import {
   checkIn,
   createDeviceTestApp,
@@ -25,7 +26,7 @@ async function requestWipe(adminToken: string, deviceId: string, reason = "lost"
 }
 
 describe("POST /agent/checkin", () => {
-  test("updates last_seen, versions and facts; brings an offline device back online", async () => {
+  inProcessTest("updates last_seen, versions and facts; brings an offline device back online", async () => {
     const org = await t.createOrganization();
     const enrolled = await enrollDevice(t, org.adminToken);
     t.clock.advanceSeconds(1000);
@@ -54,71 +55,80 @@ describe("POST /agent/checkin", () => {
     });
   });
 
-  test("always answers with the current policy document, and a new version after an assignment", async () => {
-    const org = await t.createOrganization();
-    const enrolled = await enrollDevice(t, org.adminToken);
-    const strict = insertTestPolicy(t, org.organizationId, "Strict", {
-      dlp: {
-        clipboard_sharing: false,
-        clipboard_direction: "none",
-        screenshot_allowed: false,
-        print_allowed: false,
-        sensitive_data_patterns: [],
-      },
-    });
-    const before = await checkIn(t, enrolled.device_token, { policy_version: 1 });
-    expect(before.body.policy).toMatchObject({ id: enrolled.policy.id, version: 1 });
+  inProcessTest(
+    "always answers with the current policy document, and a new version after an assignment",
+    async () => {
+      const org = await t.createOrganization();
+      const enrolled = await enrollDevice(t, org.adminToken);
+      const strict = insertTestPolicy(t, org.organizationId, "Strict", {
+        dlp: {
+          clipboard_sharing: false,
+          clipboard_direction: "none",
+          screenshot_allowed: false,
+          print_allowed: false,
+          sensitive_data_patterns: [],
+        },
+      });
+      const before = await checkIn(t, enrolled.device_token, { policy_version: 1 });
+      expect(before.body.policy).toMatchObject({ id: enrolled.policy.id, version: 1 });
 
-    const assigned = await t.request("PUT", `/api/v1/devices/${enrolled.id}/policy`, {
-      token: org.adminToken,
-      body: { policy_id: strict.id },
-    });
-    expect(assigned.status).toBe(200);
-    // Both policies are at version 1: the policy id tells the agent that its version 1 is another policy's.
-    const after = await checkIn(t, enrolled.device_token, {
-      policy_id: enrolled.policy.id,
-      policy_version: 1,
-    });
-    expect(after.body.policy).toMatchObject({ id: strict.id, name: "Strict", version: 1 });
-    expect(after.body.policy.policy_data.dlp.screenshot_allowed).toBe(false);
-    const view = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, { token: org.adminToken });
-    expect(view.body).toMatchObject({ policy_id: strict.id, applied_at: null, applied_version: null });
+      const assigned = await t.request("PUT", `/api/v1/devices/${enrolled.id}/policy`, {
+        token: org.adminToken,
+        body: { policy_id: strict.id },
+      });
+      expect(assigned.status).toBe(200);
+      // Both policies are at version 1: the policy id tells the agent that its version 1 is another policy's.
+      const after = await checkIn(t, enrolled.device_token, {
+        policy_id: enrolled.policy.id,
+        policy_version: 1,
+      });
+      expect(after.body.policy).toMatchObject({ id: strict.id, name: "Strict", version: 1 });
+      expect(after.body.policy.policy_data.dlp.screenshot_allowed).toBe(false);
+      const view = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, { token: org.adminToken });
+      expect(view.body).toMatchObject({ policy_id: strict.id, applied_at: null, applied_version: null });
 
-    await checkIn(t, enrolled.device_token, { policy_id: strict.id, policy_version: 1 });
-    const applied = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, {
-      token: org.adminToken,
-    });
-    expect(applied.body).toMatchObject({
-      policy_id: strict.id,
-      applied_version: 1,
-      applied_at: expect.any(String),
-    });
-  });
+      await checkIn(t, enrolled.device_token, { policy_id: strict.id, policy_version: 1 });
+      const applied = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, {
+        token: org.adminToken,
+      });
+      expect(applied.body).toMatchObject({
+        policy_id: strict.id,
+        applied_version: 1,
+        applied_at: expect.any(String),
+      });
+    },
+  );
 
-  test("facts are judged against the device's policy; a reported old OS is a critical violation", async () => {
-    const org = await t.createOrganization();
-    const enrolled = await enrollDevice(t, org.adminToken, { platform: "windows", os_version: "10.0.19045" });
-    const response = await checkIn(t, enrolled.device_token, {
-      os_version: "8.1",
-      facts: { disk_encrypted: true, vpn_connected: false, usb_storage_blocked: false },
-    });
-    expect(response.body.compliance).toEqual({
-      status: "non_compliant",
-      violations: [
-        { rule: "os_version", required: ">= 10", actual: "8.1", severity: "critical" },
-        { rule: "network.vpn_required", required: true, actual: false, severity: "high" },
-        { rule: "usb.allowed", required: false, actual: true, severity: "high" },
-      ],
-      missing: [],
-    });
-    // Enrolled with an OS version but no facts, the device was unknown until this check-in.
-    const [changed] = recordedEvents(t, org.organizationId, "device.compliance_changed");
-    expect(changed?.data).toMatchObject({
-      device_id: enrolled.id,
-      previous_status: "unknown",
-      status: "non_compliant",
-    });
-  });
+  inProcessTest(
+    "facts are judged against the device's policy; a reported old OS is a critical violation",
+    async () => {
+      const org = await t.createOrganization();
+      const enrolled = await enrollDevice(t, org.adminToken, {
+        platform: "windows",
+        os_version: "10.0.19045",
+      });
+      const response = await checkIn(t, enrolled.device_token, {
+        os_version: "8.1",
+        facts: { disk_encrypted: true, vpn_connected: false, usb_storage_blocked: false },
+      });
+      expect(response.body.compliance).toEqual({
+        status: "non_compliant",
+        violations: [
+          { rule: "os_version", required: ">= 10", actual: "8.1", severity: "critical" },
+          { rule: "network.vpn_required", required: true, actual: false, severity: "high" },
+          { rule: "usb.allowed", required: false, actual: true, severity: "high" },
+        ],
+        missing: [],
+      });
+      // Enrolled with an OS version but no facts, the device was unknown until this check-in.
+      const [changed] = recordedEvents(t, org.organizationId, "device.compliance_changed");
+      expect(changed?.data).toMatchObject({
+        device_id: enrolled.id,
+        previous_status: "unknown",
+        status: "non_compliant",
+      });
+    },
+  );
 
   test("a suspended device checks in, stays suspended and still receives its wipe", async () => {
     const org = await t.createOrganization();
@@ -202,7 +212,7 @@ describe("POST /agent/checkin", () => {
 });
 
 describe("POST /agent/wipes/:wipe_id/complete", () => {
-  test("success: the device is wiped and its token stops working", async () => {
+  inProcessTest("success: the device is wiped and its token stops working", async () => {
     const org = await t.createOrganization();
     const enrolled = await enrollDevice(t, org.adminToken);
     const wipeId = await requestWipe(org.adminToken, enrolled.id);

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { freshTestApps, type TestApp } from "../helpers/test-app";
+import { freshTestApps, inProcessTest, type TestApp } from "../helpers/test-app";
 
 const KEYS = "/api/v1/auth/api-keys";
 const DAY_MS = 86_400_000;
@@ -11,7 +11,7 @@ function createKey(t: TestApp, token: string, body: Record<string, unknown>) {
 }
 
 describe("POST /auth/api-keys", () => {
-  test("creates a key that is returned once, with a 90-day default lifetime", async () => {
+  inProcessTest("creates a key that is returned once, with a 90-day default lifetime", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
 
@@ -30,7 +30,7 @@ describe("POST /auth/api-keys", () => {
     expect(second.body.key).not.toBe(response.body.key);
   });
 
-  test("expires_in_days sets the lifetime", async () => {
+  inProcessTest("expires_in_days sets the lifetime", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     const response = await createKey(t, org.adminToken, {
@@ -165,7 +165,7 @@ describe("using API keys", () => {
     expect((await t.request("GET", "/api/v1/users", { token: key })).status).toBe(403);
   });
 
-  test("an expired key is refused", async () => {
+  inProcessTest("an expired key is refused", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     const created = await createKey(t, org.adminToken, {
@@ -199,7 +199,7 @@ describe("using API keys", () => {
 });
 
 describe("GET /auth/api-keys", () => {
-  test("lists keys without the key value, and records when each was last used", async () => {
+  inProcessTest("lists keys without the key value, and records when each was last used", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     const created = await createKey(t, org.adminToken, { name: "automation", scopes: ["users:read"] });
@@ -254,7 +254,7 @@ describe("GET /auth/api-keys", () => {
 });
 
 describe("DELETE /auth/api-keys/:id", () => {
-  test("revokes the key: 204, then the key is refused", async () => {
+  inProcessTest("revokes the key: 204, then the key is refused", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     const created = await createKey(t, org.adminToken, { name: "temp", scopes: ["users:read"] });

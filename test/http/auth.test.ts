@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
-import { freshTestApps, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
+import { freshTestApps, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 
 const LOGIN = "/api/v1/auth/login";
 const REFRESH = "/api/v1/auth/refresh";
@@ -42,41 +42,44 @@ describe("POST /auth/login", () => {
     expect(me.body.id).toBe(org.adminId);
   });
 
-  test("the access token verifies with the published JWKS and carries SPEC.md's claims", async () => {
-    const t = await newApp();
-    const org = await t.createOrganization();
-    const operator = await t.createUser(org.adminToken, "operator");
+  inProcessTest(
+    "the access token verifies with the published JWKS and carries SPEC.md's claims",
+    async () => {
+      const t = await newApp();
+      const org = await t.createOrganization();
+      const operator = await t.createUser(org.adminToken, "operator");
 
-    const jwks = await t.request<JSONWebKeySet>("GET", "/.well-known/jwks.json");
-    expect(jwks.status).toBe(200);
-    for (const key of jwks.body.keys) expect(key).not.toHaveProperty("d");
+      const jwks = await t.request<JSONWebKeySet>("GET", "/.well-known/jwks.json");
+      expect(jwks.status).toBe(200);
+      for (const key of jwks.body.keys) expect(key).not.toHaveProperty("d");
 
-    const { payload } = await jwtVerify(operator.token, createLocalJWKSet(jwks.body), {
-      issuer: t.config.server.base_url,
-      currentDate: t.clock.now(),
-    });
-    const nowSeconds = Math.floor(t.clock.now().getTime() / 1000);
-    expect(payload.sub).toBe(operator.id);
-    expect(payload.org).toBe(org.organizationId);
-    expect(payload.role).toBe("operator");
-    expect(payload.scopes).toEqual([
-      "devices:read",
-      "devices:write",
-      "policies:read",
-      "policies:write",
-      "users:read",
-    ]);
-    expect(payload.iat).toBe(nowSeconds);
-    expect(payload.exp).toBe(nowSeconds + 86400);
-    expect(payload.iss).toBe(t.config.server.base_url);
-    expect(payload.jti).toEqual(expect.any(String));
+      const { payload } = await jwtVerify(operator.token, createLocalJWKSet(jwks.body), {
+        issuer: t.config.server.base_url,
+        currentDate: t.clock.now(),
+      });
+      const nowSeconds = Math.floor(t.clock.now().getTime() / 1000);
+      expect(payload.sub).toBe(operator.id);
+      expect(payload.org).toBe(org.organizationId);
+      expect(payload.role).toBe("operator");
+      expect(payload.scopes).toEqual([
+        "devices:read",
+        "devices:write",
+        "policies:read",
+        "policies:write",
+        "users:read",
+      ]);
+      expect(payload.iat).toBe(nowSeconds);
+      expect(payload.exp).toBe(nowSeconds + 86400);
+      expect(payload.iss).toBe(t.config.server.base_url);
+      expect(payload.jti).toEqual(expect.any(String));
 
-    const second = await t.signIn(operator.email);
-    const secondClaims = (
-      await jwtVerify(second.token, createLocalJWKSet(jwks.body), { currentDate: t.clock.now() })
-    ).payload;
-    expect(secondClaims.jti).not.toBe(payload.jti);
-  });
+      const second = await t.signIn(operator.email);
+      const secondClaims = (
+        await jwtVerify(second.token, createLocalJWKSet(jwks.body), { currentDate: t.clock.now() })
+      ).payload;
+      expect(secondClaims.jti).not.toBe(payload.jti);
+    },
+  );
 
   test("a wrong password and an unknown email both answer 401 invalid credentials", async () => {
     const t = await newApp();
@@ -187,7 +190,7 @@ describe("login throttle", () => {
     expect(forged.status).toBe(429);
   });
 
-  test("once the lockout has passed, the correct password signs in again", async () => {
+  inProcessTest("once the lockout has passed, the correct password signs in again", async () => {
     const t = await newApp({ server: { trust_proxy: true } });
     const org = await t.createOrganization();
     for (let attempt = 0; attempt < t.config.auth.login_max_failures; attempt++) {
@@ -219,19 +222,22 @@ describe("login throttle", () => {
 });
 
 describe("login throttle persistence", () => {
-  test("the lockout is stored when reached: Retry-After counts down instead of restarting at 900", async () => {
-    const t = await newApp();
-    const org = await t.createOrganization();
-    for (let attempt = 0; attempt < 5; attempt++) await login(t, org.adminEmail, `wrong-${attempt}`);
-    const first = await login(t, org.adminEmail, TEST_PASSWORD);
-    expect(first.status).toBe(429);
-    t.clock.advanceSeconds(300);
-    const later = await login(t, org.adminEmail, TEST_PASSWORD);
-    expect(later.status).toBe(429);
-    expect(Number(later.headers.get("retry-after"))).toBeLessThanOrEqual(
-      Number(first.headers.get("retry-after")) - 300,
-    );
-  });
+  inProcessTest(
+    "the lockout is stored when reached: Retry-After counts down instead of restarting at 900",
+    async () => {
+      const t = await newApp();
+      const org = await t.createOrganization();
+      for (let attempt = 0; attempt < 5; attempt++) await login(t, org.adminEmail, `wrong-${attempt}`);
+      const first = await login(t, org.adminEmail, TEST_PASSWORD);
+      expect(first.status).toBe(429);
+      t.clock.advanceSeconds(300);
+      const later = await login(t, org.adminEmail, TEST_PASSWORD);
+      expect(later.status).toBe(429);
+      expect(Number(later.headers.get("retry-after"))).toBeLessThanOrEqual(
+        Number(first.headers.get("retry-after")) - 300,
+      );
+    },
+  );
 
   test("a disabled user's correct password is not counted as a guess", async () => {
     const t = await newApp();
@@ -478,7 +484,7 @@ describe("access tokens", () => {
     expect(response.status).toBe(401);
   });
 
-  test("an access token is refused once it has expired", async () => {
+  inProcessTest("an access token is refused once it has expired", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     t.clock.advanceSeconds(86400 - 1);

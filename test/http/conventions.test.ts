@@ -1,5 +1,7 @@
 import { describe, expect, spyOn, test } from "bun:test";
-import { freshTestApps, type TestApp, type TestResponse } from "../helpers/test-app";
+import { VERSION } from "../../src/version";
+import { expectServerErrors } from "../helpers/server-errors";
+import { freshTestApps, inProcessTest, type TestApp, type TestResponse } from "../helpers/test-app";
 
 const newApp = freshTestApps();
 
@@ -13,7 +15,7 @@ function expectRateLimitHeaders(t: TestApp, response: TestResponse) {
   expect(remaining).toMatch(/^\d+$/);
   expect(reset).toMatch(/^\d+$/);
   expect(Number(remaining)).toBeLessThanOrEqual(Number(limit));
-  const nowSeconds = t.clock.now().getTime() / 1000;
+  const nowSeconds = t.now().getTime() / 1000;
   expect(Number(reset)).toBeGreaterThan(nowSeconds);
   expect(Number(reset)).toBeLessThanOrEqual(nowSeconds + 60);
 }
@@ -135,13 +137,11 @@ describe("errors", () => {
         controller.close();
       },
     });
-    const streamed = await t.app.handle(
-      new Request("http://localhost/api/v1/organizations/current", {
-        method: "PATCH",
-        headers: { authorization: `Bearer ${org.adminToken}`, "content-type": "application/json" },
-        body: stream,
-      }),
-    );
+    const streamed = await t.fetch("/api/v1/organizations/current", {
+      method: "PATCH",
+      headers: { authorization: `Bearer ${org.adminToken}`, "content-type": "application/json" },
+      body: stream,
+    });
     expect(streamed.status).toBe(413);
     expect(((await streamed.json()) as { code: number }).code).toBe(413);
 
@@ -165,7 +165,7 @@ describe("errors", () => {
     expect(response.body.message).toBe("invalid request body");
   });
 
-  test("error bodies never carry a stack trace, not even for an unexpected failure", async () => {
+  inProcessTest("error bodies never carry a stack trace, not even for an unexpected failure", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     const responses = [
@@ -176,6 +176,7 @@ describe("errors", () => {
     for (const response of responses) expectErrorBody(response, response.status);
 
     // The database goes away: sign-in fails unexpectedly; the answer is a bare 500.
+    expectServerErrors(500);
     t.close();
     const logged = spyOn(console, "error").mockImplementation(() => undefined);
     try {
@@ -194,7 +195,7 @@ describe("errors", () => {
 });
 
 describe("rate limits", () => {
-  test("unauthenticated requests are limited per address: the 4th of 3 is a 429", async () => {
+  inProcessTest("unauthenticated requests are limited per address: the 4th of 3 is a 429", async () => {
     const t = await newApp({ rate_limit: { unauthenticated_per_minute: 3 } });
     const remaining: string[] = [];
     for (let index = 0; index < 3; index++) {
@@ -220,7 +221,7 @@ describe("rate limits", () => {
     expect((await t.request("GET", "/api/v1/users", { token: "garbage" })).status).toBe(429);
   });
 
-  test("the window resets after a minute", async () => {
+  inProcessTest("the window resets after a minute", async () => {
     const t = await newApp({ rate_limit: { unauthenticated_per_minute: 3 } });
     for (let index = 0; index < 3; index++) await t.request("GET", "/api/v1/health");
     expect((await t.request("GET", "/api/v1/health")).status).toBe(429);
@@ -288,26 +289,35 @@ describe("GET /api/v1/health", () => {
     const t = await newApp();
     const response = await t.request("GET", "/api/v1/health");
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ status: "ok", version: "test", database: "ok", uptime_seconds: 0 });
+    const version = t.target === "executable" ? VERSION : "test";
+    expect(response.body).toEqual({ status: "ok", version, database: "ok", uptime_seconds: 0 });
+  });
 
+  inProcessTest("counts uptime from the start", async () => {
+    const t = await newApp();
     t.clock.advanceSeconds(125);
     const later = await t.request("GET", "/api/v1/health");
     expect(later.body.uptime_seconds).toBe(125);
   });
 
-  test("is 503, not 500, when the database is gone and a token is sent; secured routes say 503 too", async () => {
-    const t = await newApp();
-    const org = await t.createOrganization();
-    t.close();
-    const health = await t.request("GET", "/api/v1/health", { token: org.adminToken });
-    expect(health.status).toBe(503);
-    expect(health.headers.get("x-ratelimit-limit")).not.toBeNull();
-    const users = await t.request("GET", "/api/v1/users", { token: org.adminToken });
-    expectErrorBody(users, 503);
-  });
+  inProcessTest(
+    "is 503, not 500, when the database is gone and a token is sent; secured routes say 503 too",
+    async () => {
+      const t = await newApp();
+      const org = await t.createOrganization();
+      expectServerErrors(503);
+      t.close();
+      const health = await t.request("GET", "/api/v1/health", { token: org.adminToken });
+      expect(health.status).toBe(503);
+      expect(health.headers.get("x-ratelimit-limit")).not.toBeNull();
+      const users = await t.request("GET", "/api/v1/users", { token: org.adminToken });
+      expectErrorBody(users, 503);
+    },
+  );
 
-  test("is 503 when the database cannot be reached", async () => {
+  inProcessTest("is 503 when the database cannot be reached", async () => {
     const t = await newApp();
+    expectServerErrors(503);
     t.close();
     const response = await t.request("GET", "/api/v1/health");
     expect(response.status).toBe(503);
@@ -360,7 +370,7 @@ describe("request body decoding", () => {
     ]);
   });
 
-  test("invalid UTF-8 is a 400; a byte-order mark is accepted", async () => {
+  inProcessTest("invalid UTF-8 is a 400; a byte-order mark is accepted", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     const invalid = await t.app.handle(

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync } from "node:crypto";
 import { parseCidr, parseIpv4 } from "../../src/lib/ipv4";
+import { inProcessTest } from "../helpers/test-app";
 import {
   createDeviceTestApp,
   createEnrollmentToken,
@@ -41,7 +42,7 @@ function addressOf(cidr: string): number {
 }
 
 describe("POST /devices/enroll", () => {
-  test("201 with the enrollment result: VPN config, default policy and device token", async () => {
+  inProcessTest("201 with the enrollment result: VPN config, default policy and device token", async () => {
     const org = await t.createOrganization();
     const { token } = await createEnrollmentToken(t, org.adminToken);
     const body = enrollBody(token, { device_name: "Ada's MacBook", hardware_id: "C02XL0GHJGH5" });
@@ -174,7 +175,7 @@ describe("POST /devices/enroll", () => {
     }
   });
 
-  test("assigns the token's policy and user, and records device.enrolled", async () => {
+  inProcessTest("assigns the token's policy and user, and records device.enrolled", async () => {
     const org = await t.createOrganization();
     const member = await t.createUser(org.adminToken, "member");
     const policy = insertTestPolicy(t, org.organizationId, "Engineering");
@@ -313,7 +314,7 @@ describe("POST /devices/enroll", () => {
     expect(reenrolled.status).toBe(201);
   });
 
-  test("401 saying why for an unknown, used-up, expired or revoked enrollment token", async () => {
+  inProcessTest("401 saying why for an unknown, used-up, expired or revoked enrollment token", async () => {
     const org = await t.createOrganization();
     const unknown = await t.request("POST", ENROLL, { body: enrollBody("bwe_nonsense") });
     expect(unknown.status).toBe(401);

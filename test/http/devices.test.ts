@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { inProcessTest } from "../helpers/test-app";
 import {
   checkIn,
   createDeviceTestApp,
@@ -27,35 +28,38 @@ function fieldsOf(body: { errors?: { field: string }[] }): string[] {
 }
 
 describe("GET /devices", () => {
-  test("pages through the organization's devices, newest enrolled first, with total_pages", async () => {
-    const org = await t.createOrganization();
-    const other = await t.createOrganization();
-    await enrollDevice(t, other.adminToken);
-    const ids: string[] = [];
-    for (let index = 0; index < 5; index++) {
-      ids.push((await enrollDevice(t, org.adminToken)).id);
-      t.clock.advanceSeconds(1);
-    }
-    const first = await t.request("GET", `${DEVICES}?page_size=2`, { token: org.adminToken });
-    expect(first.status).toBe(200);
-    expect(first.body).toMatchObject({ total: 5, page: 1, page_size: 2, total_pages: 3 });
-    expect(first.body.data.map((item: { id: string }) => item.id)).toEqual([ids[4], ids[3]]);
-    expect(Object.keys(first.body.data[0]).sort()).toEqual([
-      "compliance_status",
-      "device_name",
-      "enrolled_at",
-      "id",
-      "last_seen",
-      "platform",
-      "status",
-    ]);
-    const last = await t.request("GET", `${DEVICES}?page=3&page_size=2`, { token: org.adminToken });
-    expect(last.body.data.map((item: { id: string }) => item.id)).toEqual([ids[0]]);
-    const beyond = await t.request("GET", `${DEVICES}?page=9`, { token: org.adminToken });
-    expect(beyond.body).toMatchObject({ data: [], total: 5 });
-    const defaults = await t.request("GET", DEVICES, { token: org.adminToken });
-    expect(defaults.body).toMatchObject({ page: 1, page_size: 20, total_pages: 1 });
-  });
+  inProcessTest(
+    "pages through the organization's devices, newest enrolled first, with total_pages",
+    async () => {
+      const org = await t.createOrganization();
+      const other = await t.createOrganization();
+      await enrollDevice(t, other.adminToken);
+      const ids: string[] = [];
+      for (let index = 0; index < 5; index++) {
+        ids.push((await enrollDevice(t, org.adminToken)).id);
+        t.clock.advanceSeconds(1);
+      }
+      const first = await t.request("GET", `${DEVICES}?page_size=2`, { token: org.adminToken });
+      expect(first.status).toBe(200);
+      expect(first.body).toMatchObject({ total: 5, page: 1, page_size: 2, total_pages: 3 });
+      expect(first.body.data.map((item: { id: string }) => item.id)).toEqual([ids[4], ids[3]]);
+      expect(Object.keys(first.body.data[0]).sort()).toEqual([
+        "compliance_status",
+        "device_name",
+        "enrolled_at",
+        "id",
+        "last_seen",
+        "platform",
+        "status",
+      ]);
+      const last = await t.request("GET", `${DEVICES}?page=3&page_size=2`, { token: org.adminToken });
+      expect(last.body.data.map((item: { id: string }) => item.id)).toEqual([ids[0]]);
+      const beyond = await t.request("GET", `${DEVICES}?page=9`, { token: org.adminToken });
+      expect(beyond.body).toMatchObject({ data: [], total: 5 });
+      const defaults = await t.request("GET", DEVICES, { token: org.adminToken });
+      expect(defaults.body).toMatchObject({ page: 1, page_size: 20, total_pages: 1 });
+    },
+  );
 
   test("filters by status, platform and user, with matching totals", async () => {
     const org = await t.createOrganization();
@@ -156,7 +160,7 @@ describe("GET /devices/:id", () => {
 });
 
 describe("PUT /devices/:id/status", () => {
-  test("unsuspending a device that has not checked in for a while leaves it offline", async () => {
+  inProcessTest("unsuspending a device that has not checked in for a while leaves it offline", async () => {
     const { org, enrolled, admin } = await organizationWithDevice();
     await t.request("PUT", `${device(enrolled.id)}/status`, {
       token: admin,
@@ -217,7 +221,7 @@ describe("PUT /devices/:id/status", () => {
 });
 
 describe("POST /devices/:id/wipe and GET /devices/:id/wipe/:wipe_id", () => {
-  test("notify_user defaults to true and reaches the agent; the wipe is recorded", async () => {
+  inProcessTest("notify_user defaults to true and reaches the agent; the wipe is recorded", async () => {
     const { org, enrolled, admin } = await organizationWithDevice();
     const wipe = await t.request("POST", `${device(enrolled.id)}/wipe`, {
       token: admin,
@@ -293,7 +297,8 @@ describe("POST /devices/:id/wipe and GET /devices/:id/wipe/:wipe_id", () => {
       ["POST", `${device(enrolled.id)}/wipe`],
       ["GET", `${device(enrolled.id)}/wipe/${wipe.body.wipe_id}`],
     ] as const) {
-      const response = await t.request(method, path, { token: stranger.adminToken, body: { reason: "x" } });
+      const body = method === "POST" ? { reason: "x" } : undefined;
+      const response = await t.request(method, path, { token: stranger.adminToken, body });
       expect(response.status).toBe(404);
     }
   });
@@ -333,7 +338,7 @@ describe("a blank wipe reason", () => {
 });
 
 describe("ids written in uppercase", () => {
-  test("find the same device, wipe and policy", async () => {
+  inProcessTest("find the same device, wipe and policy", async () => {
     const { org, enrolled, admin } = await organizationWithDevice();
     const upper = enrolled.id.toUpperCase();
     const found = await t.request("GET", device(upper), { token: admin });
@@ -384,56 +389,59 @@ describe("DELETE /devices/:id", () => {
 });
 
 describe("GET and PUT /devices/:id/policy", () => {
-  test("shows the default policy, assigns another one, and goes back to the default with null", async () => {
-    const { org, enrolled, admin } = await organizationWithDevice();
-    const initial = await t.request("GET", `${device(enrolled.id)}/policy`, { token: admin });
-    expect(structuredClone(initial.body)).toEqual({
-      policy_id: enrolled.policy.id,
-      name: "Default policy",
-      version: 1,
-      is_default: true,
-      assignment: "default",
-      applied_at: null,
-      applied_version: null,
-      settings: { screenshot_allowed: true, clipboard_sharing: true, usb_allowed: false },
-    });
+  inProcessTest(
+    "shows the default policy, assigns another one, and goes back to the default with null",
+    async () => {
+      const { org, enrolled, admin } = await organizationWithDevice();
+      const initial = await t.request("GET", `${device(enrolled.id)}/policy`, { token: admin });
+      expect(structuredClone(initial.body)).toEqual({
+        policy_id: enrolled.policy.id,
+        name: "Default policy",
+        version: 1,
+        is_default: true,
+        assignment: "default",
+        applied_at: null,
+        applied_version: null,
+        settings: { screenshot_allowed: true, clipboard_sharing: true, usb_allowed: false },
+      });
 
-    const open = insertTestPolicy(t, org.organizationId, "Open", {
-      usb: { allowed: true, whitelist: [], allowed_classes: [], audit_only: false },
-    });
-    const assigned = await t.request("PUT", `${device(enrolled.id)}/policy`, {
-      token: admin,
-      body: { policy_id: open.id },
-    });
-    expect(assigned.status).toBe(200);
-    expect(assigned.body).toMatchObject({
-      policy_id: open.id,
-      name: "Open",
-      is_default: false,
-      assignment: "explicit",
-      settings: { usb_allowed: true },
-    });
-    expect((await t.request("GET", device(enrolled.id), { token: admin })).body.policy_id).toBe(open.id);
-    const [event] = recordedEvents(t, org.organizationId, "policy.assigned");
-    expect(event?.data).toMatchObject({
-      policy_id: open.id,
-      device_id: enrolled.id,
-      device_name: enrolled.device_name,
-      platform: "macos",
-    });
+      const open = insertTestPolicy(t, org.organizationId, "Open", {
+        usb: { allowed: true, whitelist: [], allowed_classes: [], audit_only: false },
+      });
+      const assigned = await t.request("PUT", `${device(enrolled.id)}/policy`, {
+        token: admin,
+        body: { policy_id: open.id },
+      });
+      expect(assigned.status).toBe(200);
+      expect(assigned.body).toMatchObject({
+        policy_id: open.id,
+        name: "Open",
+        is_default: false,
+        assignment: "explicit",
+        settings: { usb_allowed: true },
+      });
+      expect((await t.request("GET", device(enrolled.id), { token: admin })).body.policy_id).toBe(open.id);
+      const [event] = recordedEvents(t, org.organizationId, "policy.assigned");
+      expect(event?.data).toMatchObject({
+        policy_id: open.id,
+        device_id: enrolled.id,
+        device_name: enrolled.device_name,
+        platform: "macos",
+      });
 
-    const back = await t.request("PUT", `${device(enrolled.id)}/policy`, {
-      token: admin,
-      body: { policy_id: null },
-    });
-    expect(back.body).toMatchObject({
-      policy_id: enrolled.policy.id,
-      assignment: "default",
-      is_default: true,
-    });
-  });
+      const back = await t.request("PUT", `${device(enrolled.id)}/policy`, {
+        token: admin,
+        body: { policy_id: null },
+      });
+      expect(back.body).toMatchObject({
+        policy_id: enrolled.policy.id,
+        assignment: "default",
+        is_default: true,
+      });
+    },
+  );
 
-  test("re-evaluates compliance against the newly assigned policy", async () => {
+  inProcessTest("re-evaluates compliance against the newly assigned policy", async () => {
     const { org, enrolled, admin } = await organizationWithDevice();
     // USB storage is open: fine under a policy allowing USB, a violation under the default (usb.allowed false).
     const open = insertTestPolicy(t, org.organizationId, "Open", {
@@ -456,37 +464,40 @@ describe("GET and PUT /devices/:id/policy", () => {
     expect(flips.at(-1)?.data).toMatchObject({ device_id: enrolled.id, status: "non_compliant" });
   });
 
-  test("404 for an unknown or foreign policy; 400 for a malformed id; 403 for a reader", async () => {
-    const { enrolled, admin, auditor } = await organizationWithDevice();
-    const stranger = await t.createOrganization();
-    const foreign = insertTestPolicy(t, stranger.organizationId, "Foreign");
-    for (const policyId of [crypto.randomUUID(), foreign.id]) {
-      const response = await t.request("PUT", `${device(enrolled.id)}/policy`, {
-        token: admin,
-        body: { policy_id: policyId },
+  inProcessTest(
+    "404 for an unknown or foreign policy; 400 for a malformed id; 403 for a reader",
+    async () => {
+      const { enrolled, admin, auditor } = await organizationWithDevice();
+      const stranger = await t.createOrganization();
+      const foreign = insertTestPolicy(t, stranger.organizationId, "Foreign");
+      for (const policyId of [crypto.randomUUID(), foreign.id]) {
+        const response = await t.request("PUT", `${device(enrolled.id)}/policy`, {
+          token: admin,
+          body: { policy_id: policyId },
+        });
+        expect(response.status).toBe(404);
+        expect(response.body.message).toBe("policy not found");
+      }
+      for (const body of [{}, { policy_id: "default" }]) {
+        const response = await t.request("PUT", `${device(enrolled.id)}/policy`, { token: admin, body });
+        expect(response.status).toBe(400);
+        expect(fieldsOf(response.body)).toContain("policy_id");
+      }
+      const forbidden = await t.request("PUT", `${device(enrolled.id)}/policy`, {
+        token: auditor.token,
+        body: { policy_id: null },
       });
-      expect(response.status).toBe(404);
-      expect(response.body.message).toBe("policy not found");
-    }
-    for (const body of [{}, { policy_id: "default" }]) {
-      const response = await t.request("PUT", `${device(enrolled.id)}/policy`, { token: admin, body });
-      expect(response.status).toBe(400);
-      expect(fieldsOf(response.body)).toContain("policy_id");
-    }
-    const forbidden = await t.request("PUT", `${device(enrolled.id)}/policy`, {
-      token: auditor.token,
-      body: { policy_id: null },
-    });
-    expect(forbidden.status).toBe(403);
-    expect((await t.request("GET", `${device(enrolled.id)}/policy`, { token: auditor.token })).status).toBe(
-      200,
-    );
-    const hidden = await t.request("PUT", `${device(enrolled.id)}/policy`, {
-      token: stranger.adminToken,
-      body: { policy_id: null },
-    });
-    expect(hidden.status).toBe(404);
-  });
+      expect(forbidden.status).toBe(403);
+      expect((await t.request("GET", `${device(enrolled.id)}/policy`, { token: auditor.token })).status).toBe(
+        200,
+      );
+      const hidden = await t.request("PUT", `${device(enrolled.id)}/policy`, {
+        token: stranger.adminToken,
+        body: { policy_id: null },
+      });
+      expect(hidden.status).toBe(404);
+    },
+  );
 });
 
 describe("GET /devices/:id/compliance", () => {
@@ -513,7 +524,7 @@ describe("GET /devices/:id/compliance", () => {
 });
 
 describe("GET /devices/:id/logs", () => {
-  test("paginates newest first and filters by event and time", async () => {
+  inProcessTest("paginates newest first and filters by event and time", async () => {
     const { enrolled, admin } = await organizationWithDevice();
     const times: string[] = [];
     for (let index = 0; index < 4; index++) {
@@ -543,21 +554,28 @@ describe("GET /devices/:id/logs", () => {
     expect(all.body.data.at(-1).event).toBe("device.enrolled");
   });
 
-  test("since and until are compared as instants, whatever offset they are written with", async () => {
-    const { enrolled, admin } = await organizationWithDevice();
-    t.clock.advanceSeconds(3600);
-    const checkedInAt = t.clock.now();
-    await checkIn(t, enrolled.device_token);
-    // The same instant written two hours east of UTC, without milliseconds.
-    const local = new Date(checkedInAt.getTime() + 2 * 3600_000).toISOString().replace(/\.\d{3}Z$/, "+02:00");
-    const logs = async (query: string) =>
-      (await t.request("GET", `${device(enrolled.id)}/logs?${query}`, { token: admin })).body;
-    expect(
-      (await logs(`since=${encodeURIComponent(local)}`)).data.map((entry: { event: string }) => entry.event),
-    ).toEqual(["device.checkin"]);
-    expect((await logs(`until=${encodeURIComponent(local)}`)).total).toBe(2);
-    expect((await logs(`since=${encodeURIComponent("0000-01-01T00:00:00Z")}`)).total).toBe(2);
-  });
+  inProcessTest(
+    "since and until are compared as instants, whatever offset they are written with",
+    async () => {
+      const { enrolled, admin } = await organizationWithDevice();
+      t.clock.advanceSeconds(3600);
+      const checkedInAt = t.clock.now();
+      await checkIn(t, enrolled.device_token);
+      // The same instant written two hours east of UTC, without milliseconds.
+      const local = new Date(checkedInAt.getTime() + 2 * 3600_000)
+        .toISOString()
+        .replace(/\.\d{3}Z$/, "+02:00");
+      const logs = async (query: string) =>
+        (await t.request("GET", `${device(enrolled.id)}/logs?${query}`, { token: admin })).body;
+      expect(
+        (await logs(`since=${encodeURIComponent(local)}`)).data.map(
+          (entry: { event: string }) => entry.event,
+        ),
+      ).toEqual(["device.checkin"]);
+      expect((await logs(`until=${encodeURIComponent(local)}`)).total).toBe(2);
+      expect((await logs(`since=${encodeURIComponent("0000-01-01T00:00:00Z")}`)).total).toBe(2);
+    },
+  );
 
   test("400 naming since or until for an instant outside the years 0000-9999 once in UTC", async () => {
     const { enrolled, admin } = await organizationWithDevice();
@@ -586,54 +604,57 @@ describe("GET /devices/:id/logs", () => {
 });
 
 describe("POST /devices/bulk", () => {
-  test("applies the action per device: valid ids succeed, unknown, foreign and illegal ones fail alone", async () => {
-    const { org, enrolled, admin } = await organizationWithDevice();
-    const second = await enrollDevice(t, admin);
-    const alreadySuspended = await enrollDevice(t, admin);
-    await t.request("PUT", `${device(alreadySuspended.id)}/status`, {
-      token: admin,
-      body: { status: "suspended", reason: "earlier" },
-    });
-    const stranger = await t.createOrganization();
-    const foreign = await enrollDevice(t, stranger.adminToken);
-    const unknown = crypto.randomUUID();
+  inProcessTest(
+    "applies the action per device: valid ids succeed, unknown, foreign and illegal ones fail alone",
+    async () => {
+      const { org, enrolled, admin } = await organizationWithDevice();
+      const second = await enrollDevice(t, admin);
+      const alreadySuspended = await enrollDevice(t, admin);
+      await t.request("PUT", `${device(alreadySuspended.id)}/status`, {
+        token: admin,
+        body: { status: "suspended", reason: "earlier" },
+      });
+      const stranger = await t.createOrganization();
+      const foreign = await enrollDevice(t, stranger.adminToken);
+      const unknown = crypto.randomUUID();
 
-    const response = await t.request("POST", `${DEVICES}/bulk`, {
-      token: admin,
-      body: {
+      const response = await t.request("POST", `${DEVICES}/bulk`, {
+        token: admin,
+        body: {
+          action: "suspend",
+          reason: "security incident",
+          device_ids: [enrolled.id, unknown, second.id, foreign.id, alreadySuspended.id],
+        },
+      });
+      expect(response.status).toBe(200);
+      expect(structuredClone(response.body)).toEqual({
         action: "suspend",
-        reason: "security incident",
-        device_ids: [enrolled.id, unknown, second.id, foreign.id, alreadySuspended.id],
-      },
-    });
-    expect(response.status).toBe(200);
-    expect(structuredClone(response.body)).toEqual({
-      action: "suspend",
-      results: [
-        { device_id: enrolled.id, success: true },
-        { device_id: unknown, success: false, error: "device not found" },
-        { device_id: second.id, success: true },
-        { device_id: foreign.id, success: false, error: "device not found" },
-        { device_id: alreadySuspended.id, success: false, error: "device is already suspended" },
-      ],
-      succeeded: 2,
-      failed: 3,
-    });
-    const suspended = await t.request("GET", `${DEVICES}?status=suspended`, { token: admin });
-    expect(suspended.body.total).toBe(3);
-    expect((await t.request("GET", device(foreign.id), { token: stranger.adminToken })).body.status).toBe(
-      "online",
-    );
-    expect(recordedEvents(t, org.organizationId, "device.suspended")).toHaveLength(3);
+        results: [
+          { device_id: enrolled.id, success: true },
+          { device_id: unknown, success: false, error: "device not found" },
+          { device_id: second.id, success: true },
+          { device_id: foreign.id, success: false, error: "device not found" },
+          { device_id: alreadySuspended.id, success: false, error: "device is already suspended" },
+        ],
+        succeeded: 2,
+        failed: 3,
+      });
+      const suspended = await t.request("GET", `${DEVICES}?status=suspended`, { token: admin });
+      expect(suspended.body.total).toBe(3);
+      expect((await t.request("GET", device(foreign.id), { token: stranger.adminToken })).body.status).toBe(
+        "online",
+      );
+      expect(recordedEvents(t, org.organizationId, "device.suspended")).toHaveLength(3);
 
-    const unsuspend = await t.request("POST", `${DEVICES}/bulk`, {
-      token: admin,
-      body: { action: "unsuspend", device_ids: [enrolled.id, second.id] },
-    });
-    expect(unsuspend.body).toMatchObject({ succeeded: 2, failed: 0 });
-  });
+      const unsuspend = await t.request("POST", `${DEVICES}/bulk`, {
+        token: admin,
+        body: { action: "unsuspend", device_ids: [enrolled.id, second.id] },
+      });
+      expect(unsuspend.body).toMatchObject({ succeeded: 2, failed: 0 });
+    },
+  );
 
-  test("wipe and assign_policy in bulk", async () => {
+  inProcessTest("wipe and assign_policy in bulk", async () => {
     const { org, enrolled, admin } = await organizationWithDevice();
     const second = await enrollDevice(t, admin);
     const policy = insertTestPolicy(t, org.organizationId, "Fleet");

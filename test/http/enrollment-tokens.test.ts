@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { JOBS } from "../../src/jobs/jobs";
+import { inProcessTest } from "../helpers/test-app";
 import { createDeviceTestApp, createEnrollmentToken, enrollBody, insertTestPolicy } from "./devices-fixtures";
 
 const t = await createDeviceTestApp();
@@ -9,7 +10,7 @@ const TOKENS = "/api/v1/enrollment-tokens";
 const ENROLL = "/api/v1/devices/enroll";
 
 describe("POST /enrollment-tokens", () => {
-  test("creates a single-use token valid for a week, returning its value once", async () => {
+  inProcessTest("creates a single-use token valid for a week, returning its value once", async () => {
     const org = await t.createOrganization();
     const response = await t.request("POST", TOKENS, { token: org.adminToken, body: {} });
     expect(response.status).toBe(201);
@@ -28,24 +29,27 @@ describe("POST /enrollment-tokens", () => {
     });
   });
 
-  test("binds a user and a policy of the organization, with a lifetime and unlimited uses", async () => {
-    const org = await t.createOrganization();
-    const member = await t.createUser(org.adminToken, "member");
-    const policy = insertTestPolicy(t, org.organizationId, "Kiosk");
-    const response = await t.request("POST", TOKENS, {
-      token: org.adminToken,
-      body: { expires_in_hours: 2, max_uses: null, user_id: member.id, policy_id: policy.id },
-    });
-    expect(response.status).toBe(201);
-    expect(structuredClone(response.body)).toMatchObject({
-      expires_at: new Date(t.clock.now().getTime() + 2 * 3600_000).toISOString(),
-      max_uses: null,
-      user_id: member.id,
-      policy_id: policy.id,
-    });
-  });
+  inProcessTest(
+    "binds a user and a policy of the organization, with a lifetime and unlimited uses",
+    async () => {
+      const org = await t.createOrganization();
+      const member = await t.createUser(org.adminToken, "member");
+      const policy = insertTestPolicy(t, org.organizationId, "Kiosk");
+      const response = await t.request("POST", TOKENS, {
+        token: org.adminToken,
+        body: { expires_in_hours: 2, max_uses: null, user_id: member.id, policy_id: policy.id },
+      });
+      expect(response.status).toBe(201);
+      expect(structuredClone(response.body)).toMatchObject({
+        expires_at: new Date(t.clock.now().getTime() + 2 * 3600_000).toISOString(),
+        max_uses: null,
+        user_id: member.id,
+        policy_id: policy.id,
+      });
+    },
+  );
 
-  test("404 naming the user or policy that is not in the organization", async () => {
+  inProcessTest("404 naming the user or policy that is not in the organization", async () => {
     const org = await t.createOrganization();
     const other = await t.createOrganization();
     const otherPolicy = insertTestPolicy(t, other.organizationId, "Theirs");
@@ -99,35 +103,38 @@ describe("POST /enrollment-tokens", () => {
 });
 
 describe("GET /enrollment-tokens", () => {
-  test("lists the organization's tokens newest first, without their values, with their state", async () => {
-    const org = await t.createOrganization();
-    const other = await t.createOrganization();
-    await createEnrollmentToken(t, other.adminToken);
-    const first = await createEnrollmentToken(t, org.adminToken);
-    t.clock.advanceSeconds(1);
-    const second = await createEnrollmentToken(t, org.adminToken, { max_uses: 3 });
-    await t.request("DELETE", `${TOKENS}/${first.id}`, { token: org.adminToken });
+  inProcessTest(
+    "lists the organization's tokens newest first, without their values, with their state",
+    async () => {
+      const org = await t.createOrganization();
+      const other = await t.createOrganization();
+      await createEnrollmentToken(t, other.adminToken);
+      const first = await createEnrollmentToken(t, org.adminToken);
+      t.clock.advanceSeconds(1);
+      const second = await createEnrollmentToken(t, org.adminToken, { max_uses: 3 });
+      await t.request("DELETE", `${TOKENS}/${first.id}`, { token: org.adminToken });
 
-    const response = await t.request("GET", `${TOKENS}?page_size=1`, { token: org.adminToken });
-    expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ total: 2, page: 1, page_size: 1, total_pages: 2 });
-    expect(response.body.data).toHaveLength(1);
-    expect(structuredClone(response.body.data[0])).toMatchObject({
-      id: second.id,
-      state: "active",
-      max_uses: 3,
-    });
-    expect(response.body.data[0].token).toBeUndefined();
+      const response = await t.request("GET", `${TOKENS}?page_size=1`, { token: org.adminToken });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({ total: 2, page: 1, page_size: 1, total_pages: 2 });
+      expect(response.body.data).toHaveLength(1);
+      expect(structuredClone(response.body.data[0])).toMatchObject({
+        id: second.id,
+        state: "active",
+        max_uses: 3,
+      });
+      expect(response.body.data[0].token).toBeUndefined();
 
-    const next = await t.request("GET", `${TOKENS}?page=2&page_size=1`, { token: org.adminToken });
-    expect(structuredClone(next.body.data[0])).toMatchObject({
-      id: first.id,
-      state: "revoked",
-      revoked_at: expect.any(String),
-    });
-  });
+      const next = await t.request("GET", `${TOKENS}?page=2&page_size=1`, { token: org.adminToken });
+      expect(structuredClone(next.body.data[0])).toMatchObject({
+        id: first.id,
+        state: "revoked",
+        revoked_at: expect.any(String),
+      });
+    },
+  );
 
-  test("shows a used-up and an expired token as such, also after the cleanup job ran", async () => {
+  inProcessTest("shows a used-up and an expired token as such, also after the cleanup job ran", async () => {
     const org = await t.createOrganization();
     const used = await createEnrollmentToken(t, org.adminToken);
     expect((await t.request("POST", ENROLL, { body: enrollBody(used.token) })).status).toBe(201);

@@ -1,6 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { createTestApp } from "../helpers/test-app";
+import { createTestApp, inProcessTest } from "../helpers/test-app";
 
 const t = await createTestApp();
 afterAll(() => t.close());
@@ -12,7 +12,7 @@ test("the document is valid OpenAPI 3.1", async () => {
   await SwaggerParser.validate(structuredClone(document));
 });
 
-test("it lists every route the app serves, and nothing else", () => {
+inProcessTest("it lists every route the app serves, and nothing else", () => {
   const served = t.app.routes
     .filter((route) => !(route.hooks as { detail?: { hide?: boolean } })?.detail?.hide)
     .map(
@@ -58,7 +58,7 @@ test("every operation documents a success response and its error responses with 
   }
 });
 
-test("the docs page and its script are served locally, with no third-party URL", async () => {
+inProcessTest("the docs page and its script are served locally, with no third-party URL", async () => {
   const page = await t.request("GET", "/api/v1/docs");
   expect(page.status).toBe(200);
   expect(page.headers.get("content-type")).toContain("text/html");

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { freshTestApps } from "../helpers/test-app";
+import { freshTestApps, inProcessTest } from "../helpers/test-app";
 
 const CURRENT = "/api/v1/organizations/current";
 
@@ -12,7 +12,7 @@ const SAML = {
 };
 
 describe("GET /organizations/current", () => {
-  test("returns the caller's organization, to any signed-in user", async () => {
+  inProcessTest("returns the caller's organization, to any signed-in user", async () => {
     const t = await newApp();
     const org = await t.createOrganization("Acme");
     const member = await t.createUser(org.adminToken, "member");

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { devices, enrollmentTokens, events } from "../../src/db/schema";
 import { findPolicyTemplate } from "../../src/domain/policies/policy-templates";
-import { createTestApp } from "../helpers/test-app";
+import { createTestApp, inProcessTest } from "../helpers/test-app";
 
 const t = await createTestApp();
 afterAll(() => t.close());
@@ -58,28 +58,31 @@ async function deviceCountOf(token: string, policyId: string): Promise<number> {
 }
 
 describe("device_count", () => {
-  test("counts assigned devices; the default also counts devices without a policy; never wiped ones", async () => {
-    const { org, token, defaultPolicyId, policyId } = await setUp();
-    insertDevice(org.organizationId, { policyId });
-    insertDevice(org.organizationId, { policyId, status: "suspended" });
-    insertDevice(org.organizationId, { policyId, status: "wiped" });
-    insertDevice(org.organizationId);
-    insertDevice(org.organizationId, { status: "offline" });
-    insertDevice(org.organizationId, { policyId: defaultPolicyId });
-    insertDevice(org.organizationId, { status: "wiped" });
+  inProcessTest(
+    "counts assigned devices; the default also counts devices without a policy; never wiped ones",
+    async () => {
+      const { org, token, defaultPolicyId, policyId } = await setUp();
+      insertDevice(org.organizationId, { policyId });
+      insertDevice(org.organizationId, { policyId, status: "suspended" });
+      insertDevice(org.organizationId, { policyId, status: "wiped" });
+      insertDevice(org.organizationId);
+      insertDevice(org.organizationId, { status: "offline" });
+      insertDevice(org.organizationId, { policyId: defaultPolicyId });
+      insertDevice(org.organizationId, { status: "wiped" });
 
-    expect(await deviceCountOf(token, policyId)).toBe(2);
-    expect(await deviceCountOf(token, defaultPolicyId)).toBe(3);
-    const list = await t.request("GET", "/api/v1/policies", { token });
-    const counts = Object.fromEntries(
-      list.body.data.map((item: { id: string; device_count: number }) => [item.id, item.device_count]),
-    );
-    expect(counts).toEqual({ [policyId]: 2, [defaultPolicyId]: 3 });
-  });
+      expect(await deviceCountOf(token, policyId)).toBe(2);
+      expect(await deviceCountOf(token, defaultPolicyId)).toBe(3);
+      const list = await t.request("GET", "/api/v1/policies", { token });
+      const counts = Object.fromEntries(
+        list.body.data.map((item: { id: string; device_count: number }) => [item.id, item.device_count]),
+      );
+      expect(counts).toEqual({ [policyId]: 2, [defaultPolicyId]: 3 });
+    },
+  );
 });
 
 describe("GET /api/v1/policies/:id/devices", () => {
-  test("lists the devices that follow the policy, with the version each last applied", async () => {
+  inProcessTest("lists the devices that follow the policy, with the version each last applied", async () => {
     const { org, token, defaultPolicyId, policyId } = await setUp();
     const synced = insertDevice(org.organizationId, {
       policyId,
@@ -119,7 +122,7 @@ describe("GET /api/v1/policies/:id/devices", () => {
     expect(page.body.data.map((entry: { id: string }) => entry.id)).toEqual([synced]);
   });
 
-  test("the default policy lists devices without a policy of their own", async () => {
+  inProcessTest("the default policy lists devices without a policy of their own", async () => {
     const { org, token, defaultPolicyId, policyId } = await setUp();
     const unassigned = insertDevice(org.organizationId);
     insertDevice(org.organizationId, { policyId });
@@ -129,7 +132,7 @@ describe("GET /api/v1/policies/:id/devices", () => {
 });
 
 describe("the default policy's devices: assigned to it, or without a policy", () => {
-  test("are listed and counted together, newest enrollment first, across pages", async () => {
+  inProcessTest("are listed and counted together, newest enrollment first, across pages", async () => {
     const { org, token, defaultPolicyId, policyId } = await setUp();
     // Enrollment times interleave the two kinds, so each page mixes both index ranges.
     const expected: string[] = [];
@@ -160,7 +163,7 @@ describe("the default policy's devices: assigned to it, or without a policy", ()
 });
 
 describe("deleting a policy with devices", () => {
-  test("its devices fall back to the default policy and are counted", async () => {
+  inProcessTest("its devices fall back to the default policy and are counted", async () => {
     const { org, token, defaultPolicyId, policyId } = await setUp();
     const first = insertDevice(org.organizationId, { policyId });
     const second = insertDevice(org.organizationId, { policyId, status: "offline" });
@@ -208,7 +211,7 @@ describe("deleting a policy with devices", () => {
 });
 
 describe("a change of settings re-evaluates the devices that follow the policy", () => {
-  test("requiring encryption makes an unencrypted device non-compliant", async () => {
+  inProcessTest("requiring encryption makes an unencrypted device non-compliant", async () => {
     const { org, token, policyId } = await setUp();
     await t.request("PUT", `/api/v1/policies/${policyId}`, {
       token,
@@ -239,57 +242,66 @@ describe("a change of settings re-evaluates the devices that follow the policy",
 describe("re-evaluation after a policy change", () => {
   const deviceRow = (id: string) => t.deps.db.select().from(devices).where(eq(devices.id, id)).get();
 
-  test("a device that has reported nothing stays unknown with no last_check; a reporting one is checked", async () => {
-    const { org, token, policyId } = await setUp();
-    const silent = insertDevice(org.organizationId, { policyId });
-    const reporting = insertDevice(org.organizationId, {
-      policyId,
-      osVersion: "6.8",
-      facts: { disk_encrypted: true, vpn_connected: true, usb_storage_blocked: true },
-    });
-    t.clock.advanceSeconds(60);
-    await t.request("PUT", `/api/v1/policies/${policyId}`, {
-      token,
-      body: { policy_data: { network: { vpn_required: false } } },
-    });
-    expect(deviceRow(silent)).toMatchObject({
-      complianceStatus: "unknown",
-      complianceCheckedAt: null,
-      complianceStale: false,
-    });
-    expect(deviceRow(reporting)).toMatchObject({
-      complianceStatus: "compliant",
-      complianceCheckedAt: t.clock.now().toISOString(),
-      complianceMissing: [],
-      complianceStale: false,
-    });
-  });
+  inProcessTest(
+    "a device that has reported nothing stays unknown with no last_check; a reporting one is checked",
+    async () => {
+      const { org, token, policyId } = await setUp();
+      const silent = insertDevice(org.organizationId, { policyId });
+      const reporting = insertDevice(org.organizationId, {
+        policyId,
+        osVersion: "6.8",
+        facts: { disk_encrypted: true, vpn_connected: true, usb_storage_blocked: true },
+      });
+      t.clock.advanceSeconds(60);
+      await t.request("PUT", `/api/v1/policies/${policyId}`, {
+        token,
+        body: { policy_data: { network: { vpn_required: false } } },
+      });
+      expect(deviceRow(silent)).toMatchObject({
+        complianceStatus: "unknown",
+        complianceCheckedAt: null,
+        complianceStale: false,
+      });
+      expect(deviceRow(reporting)).toMatchObject({
+        complianceStatus: "compliant",
+        complianceCheckedAt: t.clock.now().toISOString(),
+        complianceMissing: [],
+        complianceStale: false,
+      });
+    },
+  );
 
-  test("deleting a policy re-evaluates only the devices that fell back, against the default", async () => {
-    const { org, token, policyId } = await setUp();
-    await t.request("PUT", `/api/v1/policies/${policyId}`, {
-      token,
-      body: { policy_data: { storage: { encryption_required: false } } },
-    });
-    const facts = { disk_encrypted: false, vpn_connected: true, usb_storage_blocked: true };
-    const fallsBack = insertDevice(org.organizationId, { policyId, facts, complianceStale: false });
-    // Already on the default and fresh: nothing changed for it, so it is not touched.
-    const alreadyDefault = insertDevice(org.organizationId, {
-      facts,
-      complianceStatus: "compliant",
-      complianceStale: false,
-    });
-    await t.request("DELETE", `/api/v1/policies/${policyId}`, { token });
-    expect(deviceRow(fallsBack)).toMatchObject({ complianceStatus: "non_compliant", complianceStale: false });
-    expect(deviceRow(alreadyDefault)?.complianceStatus).toBe("compliant");
-    expect(
-      eventsOf(org.organizationId, "device.compliance_changed").map(
-        (data) => (data as { device_id: string }).device_id,
-      ),
-    ).toEqual([fallsBack]);
-  });
+  inProcessTest(
+    "deleting a policy re-evaluates only the devices that fell back, against the default",
+    async () => {
+      const { org, token, policyId } = await setUp();
+      await t.request("PUT", `/api/v1/policies/${policyId}`, {
+        token,
+        body: { policy_data: { storage: { encryption_required: false } } },
+      });
+      const facts = { disk_encrypted: false, vpn_connected: true, usb_storage_blocked: true };
+      const fallsBack = insertDevice(org.organizationId, { policyId, facts, complianceStale: false });
+      // Already on the default and fresh: nothing changed for it, so it is not touched.
+      const alreadyDefault = insertDevice(org.organizationId, {
+        facts,
+        complianceStatus: "compliant",
+        complianceStale: false,
+      });
+      await t.request("DELETE", `/api/v1/policies/${policyId}`, { token });
+      expect(deviceRow(fallsBack)).toMatchObject({
+        complianceStatus: "non_compliant",
+        complianceStale: false,
+      });
+      expect(deviceRow(alreadyDefault)?.complianceStatus).toBe("compliant");
+      expect(
+        eventsOf(org.organizationId, "device.compliance_changed").map(
+          (data) => (data as { device_id: string }).device_id,
+        ),
+      ).toEqual([fallsBack]);
+    },
+  );
 
-  test("a new default re-evaluates the devices without a policy against it", async () => {
+  inProcessTest("a new default re-evaluates the devices without a policy against it", async () => {
     const { org, token, policyId } = await setUp();
     await t.request("PUT", `/api/v1/policies/${policyId}`, {
       token,
@@ -316,44 +328,47 @@ describe("the organization default", () => {
     expect(response.body.policy_data).toEqual(findPolicyTemplate("balanced")?.policy_data);
   });
 
-  test("PUT /default makes another policy the default; devices without a policy follow it", async () => {
-    const { org, token, defaultPolicyId, policyId } = await setUp();
-    insertDevice(org.organizationId);
-    insertDevice(org.organizationId);
-    insertDevice(org.organizationId, { policyId: defaultPolicyId });
+  inProcessTest(
+    "PUT /default makes another policy the default; devices without a policy follow it",
+    async () => {
+      const { org, token, defaultPolicyId, policyId } = await setUp();
+      insertDevice(org.organizationId);
+      insertDevice(org.organizationId);
+      insertDevice(org.organizationId, { policyId: defaultPolicyId });
 
-    const response = await t.request("PUT", "/api/v1/policies/default", {
-      token,
-      body: { policy_id: policyId },
-    });
-    expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({
-      id: policyId,
-      name: "Engineering",
-      is_default: true,
-      device_count: 2,
-    });
-    expect((await t.request("GET", "/api/v1/policies/default", { token })).body.id).toBe(policyId);
-    const former = await t.request("GET", `/api/v1/policies/${defaultPolicyId}`, { token });
-    expect(former.body).toMatchObject({ is_default: false, device_count: 1 });
-    expect(eventsOf(org.organizationId, "policy.assigned")).toEqual([
-      {
-        policy_id: policyId,
+      const response = await t.request("PUT", "/api/v1/policies/default", {
+        token,
+        body: { policy_id: policyId },
+      });
+      expect(response.status).toBe(200);
+      expect(response.body).toMatchObject({
+        id: policyId,
         name: "Engineering",
-        scope: "organization_default",
-        previous_policy_id: defaultPolicyId,
-      },
-    ]);
-    const audit = await t.request("GET", "/api/v1/audit-logs?action=policy.set_default", { token });
-    expect(audit.body.data[0]).toMatchObject({ target: { type: "policy", id: policyId } });
+        is_default: true,
+        device_count: 2,
+      });
+      expect((await t.request("GET", "/api/v1/policies/default", { token })).body.id).toBe(policyId);
+      const former = await t.request("GET", `/api/v1/policies/${defaultPolicyId}`, { token });
+      expect(former.body).toMatchObject({ is_default: false, device_count: 1 });
+      expect(eventsOf(org.organizationId, "policy.assigned")).toEqual([
+        {
+          policy_id: policyId,
+          name: "Engineering",
+          scope: "organization_default",
+          previous_policy_id: defaultPolicyId,
+        },
+      ]);
+      const audit = await t.request("GET", "/api/v1/audit-logs?action=policy.set_default", { token });
+      expect(audit.body.data[0]).toMatchObject({ target: { type: "policy", id: policyId } });
 
-    // The new default can no longer be deleted; the former one now can.
-    expect((await t.request("DELETE", `/api/v1/policies/${policyId}`, { token })).status).toBe(409);
-    const deleted = await t.request("DELETE", `/api/v1/policies/${defaultPolicyId}`, { token });
-    expect(deleted.body).toMatchObject({ affected_devices: 1, fallback_policy: policyId });
-  });
+      // The new default can no longer be deleted; the former one now can.
+      expect((await t.request("DELETE", `/api/v1/policies/${policyId}`, { token })).status).toBe(409);
+      const deleted = await t.request("DELETE", `/api/v1/policies/${defaultPolicyId}`, { token });
+      expect(deleted.body).toMatchObject({ affected_devices: 1, fallback_policy: policyId });
+    },
+  );
 
-  test("choosing the current default changes nothing", async () => {
+  inProcessTest("choosing the current default changes nothing", async () => {
     const { org, token, defaultPolicyId } = await setUp();
     const response = await t.request("PUT", "/api/v1/policies/default", {
       token,
@@ -398,7 +413,7 @@ describe("templates", () => {
     expect(response.body.data[0].policy_data.dlp.screenshot_allowed).toBe(false);
   });
 
-  test("from-template deep-merges customizations over the template (arrays replaced)", async () => {
+  inProcessTest("from-template deep-merges customizations over the template (arrays replaced)", async () => {
     const { org, token } = await setUp();
     const strict = findPolicyTemplate("strict")?.policy_data;
     const response = await t.request("POST", "/api/v1/policies/from-template", {

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { and, asc, eq } from "drizzle-orm";
 import { events } from "../../src/db/schema";
-import { createTestApp } from "../helpers/test-app";
+import { createTestApp, inProcessTest } from "../helpers/test-app";
 
 const t = await createTestApp();
 afterAll(() => t.close());
@@ -24,79 +24,82 @@ async function createPolicy(token: string, body: Record<string, unknown>) {
 }
 
 describe("versions and history", () => {
-  test("each change adds a version; history lists them newest first with who, when and what", async () => {
-    const org = await t.createOrganization();
-    const key = await t.createApiKey(org.adminToken, ["policies:write"]);
-    const createdAt = t.clock.now().toISOString();
-    const policy = await createPolicy(org.adminToken, { name: "Lab" });
+  inProcessTest(
+    "each change adds a version; history lists them newest first with who, when and what",
+    async () => {
+      const org = await t.createOrganization();
+      const key = await t.createApiKey(org.adminToken, ["policies:write"]);
+      const createdAt = t.clock.now().toISOString();
+      const policy = await createPolicy(org.adminToken, { name: "Lab" });
 
-    t.clock.advanceSeconds(60);
-    const secondAt = t.clock.now().toISOString();
-    const second = await t.request("PUT", `/api/v1/policies/${policy.id}`, {
-      token: key,
-      body: {
-        policy_data: {
-          dlp: { screenshot_allowed: false },
-          network: { blocked_domains: ["pastebin.com", "evil.example.com"] },
+      t.clock.advanceSeconds(60);
+      const secondAt = t.clock.now().toISOString();
+      const second = await t.request("PUT", `/api/v1/policies/${policy.id}`, {
+        token: key,
+        body: {
+          policy_data: {
+            dlp: { screenshot_allowed: false },
+            network: { blocked_domains: ["pastebin.com", "evil.example.com"] },
+          },
         },
-      },
-    });
-    expect(second.status).toBe(200);
-    expect(second.body.version).toBe(2);
+      });
+      expect(second.status).toBe(200);
+      expect(second.body.version).toBe(2);
 
-    t.clock.advanceSeconds(60);
-    const thirdAt = t.clock.now().toISOString();
-    const third = await t.request("PUT", `/api/v1/policies/${policy.id}`, {
-      token: org.adminToken,
-      body: { name: "Lab v3", policy_data: { storage: { max_file_size_mb: 5 } } },
-    });
-    expect(third.body.version).toBe(3);
+      t.clock.advanceSeconds(60);
+      const thirdAt = t.clock.now().toISOString();
+      const third = await t.request("PUT", `/api/v1/policies/${policy.id}`, {
+        token: org.adminToken,
+        body: { name: "Lab v3", policy_data: { storage: { max_file_size_mb: 5 } } },
+      });
+      expect(third.body.version).toBe(3);
 
-    const history = await t.request("GET", `/api/v1/policies/${policy.id}/history`, {
-      token: org.adminToken,
-    });
-    expect(history.status).toBe(200);
-    expect(history.body).toMatchObject({ total: 3, page: 1, page_size: 20 });
-    expect(history.body.data).toEqual([
-      {
-        version: 3,
-        changed_by: org.adminEmail,
-        changed_at: thirdAt,
-        changes: ['name: "Lab" -> "Lab v3"', "storage.max_file_size_mb: 100 -> 5"],
-      },
-      {
-        version: 2,
-        changed_by: expect.stringContaining("key policies:write"),
-        changed_at: secondAt,
-        changes: [
-          "dlp.screenshot_allowed: true -> false",
-          'network.blocked_domains: added "evil.example.com"',
-          'network.blocked_domains: removed "*.pastebin.com"',
-          'network.blocked_domains: removed "transfer.sh"',
-          'network.blocked_domains: removed "wetransfer.com"',
-          'network.blocked_domains: removed "*.wetransfer.com"',
-          'network.blocked_domains: removed "file.io"',
-        ],
-      },
-      { version: 1, changed_by: org.adminEmail, changed_at: createdAt, changes: ["created"] },
-    ]);
+      const history = await t.request("GET", `/api/v1/policies/${policy.id}/history`, {
+        token: org.adminToken,
+      });
+      expect(history.status).toBe(200);
+      expect(history.body).toMatchObject({ total: 3, page: 1, page_size: 20 });
+      expect(history.body.data).toEqual([
+        {
+          version: 3,
+          changed_by: org.adminEmail,
+          changed_at: thirdAt,
+          changes: ['name: "Lab" -> "Lab v3"', "storage.max_file_size_mb: 100 -> 5"],
+        },
+        {
+          version: 2,
+          changed_by: expect.stringContaining("key policies:write"),
+          changed_at: secondAt,
+          changes: [
+            "dlp.screenshot_allowed: true -> false",
+            'network.blocked_domains: added "evil.example.com"',
+            'network.blocked_domains: removed "*.pastebin.com"',
+            'network.blocked_domains: removed "transfer.sh"',
+            'network.blocked_domains: removed "wetransfer.com"',
+            'network.blocked_domains: removed "*.wetransfer.com"',
+            'network.blocked_domains: removed "file.io"',
+          ],
+        },
+        { version: 1, changed_by: org.adminEmail, changed_at: createdAt, changes: ["created"] },
+      ]);
 
-    const paged = await t.request("GET", `/api/v1/policies/${policy.id}/history?page=2&page_size=2`, {
-      token: org.adminToken,
-    });
-    expect(paged.body.data.map((entry: { version: number }) => entry.version)).toEqual([1]);
-    expect(paged.body.total).toBe(3);
+      const paged = await t.request("GET", `/api/v1/policies/${policy.id}/history?page=2&page_size=2`, {
+        token: org.adminToken,
+      });
+      expect(paged.body.data.map((entry: { version: number }) => entry.version)).toEqual([1]);
+      expect(paged.body.total).toBe(3);
 
-    expect(eventsOf(org.organizationId, "policy.updated")).toEqual([
-      {
-        policy_id: policy.id,
-        name: "Lab",
-        version: 2,
-        changes: history.body.data[1].changes,
-      },
-      { policy_id: policy.id, name: "Lab v3", version: 3, changes: history.body.data[0].changes },
-    ]);
-  });
+      expect(eventsOf(org.organizationId, "policy.updated")).toEqual([
+        {
+          policy_id: policy.id,
+          name: "Lab",
+          version: 2,
+          changes: history.body.data[1].changes,
+        },
+        { policy_id: policy.id, name: "Lab v3", version: 3, changes: history.body.data[0].changes },
+      ]);
+    },
+  );
 
   test("every version keeps its full document as it was written", async () => {
     const org = await t.createOrganization();
@@ -151,7 +154,7 @@ describe("versions and history", () => {
     }
   });
 
-  test("a PUT that changes nothing keeps the version and records nothing", async () => {
+  inProcessTest("a PUT that changes nothing keeps the version and records nothing", async () => {
     const org = await t.createOrganization();
     const policy = await createPolicy(org.adminToken, {
       name: "Stable",
@@ -222,7 +225,7 @@ describe("expected_version", () => {
 });
 
 describe("events and audit", () => {
-  test("create, update and delete emit their events and write audit entries", async () => {
+  inProcessTest("create, update and delete emit their events and write audit entries", async () => {
     const org = await t.createOrganization();
     const policy = await createPolicy(org.adminToken, { name: "Audited" });
     t.clock.advanceSeconds(1);

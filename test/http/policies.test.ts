@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { findPolicyTemplate } from "../../src/domain/policies/policy-templates";
-import { createTestApp } from "../helpers/test-app";
+import { createTestApp, inProcessTest } from "../helpers/test-app";
 
 const t = await createTestApp();
 afterAll(() => t.close());
@@ -35,36 +35,41 @@ describe("the organization default policy", () => {
 });
 
 describe("POST /api/v1/policies", () => {
-  test("creates version 1, active, without devices; omitted settings take the balanced defaults", async () => {
-    const org = await t.createOrganization();
-    const created = await t.request("POST", "/api/v1/policies", {
-      token: org.adminToken,
-      body: {
+  inProcessTest(
+    "creates version 1, active, without devices; omitted settings take the balanced defaults",
+    async () => {
+      const org = await t.createOrganization();
+      const created = await t.request("POST", "/api/v1/policies", {
+        token: org.adminToken,
+        body: {
+          name: "Finance laptops",
+          description: "No screenshots",
+          policy_data: { dlp: { screenshot_allowed: false }, storage: { max_file_size_mb: 25 } },
+        },
+      });
+      expect(created.status).toBe(201);
+      expect(created.body).toMatchObject({
         name: "Finance laptops",
         description: "No screenshots",
-        policy_data: { dlp: { screenshot_allowed: false }, storage: { max_file_size_mb: 25 } },
-      },
-    });
-    expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({
-      name: "Finance laptops",
-      description: "No screenshots",
-      version: 1,
-      active: true,
-      device_count: 0,
-      is_default: false,
-      organization_id: org.organizationId,
-      created_at: t.clock.now().toISOString(),
-    });
-    expect(created.body.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(created.body.policy_data).toEqual({
-      ...BALANCED,
-      dlp: { ...BALANCED?.dlp, screenshot_allowed: false },
-      storage: { ...BALANCED?.storage, max_file_size_mb: 25 },
-    });
-    const fetched = await t.request("GET", `/api/v1/policies/${created.body.id}`, { token: org.adminToken });
-    expect(fetched.body).toEqual(created.body);
-  });
+        version: 1,
+        active: true,
+        device_count: 0,
+        is_default: false,
+        organization_id: org.organizationId,
+        created_at: t.clock.now().toISOString(),
+      });
+      expect(created.body.id).toMatch(/^[0-9a-f-]{36}$/);
+      expect(created.body.policy_data).toEqual({
+        ...BALANCED,
+        dlp: { ...BALANCED?.dlp, screenshot_allowed: false },
+        storage: { ...BALANCED?.storage, max_file_size_mb: 25 },
+      });
+      const fetched = await t.request("GET", `/api/v1/policies/${created.body.id}`, {
+        token: org.adminToken,
+      });
+      expect(fetched.body).toEqual(created.body);
+    },
+  );
 
   test("a name alone is enough: the document is the balanced template's", async () => {
     const org = await t.createOrganization();
@@ -151,7 +156,7 @@ describe("POST /api/v1/policies", () => {
 });
 
 describe("GET /api/v1/policies", () => {
-  test("pages newest first with page, page_size and total; no documents in list items", async () => {
+  inProcessTest("pages newest first with page, page_size and total; no documents in list items", async () => {
     const org = await t.createOrganization();
     for (const name of ["First", "Second", "Third"]) {
       t.clock.advanceSeconds(60);
@@ -199,7 +204,7 @@ describe("GET /api/v1/policies/:id", () => {
 });
 
 describe("PUT /api/v1/policies/:id", () => {
-  test("changes name and description, answering the new version and updated_at", async () => {
+  inProcessTest("changes name and description, answering the new version and updated_at", async () => {
     const org = await t.createOrganization();
     const policy = await createPolicy(org.adminToken, { name: "Old name" });
     t.clock.advanceSeconds(300);

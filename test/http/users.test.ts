@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { freshTestApps, TEST_PASSWORD } from "../helpers/test-app";
+import { freshTestApps, inProcessTest, TEST_PASSWORD } from "../helpers/test-app";
 
 const USERS = "/api/v1/users";
 const ME = "/api/v1/users/me";
@@ -15,7 +15,7 @@ const newUser = (overrides: Record<string, unknown> = {}) => ({
 });
 
 describe("POST /users", () => {
-  test("creates a user who can then sign in", async () => {
+  inProcessTest("creates a user who can then sign in", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     const input = newUser({ email: "Ada@Example.com" });

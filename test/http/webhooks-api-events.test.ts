@@ -10,7 +10,7 @@ const t = await createTestApp({
   rate_limit: { unauthenticated_per_minute: 10_000 },
 });
 // standardwebhooks checks webhook-timestamp against real time.
-t.clock.set(new Date());
+if (t.target === "in-process") t.clock.set(new Date());
 const receiver = startWebhookReceiver();
 afterAll(() => {
   receiver.stop();
@@ -28,7 +28,6 @@ async function expectStatus(response: Promise<TestResponse>, status: number) {
 test("events of real API calls (policy updated, device enrolled, device wiped) arrive signed", async () => {
   const org = await t.createOrganization();
   const token = org.adminToken;
-  const dispatcher = createWebhookDispatcher(t.deps);
   await expectStatus(
     t.request("POST", "/api/v1/webhooks", {
       token,
@@ -80,7 +79,14 @@ test("events of real API calls (policy updated, device enrolled, device wiped) a
     200,
   );
 
-  for (let round = 0; round < 10 && (await dispatcher.runOnce()) > 0; round++);
+  if (t.target === "in-process") {
+    const dispatcher = createWebhookDispatcher(t.deps);
+    for (let round = 0; round < 10 && (await dispatcher.runOnce()) > 0; round++);
+  } else {
+    // The executable's own dispatcher delivers in the background.
+    const deadline = Date.now() + 15_000;
+    while (receiver.received.length < 3 && Date.now() < deadline) await Bun.sleep(50);
+  }
 
   // policy.created and device.wipe_requested are not in the filter.
   expect(receiver.received.map((request) => request.payload.event)).toEqual([

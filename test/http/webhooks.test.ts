@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { withTransaction } from "../../src/db/client";
 import { recordEvent } from "../../src/domain/events/record-event";
-import { createTestApp } from "../helpers/test-app";
+import { createTestApp, inProcessTest } from "../helpers/test-app";
 
 const SECRET = "route-test-secret-0123456";
 const PUBLIC_URL = "https://93.184.215.14/hooks/bulwark";
@@ -249,7 +249,7 @@ describe("PATCH /api/v1/webhooks/:id", () => {
 });
 
 describe("DELETE /api/v1/webhooks/:id", () => {
-  test("deletes (204) with its pending deliveries; then it is 404", async () => {
+  inProcessTest("deletes (204) with its pending deliveries; then it is 404", async () => {
     const id = await createdId({ events: ["*"] });
     withTransaction(t.deps.db, (tx) =>
       recordEvent(tx, t.clock.now(), org.organizationId, "policy.created", {}),
@@ -316,7 +316,7 @@ describe("POST /api/v1/webhooks/:id/test", () => {
 });
 
 describe("GET /api/v1/webhooks/:id/deliveries", () => {
-  test("paginates newest first and filters by status", async () => {
+  inProcessTest("paginates newest first and filters by status", async () => {
     const id = await createdId({ events: ["*"] });
     const recorded = ["policy.created", "policy.updated", "policy.deleted"].map((type) =>
       withTransaction(t.deps.db, (tx) =>

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
+
 import { count, eq } from "drizzle-orm";
 import { devices, organizations } from "../../src/db/schema";
 import { selectPublicKeyHolder } from "../../src/domain/devices/enroll-device";
@@ -12,7 +13,7 @@ import {
   selectAssignedDeviceCounts,
   selectUnassignedDeviceCount,
 } from "../../src/domain/policies/policy-views";
-import { createDeviceTestApp, enrollDevice } from "./devices-fixtures";
+import { createDeviceTestApp, enrollDevice } from "../http/devices-fixtures";
 
 const t = await createDeviceTestApp();
 afterAll(() => t.close());

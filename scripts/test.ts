@@ -1,0 +1,76 @@
+/**
+ * `npm test`: builds dist/bulwark with the same function as `npm run build`, then runs every suite
+ * in-process (the executable tests in test/binary start dist/bulwark themselves), then runs the HTTP
+ * suites again against the executable (TEST_TARGET=executable). Arguments go to both `bun test` runs
+ * (`npm test -- test/http/users.test.ts`, `npm test -- -t "sign in"`). Ends with "N passed, N failed".
+ */
+import { join } from "node:path";
+import { buildExecutable } from "./build-executable";
+
+const root = join(import.meta.dir, "..");
+const executable = join(root, "dist", "bulwark");
+const started = performance.now();
+await buildExecutable(executable);
+console.log(`built ${executable} in ${Math.round(performance.now() - started)} ms`);
+
+const args = process.argv.slice(2);
+const EXECUTABLE_SUITES = "test/http";
+
+interface Totals {
+  passed: number;
+  failed: number;
+  skipped: number;
+  exitCode: number;
+}
+
+/** Runs bun test, echoing its output, and reads the totals from its closing lines. */
+async function runBunTest(label: string, testArgs: string[], env: Record<string, string>): Promise<Totals> {
+  console.log(`\n== ${label}: bun test ${testArgs.join(" ")}`);
+  const child = Bun.spawn([process.execPath, "test", ...testArgs], {
+    cwd: root,
+    env: { ...process.env, TEST_EXECUTABLE: executable, ...env },
+    stdout: "inherit",
+    stderr: "pipe",
+  });
+  let output = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of child.stderr as ReadableStream<Uint8Array>) {
+    const text = decoder.decode(chunk);
+    output += text;
+    process.stderr.write(text);
+  }
+  const exitCode = await child.exited;
+  const count = (word: string) => Number(new RegExp(`^\\s*(\\d+) ${word}$`, "m").exec(output)?.[1] ?? 0);
+  return { passed: count("pass"), failed: count("fail"), skipped: count("skip"), exitCode };
+}
+
+const inProcess = await runBunTest("every suite, in-process", args, {});
+
+const positionals = args.filter(
+  (arg, index) => !arg.startsWith("-") && !args[index - 1]?.match(/^-(t|-test-name-pattern)$/),
+);
+const flags = args.filter((arg) => !positionals.includes(arg));
+const executablePaths =
+  positionals.length === 0
+    ? [EXECUTABLE_SUITES]
+    : positionals.filter((path) => path.includes(EXECUTABLE_SUITES));
+const onExecutable: Totals =
+  executablePaths.length > 0
+    ? await runBunTest("the HTTP suites, against dist/bulwark", [...executablePaths, ...flags], {
+        TEST_TARGET: "executable",
+      })
+    : { passed: 0, failed: 0, skipped: 0, exitCode: 0 };
+if (executablePaths.length === 0)
+  console.log("\n(no HTTP suite selected: nothing to run against dist/bulwark)");
+
+const passed = inProcess.passed + onExecutable.passed;
+const failed =
+  inProcess.failed +
+  onExecutable.failed +
+  (inProcess.exitCode !== 0 && inProcess.failed === 0 ? 1 : 0) +
+  (onExecutable.exitCode !== 0 && onExecutable.failed === 0 ? 1 : 0);
+console.log(
+  `\nin-process: ${inProcess.passed} passed, ${inProcess.failed} failed; against dist/bulwark: ${onExecutable.passed} passed, ${onExecutable.failed} failed, ${onExecutable.skipped} need the in-process app (fake clock or database) and ran in-process only`,
+);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);
