@@ -10,8 +10,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { executablePath, type RunningServer, startServer } from "../helpers/binary";
+import { type OpenApiDocument, resolveSchema, type Schema, sampleValue } from "../helpers/openapi-sample";
 
-type Schema = Record<string, any>;
 interface Operation {
   method: string;
   path: string;
@@ -122,12 +122,7 @@ afterAll(async () => {
 });
 
 function resolve(schema: Schema | undefined): Schema {
-  let current = schema ?? {};
-  for (let hops = 0; current.$ref && hops < 10; hops++) {
-    const name = String(current.$ref).split("/").at(-1) ?? "";
-    current = document.components?.schemas?.[name] ?? {};
-  }
-  return current;
+  return resolveSchema(document, schema);
 }
 
 function operations(): Operation[] {
@@ -143,38 +138,18 @@ function operations(): Operation[] {
   return found;
 }
 
-/** A value the schema accepts, as far as the document says. */
+/** A value the schema accepts; real ids and the enrollment token where the document cannot know them. */
 function sample(raw: Schema, name = ""): unknown {
-  const schema = resolve(raw);
-  if ("const" in schema) return schema.const;
-  if (Array.isArray(schema.enum)) return schema.enum[0];
-  const variants = schema.anyOf ?? schema.oneOf;
-  if (Array.isArray(variants)) return sample(variants.find((variant) => variant.type !== "null") ?? {}, name);
-  if ("default" in schema) return schema.default;
-  if (name === "enrollment_token") return realIds.enrollmentToken;
-  switch (schema.type) {
-    case "string": {
+  return sampleValue(
+    document,
+    raw,
+    (field, schema) => {
+      if (field === "enrollment_token") return realIds.enrollmentToken;
       if (schema.format === "uuid") return realIds.policies;
-      if (schema.format === "date-time") return new Date().toISOString();
-      if (schema.format === "email") return `probe-${crypto.randomUUID().slice(0, 8)}@example.com`;
-      if (schema.format === "uri") return "http://127.0.0.1:9/hook";
-      return "x".repeat(Math.max(Number(schema.minLength ?? 1), 16));
-    }
-    case "integer":
-    case "number":
-      return schema.minimum ?? 1;
-    case "boolean":
-      return true;
-    case "array":
-      return Array.from({ length: Number(schema.minItems ?? 0) }, () => sample(schema.items ?? {}));
-    case "object": {
-      const value: Record<string, unknown> = {};
-      for (const key of schema.required ?? []) value[key] = sample(schema.properties?.[key] ?? {}, key);
-      return value;
-    }
-    default:
-      return "probe";
-  }
+      return undefined;
+    },
+    name,
+  );
 }
 
 /** Values just outside what the schema accepts, each with a word on what it is. */

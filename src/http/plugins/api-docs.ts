@@ -116,6 +116,11 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
       securitySchemes: {
         bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT access token or bwk_ API key" },
         apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },
+        deviceToken: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "bwd_ device token from enrollment (agent endpoints only)",
+        },
       },
     },
     security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],

@@ -228,6 +228,8 @@ export function securityPlugin(deps: AppDeps) {
     .macro({
       /** Declares who may call the route; 401 without valid credentials, 403 naming the missing scope. */
       access: (required: Access) => ({
+        // Published in the OpenAPI document, so clients (and the security matrix test) know who may call.
+        detail: { "x-bulwark-access": required } as Record<string, unknown>,
         resolve({ request }): { principal: Principal; actor: Actor } {
           const state = requestState(request);
           if (!state.principal) throw state.authError ?? new UnauthenticatedError();
@@ -239,6 +241,7 @@ export function securityPlugin(deps: AppDeps) {
       }),
       /** Agent endpoints: the caller must present a valid device token. */
       device: (isRequired: true) => ({
+        detail: { "x-bulwark-access": "device", security: [{ deviceToken: [] }] } as Record<string, unknown>,
         resolve({ request }): { device: DevicePrincipal; actor: Actor } {
           const state = requestState(request);
           if (!isRequired || !state.device) {

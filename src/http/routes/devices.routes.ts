@@ -57,6 +57,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
         body: EnrollBody,
         response: { 201: EnrollmentResultSchema, ...errorResponses(400, 401, 409, 429) },
         detail: {
+          security: [],
           summary: "Enroll a device",
           description:
             "Called by the agent with an enrollment token in the body (no bearer). Returns the VPN " +

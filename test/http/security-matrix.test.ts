@@ -1,0 +1,195 @@
+/**
+ * The route security matrix, generated from the routes the server publishes (each operation's
+ * `x-bulwark-access`): for every route, no credential is a 401; a credential without the route's scope
+ * is a 403 naming it; another organization's resource is a 404; agent routes take only a device token.
+ * A new route is covered by these tests as soon as it is served, without a test written for it.
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import { type OpenApiDocument, sampleValue } from "../helpers/openapi-sample";
+import { createTestApp, type TestApp, type TestResponse } from "../helpers/test-app";
+import { enrollDevice } from "./devices-fixtures";
+
+interface Route {
+  method: string;
+  path: string;
+  access: string | undefined;
+  body: Record<string, unknown> | undefined;
+}
+
+let t: TestApp;
+let document: OpenApiDocument;
+let routes: Route[];
+/** Tokens of organization A, and ids of organization B's resources, by the path segment naming them. */
+const tokens: Record<string, string> = {};
+const foreignIds: Record<string, string> = {};
+
+beforeAll(async () => {
+  t = await createTestApp({
+    rate_limit: { unauthenticated_per_minute: 100_000 },
+    webhooks: { allow_private_targets: true },
+  });
+  const mine = await t.createOrganization("Mine");
+  tokens.admin = mine.adminToken;
+  tokens.member = (await t.createUser(mine.adminToken, "member")).token;
+  tokens.operator = (await t.createUser(mine.adminToken, "operator")).token;
+  tokens.device = (await enrollDevice(t, mine.adminToken)).device_token;
+
+  const theirs = await t.createOrganization("Theirs");
+  const admin = theirs.adminToken;
+  const created = async (path: string, body: unknown) => {
+    const response = await t.request("POST", path, { token: admin, body });
+    if (response.status >= 300)
+      throw new Error(`${path}: ${response.status} ${JSON.stringify(response.body)}`);
+    return response.body;
+  };
+  foreignIds.users = (
+    await created("/api/v1/users", {
+      email: `theirs-${crypto.randomUUID().slice(0, 8)}@example.com`,
+      name: "Theirs",
+      role: "member",
+      password: "correct-horse-battery",
+    })
+  ).id;
+  foreignIds.policies = (await created("/api/v1/policies", { name: "Theirs" })).id;
+  foreignIds["enrollment-tokens"] = (await created("/api/v1/enrollment-tokens", {})).id;
+  foreignIds["api-keys"] = (
+    await created("/api/v1/auth/api-keys", { name: "theirs", scopes: ["devices:read"] })
+  ).id;
+  foreignIds.webhooks = (
+    await created("/api/v1/webhooks", {
+      url: "http://127.0.0.1:9/hook",
+      events: ["*"],
+      secret: "x".repeat(20),
+    })
+  ).id;
+  const device = await enrollDevice(t, admin);
+  foreignIds.devices = device.id;
+  foreignIds.wipe_id = (await created(`/api/v1/devices/${device.id}/wipe`, { reason: "theirs" })).wipe_id;
+
+  document = (await t.request("GET", "/api/v1/openapi.json")).body;
+  routes = Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, operation]) => ({
+      method: method.toUpperCase(),
+      path,
+      access: operation["x-bulwark-access"] as string | undefined,
+      body: operation.requestBody?.content?.["application/json"]?.schema,
+    })),
+  );
+}, 60_000);
+
+/** The path with every id of organization B (unknown resources get a random id). */
+function foreignPath(path: string): string {
+  return path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    if (name === "version") return "1";
+    if (name === "wipe_id") return foreignIds.wipe_id ?? crypto.randomUUID();
+    const resource = Object.keys(foreignIds).find((key) => path.includes(`/${key}/{${name}}`));
+    return (resource && foreignIds[resource]) || crypto.randomUUID();
+  });
+}
+
+/** A body that passes validation, so that the answer is about who is asking. */
+function validBody(route: Route): unknown {
+  if (!route.body) return undefined;
+  const valueFor = (name: string, schema: Record<string, any>) => {
+    if (name === "policy_id") return foreignIds.policies;
+    if (name === "device_ids") return [foreignIds.devices];
+    if (schema.format === "uuid") return crypto.randomUUID();
+    return undefined;
+  };
+  // Every top-level field, optional ones too: some rules (a suspension needs a reason) are checked
+  // before the resource is looked up.
+  const properties = (route.body.properties ?? {}) as Record<string, Record<string, any>>;
+  return Object.fromEntries(
+    Object.entries(properties).map(([name, schema]) => [name, sampleValue(document, schema, valueFor, name)]),
+  );
+}
+
+function send(route: Route, token: string | undefined, path = foreignPath(route.path)) {
+  return t.request(route.method, path, { token, body: validBody(route) });
+}
+
+function expectErrorBody(response: TestResponse, status: number, where: string) {
+  expect(response.status, `${where}: ${JSON.stringify(response.body)}`).toBe(status);
+  expect(response.body.code, where).toBe(status);
+  expect(typeof response.body.message, where).toBe("string");
+}
+
+const ROLE_WITHOUT: Record<string, string> = {
+  admin: "operator",
+  "users:write": "operator",
+  "audit:read": "operator",
+};
+
+describe("every route", () => {
+  test("publishes who may call it, or is one of the known public routes", () => {
+    const publicRoutes = routes
+      .filter((route) => route.access === undefined)
+      .map((route) => `${route.method} ${route.path}`);
+    expect(publicRoutes.sort()).toEqual(
+      [
+        "GET /.well-known/jwks.json",
+        "GET /api/v1/docs",
+        "GET /api/v1/health",
+        "GET /api/v1/openapi.json",
+        "POST /api/v1/auth/login",
+        "POST /api/v1/auth/refresh",
+        "POST /api/v1/devices/enroll",
+      ].sort(),
+    );
+  });
+
+  test("without a credential: 401 with the error body", async () => {
+    const secured = routes.filter((route) => route.access !== undefined);
+    expect(secured.length).toBeGreaterThan(40);
+    for (const route of secured)
+      expectErrorBody(await send(route, undefined), 401, `${route.method} ${route.path}`);
+  });
+
+  test("with a credential that lacks the route's scope: 403 naming the scope", async () => {
+    const scoped = routes.filter(
+      (route) => route.access && !["authenticated", "device"].includes(route.access),
+    );
+    for (const route of scoped) {
+      const access = route.access as string;
+      const role = ROLE_WITHOUT[access] ?? "member";
+      const response = await send(route, tokens[role]);
+      const where = `${route.method} ${route.path} as ${role}`;
+      expectErrorBody(response, 403, where);
+      expect(response.body.details, where).toContain(access);
+    }
+  });
+
+  test("an administrator of another organization gets 404 for this one's resources, never the data", async () => {
+    const withIds = routes.filter(
+      (route) => route.path.includes("{") && route.access !== undefined && route.access !== "device",
+    );
+    expect(withIds.length).toBeGreaterThan(20);
+    for (const route of withIds) {
+      const response = await send(route, tokens.admin);
+      expectErrorBody(response, 404, `${route.method} ${foreignPath(route.path)}`);
+    }
+  });
+
+  test("agent routes take only a device token: a user's token is a 401, another organization's wipe a 404", async () => {
+    const agentRoutes = routes.filter((route) => route.access === "device");
+    expect(agentRoutes.length).toBeGreaterThan(0);
+    for (const route of agentRoutes) {
+      expectErrorBody(
+        await send(route, tokens.admin),
+        401,
+        `${route.method} ${route.path} with a user token`,
+      );
+      if (route.path.includes("{wipe_id}"))
+        expectErrorBody(await send(route, tokens.device), 404, `${route.method} ${route.path} (their wipe)`);
+    }
+  });
+
+  test("a device token opens no other route", async () => {
+    for (const route of routes.filter((route) => route.access !== undefined && route.access !== "device"))
+      expectErrorBody(
+        await send(route, tokens.device),
+        401,
+        `${route.method} ${route.path} with a device token`,
+      );
+  });
+});
