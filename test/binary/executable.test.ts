@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, type RunningServer, startServer } from "../helpers/binary";
@@ -9,6 +9,14 @@ let binary: string;
 beforeAll(async () => {
   binary = await buildBinary();
 }, 120_000);
+
+/** stderr is exactly one line, `bulwark: ...` containing `expected`, with no stack trace. */
+function expectOneLine(stderr: string, expected: string) {
+  const lines = stderr.trim().split("\n");
+  expect(lines, stderr).toHaveLength(1);
+  expect(lines[0]).toStartWith("bulwark: ");
+  expect(lines[0]).toContain(expected);
+}
 
 function emptyFolder(): string {
   return mkdtempSync(join(tmpdir(), "bulwark-run-"));
@@ -94,10 +102,27 @@ describe("the built executable, from an empty folder", () => {
     expect(statSync(join(folder, "data", "bulwark.db")).mode & 0o777).toBe(0o600);
   });
 
-  test("a second server on the same port fails instead of sharing it", () => {
+  test("a second server on the same port fails with one line naming the address", () => {
     const port = new URL(server.url).port;
     const second = run(["serve"], emptyFolder(), { BULWARK_SERVER_PORT: port });
-    expect(second.code).not.toBe(0);
+    expect(second.code).toBe(1);
+    expectOneLine(second.stderr, `cannot listen on 127.0.0.1:${port}: the port is in use`);
+  }, 60_000);
+
+  test("a second server on the same database exits at once, naming the file and the running process", () => {
+    const second = run(["serve"], folder, { BULWARK_SERVER_PORT: "0" });
+    expect(second.code).toBe(1);
+    expectOneLine(second.stderr, "database ./data/bulwark.db is already served by process ");
+    expect(second.stderr).toContain(`process ${server.process.pid}`);
+    expect(second.stdout).not.toContain("listening");
+  }, 60_000);
+
+  test("the JWT issuer follows the port really listened on when base_url is not set", async () => {
+    const password = /with the password (\S+)/.exec(server.output())?.[1];
+    const login = await post(server, "/api/v1/auth/login", { email: "admin@bulwark.local", password });
+    const payload = JSON.parse(Buffer.from(login.body.token.split(".")[1], "base64url").toString());
+    expect(payload.iss).toBe(server.url);
+    expect(server.url).not.toEndWith(":8080");
   }, 60_000);
 
   test("serves the OpenAPI document and the offline docs page", async () => {
@@ -152,10 +177,43 @@ describe("the command line", () => {
     }
   }, 60_000);
 
-  test("invalid configuration exits non-zero naming the key", () => {
-    const result = run(["migrate"], emptyFolder(), { BULWARK_DATABASE_SYNCHRONOUS: "sometimes" });
+  test("invalid configuration: one line naming the key and, for an enum, the allowed values", () => {
+    const result = run(["migrate"], emptyFolder(), { BULWARK_DATABASE_SYNCHRONOUS: "off" });
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain("database.synchronous");
+    expectOneLine(result.stderr, "database.synchronous");
+    expect(result.stderr).toContain("must be one of full, normal");
+    const proxy = run(["serve"], emptyFolder(), { BULWARK_SERVER_TRUST_PROXY: "yes" });
+    expect(proxy.code).toBe(1);
+    expectOneLine(proxy.stderr, "server.trust_proxy");
+  }, 60_000);
+
+  test("a BULWARK_ variable that names no key is refused, with the key it probably meant", () => {
+    const result = run(["serve"], emptyFolder(), { BULWARK_SERVER_PROT: "19005" });
+    expect(result.code).toBe(1);
+    expectOneLine(result.stderr, "unknown environment variable BULWARK_SERVER_PROT");
+    expect(result.stderr).toContain("did you mean BULWARK_SERVER_PORT?");
+    // BULWARK_ADMIN_* seed the first admin and are left alone.
+    expect(run(["migrate"], emptyFolder(), { BULWARK_ADMIN_TEAM: "x" }).code).toBe(0);
+  }, 60_000);
+
+  test("startup failures are one line naming the file or address and the cause, never a stack", () => {
+    const folder = emptyFolder();
+    const notADatabase = join(folder, "notes.db");
+    writeFileSync(notADatabase, "these are not the pages of a SQLite database".repeat(100));
+    const cases: [Record<string, string>, string][] = [
+      [{ BULWARK_SERVER_HOST: "999.1.1.1" }, 'invalid config server.host: "999.1.1.1" is not an IP address'],
+      [{ BULWARK_SERVER_HOST: "10.255.255.254" }, "cannot listen on 10.255.255.254:"],
+      [{ BULWARK_DATABASE_PATH: "/proc/no-such/bulwark.db" }, "/proc/no-such/bulwark.db"],
+      [
+        { BULWARK_DATABASE_PATH: notADatabase },
+        `cannot open database ${notADatabase}: the file is not a SQLite database`,
+      ],
+    ];
+    for (const [env, expected] of cases) {
+      const result = run(["serve"], folder, { BULWARK_SERVER_PORT: "0", ...env });
+      expect({ env, code: result.code }).toEqual({ env, code: 1 });
+      expectOneLine(result.stderr, expected);
+    }
   }, 60_000);
 
   test("migrate, admin create, then sign in with that admin; backup copies the live database", async () => {
