@@ -9,8 +9,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { executablePath, type RunningServer, startServer } from "../helpers/binary";
-import { type OpenApiDocument, resolveSchema, type Schema, sampleValue } from "../helpers/openapi-sample";
+import { callServer, executablePath, type RunningServer, startServer } from "../helpers/binary";
+import { resolveSchema, type Schema, sampleValue } from "../helpers/openapi-sample";
 
 interface Operation {
   method: string;
@@ -44,18 +44,9 @@ const SESSION_ENDING = new Set(["/api/v1/auth/logout", "/api/v1/users/me/passwor
 /** Real ids, by the resource a path names, so that probes also reach the code past the 404. */
 const realIds: Record<string, string> = {};
 
-async function call(method: string, path: string, body?: unknown, token?: string) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      "content-type": "application/json",
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
+/** A request of the probe's setup, which must succeed. */
+function call(method: string, path: string, body?: unknown, token?: string) {
+  return callServer(server, method, path, token, body);
 }
 
 beforeAll(async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildBinary, type RunningServer, startServer } from "../helpers/binary";
+import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
 import { startWebhookReceiver, verifyBothSignatures } from "../helpers/webhook-receiver";
 
 const SECRET = "durability-secret-0123456";
@@ -38,27 +38,6 @@ afterAll(async () => {
   receiver.stop();
   rmSync(folder, { recursive: true, force: true });
 });
-
-async function call<T = Record<string, string>>(
-  server: RunningServer,
-  method: string,
-  path: string,
-  token?: string,
-  body?: unknown,
-): Promise<T> {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: {
-      "content-type": "application/json",
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const parsed = (await response.json()) as T;
-  if (response.status >= 300)
-    throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(parsed)}`);
-  return parsed;
-}
 
 async function waitUntil(condition: () => boolean, seconds: number): Promise<boolean> {
   const deadline = Date.now() + seconds * 1000;

@@ -1,4 +1,4 @@
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, expect } from "bun:test";
 import { inProcessTest } from "../helpers/test-app";
 import {
   checkIn,

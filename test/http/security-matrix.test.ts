@@ -5,7 +5,7 @@
  * A new route is covered by these tests as soon as it is served, without a test written for it.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import { type OpenApiDocument, sampleValue } from "../helpers/openapi-sample";
+import { type OpenApiDocument, type Schema, sampleValue } from "../helpers/openapi-sample";
 import { createTestApp, type TestApp, type TestResponse } from "../helpers/test-app";
 import { enrollDevice } from "./devices-fixtures";
 
@@ -90,7 +90,7 @@ function foreignPath(path: string): string {
 /** A body that passes validation, so that the answer is about who is asking. */
 function validBody(route: Route): unknown {
   if (!route.body) return undefined;
-  const valueFor = (name: string, schema: Record<string, any>) => {
+  const valueFor = (name: string, schema: Schema) => {
     if (name === "policy_id") return foreignIds.policies;
     if (name === "device_ids") return [foreignIds.devices];
     if (schema.format === "uuid") return crypto.randomUUID();
@@ -98,7 +98,7 @@ function validBody(route: Route): unknown {
   };
   // Every top-level field, optional ones too: some rules (a suspension needs a reason) are checked
   // before the resource is looked up.
-  const properties = (route.body.properties ?? {}) as Record<string, Record<string, any>>;
+  const properties = (route.body.properties ?? {}) as Record<string, Schema>;
   return Object.fromEntries(
     Object.entries(properties).map(([name, schema]) => [name, sampleValue(document, schema, valueFor, name)]),
   );
