@@ -4,7 +4,7 @@ import { apiDocsPlugin } from "./http/plugins/api-docs";
 import { buildRouteTable, errorHandlerPlugin, type RouteTable } from "./http/plugins/error-handler";
 import { jsonBodyPlugin } from "./http/plugins/json-body";
 import { normalizeInputPlugin } from "./http/plugins/normalize-input";
-import { MAX_BODY_BYTES, securityPlugin } from "./http/plugins/security";
+import { securityPlugin } from "./http/plugins/security";
 import { agentRoutes } from "./http/routes/agent.routes";
 import { auditLogRoutes } from "./http/routes/audit-logs.routes";
 import { authRoutes } from "./http/routes/auth.routes";
@@ -20,7 +20,7 @@ import { webhookRoutes } from "./http/routes/webhooks.routes";
 export function buildApp(deps: AppDeps) {
   let routeTable: RouteTable = [];
   const security = securityPlugin(deps);
-  const app: AnyElysia = new Elysia({ strictPath: true, serve: { maxRequestBodySize: MAX_BODY_BYTES * 64 } })
+  const app: AnyElysia = new Elysia({ strictPath: true })
     .use(errorHandlerPlugin(deps, () => routeTable))
     .use(security)
     .use(jsonBodyPlugin())

@@ -33,9 +33,17 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     (existsSync(`${options.cwd ?? "."}/bulwark.toml`) ? `${options.cwd ?? "."}/bulwark.toml` : undefined);
   if (filePath) {
     if (!existsSync(filePath)) throw new ConfigError(`config file ${filePath} does not exist`);
+    let text: string;
+    try {
+      text = readFileSync(filePath, "utf8");
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      const cause = code === "EACCES" || code === "EPERM" ? "permission denied" : (error as Error).message;
+      throw new ConfigError(`config file ${filePath} cannot be read: ${cause}`);
+    }
     let parsed: Record<string, unknown>;
     try {
-      parsed = parseToml(readFileSync(filePath, "utf8")) as Record<string, unknown>;
+      parsed = parseToml(text) as Record<string, unknown>;
     } catch (error) {
       throw new ConfigError(
         `config file ${filePath} is not valid TOML: ${(error as Error).message.split("\n")[0]}`,

@@ -1,7 +1,7 @@
 import type { Server } from "bun";
 import type { AnyElysia } from "elysia";
 import { errorResponse } from "./error-body";
-import { requestStateIfAny } from "./plugins/security";
+import { MAX_BODY_BYTES, requestStateIfAny } from "./plugins/security";
 
 /** Raised when the server cannot listen; the message names the address and the cause in one line. */
 export class ListenError extends Error {}
@@ -30,7 +30,9 @@ export function listenHttp(app: AnyElysia, options: { hostname: string; port: nu
       reusePort: false,
       development: false,
       idleTimeout: 30,
-      maxRequestBodySize: 64 * 1024 * 1024,
+      // Far above MAX_BODY_BYTES: the body reader measures bodies itself and answers the JSON 413
+      // before Bun's own cap (which closes the connection without a body) could be reached.
+      maxRequestBodySize: MAX_BODY_BYTES * 64,
       fetch: async (request) => {
         try {
           return await app.fetch(request);
