@@ -1,7 +1,7 @@
 import type { Server } from "bun";
 import type { AnyElysia } from "elysia";
-import { errorResponse } from "./error-body";
-import { MAX_BODY_BYTES, requestStateIfAny } from "./plugins/security";
+import { unhandledErrorResponse } from "./plugins/error-handler";
+import { MAX_BODY_BYTES } from "./plugins/security";
 
 /** Raised when the server cannot listen; the message names the address and the cause in one line. */
 export class ListenError extends Error {}
@@ -37,13 +37,10 @@ export function listenHttp(app: AnyElysia, options: { hostname: string; port: nu
         try {
           return await app.fetch(request);
         } catch (error) {
-          return answerUnhandled(request, error);
+          return unhandledErrorResponse(request, error);
         }
       },
-      error: (error) => {
-        console.error("unhandled error outside a request handler:", error);
-        return errorResponse(500, "internal server error");
-      },
+      error: (error) => unhandledErrorResponse(null, error),
     });
   } catch (error) {
     const code = (error as { code?: string }).code ?? "";
@@ -54,13 +51,4 @@ export function listenHttp(app: AnyElysia, options: { hostname: string; port: nu
   // Route handlers read the client address through app.server.
   app.server = server;
   return server;
-}
-
-function answerUnhandled(request: Request, error: unknown): Response {
-  const state = requestStateIfAny(request);
-  console.error(`[${state?.requestId ?? "-"}] unhandled error on ${request.method} ${request.url}:`, error);
-  return errorResponse(500, "internal server error", {
-    requestId: state?.requestId,
-    headers: state?.responseHeaders as Record<string, string> | undefined,
-  });
 }

@@ -49,7 +49,7 @@ test("every operation documents a success response and its error responses with 
           path,
           method,
           status,
-          required: ["code", "message"],
+          required: ["code", "reason", "message"],
         });
       }
       if (operation.requestBody)

@@ -57,6 +57,7 @@ export function createApiKey(
   const tooWide = (input.scopes as Scope[]).filter((scope) => !hasScope(creatorScopes, scope));
   if (tooWide.length > 0) {
     throw new ForbiddenError(
+      "scope_not_grantable",
       "insufficient permissions",
       `you cannot grant scopes you do not have: ${tooWide.join(", ")}`,
     );
@@ -136,6 +137,7 @@ export function revokeApiKey(deps: DomainDeps, principal: Principal, actor: Acto
 function assertSignedInUser(principal: Principal): void {
   if (principal.kind === "api_key") {
     throw new ForbiddenError(
+      "api_key_not_allowed",
       "API keys cannot manage API keys",
       "sign in as a user to create or revoke API keys",
     );

@@ -58,7 +58,7 @@ export async function authenticateCredential(deps: AuthDeps, credential: string)
   );
   const row = sessionLookup(deps.db).get({ sessionId: claims.sid, userId: claims.sub });
   if (!row || row.sessionUserId !== claims.sub || row.sessionRevokedAt)
-    throw new UnauthenticatedError("invalid token", "the session has ended");
+    throw new UnauthenticatedError("session_ended", "invalid token", "the session has ended");
   assertUserActive(row.user);
   return {
     kind: "user",
@@ -84,10 +84,11 @@ function authenticateApiKey(deps: AuthDeps, key: string): Principal {
     .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
     .where(eq(apiKeys.keyHash, hashSecret(key)))
     .get();
-  if (!row) throw new UnauthenticatedError("invalid API key");
-  if (row.key.revokedAt) throw new UnauthenticatedError("invalid API key", "the API key has been revoked");
+  if (!row) throw new UnauthenticatedError("api_key_invalid", "invalid API key");
+  if (row.key.revokedAt)
+    throw new UnauthenticatedError("api_key_revoked", "invalid API key", "the API key has been revoked");
   if (row.key.expiresAt <= toIso(now))
-    throw new UnauthenticatedError("invalid API key", "the API key has expired");
+    throw new UnauthenticatedError("api_key_expired", "invalid API key", "the API key has expired");
   assertUserActive(row.user);
   if (!row.key.lastUsedAt || addSeconds(new Date(row.key.lastUsedAt), LAST_USED_RESOLUTION_SECONDS) <= now) {
     deps.db
@@ -116,7 +117,8 @@ function assertUserActive(user: {
   isRestricted: boolean;
   deletedAt: string | null;
 }): void {
-  if (user.deletedAt) throw new UnauthenticatedError("invalid token", "the account no longer exists");
-  if (user.isDisabled) throw new UnauthenticatedError("account disabled");
-  if (user.isRestricted) throw new UnauthenticatedError("account restricted");
+  if (user.deletedAt)
+    throw new UnauthenticatedError("account_deleted", "invalid token", "the account no longer exists");
+  if (user.isDisabled) throw new UnauthenticatedError("account_disabled", "account disabled");
+  if (user.isRestricted) throw new UnauthenticatedError("account_restricted", "account restricted");
 }

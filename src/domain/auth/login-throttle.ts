@@ -70,5 +70,5 @@ function findRow(tx: DbOrTx, email: string, ip: string) {
 
 function lockedOut(now: Date, lockedUntil: string): RateLimitedError {
   const retryAfter = Math.max(1, Math.ceil((new Date(lockedUntil).getTime() - now.getTime()) / 1000));
-  return new RateLimitedError(TOO_MANY_LOGIN_ATTEMPTS, retryAfter);
+  return new RateLimitedError("login_throttled", TOO_MANY_LOGIN_ATTEMPTS, retryAfter);
 }

@@ -27,7 +27,7 @@ export async function refreshSession(
   const session = deps.db.select().from(sessions).where(eq(sessions.id, claims.sid)).get();
   const user = deps.db.select().from(users).where(eq(users.id, claims.sub)).get();
   if (!row || !session || !user || row.sessionId !== session.id)
-    throw new UnauthenticatedError("invalid refresh token");
+    throw new UnauthenticatedError("refresh_token_invalid", "invalid refresh token");
   const now = deps.clock.now();
   const actor = {
     type: "user" as const,
@@ -49,14 +49,15 @@ export async function refreshSession(
       });
     }
     throw new UnauthenticatedError(
+      "refresh_token_reused",
       "invalid refresh token",
       "this refresh token was already used; the session has been revoked",
     );
   }
   if (row.revokedAt || session.revokedAt)
-    throw new UnauthenticatedError("invalid refresh token", "the session has ended");
+    throw new UnauthenticatedError("session_ended", "invalid refresh token", "the session has ended");
   if (user.isDisabled || user.isRestricted || user.deletedAt)
-    throw new UnauthenticatedError("account disabled");
+    throw new UnauthenticatedError("account_disabled", "account disabled");
 
   const signed = await signTokenPair(deps, user, session.id);
   withTransaction(deps.db, (tx) => {
@@ -67,7 +68,7 @@ export async function refreshSession(
       .where(and(eq(refreshTokens.id, row.id), isNull(refreshTokens.usedAt), isNull(refreshTokens.revokedAt)))
       .returning({ id: refreshTokens.id })
       .all();
-    if (used.length !== 1) throw new UnauthenticatedError("invalid refresh token");
+    if (used.length !== 1) throw new UnauthenticatedError("refresh_token_invalid", "invalid refresh token");
     insertRefreshToken(tx, now, session.id, user.id, signed);
     tx.update(sessions)
       .set({ expiresAt: toIso(signed.refreshExpiresAt) })

@@ -73,7 +73,7 @@ export async function signInWithPassword(
         details: { reason: "invalid credentials" },
       });
     });
-    throw new UnauthenticatedError("invalid credentials");
+    throw new UnauthenticatedError("invalid_credentials", "invalid credentials");
   }
   if (user.isDisabled || user.isRestricted) {
     const reason = user.isDisabled ? "account disabled" : "account restricted";
@@ -88,7 +88,7 @@ export async function signInWithPassword(
         details: { reason },
       });
     });
-    throw new UnauthenticatedError(reason);
+    throw new UnauthenticatedError(user.isDisabled ? "account_disabled" : "account_restricted", reason);
   }
   return completeFirstFactor(
     deps,

@@ -105,7 +105,7 @@ export async function verifyToken<T extends AccessClaims | RefreshClaims>(
       token,
       async (header) => {
         const entry = header.kid ? keys.verificationKeys.get(header.kid) : undefined;
-        if (!entry) throw new UnauthenticatedError("invalid token", "unknown signing key");
+        if (!entry) throw new UnauthenticatedError("token_invalid", "invalid token", "unknown signing key");
         return entry.key;
       },
       { issuer: settings.issuer, algorithms: [keys.algorithm], currentDate: now },
@@ -115,8 +115,9 @@ export async function verifyToken<T extends AccessClaims | RefreshClaims>(
     return claims;
   } catch (error) {
     if (error instanceof UnauthenticatedError) throw error;
-    if (error instanceof joseErrors.JWTExpired) throw new UnauthenticatedError("token expired");
-    throw new UnauthenticatedError("invalid token");
+    if (error instanceof joseErrors.JWTExpired)
+      throw new UnauthenticatedError("token_expired", "token expired");
+    throw new UnauthenticatedError("token_invalid", "invalid token");
   }
 }
 
@@ -130,7 +131,7 @@ function checkClaims<T extends AccessClaims | RefreshClaims>(
     typeof payload.jti !== "string" ||
     typeof payload.sid !== "string"
   ) {
-    throw new UnauthenticatedError("invalid token", `not an ${type} token`);
+    throw new UnauthenticatedError("token_invalid", "invalid token", `not an ${type} token`);
   }
   return payload as unknown as T;
 }

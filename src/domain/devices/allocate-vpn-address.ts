@@ -2,14 +2,14 @@ import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { devices } from "../../db/schema";
 import { hostRange, type Ipv4Range, parseCidr } from "../../lib/ipv4";
-import { ConflictError, DomainError } from "../errors";
+import { ConflictError, UnavailableError } from "../errors";
 
 /** The addresses devices may receive from the configured pool (`vpn.address_pool`). */
 export function vpnAddressRange(addressPool: string): Ipv4Range {
   const cidr = parseCidr(addressPool);
   if (!cidr) {
-    throw new DomainError(
-      "unavailable",
+    throw new UnavailableError(
+      "vpn_pool_misconfigured",
       "the VPN address pool is misconfigured",
       `vpn.address_pool "${addressPool}" is not an IPv4 network such as 10.100.0.0/16`,
     );
@@ -34,6 +34,7 @@ export function allocateVpnAddress(tx: DbOrTx, range: Ipv4Range): number {
     ) AS address`);
   if (range.first > range.last || typeof found?.address !== "number") {
     throw new ConflictError(
+      "vpn_pool_exhausted",
       "the VPN address pool is exhausted",
       "every address of vpn.address_pool is held by a device; delete wiped devices or widen the pool",
     );

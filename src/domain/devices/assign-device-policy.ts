@@ -28,7 +28,8 @@ export function assignDevicePolicy(
   const timestamp = toIso(now);
   return withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
-    if (device.status === "wiped") throw new ConflictError("device has been wiped", "its policy is final");
+    if (device.status === "wiped")
+      throw new ConflictError("device_wiped", "device has been wiped", "its policy is final");
     const policy = resolveEffectivePolicy(tx, organizationId, policyId);
     // The stored id is the policy's own spelling, whatever case the request used.
     const assignedPolicyId = policyId === null ? null : policy.id;

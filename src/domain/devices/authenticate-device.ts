@@ -25,12 +25,20 @@ export function authenticateDeviceToken(deps: DomainDeps, token: string): Device
     .innerJoin(devices, eq(devices.id, deviceTokens.deviceId))
     .where(eq(deviceTokens.tokenHash, hashSecret(token)))
     .get();
-  if (!row) throw new UnauthenticatedError("invalid device token");
+  if (!row) throw new UnauthenticatedError("device_token_invalid", "invalid device token");
   if (row.token.revokedAt)
-    throw new UnauthenticatedError("invalid device token", "the device token has been revoked");
+    throw new UnauthenticatedError(
+      "device_token_revoked",
+      "invalid device token",
+      "the device token has been revoked",
+    );
   if (row.token.expiresAt <= toIso(deps.clock.now()))
-    throw new UnauthenticatedError("invalid device token", "the device token has expired");
+    throw new UnauthenticatedError(
+      "device_token_expired",
+      "invalid device token",
+      "the device token has expired",
+    );
   if (row.device.status === "wiped")
-    throw new UnauthenticatedError("invalid device token", "the device has been wiped");
+    throw new UnauthenticatedError("device_wiped", "invalid device token", "the device has been wiped");
   return { deviceId: row.device.id, organizationId: row.device.organizationId, tokenId: row.token.id };
 }

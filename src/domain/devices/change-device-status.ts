@@ -44,12 +44,17 @@ export function changeDeviceStatus(
   const timestamp = toIso(now);
   return withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
-    if (device.status === "wiped") throw new ConflictError("device has been wiped", "its status is final");
+    if (device.status === "wiped")
+      throw new ConflictError("device_wiped", "device has been wiped", "its status is final");
     if (isSuspending && device.status === "suspended") {
-      throw new ConflictError("device is already suspended");
+      throw new ConflictError("device_already_suspended", "device is already suspended");
     }
     if (!isSuspending && device.status !== "suspended") {
-      throw new ConflictError("device is not suspended", `its status is ${device.status}`);
+      throw new ConflictError(
+        "device_not_suspended",
+        "device is not suspended",
+        `its status is ${device.status}`,
+      );
     }
     const onlineSince = toIso(addSeconds(now, -deps.config.devices.offline_after_seconds));
     const status: DeviceStatus = isSuspending

@@ -64,7 +64,7 @@ export function checkInDevice(deps: DomainDeps, caller: DevicePrincipal, input: 
     const row = tx.select().from(devices).where(eq(devices.id, caller.deviceId)).get();
     // The device may have been wiped between authentication and this transaction.
     if (!row || row.status === "wiped") {
-      throw new UnauthenticatedError("invalid device token", "the device has been wiped");
+      throw new UnauthenticatedError("device_wiped", "invalid device token", "the device has been wiped");
     }
     const policy = resolveEffectivePolicy(tx, row.organizationId, row.policyId);
     const isPolicyApplied =

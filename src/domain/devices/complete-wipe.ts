@@ -34,7 +34,11 @@ export function completeWipe(
       .get();
     if (!wipe) throw new NotFoundError("wipe");
     if (wipe.status !== "pending") {
-      throw new ConflictError("wipe is not pending", `the wipe is already ${wipe.status}`);
+      throw new ConflictError(
+        "wipe_not_pending",
+        "wipe is not pending",
+        `the wipe is already ${wipe.status}`,
+      );
     }
     const outcome = input.success
       ? { status: "completed" as const, error: null }

@@ -16,7 +16,11 @@ export function deleteDevice(deps: DomainDeps, actor: Actor, organizationId: str
   withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
     if (device.status !== "wiped") {
-      throw new ConflictError("device must be wiped before deletion", `its status is ${device.status}`);
+      throw new ConflictError(
+        "device_not_wiped",
+        "device must be wiped before deletion",
+        `its status is ${device.status}`,
+      );
     }
     tx.delete(devices).where(eq(devices.id, device.id)).run();
     tx.update(organizations)

@@ -101,6 +101,7 @@ export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Enroll
       .get();
     if (enrolled) {
       throw new ConflictError(
+        "hardware_id_enrolled",
         "a device with this hardware_id is already enrolled",
         `device ${enrolled.id} holds it; wipe and delete that device before enrolling the hardware again`,
       );
@@ -109,6 +110,7 @@ export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Enroll
     const keyHolder = selectPublicKeyHolder(tx, vpnKeys.publicKey).get();
     if (keyHolder) {
       throw new ConflictError(
+        "public_key_taken",
         "public key already in use",
         "another device holds this WireGuard public key; generate a new key pair for this device",
       );

@@ -163,7 +163,12 @@ export function consumeEnrollmentToken(tx: DbOrTx, now: Date, token: string): En
     .from(enrollmentTokens)
     .where(eq(enrollmentTokens.tokenHash, hashSecret(token)))
     .get();
-  if (!row) throw new UnauthenticatedError("invalid enrollment token", "the enrollment token is unknown");
+  if (!row)
+    throw new UnauthenticatedError(
+      "enrollment_token_unknown",
+      "invalid enrollment token",
+      "the enrollment token is unknown",
+    );
   const state = stateOf(row, now);
   if (state !== "active") throw refusal(state);
   const used = tx
@@ -188,7 +193,7 @@ function refusal(state: Exclude<EnrollmentTokenState, "active">): Unauthenticate
     revoked: "the enrollment token has been revoked",
     used_up: "the enrollment token has reached its maximum number of uses",
   };
-  return new UnauthenticatedError("invalid enrollment token", reasons[state]);
+  return new UnauthenticatedError(`enrollment_token_${state}`, "invalid enrollment token", reasons[state]);
 }
 
 /** The id of a user of the organization who has not been deleted (id in any case), or undefined. */

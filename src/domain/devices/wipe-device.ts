@@ -87,10 +87,11 @@ export function requestDeviceWipe(
   const now = deps.clock.now();
   return withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
-    if (device.status === "wiped") throw new ConflictError("device has already been wiped");
+    if (device.status === "wiped") throw new ConflictError("device_wiped", "device has already been wiped");
     const pending = findPendingWipe(tx, device.id);
     if (pending) {
       throw new ConflictError(
+        "wipe_pending",
         "a wipe is already pending for this device",
         `wipe ${pending.id} was requested at ${pending.initiatedAt}`,
       );

@@ -32,6 +32,7 @@ export function deletePolicy(
     const defaultPolicyId = findDefaultPolicyId(tx, organizationId);
     if (row.id === defaultPolicyId) {
       throw new ConflictError(
+        "default_policy_not_deletable",
         "the organization default policy cannot be deleted",
         "make another policy the organization default first",
       );

@@ -178,7 +178,11 @@ export function assertPolicyNameAvailable(
     .where(and(eq(policies.organizationId, organizationId), eq(policies.name, name)))
     .get();
   if (holder && holder.id !== exceptPolicyId) {
-    throw new ConflictError("a policy with this name already exists", `the name "${name}" is taken`);
+    throw new ConflictError(
+      "policy_name_taken",
+      "a policy with this name already exists",
+      `the name "${name}" is taken`,
+    );
   }
 }
 

@@ -55,6 +55,7 @@ export function updatePolicy(
     const row = findPolicy(tx, organizationId, id);
     if (update.expectedVersion !== undefined && update.expectedVersion !== row.currentVersion) {
       throw new ConflictError(
+        "policy_version_mismatch",
         "the policy was changed by someone else",
         `expected_version is ${update.expectedVersion} but the current version is ${row.currentVersion}`,
       );

@@ -69,6 +69,7 @@ function assertCanManageRole(principal: Principal, role: Role): void {
   const missing = ROLE_SCOPES[role].filter((scope) => !hasScope(principal.scopes, scope));
   if (missing.length > 0) {
     throw new ForbiddenError(
+      "scope_missing",
       "insufficient permissions",
       `managing the role ${role} needs scopes you do not have: ${missing.join(", ")}`,
     );
@@ -93,7 +94,7 @@ export function insertUser(
 ): UserRow {
   const email = normalizeEmail(input.email);
   if (tx.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) {
-    throw new ConflictError("a user with this email already exists");
+    throw new ConflictError("email_taken", "a user with this email already exists");
   }
   const timestamp = toIso(now);
   const row: UserRow = {
@@ -205,7 +206,7 @@ export function updateUser(
       !row.isDisabled &&
       ((input.role !== undefined && input.role !== "admin") || input.disabled === true);
     if (losesAdmin && countOtherActiveAdmins(tx, organizationId, id) === 0)
-      throw new ConflictError(LAST_ADMIN);
+      throw new ConflictError("last_admin", LAST_ADMIN);
     const next = {
       name: input.name ?? row.name,
       role: input.role ?? row.role,
@@ -232,7 +233,7 @@ export function deleteUser(deps: DomainDeps, principal: Principal, actor: Actor,
     const row = findLiveUser(tx, organizationId, id);
     assertCanManageRole(principal, row.role);
     if (row.role === "admin" && !row.isDisabled && countOtherActiveAdmins(tx, organizationId, id) === 0) {
-      throw new ConflictError(LAST_ADMIN);
+      throw new ConflictError("last_admin", LAST_ADMIN);
     }
     closeAccount(tx, now, row.id);
     recordAudit(tx, now, actor, {
@@ -274,6 +275,7 @@ export async function changeOwnPassword(
   // A key holder proving the password would turn a narrow key into the whole account.
   if (principal.kind === "api_key")
     throw new ForbiddenError(
+      "api_key_not_allowed",
       "API keys cannot change passwords",
       "sign in as the user to change the password",
     );

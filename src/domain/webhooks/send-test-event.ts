@@ -19,7 +19,11 @@ export function sendTestEvent(
   return withTransaction(deps.db, (tx) => {
     const row = findWebhook(tx, organizationId, id);
     if (!row.isActive) {
-      throw new ConflictError("webhook is disabled", 're-enable it with PATCH {"active": true} first');
+      throw new ConflictError(
+        "webhook_disabled",
+        "webhook is disabled",
+        're-enable it with PATCH {"active": true} first',
+      );
     }
     const event = insertEvent(tx, now, organizationId, "webhook.test", {
       webhook_id: id,

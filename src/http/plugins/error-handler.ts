@@ -1,9 +1,14 @@
 import { Elysia } from "elysia";
-import { DomainError, type DomainErrorKind, RateLimitedError, ValidationError } from "../../domain/errors";
+import {
+  DomainError,
+  type DomainErrorKind,
+  type FieldError,
+  RateLimitedError,
+  ValidationError,
+} from "../../domain/errors";
 import type { AppDeps } from "../app-deps";
-import { errorResponse, HttpError } from "../error-body";
 import { toFieldErrors } from "../validation-errors";
-import { countUncountedRequest, requestState } from "./security";
+import { countUncountedRequest, requestStateIfAny } from "./security";
 
 /** The one table from domain error kinds to HTTP statuses. */
 const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
@@ -12,6 +17,9 @@ const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   forbidden: 403,
   not_found: 404,
   conflict: 409,
+  too_large: 413,
+  unsupported_media_type: 415,
+  headers_too_large: 431,
   rate_limited: 429,
   unavailable: 503,
 };
@@ -23,6 +31,79 @@ const INPUT_NAMES: Record<string, string> = {
   headers: "invalid request header",
   cookie: "invalid cookie",
 };
+
+/** SPEC.md's error body, plus the stable `reason` and the request id. */
+export interface ErrorBody {
+  code: number;
+  reason: string;
+  message: string;
+  details?: string;
+  errors?: FieldError[];
+  request_id?: string;
+  /** Only on `POST /policies/validate`'s 400, which answers the shape of its 200. */
+  valid?: false;
+}
+
+const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+/** Fields whose value is never echoed back in `received`: an error body may end up in logs. */
+const SECRET_FIELD = /(password|secret|token|key)$/i;
+const MAX_ECHO_CHARACTERS = 200;
+const MAX_DETAILS_CHARACTERS = 500;
+
+/** `received` as it may be shown: omitted for secrets, cut to 200 characters (non-strings as JSON text). */
+function echoable(error: FieldError): FieldError {
+  const lastSegment = error.field.split(".").at(-1) ?? "";
+  const { received, ...rest } = error;
+  if (received === undefined || SECRET_FIELD.test(lastSegment)) return rest;
+  const text = typeof received === "string" ? received : (JSON.stringify(received) ?? String(received));
+  if (text.length <= MAX_ECHO_CHARACTERS) return error;
+  return { ...rest, received: `${text.slice(0, MAX_ECHO_CHARACTERS)}…` };
+}
+
+/** A failure described for the one body: status, reason, message and what else the answer says. */
+interface Described {
+  status: number;
+  reason: string;
+  message: string;
+  details?: string;
+  errors?: FieldError[];
+  headers?: Record<string, string>;
+  isPolicyValidation?: boolean;
+}
+
+/** The only place an error response is made. */
+function errorResponse(described: Described, headers: Record<string, string>, requestId?: string): Response {
+  const body: ErrorBody = { code: described.status, reason: described.reason, message: described.message };
+  if (described.details)
+    body.details =
+      described.details.length > MAX_DETAILS_CHARACTERS
+        ? `${described.details.slice(0, MAX_DETAILS_CHARACTERS)}…`
+        : described.details;
+  if (described.isPolicyValidation) body.valid = false;
+  if (described.errors && described.errors.length > 0) body.errors = described.errors.map(echoable);
+  if (requestId) body.request_id = requestId;
+  return new Response(JSON.stringify(body), {
+    status: described.status,
+    headers: { ...headers, ...described.headers, ...JSON_HEADERS },
+  });
+}
+
+/**
+ * The answer to a failure outside Elysia's handling (see http-server.ts): the 500 body with the
+ * request id and rate-limit headers the request had gathered, if it got that far.
+ */
+export function unhandledErrorResponse(request: Request | null, error: unknown): Response {
+  const state = request ? requestStateIfAny(request) : undefined;
+  const where = request ? `${request.method} ${request.url}` : "outside a request";
+  console.error(`[${state?.requestId ?? "-"}] unhandled error on ${where}:`, error);
+  return errorResponse(
+    INTERNAL_ERROR,
+    (state?.responseHeaders ?? {}) as Record<string, string>,
+    state?.requestId,
+  );
+}
+
+const INTERNAL_ERROR: Described = { status: 500, reason: "internal_error", message: "internal server error" };
 
 /** Route patterns by method, used to tell 405 (path exists, other method) from 404. */
 export type RouteTable = { method: string; pattern: RegExp }[];
@@ -39,10 +120,84 @@ export function buildRouteTable(routes: { method: string; path: string }[]): Rou
   }));
 }
 
+/** A typed error as the body says it: its kind's status, its reason, message, details and field errors. */
+function describeDomainError(error: DomainError): Described {
+  return {
+    status: STATUS_BY_KIND[error.kind],
+    reason: error.reason,
+    message: error.message,
+    details: error.details,
+    errors: error instanceof ValidationError ? error.errors : undefined,
+    headers:
+      error instanceof RateLimitedError ? { "retry-after": String(error.retryAfterSeconds) } : undefined,
+    isPolicyValidation: error instanceof PolicyDocumentInvalidError,
+  };
+}
+
+/** `POST /policies/validate` refusing a document: its 400 also says `valid: false`. */
+export class PolicyDocumentInvalidError extends ValidationError {
+  constructor(errors: FieldError[]) {
+    super("invalid policy", errors, undefined, "policy_invalid");
+  }
+}
+
+/** What Elysia itself raised (validation, parsing, routing), described for the one body. */
+function describeFrameworkError(
+  code: unknown,
+  error: unknown,
+  request: Request,
+  routeTable: RouteTable,
+): Described | null {
+  if (code === "VALIDATION") {
+    const validation = error as { type: string; all: Parameters<typeof toFieldErrors>[0] };
+    if (validation.type === "response") return null;
+    const errors = toFieldErrors(validation.all, "");
+    return {
+      status: 400,
+      reason: "validation_failed",
+      message: INPUT_NAMES[validation.type] ?? "invalid request",
+      details: errors.map((entry) => `${entry.field}: ${entry.message}`).join("; "),
+      errors,
+    };
+  }
+  if (code === "PARSE")
+    return {
+      status: 400,
+      reason: "invalid_json",
+      message: "invalid request body",
+      details: "the body is not valid JSON",
+    };
+  if (code === "NOT_FOUND") {
+    const path = new URL(request.url).pathname;
+    const allowed = [
+      ...new Set(routeTable.filter((route) => route.pattern.test(path)).map((route) => route.method)),
+    ];
+    if (allowed.length > 0 && !allowed.includes(request.method.toUpperCase())) {
+      return {
+        status: 405,
+        reason: "method_not_allowed",
+        message: "method not allowed",
+        details: `${request.method} is not supported here; allowed: ${allowed.join(", ")}`,
+        headers: { allow: allowed.join(", ") },
+      };
+    }
+    return {
+      status: 404,
+      reason: "route_not_found",
+      message: "not found",
+      details: `no route for ${request.method} ${path}`,
+    };
+  }
+  if (code === "INVALID_COOKIE_SIGNATURE")
+    return { status: 400, reason: "invalid_cookie", message: "invalid cookie" };
+  return null;
+}
+
 /**
- * Maps every failure to SPEC.md's error body: domain errors by kind, Elysia's validation (422) to 400
- * with each field named, malformed JSON to 400, unknown routes to 404, known paths with the wrong method
- * to 405. Anything else is logged and answered with a 500 that carries no stack trace.
+ * Maps every failure to SPEC.md's error body with a stable `reason`: typed errors by kind, Elysia's
+ * validation (422) to 400 with each field named, malformed JSON to 400, unknown routes to 404, known
+ * paths with the wrong method to 405. Anything else is logged and answered with a 500 that carries no
+ * stack trace. Nothing else in the code builds an error response.
  */
 export function errorHandlerPlugin(deps: AppDeps, routeTable: () => RouteTable) {
   return new Elysia({ name: "error-handler" })
@@ -54,85 +209,16 @@ export function errorHandlerPlugin(deps: AppDeps, routeTable: () => RouteTable) 
           ? ((thrown as Error).cause as Error)
           : thrown;
       const headers = { ...(set.headers as Record<string, string>) };
-      let requestId: string | undefined;
-      try {
-        requestId = requestState(request).requestId;
-      } catch {
-        requestId = undefined;
-      }
-      if (error instanceof ValidationError) {
-        return errorResponse(400, error.message, {
-          details: error.details,
-          errors: error.errors,
-          headers,
-          requestId,
-        });
-      }
-      if (error instanceof RateLimitedError) {
-        return errorResponse(429, error.message, {
-          details: error.details,
-          headers: { ...headers, "retry-after": String(error.retryAfterSeconds) },
-          requestId,
-        });
-      }
-      if (error instanceof HttpError) {
-        return errorResponse(error.status, error.message, { details: error.details, headers, requestId });
-      }
-      if (error instanceof DomainError) {
-        return errorResponse(STATUS_BY_KIND[error.kind], error.message, {
-          details: error.details,
-          headers,
-          requestId,
-        });
-      }
-      if (code === "VALIDATION") {
-        const validation = error as unknown as { type: string; all: Parameters<typeof toFieldErrors>[0] };
-        if (validation.type === "response") {
-          console.error(`[${requestId}] response did not match its schema`, validation.all);
-          return errorResponse(500, "internal server error", { headers, requestId });
-        }
-        const errors = toFieldErrors(validation.all, "");
-        const message = INPUT_NAMES[validation.type] ?? "invalid request";
-        return errorResponse(400, message, {
-          details: errors.map((entry) => `${entry.field}: ${entry.message}`).join("; "),
-          errors,
-          headers,
-          requestId,
-        });
-      }
-      if (code === "PARSE") {
-        return errorResponse(400, "invalid request body", {
-          details: "the body is not valid JSON",
-          headers,
-          requestId,
-        });
-      }
-      if (code === "NOT_FOUND") {
-        const path = new URL(request.url).pathname;
-        const allowed = [
-          ...new Set(
-            routeTable()
-              .filter((route) => route.pattern.test(path))
-              .map((route) => route.method),
-          ),
-        ];
-        if (allowed.length > 0 && !allowed.includes(request.method.toUpperCase())) {
-          return errorResponse(405, "method not allowed", {
-            details: `${request.method} is not supported here; allowed: ${allowed.join(", ")}`,
-            headers: { ...headers, allow: allowed.join(", ") },
-            requestId,
-          });
-        }
-        return errorResponse(404, "not found", {
-          details: `no route for ${request.method} ${path}`,
-          headers,
-          requestId,
-        });
-      }
-      if (code === "INVALID_COOKIE_SIGNATURE")
-        return errorResponse(400, "invalid cookie", { headers, requestId });
-      console.error(`[${requestId}] unhandled error on ${request.method} ${request.url}:`, error);
-      return errorResponse(500, "internal server error", { headers, requestId });
+      const requestId = requestStateIfAny(request)?.requestId;
+      const described =
+        error instanceof DomainError
+          ? describeDomainError(error)
+          : describeFrameworkError(code, error, request, routeTable());
+      if (described) return errorResponse(described, headers, requestId);
+      if (code === "VALIDATION")
+        console.error(`[${requestId}] response did not match its schema`, (error as { all?: unknown }).all);
+      else console.error(`[${requestId}] unhandled error on ${request.method} ${request.url}:`, error);
+      return errorResponse(INTERNAL_ERROR, headers, requestId);
     })
     .as("global");
 }

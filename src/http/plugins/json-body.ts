@@ -1,7 +1,11 @@
 import { Elysia } from "elysia";
-import { type FieldError, ValidationError } from "../../domain/errors";
+import {
+  BodyTooLargeError,
+  type FieldError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from "../../domain/errors";
 import { isNestedDeeperThan } from "../../lib/json-nesting";
-import { HttpError } from "../error-body";
 import { MAX_BODY_BYTES } from "./security";
 
 /** Deeper than any body this API accepts (policy documents nest four levels); deeper is refused unread. */
@@ -25,7 +29,7 @@ async function readBodyText(request: Request): Promise<string> {
     size += value.byteLength;
     if (size > MAX_BODY_BYTES) {
       reader.cancel().catch(() => undefined);
-      throw new HttpError(413, "request body too large", `the body may be at most ${MAX_BODY_BYTES} bytes`);
+      throw new BodyTooLargeError(`the body may be at most ${MAX_BODY_BYTES} bytes`);
     }
     chunks.push(value);
   }
@@ -33,7 +37,7 @@ async function readBodyText(request: Request): Promise<string> {
     // A leading byte-order mark is allowed and dropped (ignoreBOM: false); invalid UTF-8 is refused.
     return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
   } catch {
-    throw new ValidationError("invalid request body", [], "the body is not valid UTF-8");
+    throw new ValidationError("invalid request body", [], "the body is not valid UTF-8", "body_not_utf8");
   }
 }
 
@@ -100,17 +104,14 @@ export function jsonBodyPlugin() {
       const text = await readBodyText(request);
       if (text.trim() === "") return {};
       if (type !== "application/json" && !type.endsWith("+json")) {
-        throw new HttpError(
-          415,
-          "unsupported media type",
-          "send the body as JSON with Content-Type: application/json",
-        );
+        throw new UnsupportedMediaTypeError("send the body as JSON with Content-Type: application/json");
       }
       if (isNestedDeeperThan(text, MAX_JSON_NESTING)) {
         throw new ValidationError(
           "invalid request body",
           [],
           `the body nests objects and arrays more than ${MAX_JSON_NESTING} levels deep`,
+          "body_too_deep",
         );
       }
       let parsed: unknown;
@@ -121,6 +122,7 @@ export function jsonBodyPlugin() {
           "invalid request body",
           [],
           `the body is not valid JSON: ${(error as Error).message}`,
+          "invalid_json",
         );
       }
       const malformed = findMalformedStrings(parsed);

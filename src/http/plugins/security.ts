@@ -9,9 +9,16 @@ import {
   type DevicePrincipal,
 } from "../../domain/devices/authenticate-device";
 import { findEnrollmentTokenId } from "../../domain/devices/enrollment-tokens";
-import { DomainError, ForbiddenError, RateLimitedError, UnauthenticatedError } from "../../domain/errors";
+import {
+  BodyTooLargeError,
+  DomainError,
+  ForbiddenError,
+  HeadersTooLargeError,
+  RateLimitedError,
+  UnauthenticatedError,
+  UnavailableError,
+} from "../../domain/errors";
 import type { AppDeps } from "../app-deps";
-import { HttpError } from "../error-body";
 
 /** Per-request facts gathered once in onRequest and read by the route macros. */
 export interface RequestState {
@@ -121,6 +128,7 @@ function countRequest(
   if (!decision.isAllowed) {
     const retryAfter = Math.max(1, decision.resetAt - Math.floor(nowMs / 1000));
     throw new RateLimitedError(
+      "rate_limited",
       "rate limit exceeded",
       retryAfter,
       `at most ${decision.limit} requests per minute; retry in ${retryAfter} seconds`,
@@ -177,6 +185,7 @@ export function securityPlugin(deps: AppDeps) {
         try {
           if (credential === "")
             throw new UnauthenticatedError(
+              "authorization_header_invalid",
               "invalid authorization header",
               "expected: Authorization: Bearer <token>",
             );
@@ -189,7 +198,11 @@ export function securityPlugin(deps: AppDeps) {
           state.authError =
             error instanceof DomainError
               ? error
-              : new DomainError("unavailable", "service unavailable", "credentials could not be checked");
+              : new UnavailableError(
+                  "database_unavailable",
+                  "service unavailable",
+                  "credentials could not be checked",
+                );
           if (!(error instanceof DomainError)) console.error(`[${requestId}] authentication failed:`, error);
         }
       }
@@ -198,14 +211,10 @@ export function securityPlugin(deps: AppDeps) {
       if (path !== ENROLL_PATH || isHeaderTooLarge)
         countRequest(deps, state, set.headers, rateLimitBucket(state, path, deps.config.rate_limit));
       if (isHeaderTooLarge) {
-        throw new HttpError(
-          431,
-          "request headers too large",
-          `the request headers may be at most ${MAX_HEADER_BYTES} bytes in all`,
-        );
+        throw new HeadersTooLargeError(`the request headers may be at most ${MAX_HEADER_BYTES} bytes in all`);
       }
       if (isDeclaredBodyTooLarge(request)) {
-        throw new HttpError(413, "request body too large", `the body may be at most ${MAX_BODY_BYTES} bytes`);
+        throw new BodyTooLargeError(`the body may be at most ${MAX_BODY_BYTES} bytes`);
       }
     })
     .onTransform(({ request, body, set }) => {
@@ -234,7 +243,11 @@ export function securityPlugin(deps: AppDeps) {
           const state = requestState(request);
           if (!state.principal) throw state.authError ?? new UnauthenticatedError();
           if (required !== "authenticated" && !hasScope(state.principal.scopes, required)) {
-            throw new ForbiddenError("insufficient permissions", `this action needs the scope ${required}`);
+            throw new ForbiddenError(
+              "scope_missing",
+              "insufficient permissions",
+              `this action needs the scope ${required}`,
+            );
           }
           return { principal: state.principal, actor: actorOf(state.principal, state.ip) };
         },
@@ -248,6 +261,7 @@ export function securityPlugin(deps: AppDeps) {
             throw (
               state.authError ??
               new UnauthenticatedError(
+                "device_token_required",
                 "invalid or missing authentication",
                 "agent endpoints need a device token",
               )

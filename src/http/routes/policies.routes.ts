@@ -11,7 +11,7 @@ import { setDefaultPolicy } from "../../domain/policies/set-default-policy";
 import { updatePolicy } from "../../domain/policies/update-policy";
 import { validateSubmittedPolicyData } from "../../domain/policies/validate-policy-document";
 import type { AppDeps } from "../app-deps";
-import { echoable } from "../error-body";
+import { PolicyDocumentInvalidError } from "../plugins/error-handler";
 import type { securityPlugin } from "../plugins/security";
 import { errorResponses, IdParams, PageQuery, Paginated, pageOf, paginate } from "../schemas/common";
 import {
@@ -95,17 +95,10 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
       )
       .post(
         "/validate",
-        ({ body, set }) => {
+        ({ body }) => {
           const result = validateSubmittedPolicyData(body.policy_data);
-          if (result.ok) return { valid: true as const, errors: [], policy_data: result.value };
-          set.status = 400;
-          return {
-            code: 400,
-            message: "invalid policy",
-            details: result.errors.map((error) => `${error.field}: ${error.message}`).join("; "),
-            valid: false as const,
-            errors: result.errors.map(echoable),
-          };
+          if (!result.ok) throw new PolicyDocumentInvalidError(result.errors);
+          return { valid: true as const, errors: [], policy_data: result.value };
         },
         {
           access: "policies:read",

@@ -5,7 +5,13 @@ import { QueryInteger } from "./query-integer";
 export const ErrorSchema = Type.Object(
   {
     code: Type.Integer({ description: "The HTTP status code" }),
-    message: Type.String(),
+    reason: Type.String({
+      description:
+        "Stable machine-readable reason in snake_case (device_not_wiped, policy_name_taken, last_admin, " +
+        "scope_missing, token_expired, rate_limited, validation_failed, ...): match on this, not on message. " +
+        "A reason never changes once shipped.",
+    }),
+    message: Type.String({ description: "For people; may be reworded" }),
     details: Type.Optional(Type.String({ description: "What exactly was wrong, when known" })),
     errors: Type.Optional(
       Type.Array(
