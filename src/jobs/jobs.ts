@@ -6,13 +6,13 @@ import { purgeExpiredDeviceCredentials } from "../domain/devices/purge-expired-d
 import { reevaluateStaleDevices } from "../domain/devices/reevaluate-stale-devices";
 import { timeOutWipes } from "../domain/devices/time-out-wipes";
 import { purgeDeliveries } from "../domain/webhooks/purge-deliveries";
-import type { AppDeps } from "../http/app-deps";
+import type { DomainDeps } from "../domain/deps";
 
 /** A named background job; tests call `run` directly with a fake clock. */
 export interface Job {
   id: string;
   intervalSeconds(config: Readonly<Config>): number;
-  run(deps: AppDeps): Promise<unknown> | unknown;
+  run(deps: DomainDeps): Promise<unknown> | unknown;
 }
 
 /** Every job, in one list. */

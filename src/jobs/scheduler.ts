@@ -1,5 +1,5 @@
 import { Cron } from "croner";
-import type { AppDeps } from "../http/app-deps";
+import type { DomainDeps } from "../domain/deps";
 import { JOBS } from "./jobs";
 
 export interface RunningJobs {
@@ -9,7 +9,7 @@ export interface RunningJobs {
 }
 
 /** Starts every job of the one list, each on its own interval; a run never overlaps itself. */
-export function startJobs(deps: AppDeps): RunningJobs {
+export function startJobs(deps: DomainDeps): RunningJobs {
   const running = new Set<Promise<unknown>>();
   const crons = JOBS.map((job) => {
     const seconds = job.intervalSeconds(deps.config);

@@ -1,0 +1,69 @@
+/**
+ * The arrow of ARCHITECTURE.md, enforced: http and jobs import domain; domain imports db, config and
+ * lib; db imports lib. Never the other way. A file that breaks the rule fails this test by name.
+ */
+import { expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+
+const SRC = join(import.meta.dir, "../src");
+
+/** Folders (under src/) and what they may not import: other folders of src/, or packages. */
+const FORBIDDEN: Record<string, { folders: string[]; packages: string[] }> = {
+  domain: { folders: ["http", "jobs", "cli"], packages: ["elysia", "@elysiajs/openapi"] },
+  db: { folders: ["domain", "http", "jobs", "cli"], packages: ["elysia"] },
+  lib: { folders: ["domain", "db", "http", "jobs", "cli", "config"], packages: ["elysia"] },
+  jobs: { folders: ["http", "cli"], packages: ["elysia"] },
+  config: { folders: ["domain", "db", "http", "jobs", "cli"], packages: ["elysia"] },
+};
+
+/** Every import of every .ts file below `folder`, as [file, imported specifier]. */
+function importsOf(folder: string): [string, string][] {
+  const found: [string, string][] = [];
+  for (const entry of readdirSync(folder, { recursive: true }).map(String)) {
+    if (!entry.endsWith(".ts")) continue;
+    const file = join(folder, entry);
+    const text = readFileSync(file, "utf8");
+    for (const match of text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^;'"]*?from\s+["']([^"']+)["']/g))
+      found.push([file, match[1] as string]);
+    for (const match of text.matchAll(/\bimport\(\s*["']([^"']+)["']\s*\)/g))
+      found.push([file, match[1] as string]);
+  }
+  return found;
+}
+
+/** The violations of the rules among `imports`, as "file imports specifier". */
+function violations(imports: [string, string][], root = SRC): string[] {
+  const broken: string[] = [];
+  for (const [file, specifier] of imports) {
+    const area = relative(root, file).split("/")[0] ?? "";
+    const rule = FORBIDDEN[area];
+    if (!rule) continue;
+    if (specifier.startsWith(".")) {
+      const target = relative(root, join(file, "..", specifier)).split("/")[0] ?? "";
+      if (rule.folders.includes(target)) broken.push(`${relative(root, file)} imports ${specifier}`);
+    } else if (rule.packages.some((name) => specifier === name || specifier.startsWith(`${name}/`))) {
+      broken.push(`${relative(root, file)} imports ${specifier}`);
+    }
+  }
+  return broken;
+}
+
+test("no import goes against the arrow", () => {
+  expect(violations(importsOf(SRC))).toEqual([]);
+});
+
+test("the rule catches a planted import: a domain file importing elysia or http", () => {
+  const planted: [string, string][] = [
+    [join(SRC, "domain/devices/planted.ts"), "elysia"],
+    [join(SRC, "domain/devices/planted.ts"), "../../http/plugins/security"],
+    [join(SRC, "lib/planted.ts"), "../domain/errors"],
+    [join(SRC, "jobs/planted.ts"), "../http/app-deps"],
+  ];
+  expect(violations(planted)).toEqual([
+    "domain/devices/planted.ts imports elysia",
+    "domain/devices/planted.ts imports ../../http/plugins/security",
+    "lib/planted.ts imports ../domain/errors",
+    "jobs/planted.ts imports ../http/app-deps",
+  ]);
+});
