@@ -1,12 +1,12 @@
 import type { Config } from "../config/config-schema";
 import { purgeExpiredCredentials } from "../domain/auth/purge-expired-credentials";
+import type { DomainDeps } from "../domain/deps";
 import { markOfflineDevices } from "../domain/devices/mark-offline-devices";
 import { purgeDeviceLogs } from "../domain/devices/purge-device-logs";
 import { purgeExpiredDeviceCredentials } from "../domain/devices/purge-expired-device-credentials";
 import { reevaluateStaleDevices } from "../domain/devices/reevaluate-stale-devices";
 import { timeOutWipes } from "../domain/devices/time-out-wipes";
 import { purgeDeliveries } from "../domain/webhooks/purge-deliveries";
-import type { DomainDeps } from "../domain/deps";
 
 /** A named background job; tests call `run` directly with a fake clock. */
 export interface Job {

@@ -67,3 +67,14 @@ export function sampleValue(
       return "sample";
   }
 }
+
+/** `schema` with every `$ref` into the document's components replaced by the component itself. */
+export function dereference(document: OpenApiDocument, schema: unknown, depth = 0): any {
+  if (Array.isArray(schema)) return schema.map((item) => dereference(document, item, depth));
+  if (!schema || typeof schema !== "object" || depth > 20) return schema;
+  const { $ref, ...rest } = schema as Schema;
+  const base = typeof $ref === "string" ? { ...resolveSchema(document, { $ref }), ...rest } : rest;
+  return Object.fromEntries(
+    Object.entries(base).map(([key, value]) => [key, dereference(document, value, depth + 1)]),
+  );
+}

@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
+import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { createTestApp, inProcessTest } from "../helpers/test-app";
 
 const t = await createTestApp();
@@ -10,6 +11,34 @@ const document = (await t.request("GET", "/api/v1/openapi.json")).body;
 test("the document is valid OpenAPI 3.1", async () => {
   expect(document.openapi).toStartWith("3.1");
   await SwaggerParser.validate(structuredClone(document));
+});
+
+test("Redocly's recommended rules find no error and no warning", async () => {
+  const config = await createConfig({ extends: ["recommended"] });
+  // An absolute reference: Redocly skips problems it locates in a relative one.
+  const problems = await lintFromString({
+    source: JSON.stringify(document),
+    absoluteRef: "/openapi.json",
+    config,
+  });
+  expect(problems.map((problem) => `${problem.severity} ${problem.ruleId}: ${problem.message}`)).toEqual([]);
+});
+
+test("the main resources and the error body are named components, referenced where they are used", () => {
+  const names = Object.keys(document.components.schemas);
+  for (const name of ["Device", "DeviceListItem", "Policy", "PolicyData", "User", "Webhook", "Error"])
+    expect(names).toContain(name);
+  const device = document.paths["/api/v1/devices/{id}"].get.responses;
+  expect(device["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Device" });
+  expect(device["404"].content["application/json"].schema.$ref).toBe("#/components/schemas/Error");
+  expect(Object.keys(device["200"].headers)).toEqual([
+    "X-Request-Id",
+    "X-RateLimit-Limit",
+    "X-RateLimit-Remaining",
+    "X-RateLimit-Reset",
+  ]);
+  expect(device["429"].headers["Retry-After"]).toEqual({ $ref: "#/components/headers/Retry-After" });
+  expect(document.info.license.name).toBeString();
 });
 
 inProcessTest("it lists every route the app serves, and nothing else", () => {
@@ -25,6 +54,12 @@ inProcessTest("it lists every route the app serves, and nothing else", () => {
     .sort();
   expect(documented).toEqual([...new Set(served)]);
 });
+
+/** A schema, or the component it references. */
+function resolve(schema: { $ref?: string } | undefined): { required?: string[] } | undefined {
+  if (!schema?.$ref) return schema as { required?: string[] } | undefined;
+  return document.components.schemas[schema.$ref.split("/").at(-1) as string];
+}
 
 test("every operation documents a success response and its error responses with the error body", () => {
   for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
@@ -44,8 +79,8 @@ test("every operation documents a success response and its error responses with 
         (code) => Number(code) >= 400 && !(path === "/api/v1/health" && code === "503"),
       );
       for (const status of errorStatuses) {
-        const schema = operation.responses[status].content?.["application/json"]?.schema;
-        expect({ path, method, status, required: schema?.required }).toEqual({
+        const schema = resolve(operation.responses[status].content?.["application/json"]?.schema);
+        expect({ path, method, status, required: schema?.required?.slice(0, 3) }).toEqual({
           path,
           method,
           status,

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { findPolicyTemplate } from "../../src/domain/policies/policy-templates";
+import { dereference } from "../helpers/openapi-sample";
 import { createTestApp } from "../helpers/test-app";
 
 const t = await createTestApp();
@@ -362,8 +363,10 @@ describe("the OpenAPI document", () => {
       "#/components/schemas/PolicyDataInput",
     );
 
-    const policy =
-      document.paths["/api/v1/policies/{id}"].get.responses["200"].content["application/json"].schema;
+    const policy = dereference(
+      document,
+      document.paths["/api/v1/policies/{id}"].get.responses["200"].content["application/json"].schema,
+    );
     expect(policy.properties.policy_data.required).toEqual(["dlp", "network", "usb", "storage"]);
     expect(policy.properties.policy_data.properties.network.properties.allowed_domains.items.type).toBe(
       "string",
@@ -373,8 +376,10 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(create.responses)).toEqual(
       expect.arrayContaining(["201", "400", "401", "403", "409"]),
     );
-    const invalid =
-      document.paths["/api/v1/policies/validate"].post.responses["400"].content["application/json"];
+    const invalid = dereference(
+      document,
+      document.paths["/api/v1/policies/validate"].post.responses["400"].content["application/json"],
+    );
     expect(Object.keys(invalid.schema.properties)).toEqual(expect.arrayContaining(["valid", "errors"]));
   });
 });

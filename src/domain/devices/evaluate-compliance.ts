@@ -29,6 +29,7 @@ export const DeviceFactsSchema = Type.Object(
     ),
   },
   {
+    title: "DeviceFacts",
     additionalProperties: false,
     description: "Security facts reported by the device agent; a fact left out is not evaluated.",
   },
@@ -49,13 +50,13 @@ export const ViolationSchema = Type.Object(
     actual: Type.Union([Type.String(), Type.Boolean()], {
       description: "The value the device reported for the same rule.",
     }),
-    // Literal unions written out: a union built with .map() defeats Elysia's handler typing.
+    // Literal unions written out: a union built with .map() defeats the handler typing of Elysia.
     severity: Type.Union(
       [Type.Literal("low"), Type.Literal("medium"), Type.Literal("high"), Type.Literal("critical")],
       { description: "How serious the violation is: low, medium, high or critical." },
     ),
   },
-  { description: "A policy rule the device does not meet." },
+  { title: "ComplianceViolation", description: "A policy rule the device does not meet." },
 );
 
 /** One broken policy rule on one device. */
@@ -65,6 +66,7 @@ export type Violation = Static<typeof ViolationSchema>;
 export const ComplianceStatusSchema = Type.Union(
   [Type.Literal("compliant"), Type.Literal("non_compliant"), Type.Literal("unknown")],
   {
+    title: "ComplianceStatus",
     description:
       "non_compliant: a rule is broken; unknown: nothing reported yet, or a rule the policy needs could " +
       "not be checked (see missing); compliant: every rule the policy needs was checked and holds.",
@@ -92,7 +94,7 @@ export const ComplianceReportSchema = Type.Object(
     }),
     missing: MissingRulesSchema,
   },
-  { description: "Whether the device meets its assigned policy." },
+  { title: "ComplianceReport", description: "Whether the device meets its assigned policy." },
 );
 
 /** The compliance report of a device. */

@@ -75,7 +75,7 @@ export const DlpSettingsSchema = Type.Object(
       },
     ),
   },
-  { additionalProperties: false, description: "Data loss prevention settings." },
+  { title: "DlpSettings", additionalProperties: false, description: "Data loss prevention settings." },
 );
 
 const DomainSchema = Type.String({
@@ -101,7 +101,7 @@ export const NetworkSettingsSchema = Type.Object(
     }),
     split_tunnel: Type.Boolean({ description: "Allow split tunneling." }),
   },
-  { additionalProperties: false, description: "Network settings." },
+  { title: "NetworkSettings", additionalProperties: false, description: "Network settings." },
 );
 
 /** USB device settings. */
@@ -126,7 +126,7 @@ export const UsbSettingsSchema = Type.Object(
     }),
     audit_only: Type.Boolean({ description: "Log USB use but do not block it." }),
   },
-  { additionalProperties: false, description: "USB device settings." },
+  { title: "UsbSettings", additionalProperties: false, description: "USB device settings." },
 );
 
 /** Storage settings. */
@@ -141,7 +141,7 @@ export const StorageSettingsSchema = Type.Object(
       description: "Largest file that may be transferred, in megabytes.",
     }),
   },
-  { additionalProperties: false, description: "Storage settings." },
+  { title: "StorageSettings", additionalProperties: false, description: "Storage settings." },
 );
 
 /** The complete policy document, as stored with every policy version. */
@@ -152,7 +152,7 @@ export const PolicyDataSchema = Type.Object(
     usb: UsbSettingsSchema,
     storage: StorageSettingsSchema,
   },
-  { additionalProperties: false, description: "Policy settings by section." },
+  { title: "PolicyData", additionalProperties: false, description: "Policy settings by section." },
 );
 
 /** A complete policy document. */

@@ -14,7 +14,7 @@ const DESCRIPTION = [
   "Authenticate with `Authorization: Bearer <token>` (from `POST /api/v1/auth/login`) or with an API key",
   "(`Authorization: Bearer bwk_...` or `X-API-Key: bwk_...`). Agent endpoints take the device token returned at enrollment.",
   "",
-  "Errors are `{code, message, details?}`; validation errors add `errors: [{field, message, received}]`.",
+  "Errors are `{code, reason, message, details?, request_id}` (the `Error` schema); match on `reason`, which never changes once shipped. Validation errors add `errors: [{field, message, received}]`.",
   "Every response carries `X-Request-Id`, `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`; a 429 adds `Retry-After`.",
 ].join("\n");
 
@@ -26,15 +26,74 @@ interface OpenApiDocument {
 type Operation = {
   parameters?: { schema?: Record<string, unknown> }[];
   requestBody?: { required?: boolean; content?: Record<string, unknown> };
-  responses?: Record<string, { description?: string; content?: Record<string, unknown> }>;
+  responses?: Record<string, { description?: string; content?: Record<string, unknown>; headers?: unknown }>;
   security?: unknown[];
 };
 
 function errorResponseObject(description: string) {
-  return {
-    description,
-    content: { "application/json": { schema: JSON.parse(JSON.stringify(ErrorSchema)) } },
-  };
+  return { description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } };
+}
+
+/**
+ * Schemas given a `title` in TypeBox (`Device`, `Policy`, `Error`, ...) become named components,
+ * referenced wherever they appear, so a client generated from this document gets a `Device` type
+ * instead of anonymous copies. A reference keeps the description of the place it stands in.
+ */
+function nameSchemas(node: unknown, components: Record<string, unknown>): unknown {
+  if (Array.isArray(node)) return node.map((item) => nameSchemas(item, components));
+  if (!node || typeof node !== "object") return node;
+  const named: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) named[key] = nameSchemas(value, components);
+  const title = named.title;
+  if (typeof title !== "string" || !/^[A-Z][A-Za-z]+$/.test(title)) return named;
+  const { description, ...schema } = named;
+  // The error body is one schema whatever status it answers; the response says which.
+  components[title] ??= title === "Error" ? schema : named;
+  const reference: Record<string, unknown> = { $ref: `#/components/schemas/${title}` };
+  const componentDescription = (components[title] as { description?: unknown }).description;
+  if (description !== undefined && description !== componentDescription) reference.description = description;
+  return reference;
+}
+
+const HEADER_REFERENCE = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** The headers every response carries (and Retry-After on a 429), declared once. */
+const RESPONSE_HEADERS = {
+  "X-Request-Id": {
+    description:
+      "The request's id (yours from X-Request-Id if it was 1-128 of A-Z a-z 0-9 . _ -); in logs too",
+    schema: { type: "string" },
+  },
+  "X-RateLimit-Limit": {
+    description: "Requests allowed per minute for this caller",
+    schema: { type: "integer" },
+  },
+  "X-RateLimit-Remaining": {
+    description: "Requests left in the current minute",
+    schema: { type: "integer" },
+  },
+  "X-RateLimit-Reset": {
+    description: "When the current window ends (epoch seconds)",
+    schema: { type: "integer" },
+  },
+  "Retry-After": { description: "Seconds to wait before trying again", schema: { type: "integer" } },
+};
+
+function declareResponseHeaders(paths: Record<string, Record<string, Operation>>): void {
+  for (const item of Object.values(paths)) {
+    for (const operation of Object.values(item)) {
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const headers: Record<string, unknown> = {
+          "X-Request-Id": HEADER_REFERENCE("X-Request-Id"),
+          "X-RateLimit-Limit": HEADER_REFERENCE("X-RateLimit-Limit"),
+          "X-RateLimit-Remaining": HEADER_REFERENCE("X-RateLimit-Remaining"),
+          "X-RateLimit-Reset": HEADER_REFERENCE("X-RateLimit-Reset"),
+        };
+        if (status === "429") headers["Retry-After"] = HEADER_REFERENCE("Retry-After");
+        (response as { headers?: unknown }).headers = headers;
+      }
+    }
+  }
 }
 
 /** `/devices/:id` -> `/devices/{id}`, without a trailing slash. */
@@ -106,13 +165,22 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
       429: rateLimited,
     };
   }
+  const schemas: Record<string, unknown> = { ...(generated.components?.schemas ?? {}) };
+  const namedPaths = nameSchemas(paths, schemas) as typeof paths;
+  declareResponseHeaders(namedPaths);
   return {
     openapi: "3.1.0",
-    info: { title: "Bulwark API", version, description: DESCRIPTION },
+    info: {
+      title: "Bulwark API",
+      version,
+      description: DESCRIPTION,
+      license: { name: "Proprietary", identifier: "LicenseRef-Bulwark-Proprietary" },
+    },
     servers: [{ url: "/", description: "This server" }],
-    paths,
+    paths: namedPaths,
     components: {
-      schemas: generated.components?.schemas ?? {},
+      schemas,
+      headers: RESPONSE_HEADERS,
       securitySchemes: {
         bearerAuth: { type: "http", scheme: "bearer", bearerFormat: "JWT access token or bwk_ API key" },
         apiKeyHeader: { type: "apiKey", in: "header", name: "X-API-Key" },

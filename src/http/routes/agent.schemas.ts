@@ -27,35 +27,38 @@ export const CheckInBody = Type.Object({
   facts: Type.Optional(DeviceFactsSchema),
 });
 
-export const CheckInResponse = Type.Object({
-  device_id: Uuid,
-  status: DeviceStatusSchema,
-  policy: Type.Object(
-    {
-      id: Uuid,
-      name: Type.String(),
-      version: Type.Integer(),
-      policy_data: PolicyDataSchema,
-    },
-    { description: "The current policy, always sent; apply it when its id or version differs from yours" },
-  ),
-  commands: Type.Array(
-    Type.Object({
-      type: Type.Literal("wipe"),
-      wipe_id: Uuid,
-      reason: Type.String(),
-      notify_user: Type.Boolean({ description: "Tell the user before wiping" }),
-      initiated_at: Timestamp,
+export const CheckInResponse = Type.Object(
+  {
+    device_id: Uuid,
+    status: DeviceStatusSchema,
+    policy: Type.Object(
+      {
+        id: Uuid,
+        name: Type.String(),
+        version: Type.Integer(),
+        policy_data: PolicyDataSchema,
+      },
+      { description: "The current policy, always sent; apply it when its id or version differs from yours" },
+    ),
+    commands: Type.Array(
+      Type.Object({
+        type: Type.Literal("wipe"),
+        wipe_id: Uuid,
+        reason: Type.String(),
+        notify_user: Type.Boolean({ description: "Tell the user before wiping" }),
+        initiated_at: Timestamp,
+      }),
+      { description: "Pending commands; confirm each wipe with POST /agent/wipes/:wipe_id/complete" },
+    ),
+    compliance: Type.Object({
+      status: ComplianceStatusSchema,
+      violations: Type.Array(ViolationSchema),
+      missing: MissingRulesSchema,
     }),
-    { description: "Pending commands; confirm each wipe with POST /agent/wipes/:wipe_id/complete" },
-  ),
-  compliance: Type.Object({
-    status: ComplianceStatusSchema,
-    violations: Type.Array(ViolationSchema),
-    missing: MissingRulesSchema,
-  }),
-  next_checkin_seconds: Type.Integer({ description: "When to check in next" }),
-});
+    next_checkin_seconds: Type.Integer({ description: "When to check in next" }),
+  },
+  { title: "CheckInResult" },
+);
 
 export const WipeIdParams = Type.Object({ wipe_id: Type.String() });
 

@@ -10,18 +10,22 @@ export const LoginBody = Type.Object({
 export const RoleSchema = Type.Union(
   [Type.Literal("admin"), Type.Literal("operator"), Type.Literal("auditor"), Type.Literal("member")],
   {
+    title: "Role",
     description:
       "admin: everything; operator: devices and policies; auditor: read-only plus audit logs; member: self-service only",
   },
 );
 
-export const SignedInUserSchema = Type.Object({
-  id: Uuid,
-  email: Type.String(),
-  name: Type.String(),
-  role: RoleSchema,
-  organization_id: Uuid,
-});
+export const SignedInUserSchema = Type.Object(
+  {
+    id: Uuid,
+    email: Type.String(),
+    name: Type.String(),
+    role: RoleSchema,
+    organization_id: Uuid,
+  },
+  { title: "SignedInUser" },
+);
 
 export const TokenPairSchema = Type.Object({
   token: Type.String({ description: "Access token (JWT), sent as Authorization: Bearer" }),
@@ -50,20 +54,26 @@ export const CreateApiKeyBody = Type.Object({
   ),
 });
 
-export const ApiKeySchema = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  key_prefix: Type.String({ description: "The first characters of the key, to recognise it" }),
-  scopes: Type.Array(Type.String()),
-  created_at: Timestamp,
-  expires_at: Timestamp,
-  last_used_at: Type.Union([Timestamp, Type.Null()]),
-  revoked_at: Type.Union([Timestamp, Type.Null()]),
-});
+export const ApiKeySchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    key_prefix: Type.String({ description: "The first characters of the key, to recognise it" }),
+    scopes: Type.Array(Type.String()),
+    created_at: Timestamp,
+    expires_at: Timestamp,
+    last_used_at: Type.Union([Timestamp, Type.Null()]),
+    revoked_at: Type.Union([Timestamp, Type.Null()]),
+  },
+  { title: "ApiKey" },
+);
 
-export const CreatedApiKeySchema = Type.Object({
-  ...ApiKeySchema.properties,
-  key: Type.String({ description: "The API key (bwk_...). Shown only in this response." }),
-});
+export const CreatedApiKeySchema = Type.Object(
+  {
+    ...ApiKeySchema.properties,
+    key: Type.String({ description: "The API key (bwk_...). Shown only in this response." }),
+  },
+  { title: "CreatedApiKey" },
+);
 
 export const JwksSchema = Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) });

@@ -10,7 +10,7 @@ export const PlatformSchema = Type.Union(
     Type.Literal("android"),
     Type.Literal("ios"),
   ],
-  { description: "linux, windows, macos, android or ios" },
+  { title: "Platform", description: "linux, windows, macos, android or ios" },
 );
 
 export const DeviceStatusSchema = Type.Union(
@@ -22,6 +22,7 @@ export const DeviceStatusSchema = Type.Union(
     Type.Literal("pending"),
   ],
   {
+    title: "DeviceStatus",
     description:
       "online: checked in recently; offline: no check-in for devices.offline_after_seconds; suspended: " +
       "disabled by an administrator; wiped: work profile wiped; pending: enrollment in progress",
@@ -42,36 +43,42 @@ const WireGuardKey = Type.String({
   description: "a WireGuard public key: the base64 of 32 bytes, as `wg pubkey` prints it",
 });
 
-export const DeviceListItemSchema = Type.Object({
-  id: Uuid,
-  device_name: Type.String(),
-  platform: PlatformSchema,
-  status: DeviceStatusSchema,
-  last_seen: Timestamp,
-  enrolled_at: Timestamp,
-  compliance_status: ComplianceStatusSchema,
-});
+export const DeviceListItemSchema = Type.Object(
+  {
+    id: Uuid,
+    device_name: Type.String(),
+    platform: PlatformSchema,
+    status: DeviceStatusSchema,
+    last_seen: Timestamp,
+    enrolled_at: Timestamp,
+    compliance_status: ComplianceStatusSchema,
+  },
+  { title: "DeviceListItem" },
+);
 
-export const DeviceSchema = Type.Object({
-  id: Uuid,
-  organization_id: Uuid,
-  user_id: Type.Union([Uuid, Type.Null()], { description: "The user the device belongs to, if any" }),
-  device_name: Type.String(),
-  platform: PlatformSchema,
-  agent_version: Type.String(),
-  os_version: Type.Union([Type.String(), Type.Null()], { description: "As last reported by the agent" }),
-  hardware_id: Type.String(),
-  status: DeviceStatusSchema,
-  suspended_reason: Type.Union([Type.String(), Type.Null()]),
-  last_seen: Timestamp,
-  enrolled_at: Timestamp,
-  policy_id: Type.String({ description: "The effective policy: the assigned one, else the default" }),
-  vpn_ip: Type.Union([Type.String(), Type.Null()], { description: "IPv4 address in the VPN" }),
-  vpn_public_key: Type.String({ description: "The device's WireGuard public key" }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  compliance: ComplianceReportSchema,
-});
+export const DeviceSchema = Type.Object(
+  {
+    id: Uuid,
+    organization_id: Uuid,
+    user_id: Type.Union([Uuid, Type.Null()], { description: "The user the device belongs to, if any" }),
+    device_name: Type.String(),
+    platform: PlatformSchema,
+    agent_version: Type.String(),
+    os_version: Type.Union([Type.String(), Type.Null()], { description: "As last reported by the agent" }),
+    hardware_id: Type.String(),
+    status: DeviceStatusSchema,
+    suspended_reason: Type.Union([Type.String(), Type.Null()]),
+    last_seen: Timestamp,
+    enrolled_at: Timestamp,
+    policy_id: Type.String({ description: "The effective policy: the assigned one, else the default" }),
+    vpn_ip: Type.Union([Type.String(), Type.Null()], { description: "IPv4 address in the VPN" }),
+    vpn_public_key: Type.String({ description: "The device's WireGuard public key" }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    compliance: ComplianceReportSchema,
+  },
+  { title: "Device" },
+);
 
 export const DeviceListQuery = Type.Object({
   ...PageQuery,
@@ -99,29 +106,32 @@ export const EnrollBody = Type.Object({
   public_key: Type.Optional(WireGuardKey),
 });
 
-export const EnrollmentResultSchema = Type.Object({
-  id: Uuid,
-  device_name: Type.String(),
-  platform: PlatformSchema,
-  status: Type.Literal("online"),
-  enrolled_at: Timestamp,
-  vpn_config: Type.Object({
-    endpoint: Type.String({ description: "host:port of the VPN server" }),
-    public_key: Type.String({ description: "The device's WireGuard public key" }),
-    private_key: Type.Optional(
-      Type.String({
-        description:
-          "The device's WireGuard private key, returned once and never stored; absent when the device sent its own public_key",
-      }),
-    ),
-    address: Type.String({ description: "The device's VPN address, e.g. 10.100.0.2/32" }),
-  }),
-  policy: Type.Object({ id: Uuid, name: Type.String(), version: Type.Integer() }),
-  device_token: Type.String({
-    description: "The agent's credential (Authorization: Bearer) for /api/v1/agent; returned once",
-  }),
-  device_token_expires_at: Timestamp,
-});
+export const EnrollmentResultSchema = Type.Object(
+  {
+    id: Uuid,
+    device_name: Type.String(),
+    platform: PlatformSchema,
+    status: Type.Literal("online"),
+    enrolled_at: Timestamp,
+    vpn_config: Type.Object({
+      endpoint: Type.String({ description: "host:port of the VPN server" }),
+      public_key: Type.String({ description: "The device's WireGuard public key" }),
+      private_key: Type.Optional(
+        Type.String({
+          description:
+            "The device's WireGuard private key, returned once and never stored; absent when the device sent its own public_key",
+        }),
+      ),
+      address: Type.String({ description: "The device's VPN address, e.g. 10.100.0.2/32" }),
+    }),
+    policy: Type.Object({ id: Uuid, name: Type.String(), version: Type.Integer() }),
+    device_token: Type.String({
+      description: "The agent's credential (Authorization: Bearer) for /api/v1/agent; returned once",
+    }),
+    device_token_expires_at: Timestamp,
+  },
+  { title: "EnrollmentResult" },
+);
 
 export const StatusBody = Type.Object({
   status: Type.Union([Type.Literal("suspended"), Type.Literal("online"), Type.Literal("active")], {
@@ -130,13 +140,16 @@ export const StatusBody = Type.Object({
   reason: Type.Optional(Reason),
 });
 
-export const StatusChangeSchema = Type.Object({
-  id: Uuid,
-  status: DeviceStatusSchema,
-  previous_status: DeviceStatusSchema,
-  reason: Type.Union([Type.String(), Type.Null()], { description: "The suspension reason" }),
-  updated_at: Timestamp,
-});
+export const StatusChangeSchema = Type.Object(
+  {
+    id: Uuid,
+    status: DeviceStatusSchema,
+    previous_status: DeviceStatusSchema,
+    reason: Type.Union([Type.String(), Type.Null()], { description: "The suspension reason" }),
+    updated_at: Timestamp,
+  },
+  { title: "DeviceStatusChange" },
+);
 
 export const WipeBody = Type.Object({
   reason: Reason,
@@ -152,46 +165,55 @@ const WipeStatusSchema = Type.Union(
   { description: "timed_out: not confirmed within devices.wipe_timeout_seconds" },
 );
 
-export const WipeInitiationSchema = Type.Object({
-  message: Type.String(),
-  wipe_id: Uuid,
-  status: Type.Literal("pending"),
-  initiated_at: Timestamp,
-  initiated_by: Type.String({ description: "The administrator (email) or API key that asked" }),
-});
+export const WipeInitiationSchema = Type.Object(
+  {
+    message: Type.String(),
+    wipe_id: Uuid,
+    status: Type.Literal("pending"),
+    initiated_at: Timestamp,
+    initiated_by: Type.String({ description: "The administrator (email) or API key that asked" }),
+  },
+  { title: "WipeRequested" },
+);
 
-export const WipeSchema = Type.Object({
-  wipe_id: Uuid,
-  device_id: Uuid,
-  status: WipeStatusSchema,
-  reason: Type.String(),
-  notify_user: Type.Boolean(),
-  initiated_at: Timestamp,
-  initiated_by: Type.String(),
-  completed_at: Type.Union([Timestamp, Type.Null()], {
-    description: "When the wipe completed, failed or timed out",
-  }),
-  error: Type.Union([Type.String(), Type.Null()]),
-});
+export const WipeSchema = Type.Object(
+  {
+    wipe_id: Uuid,
+    device_id: Uuid,
+    status: WipeStatusSchema,
+    reason: Type.String(),
+    notify_user: Type.Boolean(),
+    initiated_at: Timestamp,
+    initiated_by: Type.String(),
+    completed_at: Type.Union([Timestamp, Type.Null()], {
+      description: "When the wipe completed, failed or timed out",
+    }),
+    error: Type.Union([Type.String(), Type.Null()]),
+  },
+  { title: "Wipe" },
+);
 
-export const DevicePolicySchema = Type.Object({
-  policy_id: Uuid,
-  name: Type.String(),
-  version: Type.Integer({ description: "The policy's current version" }),
-  is_default: Type.Boolean({ description: "The policy is the organization default" }),
-  assignment: Type.Union([Type.Literal("explicit"), Type.Literal("default")], {
-    description: "explicit: assigned to the device; default: followed as the organization default",
-  }),
-  applied_at: NullableTimestamp,
-  applied_version: Type.Union([Type.Integer(), Type.Null()], {
-    description: "The version of this policy the agent last reported as applied",
-  }),
-  settings: Type.Object({
-    screenshot_allowed: Type.Boolean(),
-    clipboard_sharing: Type.Boolean(),
-    usb_allowed: Type.Boolean(),
-  }),
-});
+export const DevicePolicySchema = Type.Object(
+  {
+    policy_id: Uuid,
+    name: Type.String(),
+    version: Type.Integer({ description: "The policy's current version" }),
+    is_default: Type.Boolean({ description: "The policy is the organization default" }),
+    assignment: Type.Union([Type.Literal("explicit"), Type.Literal("default")], {
+      description: "explicit: assigned to the device; default: followed as the organization default",
+    }),
+    applied_at: NullableTimestamp,
+    applied_version: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The version of this policy the agent last reported as applied",
+    }),
+    settings: Type.Object({
+      screenshot_allowed: Type.Boolean(),
+      clipboard_sharing: Type.Boolean(),
+      usb_allowed: Type.Boolean(),
+    }),
+  },
+  { title: "DevicePolicy" },
+);
 
 export const AssignPolicyBody = Type.Object({
   policy_id: Type.Union([Uuid, Type.Null()], {
@@ -210,16 +232,19 @@ export const DeviceLogQuery = Type.Object({
   ),
 });
 
-export const DeviceLogSchema = Type.Object({
-  timestamp: Timestamp,
-  event: Type.String({
-    description:
-      "device.enrolled, device.checkin, policy.applied, policy.assigned, device.suspended, " +
-      "device.unsuspended, device.offline, device.compliance_changed, wipe.requested, wipe.completed, " +
-      "wipe.failed or wipe.timed_out",
-  }),
-  details: Type.Record(Type.String(), Type.Unknown()),
-});
+export const DeviceLogSchema = Type.Object(
+  {
+    timestamp: Timestamp,
+    event: Type.String({
+      description:
+        "device.enrolled, device.checkin, policy.applied, policy.assigned, device.suspended, " +
+        "device.unsuspended, device.offline, device.compliance_changed, wipe.requested, wipe.completed, " +
+        "wipe.failed or wipe.timed_out",
+    }),
+    details: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { title: "DeviceLogEntry" },
+);
 
 export const BulkBody = Type.Object({
   device_ids: Type.Array(Uuid, { minItems: 1, maxItems: 500, uniqueItems: true }),
@@ -234,15 +259,18 @@ export const BulkBody = Type.Object({
   ),
 });
 
-export const BulkResultSchema = Type.Object({
-  action: Type.String(),
-  results: Type.Array(
-    Type.Object({
-      device_id: Type.String(),
-      success: Type.Boolean(),
-      error: Type.Optional(Type.String({ description: "Why this device failed, e.g. device not found" })),
-    }),
-  ),
-  succeeded: Type.Integer(),
-  failed: Type.Integer(),
-});
+export const BulkResultSchema = Type.Object(
+  {
+    action: Type.String(),
+    results: Type.Array(
+      Type.Object({
+        device_id: Type.String(),
+        success: Type.Boolean(),
+        error: Type.Optional(Type.String({ description: "Why this device failed, e.g. device not found" })),
+      }),
+    ),
+    succeeded: Type.Integer(),
+    failed: Type.Integer(),
+  },
+  { title: "BulkResult" },
+);

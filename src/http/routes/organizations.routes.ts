@@ -36,27 +36,30 @@ const SsoSettingsInput = Type.Object(
   { additionalProperties: false },
 );
 
-const OrganizationSchema = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  plan: Plan,
-  default_policy_id: Type.Union([Uuid, Type.Null()]),
-  device_count: Type.Integer(),
-  user_count: Type.Integer(),
-  sso: Type.Object({
-    oidc: Type.Optional(
-      Type.Object({
-        enabled: Type.Boolean(),
-        issuer: Type.Optional(Type.String()),
-        client_id: Type.Optional(Type.String()),
-        has_client_secret: Type.Optional(Type.Boolean()),
-      }),
-    ),
-    saml: Type.Optional(SamlSettings),
-  }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
+const OrganizationSchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    plan: Plan,
+    default_policy_id: Type.Union([Uuid, Type.Null()]),
+    device_count: Type.Integer(),
+    user_count: Type.Integer(),
+    sso: Type.Object({
+      oidc: Type.Optional(
+        Type.Object({
+          enabled: Type.Boolean(),
+          issuer: Type.Optional(Type.String()),
+          client_id: Type.Optional(Type.String()),
+          has_client_secret: Type.Optional(Type.Boolean()),
+        }),
+      ),
+      saml: Type.Optional(SamlSettings),
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "Organization" },
+);
 
 const UpdateOrganizationBody = Type.Object(
   {

@@ -28,31 +28,37 @@ const IsDefault = Type.Boolean({
 });
 
 /** The full policy object. */
-export const PolicySchema = Type.Object({
-  id: Uuid,
-  organization_id: Uuid,
-  name: Type.String(),
-  description: Type.String(),
-  policy_data: PolicyDataSchema,
-  version: PolicyVersion,
-  active: Type.Boolean(),
-  device_count: DeviceCount,
-  is_default: IsDefault,
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
+export const PolicySchema = Type.Object(
+  {
+    id: Uuid,
+    organization_id: Uuid,
+    name: Type.String(),
+    description: Type.String(),
+    policy_data: PolicyDataSchema,
+    version: PolicyVersion,
+    active: Type.Boolean(),
+    device_count: DeviceCount,
+    is_default: IsDefault,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "Policy" },
+);
 
-export const PolicyListItemSchema = Type.Object({
-  id: Uuid,
-  name: Type.String(),
-  description: Type.String(),
-  version: PolicyVersion,
-  active: Type.Boolean(),
-  device_count: DeviceCount,
-  is_default: IsDefault,
-  created_at: Timestamp,
-  updated_at: Timestamp,
-});
+export const PolicyListItemSchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    description: Type.String(),
+    version: PolicyVersion,
+    active: Type.Boolean(),
+    device_count: DeviceCount,
+    is_default: IsDefault,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "PolicyListItem" },
+);
 
 export const CreatePolicyBody = Type.Object(
   {
@@ -108,11 +114,14 @@ export const ValidatePolicyBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const PolicyValidResultSchema = Type.Object({
-  valid: Type.Literal(true),
-  errors: Type.Array(ErrorSchema.properties.errors.items, { maxItems: 0, description: "Always empty" }),
-  policy_data: PolicyDataSchema,
-});
+export const PolicyValidResultSchema = Type.Object(
+  {
+    valid: Type.Literal(true),
+    errors: Type.Array(ErrorSchema.properties.errors.items, { maxItems: 0, description: "Always empty" }),
+    policy_data: PolicyDataSchema,
+  },
+  { title: "PolicyValidationResult" },
+);
 
 /** 400 of POST /policies/validate: the error body, plus `valid: false` when the document was checked. */
 export const PolicyInvalidResultSchema = Type.Object(
@@ -124,52 +133,69 @@ export const PolicyInvalidResultSchema = Type.Object(
       }),
     ),
   },
-  { title: "Error", description: "The document is invalid: every problem is listed in errors" },
+  {
+    title: "PolicyValidationError",
+    description: "The document is invalid: every problem is listed in errors",
+  },
 );
 
-export const PolicyTemplateSchema = Type.Object({
-  id: Type.Union([Type.Literal("strict"), Type.Literal("balanced"), Type.Literal("byod")]),
-  name: Type.String(),
-  description: Type.String(),
-  recommended_for: Type.Array(Type.String()),
-  policy_data: PolicyDataSchema,
-});
+export const PolicyTemplateSchema = Type.Object(
+  {
+    id: Type.Union([Type.Literal("strict"), Type.Literal("balanced"), Type.Literal("byod")]),
+    name: Type.String(),
+    description: Type.String(),
+    recommended_for: Type.Array(Type.String()),
+    policy_data: PolicyDataSchema,
+  },
+  { title: "PolicyTemplate" },
+);
 
-export const PolicyDeviceSchema = Type.Object({
-  id: Uuid,
-  device_name: Type.String(),
-  status: Type.Union([
-    Type.Literal("online"),
-    Type.Literal("offline"),
-    Type.Literal("suspended"),
-    Type.Literal("wiped"),
-    Type.Literal("pending"),
-  ]),
-  policy_version: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
-    description: "Version of this policy the device last applied; null before its first sync",
-  }),
-  last_sync: NullableTimestamp,
-});
+export const PolicyDeviceSchema = Type.Object(
+  {
+    id: Uuid,
+    device_name: Type.String(),
+    status: Type.Union([
+      Type.Literal("online"),
+      Type.Literal("offline"),
+      Type.Literal("suspended"),
+      Type.Literal("wiped"),
+      Type.Literal("pending"),
+    ]),
+    policy_version: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+      description: "Version of this policy the device last applied; null before its first sync",
+    }),
+    last_sync: NullableTimestamp,
+  },
+  { title: "PolicyDevice" },
+);
 
-export const PolicyHistoryEntrySchema = Type.Object({
-  version: PolicyVersion,
-  changed_by: Type.String({ description: "Email of the user, or name of the API key, that made the change" }),
-  changed_at: Timestamp,
-  changes: Type.Array(Type.String(), {
-    description: 'What changed, e.g. "dlp.screenshot_allowed: true -> false"; version 1 says "created"',
-  }),
-});
+export const PolicyHistoryEntrySchema = Type.Object(
+  {
+    version: PolicyVersion,
+    changed_by: Type.String({
+      description: "Email of the user, or name of the API key, that made the change",
+    }),
+    changed_at: Timestamp,
+    changes: Type.Array(Type.String(), {
+      description: 'What changed, e.g. "dlp.screenshot_allowed: true -> false"; version 1 says "created"',
+    }),
+  },
+  { title: "PolicyHistoryEntry" },
+);
 
-export const PolicyVersionSchema = Type.Object({
-  policy_id: Uuid,
-  version: PolicyVersion,
-  name: Type.String(),
-  description: Type.String(),
-  policy_data: PolicyDataSchema,
-  changed_by: PolicyHistoryEntrySchema.properties.changed_by,
-  changed_at: Timestamp,
-  changes: PolicyHistoryEntrySchema.properties.changes,
-});
+export const PolicyVersionSchema = Type.Object(
+  {
+    policy_id: Uuid,
+    version: PolicyVersion,
+    name: Type.String(),
+    description: Type.String(),
+    policy_data: PolicyDataSchema,
+    changed_by: PolicyHistoryEntrySchema.properties.changed_by,
+    changed_at: Timestamp,
+    changes: PolicyHistoryEntrySchema.properties.changes,
+  },
+  { title: "PolicyVersion" },
+);
 
 export const PolicyDeletedSchema = Type.Object({
   message: Type.String(),

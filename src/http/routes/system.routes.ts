@@ -6,12 +6,15 @@ import type { AppDeps } from "../app-deps";
 import { errorResponses } from "../schemas/common";
 import { JwksSchema } from "./auth.schemas";
 
-const HealthSchema = Type.Object({
-  status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
-  version: Type.String(),
-  database: Type.Union([Type.Literal("ok"), Type.Literal("unreachable")]),
-  uptime_seconds: Type.Integer(),
-});
+const HealthSchema = Type.Object(
+  {
+    status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
+    version: Type.String(),
+    database: Type.Union([Type.Literal("ok"), Type.Literal("unreachable")]),
+    uptime_seconds: Type.Integer(),
+  },
+  { title: "Health" },
+);
 
 /** Health check and the JWKS document; no authentication. */
 export function systemRoutes(deps: AppDeps) {

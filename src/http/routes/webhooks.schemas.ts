@@ -30,30 +30,33 @@ const Secret = Type.String({
   description: "Shared signing secret (write-only, never returned)",
 });
 
-export const WebhookSchema = Type.Object({
-  id: Uuid,
-  url: Type.String(),
-  events: Type.Array(Type.String()),
-  active: Type.Boolean({ description: "Inactive subscriptions receive no new events and send nothing" }),
-  disabled_reason: Type.Union([Type.String(), Type.Null()], {
-    description: "Why the service disabled the subscription (a 410 Gone answer), else null",
-  }),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  last_delivery: Type.Union(
-    [
-      Type.Object({
-        status: DeliveryStatus,
-        status_code: Type.Union([Type.Integer(), Type.Null()], {
-          description: "HTTP status of the last attempt; null for a timeout or network error",
+export const WebhookSchema = Type.Object(
+  {
+    id: Uuid,
+    url: Type.String(),
+    events: Type.Array(Type.String()),
+    active: Type.Boolean({ description: "Inactive subscriptions receive no new events and send nothing" }),
+    disabled_reason: Type.Union([Type.String(), Type.Null()], {
+      description: "Why the service disabled the subscription (a 410 Gone answer), else null",
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    last_delivery: Type.Union(
+      [
+        Type.Object({
+          status: DeliveryStatus,
+          status_code: Type.Union([Type.Integer(), Type.Null()], {
+            description: "HTTP status of the last attempt; null for a timeout or network error",
+          }),
+          attempted_at: Timestamp,
         }),
-        attempted_at: Timestamp,
-      }),
-      Type.Null(),
-    ],
-    { description: "The most recent delivery attempt, null before the first" },
-  ),
-});
+        Type.Null(),
+      ],
+      { description: "The most recent delivery attempt, null before the first" },
+    ),
+  },
+  { title: "Webhook" },
+);
 
 export const CreateWebhookBody = Type.Object({ url: Url, events: Events, secret: Secret });
 
@@ -69,35 +72,41 @@ export const UpdateWebhookBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
-export const DeliverySchema = Type.Object({
-  id: Uuid,
-  event_id: Uuid,
-  event: Type.String(),
-  status: DeliveryStatus,
-  attempts: Type.Integer({ minimum: 0 }),
-  next_attempt_at: Type.Union([Timestamp, Type.Null()], {
-    description: "When the next attempt is due (pending only)",
-  }),
-  last_status_code: Type.Union([Type.Integer(), Type.Null()]),
-  last_error: Type.Union([Type.String(), Type.Null()]),
-  last_duration_ms: Type.Union([Type.Integer(), Type.Null()]),
-  created_at: Timestamp,
-  completed_at: NullableTimestamp,
-  attempts_log: Type.Array(
-    Type.Object({
-      attempt: Type.Integer({ minimum: 1 }),
-      status_code: Type.Union([Type.Integer(), Type.Null()]),
-      duration_ms: Type.Integer({ minimum: 0 }),
-      error: Type.Union([Type.String(), Type.Null()]),
-      started_at: Timestamp,
+export const DeliverySchema = Type.Object(
+  {
+    id: Uuid,
+    event_id: Uuid,
+    event: Type.String(),
+    status: DeliveryStatus,
+    attempts: Type.Integer({ minimum: 0 }),
+    next_attempt_at: Type.Union([Timestamp, Type.Null()], {
+      description: "When the next attempt is due (pending only)",
     }),
-    { description: "Every attempt, oldest first" },
-  ),
-});
+    last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+    last_duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+    created_at: Timestamp,
+    completed_at: NullableTimestamp,
+    attempts_log: Type.Array(
+      Type.Object({
+        attempt: Type.Integer({ minimum: 1 }),
+        status_code: Type.Union([Type.Integer(), Type.Null()]),
+        duration_ms: Type.Integer({ minimum: 0 }),
+        error: Type.Union([Type.String(), Type.Null()]),
+        started_at: Timestamp,
+      }),
+      { description: "Every attempt, oldest first" },
+    ),
+  },
+  { title: "WebhookDelivery" },
+);
 
 export const DeliveryQuery = Type.Object({ ...PageQuery, status: Type.Optional(DeliveryStatus) });
 
-export const TestEventSchema = Type.Object({
-  event_id: Uuid,
-  delivery_id: Uuid,
-});
+export const TestEventSchema = Type.Object(
+  {
+    event_id: Uuid,
+    delivery_id: Uuid,
+  },
+  { title: "WebhookTestResult" },
+);
