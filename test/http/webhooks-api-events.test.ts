@@ -1,4 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
+import { EVENT_DATA_SCHEMAS } from "../../src/domain/events/event-payloads";
+import { EVENT_TYPES } from "../../src/domain/events/event-types";
 import { createWebhookDispatcher } from "../../src/jobs/webhook-dispatcher";
 import { createTestApp, type TestResponse } from "../helpers/test-app";
 import { startWebhookReceiver, verifyBothSignatures } from "../helpers/webhook-receiver";
@@ -98,6 +101,16 @@ test("events of real API calls (policy updated, device enrolled, device wiped) a
     expect(await verifyBothSignatures(request, SECRET)).toBe(true);
     expect(request.headers["x-service-event"]).toBe(request.payload.event);
   }
+  // Each payload is what the OpenAPI document's webhooks section says it is.
+  const document = (await t.request("GET", "/api/v1/openapi.json")).body;
+  for (const { payload } of receiver.received) {
+    const type = payload.event as keyof typeof EVENT_DATA_SCHEMAS;
+    expect(
+      document.webhooks[type].post.requestBody.content["application/json"].schema.properties.event.const,
+    ).toBe(type);
+    expect([...Value.Errors(EVENT_DATA_SCHEMAS[type], payload.data)].map((error) => error.path)).toEqual([]);
+  }
+  expect(Object.keys(document.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
   const [updated, enrolled, wiped] = receiver.received.map((request) => request.payload);
   expect(updated?.data).toMatchObject({ policy_id: policy.id, version: 2 });
   const deviceData = { device_id: device.id, device_name: "Build agent 7", platform: "linux" };

@@ -252,7 +252,11 @@ describe("DELETE /api/v1/webhooks/:id", () => {
   inProcessTest("deletes (204) with its pending deliveries; then it is 404", async () => {
     const id = await createdId({ events: ["*"] });
     withTransaction(t.deps.db, (tx) =>
-      recordEvent(tx, t.clock.now(), org.organizationId, "policy.created", {}),
+      recordEvent(tx, t.clock.now(), org.organizationId, "policy.created", {
+        policy_id: crypto.randomUUID(),
+        name: "Recorded directly",
+        version: 1,
+      }),
     );
     const before = await t.request("GET", `/api/v1/webhooks/${id}/deliveries`, { token: org.adminToken });
     expect(before.body.total).toBe(1);
@@ -320,7 +324,7 @@ describe("GET /api/v1/webhooks/:id/deliveries", () => {
     const id = await createdId({ events: ["*"] });
     const recorded = ["policy.created", "policy.updated", "policy.deleted"].map((type) =>
       withTransaction(t.deps.db, (tx) =>
-        recordEvent(tx, t.clock.now(), org.organizationId, type as "policy.created", { n: type }),
+        recordEvent(tx, t.clock.now(), org.organizationId, type as "policy.created", { n: type } as never),
       ),
     );
     const firstPage = await t.request("GET", `/api/v1/webhooks/${id}/deliveries?page_size=2`, {

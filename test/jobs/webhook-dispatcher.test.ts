@@ -74,7 +74,9 @@ async function setup(
 
   /** Records an event the way the policy and device code does, in its own transaction. */
   function record(type: EventType, data: Record<string, unknown> = {}) {
-    return withTransaction(t.deps.db, (tx) => recordEvent(tx, t.clock.now(), org.organizationId, type, data));
+    return withTransaction(t.deps.db, (tx) =>
+      recordEvent(tx, t.clock.now(), org.organizationId, type, data as never),
+    );
   }
 
   let token = org.adminToken;
@@ -598,7 +600,11 @@ describe("fairness between organizations", () => {
     });
     expect(created.status).toBe(201);
     withTransaction(t.deps.db, (tx) =>
-      recordEvent(tx, t.clock.now(), other.organizationId, "policy.created", {}),
+      recordEvent(tx, t.clock.now(), other.organizationId, "policy.created", {
+        policy_id: crypto.randomUUID(),
+        name: "Theirs",
+        version: 1,
+      }),
     );
 
     const dispatcher = createWebhookDispatcher(t.deps, { concurrency: 4 });

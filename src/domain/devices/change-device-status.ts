@@ -66,10 +66,19 @@ export function changeDeviceStatus(
       .set({ status, suspendedReason: isSuspending ? reason : null, updatedAt: timestamp })
       .where(eq(devices.id, device.id))
       .run();
-    const details = isSuspending ? { reason } : { status, previous_reason: device.suspendedReason };
     const event = isSuspending ? "device.suspended" : "device.unsuspended";
+    const details = isSuspending && reason ? { reason } : { status, previous_reason: device.suspendedReason };
     appendDeviceLog(tx, now, device.id, event, details);
-    recordEvent(tx, now, organizationId, event, deviceEventData(device, details));
+    if (isSuspending && reason)
+      recordEvent(tx, now, organizationId, "device.suspended", deviceEventData(device, { reason }));
+    else
+      recordEvent(
+        tx,
+        now,
+        organizationId,
+        "device.unsuspended",
+        deviceEventData(device, { status, previous_reason: device.suspendedReason }),
+      );
     recordAudit(tx, now, actor, {
       action: isSuspending ? "device.suspend" : "device.unsuspend",
       targetType: "device",

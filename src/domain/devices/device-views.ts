@@ -45,11 +45,11 @@ export interface DeviceView {
 }
 
 /** The device fields every device event carries. */
+/** The fields every device event's data starts with (event-payloads.ts). */
 export interface DeviceEventData {
   device_id: string;
   device_name: string;
-  platform: string;
-  [key: string]: unknown;
+  platform: DeviceRow["platform"];
 }
 
 /**
@@ -119,6 +119,9 @@ export function toDeviceView(row: DeviceRow, effectivePolicyId: string): DeviceV
 }
 
 /** device_id, device_name and platform, plus any event-specific fields. */
-export function deviceEventData(row: DeviceRow, extra: Record<string, unknown> = {}): DeviceEventData {
+export function deviceEventData<Extra extends object = Record<never, never>>(
+  row: DeviceRow,
+  extra: Extra = {} as Extra,
+): DeviceEventData & Extra {
   return { device_id: row.id, device_name: row.deviceName, platform: row.platform, ...extra };
 }

@@ -3,6 +3,7 @@ import type { DbOrTx } from "../../db/client";
 import { events, webhookDeliveries, webhooks } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
+import type { EventData } from "./event-payloads";
 import type { EventType } from "./event-types";
 
 export interface RecordedEvent {
@@ -17,12 +18,12 @@ export interface RecordedEvent {
  * active now and listen for it, all inside the caller's transaction: if the change commits, so does
  * every delivery row; if it rolls back, nothing is sent.
  */
-export function recordEvent(
+export function recordEvent<T extends EventType>(
   tx: DbOrTx,
   now: Date,
   organizationId: string,
-  type: EventType,
-  data: Record<string, unknown>,
+  type: T,
+  data: EventData<T>,
 ): RecordedEvent {
   const event = insertEvent(tx, now, organizationId, type, data);
   const subscriptions = tx
@@ -38,12 +39,12 @@ export function recordEvent(
 }
 
 /** Appends an event to the outbox without fanning it out (the caller chooses its deliveries). */
-export function insertEvent(
+export function insertEvent<T extends EventType>(
   tx: DbOrTx,
   now: Date,
   organizationId: string,
-  type: EventType,
-  data: Record<string, unknown>,
+  type: T,
+  data: EventData<T>,
 ): RecordedEvent {
   const id = newId();
   const createdAt = toIso(now);

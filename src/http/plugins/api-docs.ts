@@ -1,8 +1,10 @@
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import scalarBundlePath from "@scalar/api-reference/browser/standalone.js" with { type: "file" };
+import type { TSchema } from "@sinclair/typebox";
 import { OptionalKind } from "@sinclair/typebox";
 import { type AnyElysia, Elysia } from "elysia";
-import { ErrorSchema } from "../schemas/common";
+import { EVENT_DATA_SCHEMAS } from "../../domain/events/event-payloads";
+import type { EventType } from "../../domain/events/event-types";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
 export const DOCS_PATH = "/api/v1/docs";
@@ -53,6 +55,75 @@ function nameSchemas(node: unknown, components: Record<string, unknown>): unknow
   const componentDescription = (components[title] as { description?: unknown }).description;
   if (description !== undefined && description !== componentDescription) reference.description = description;
   return reference;
+}
+
+const WEBHOOK_HEADERS: [string, string][] = [
+  [
+    "X-Service-Signature",
+    "sha256=<hex HMAC-SHA256 of the raw body, keyed with the subscription secret> (the GitHub scheme)",
+  ],
+  ["X-Service-Event", "The event type"],
+  ["X-Service-Delivery", "The delivery id: the same on every retry of one event, for idempotency"],
+  ["webhook-id", "Standard Webhooks: the event id"],
+  ["webhook-timestamp", "Standard Webhooks: epoch seconds of this attempt, to refuse replays"],
+  ["webhook-signature", "Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body>"],
+];
+
+/**
+ * The OpenAPI 3.1 `webhooks`: one POST per event type, with the envelope {id, event, timestamp, data}
+ * and the event's own data schema (the same schema that types `recordEvent`), and the signature
+ * headers a receiver verifies.
+ */
+function describeWebhooks(): Record<string, unknown> {
+  return Object.fromEntries(
+    (Object.entries(EVENT_DATA_SCHEMAS) as [EventType, TSchema][]).map(([type, data]) => [
+      type,
+      {
+        post: {
+          operationId: `webhook_${type.replace(".", "_")}`,
+          summary: `${type}: ${data.description as string}`,
+          tags: ["Webhooks"],
+          security: [],
+          parameters: WEBHOOK_HEADERS.map(([name, description]) => ({
+            name,
+            in: "header",
+            required: true,
+            description,
+            schema: { type: "string" },
+          })),
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": {
+                schema: {
+                  type: "object",
+                  required: ["id", "event", "timestamp", "data"],
+                  properties: {
+                    id: { type: "string", format: "uuid", description: "The event id" },
+                    event: { const: type, type: "string" },
+                    timestamp: {
+                      type: "string",
+                      format: "date-time",
+                      description: "When the event happened",
+                    },
+                    data: JSON.parse(JSON.stringify(data)),
+                  },
+                },
+              },
+            },
+          },
+          responses: {
+            "2XX": {
+              description: "Received. Any other answer or a timeout is retried on the retry schedule.",
+            },
+            "410": {
+              description: "Gone: Bulwark disables the subscription and keeps its later deliveries waiting.",
+            },
+          },
+        },
+      },
+    ]),
+  );
 }
 
 const HEADER_REFERENCE = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -167,6 +238,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
   }
   const schemas: Record<string, unknown> = { ...(generated.components?.schemas ?? {}) };
   const namedPaths = nameSchemas(paths, schemas) as typeof paths;
+  const webhooks = nameSchemas(describeWebhooks(), schemas);
   declareResponseHeaders(namedPaths);
   return {
     openapi: "3.1.0",
@@ -178,6 +250,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
     },
     servers: [{ url: "/", description: "This server" }],
     paths: namedPaths,
+    webhooks,
     components: {
       schemas,
       headers: RESPONSE_HEADERS,

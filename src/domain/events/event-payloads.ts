@@ -1,0 +1,116 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { ComplianceStatusSchema, MissingRulesSchema, ViolationSchema } from "../devices/evaluate-compliance";
+import type { EventType } from "./event-types";
+
+/**
+ * The `data` of every event: one schema per event type, which types `recordEvent`'s argument (a
+ * payload that differs from its schema does not compile) and documents the webhook in OpenAPI.
+ */
+const Id = Type.String({ format: "uuid" });
+const Timestamp = Type.String({ format: "date-time" });
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const DeviceFields = {
+  device_id: Id,
+  device_name: Type.String(),
+  platform: Type.Union([
+    Type.Literal("linux"),
+    Type.Literal("windows"),
+    Type.Literal("macos"),
+    Type.Literal("android"),
+    Type.Literal("ios"),
+  ]),
+};
+
+const deviceEvent = <P extends Record<string, TSchema>>(title: string, description: string, properties: P) =>
+  Type.Object({ ...DeviceFields, ...properties }, { title, description });
+
+export const EVENT_DATA_SCHEMAS = {
+  "device.enrolled": deviceEvent("DeviceEnrolledData", "A device enrolled with an enrollment token", {
+    user_id: Nullable(Id),
+    policy_id: Id,
+  }),
+  "device.suspended": deviceEvent("DeviceSuspendedData", "A device was suspended", { reason: Type.String() }),
+  "device.unsuspended": deviceEvent("DeviceUnsuspendedData", "A suspended device was released", {
+    status: Type.String({ description: "online or offline, by its last check-in" }),
+    previous_reason: Nullable(Type.String()),
+  }),
+  "device.wipe_requested": deviceEvent("DeviceWipeRequestedData", "A wipe was requested", {
+    wipe_id: Id,
+    reason: Type.String(),
+    notify_user: Type.Boolean(),
+  }),
+  "device.wiped": deviceEvent("DeviceWipedData", "The agent confirmed a wipe", {
+    wipe_id: Id,
+    completed_at: Timestamp,
+  }),
+  "device.deleted": deviceEvent("DeviceDeletedData", "A wiped device was deleted", {}),
+  "device.offline": deviceEvent("DeviceOfflineData", "A device stopped checking in", {
+    last_seen: Timestamp,
+  }),
+  "device.compliance_changed": deviceEvent("DeviceComplianceChangedData", "A device's compliance changed", {
+    previous_status: ComplianceStatusSchema,
+    status: ComplianceStatusSchema,
+    policy_id: Id,
+    policy_version: Type.Integer(),
+    violations: Type.Array(ViolationSchema),
+    missing: MissingRulesSchema,
+  }),
+  "policy.created": Type.Object(
+    {
+      policy_id: Id,
+      name: Type.String(),
+      version: Type.Integer(),
+      template_id: Type.Optional(Type.String({ description: "When created from a template" })),
+    },
+    { title: "PolicyCreatedData", description: "A policy was created" },
+  ),
+  "policy.updated": Type.Object(
+    {
+      policy_id: Id,
+      name: Type.String(),
+      version: Type.Integer(),
+      changes: Type.Array(Type.String(), { description: "Human-readable: path and old -> new value" }),
+    },
+    { title: "PolicyUpdatedData", description: "A policy got a new version" },
+  ),
+  "policy.deleted": Type.Object(
+    {
+      policy_id: Id,
+      name: Type.String(),
+      affected_devices: Type.Integer({ description: "Devices that fell back to the default policy" }),
+      fallback_policy: Nullable(Id),
+    },
+    { title: "PolicyDeletedData", description: "A policy was deleted" },
+  ),
+  "policy.assigned": Type.Union(
+    [
+      deviceEvent("DevicePolicyAssignedData", "A device was given a policy (or back to the default)", {
+        policy_id: Id,
+        policy_name: Type.String(),
+        previous_policy_id: Nullable(Id),
+        follows_default: Type.Boolean(),
+      }),
+      Type.Object(
+        {
+          policy_id: Id,
+          name: Type.String(),
+          scope: Type.Literal("organization_default"),
+          previous_policy_id: Nullable(Id),
+        },
+        { title: "DefaultPolicyAssignedData", description: "The organization got another default policy" },
+      ),
+    ],
+    {
+      title: "PolicyAssignedData",
+      description: "A device, or the organization as its default, got a policy",
+    },
+  ),
+  "webhook.test": Type.Object(
+    { webhook_id: Id, message: Type.String() },
+    { title: "WebhookTestData", description: "Sent by POST /webhooks/:id/test" },
+  ),
+} satisfies Record<EventType, TSchema>;
+
+/** The `data` of an event of type `T`. */
+export type EventData<T extends EventType> = Static<(typeof EVENT_DATA_SCHEMAS)[T]>;
