@@ -1,66 +1,30 @@
 import { ConfigError, loadConfig } from "../config/load-config";
 import { DatabaseOpenError } from "../db/client";
 import { DatabaseInUseError } from "../db/serve-lock";
-import { DomainError } from "../domain/errors";
+import { DomainError, ValidationError } from "../domain/errors";
 import { ListenError } from "../http/http-server";
-import { VERSION } from "../version";
-import { adminCreateCommand } from "./admin-create";
 import { parseArgs, UsageError } from "./args";
-import { backupCommand } from "./backup";
-import { HELP_TEXT } from "./help";
-import { migrateCommand } from "./migrate";
-import { serveCommand } from "./serve";
-
-const FLAGS_BY_COMMAND: Record<string, readonly string[]> = {
-  serve: ["config"],
-  migrate: ["config"],
-  "admin create": ["config", "email", "password", "name", "org"],
-  backup: ["config"],
-  version: [],
-  help: [],
-};
+import { COMMANDS } from "./commands";
 
 /** Runs one CLI command; returns the process exit code (serve keeps running and returns 0). */
 export async function runCli(argv: string[]): Promise<number> {
   try {
-    const [command = "help", ...rest] = argv;
-    if (command === "--help" || command === "-h") return runCli(["help"]);
-    if (command === "--version") return runCli(["version"]);
-    const name = command === "admin" ? `admin ${rest[0] ?? ""}`.trim() : command;
-    const allowed = FLAGS_BY_COMMAND[name];
-    if (!allowed)
+    const [word = "help", ...rest] = argv;
+    if (word === "--help" || word === "-h") return runCli(["help"]);
+    if (word === "--version") return runCli(["version"]);
+    const name = word === "admin" ? `admin ${rest[0] ?? ""}`.trim() : word;
+    const command = COMMANDS.find((candidate) => candidate.name === name);
+    if (!command)
       throw new UsageError(
-        command === "admin"
+        word === "admin"
           ? `unknown admin command "${rest[0] ?? ""}" (try: admin create)`
-          : `unknown command "${command}" (try: bulwark help)`,
+          : `unknown command "${word}" (try: bulwark help)`,
       );
-    const args = parseArgs(command === "admin" ? rest.slice(1) : rest, allowed);
-    const expectedPositionals = name === "backup" ? 1 : 0;
-    if (args.positionals.length > expectedPositionals)
-      throw new UsageError(`unexpected argument "${args.positionals[expectedPositionals]}"`);
-    if (name === "help") {
-      console.log(HELP_TEXT);
-      return 0;
-    }
-    if (name === "version") {
-      console.log(`bulwark ${VERSION}`);
-      return 0;
-    }
-    const config = loadConfig({ file: args.flags.get("config") });
-    switch (name) {
-      case "serve":
-        await serveCommand(config);
-        return 0;
-      case "migrate":
-        migrateCommand(config);
-        return 0;
-      case "admin create":
-        await adminCreateCommand(config, args);
-        return 0;
-      case "backup":
-        backupCommand(config, args.positionals[0]);
-        return 0;
-    }
+    const args = parseArgs(word === "admin" ? rest.slice(1) : rest, command.flags);
+    if (args.positionals.length > command.positionals)
+      throw new UsageError(`unexpected argument "${args.positionals[command.positionals]}"`);
+    const config = command.needsConfig ? loadConfig({ file: args.flags.get("config") }) : null;
+    await command.run(config, args);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
@@ -73,10 +37,17 @@ export async function runCli(argv: string[]): Promise<number> {
     const message =
       error instanceof Error
         ? known.some((kind) => error instanceof kind)
-          ? error.message
+          ? describeKnown(error)
           : `${error.name}: ${error.message.split("\n")[0]}`
         : String(error);
     console.error(`bulwark: ${message}`);
     return 1;
   }
+}
+
+/** A typed error's message; for invalid input, the fields it names ("email: must be an email address"). */
+function describeKnown(error: Error): string {
+  if (error instanceof ValidationError && error.errors.length > 0 && error.details) return error.details;
+  const details = error instanceof DomainError ? error.details : undefined;
+  return details ? `${error.message}: ${details}` : error.message;
 }

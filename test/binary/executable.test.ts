@@ -263,6 +263,41 @@ describe("the command line", () => {
     }
   }, 60_000);
 
+  test("admin create reads the password from a file or standard input, and checks the email like POST /users", () => {
+    const folder = emptyFolder();
+    writeFileSync(join(folder, "pw"), "from-a-file-password\n");
+    const fromFile = run(["admin", "create", "--email", "File@Example.com", "--password-file", "pw"], folder);
+    expect(fromFile.code).toBe(0);
+    expect(fromFile.stdout).toContain("Created admin file@example.com");
+    expect(fromFile.stderr).toBe("");
+
+    const fromStdin = Bun.spawnSync(
+      [binary, "admin", "create", "--email", "stdin@example.com", "--org", "Piped"],
+      {
+        cwd: folder,
+        env: { PATH: process.env.PATH ?? "", HOME: folder },
+        stdin: new TextEncoder().encode("from-standard-input\n"),
+      },
+    );
+    expect(fromStdin.exitCode).toBe(0);
+    expect(fromStdin.stdout.toString()).toContain('in organization "Piped"');
+
+    const badEmail = run(["admin", "create", "--email", "not an email", "--password-file", "pw"], folder);
+    expect(badEmail.code).toBe(1);
+    expectOneLine(badEmail.stderr, "email: must be an email address");
+    const inline = run(
+      ["admin", "create", "--email", "inline@example.com", "--password", "inline-password-123"],
+      folder,
+    );
+    expect(inline.code).toBe(0);
+    expect(inline.stderr).toContain("shell history");
+    const both = run(
+      ["admin", "create", "--email", "x@example.com", "--password", "p", "--password-file", "pw"],
+      folder,
+    );
+    expect(both.code).toBe(2);
+  }, 60_000);
+
   test("BULWARK_ADMIN_EMAIL and BULWARK_ADMIN_PASSWORD choose the first admin", async () => {
     const folder = emptyFolder();
     const server = await startServer(binary, folder, {

@@ -1,5 +1,5 @@
 import { afterEach, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../src/app";
@@ -226,8 +226,10 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
   });
   const request = requester((path, init) => fetch(`${server.url}${path}`, init));
   const helpers = apiHelpers(request, async (email, org) => {
+    const passwordFile = join(folder, "admin-password");
+    writeFileSync(passwordFile, TEST_PASSWORD, { mode: 0o600 });
     const run = Bun.spawn(
-      [binary, "admin", "create", "--email", email, "--password", TEST_PASSWORD, "--org", org],
+      [binary, "admin", "create", "--email", email, "--password-file", passwordFile, "--org", org],
       { cwd: folder, env: { PATH: process.env.PATH ?? "", ...env }, stdout: "pipe", stderr: "pipe" },
     );
     if ((await run.exited) !== 0)

@@ -7,6 +7,7 @@ import { hashPassword, verifyPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor } from "../deps";
 import { UnauthenticatedError } from "../errors";
+import { normalizeEmail } from "../users/email";
 import { passwordHashCost } from "../users/password-hash-cost";
 import type { AuthDeps } from "./auth-deps";
 import { insertSession, signTokenPair, type TokenPair } from "./issue-session";
@@ -47,7 +48,7 @@ export async function signInWithPassword(
   deps: AuthDeps,
   input: { email: string; password: string; ip: string },
 ): Promise<SignInResult> {
-  const email = input.email.trim().toLowerCase();
+  const email = normalizeEmail(input.email);
   reservePasswordAttempt(deps, email, input.ip);
   const user = deps.db.select().from(users).where(eq(users.email, email)).get();
   const isPasswordCorrect = await verifyPassword(

@@ -15,6 +15,7 @@ import { hasScope, ROLE_SCOPES, type Role } from "../auth/scopes";
 import { revokeUserSessions } from "../auth/sign-out";
 import type { Actor, DomainDeps } from "../deps";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../errors";
+import { parseEmail } from "./email";
 import { passwordHashCost } from "./password-hash-cost";
 
 export const MIN_PASSWORD_LENGTH = 12;
@@ -47,10 +48,6 @@ export function toUserView(row: UserRow): UserView {
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };
-}
-
-export function normalizeEmail(email: string): string {
-  return email.trim().toLowerCase();
 }
 
 function assertPasswordStrength(password: string, field: string): void {
@@ -92,7 +89,7 @@ export function insertUser(
   now: Date,
   input: { organizationId: string; email: string; name: string; role: Role; passwordHash: string },
 ): UserRow {
-  const email = normalizeEmail(input.email);
+  const email = parseEmail(input.email);
   if (tx.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) {
     throw new ConflictError("email_taken", "a user with this email already exists");
   }

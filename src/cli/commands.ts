@@ -1,0 +1,98 @@
+import type { Config } from "../config/config-schema";
+import { VERSION } from "../version";
+import { adminCreateCommand } from "./admin-create";
+import type { ParsedArgs } from "./args";
+import { backupCommand } from "./backup";
+import { migrateCommand } from "./migrate";
+import { serveCommand } from "./serve";
+
+/** One command: its words, flags, positionals, help line and what it runs. */
+export interface Command {
+  name: string;
+  usage: string;
+  summary: string;
+  flags: readonly string[];
+  positionals: number;
+  /** Commands that read no configuration get none. */
+  needsConfig: boolean;
+  run(config: Readonly<Config> | null, args: ParsedArgs): Promise<void> | void;
+}
+
+/** Every command, in the order `bulwark help` lists them. */
+export const COMMANDS: readonly Command[] = [
+  {
+    name: "serve",
+    usage: "serve [--config FILE]",
+    summary: "migrate the database, then serve the API (creates the first admin on first run)",
+    flags: ["config"],
+    positionals: 0,
+    needsConfig: true,
+    run: (config) => serveCommand(config as Config),
+  },
+  {
+    name: "migrate",
+    usage: "migrate [--config FILE]",
+    summary: "apply pending database migrations and exit",
+    flags: ["config"],
+    positionals: 0,
+    needsConfig: true,
+    run: (config) => migrateCommand(config as Config),
+  },
+  {
+    name: "admin create",
+    usage: "admin create --email E [--password-file FILE | --password P] [--name N] [--org ORG_NAME]",
+    summary:
+      "create an admin user (and the organization if it does not exist); without a password flag the\n" +
+      "password is read from standard input, which keeps it out of shell history",
+    flags: ["config", "email", "password", "password-file", "name", "org"],
+    positionals: 0,
+    needsConfig: true,
+    run: (config, args) => adminCreateCommand(config as Config, args),
+  },
+  {
+    name: "backup",
+    usage: "backup FILE [--config FILE]",
+    summary: "write a consistent copy of the live database to FILE (safe while serving)",
+    flags: ["config"],
+    positionals: 1,
+    needsConfig: true,
+    run: (config, args) => backupCommand(config as Config, args.positionals[0]),
+  },
+  {
+    name: "version",
+    usage: "version",
+    summary: "print the version",
+    flags: [],
+    positionals: 0,
+    needsConfig: false,
+    run: () => console.log(`bulwark ${VERSION}`),
+  },
+  {
+    name: "help",
+    usage: "help",
+    summary: "print this help",
+    flags: [],
+    positionals: 0,
+    needsConfig: false,
+    run: () => console.log(helpText()),
+  },
+];
+
+/** `bulwark help`, made from the table. */
+export function helpText(): string {
+  const lines = COMMANDS.flatMap((command) => [
+    `  ${command.usage}`,
+    ...command.summary.split("\n").map((line) => `      ${line}`),
+  ]);
+  return [
+    "Bulwark: device and security-policy management",
+    "",
+    "Usage: bulwark <command> [flags]",
+    "",
+    "Commands:",
+    ...lines,
+    "",
+    "Configuration: --config FILE, else ./bulwark.toml if present; every key can be overridden with",
+    "BULWARK_<SECTION>_<KEY> (e.g. BULWARK_SERVER_PORT=9000). See config.example.toml.",
+  ].join("\n");
+}
