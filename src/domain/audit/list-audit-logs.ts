@@ -1,6 +1,8 @@
 import { and, count, desc, eq, gte, lte, type SQL } from "drizzle-orm";
+import { selectNewestFirstPage } from "../../db/paged-query";
 import { auditLogs } from "../../db/schema";
 import type { DomainDeps } from "../deps";
+import { parseInstantRange } from "../instant-filter";
 
 export interface AuditLogFilter {
   actorId?: string;
@@ -21,29 +23,22 @@ export interface AuditLogView {
   details: Record<string, unknown> | null;
 }
 
-/** The organization's audit trail, newest first. */
+/** The organization's audit trail, newest first; `since` and `until` are instants in any offset. */
 export function listAuditLogs(
   deps: DomainDeps,
   organizationId: string,
   filter: AuditLogFilter,
   page: { page: number; pageSize: number },
 ): { data: AuditLogView[]; total: number } {
+  const { since, until } = parseInstantRange(filter);
   const conditions: SQL[] = [eq(auditLogs.organizationId, organizationId)];
   if (filter.actorId) conditions.push(eq(auditLogs.actorId, filter.actorId));
   if (filter.action) conditions.push(eq(auditLogs.action, filter.action));
   if (filter.outcome) conditions.push(eq(auditLogs.outcome, filter.outcome));
-  if (filter.since) conditions.push(gte(auditLogs.createdAt, filter.since));
-  if (filter.until) conditions.push(lte(auditLogs.createdAt, filter.until));
+  if (since) conditions.push(gte(auditLogs.createdAt, since));
+  if (until) conditions.push(lte(auditLogs.createdAt, until));
   const where = and(...conditions);
-  const rows = deps.db
-    .select()
-    .from(auditLogs)
-    .where(where)
-    .orderBy(desc(auditLogs.createdAt), desc(auditLogs.id))
-    .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize)
-    .all();
-  const total = deps.db.select({ value: count() }).from(auditLogs).where(where).get()?.value ?? 0;
+  const { data: rows, total } = selectNewestFirstPage(deps.db, auditLogs, where, page);
   return {
     total,
     data: rows.map((row) => ({

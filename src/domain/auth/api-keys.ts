@@ -1,5 +1,6 @@
 import { and, count, desc, eq, isNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { selectNewestFirstPage } from "../../db/paged-query";
 import { apiKeys } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -98,15 +99,7 @@ export function listApiKeys(
   const filter = hasScope(principal.scopes, "admin")
     ? eq(apiKeys.organizationId, principal.organizationId)
     : and(eq(apiKeys.organizationId, principal.organizationId), eq(apiKeys.userId, principal.userId));
-  const rows = deps.db
-    .select()
-    .from(apiKeys)
-    .where(filter)
-    .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
-    .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize)
-    .all();
-  const total = deps.db.select({ value: count() }).from(apiKeys).where(filter).get()?.value ?? 0;
+  const { data: rows, total } = selectNewestFirstPage(deps.db, apiKeys, filter, page);
   return { data: rows.map(toView), total };
 }
 

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { selectNewestFirstPage } from "../../db/paged-query";
 import { enrollmentTokens, policies, users } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -111,15 +112,7 @@ export function listEnrollmentTokens(
 ): { data: EnrollmentTokenView[]; total: number } {
   const now = deps.clock.now();
   const filter = eq(enrollmentTokens.organizationId, organizationId);
-  const rows = deps.db
-    .select()
-    .from(enrollmentTokens)
-    .where(filter)
-    .orderBy(desc(enrollmentTokens.createdAt), desc(enrollmentTokens.id))
-    .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize)
-    .all();
-  const total = deps.db.select({ value: count() }).from(enrollmentTokens).where(filter).get()?.value ?? 0;
+  const { data: rows, total } = selectNewestFirstPage(deps.db, enrollmentTokens, filter, page);
   return { data: rows.map((row) => toView(row, now)), total };
 }
 

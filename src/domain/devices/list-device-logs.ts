@@ -3,6 +3,7 @@ import type { DbOrTx } from "../../db/client";
 import { deviceLogs } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { type FieldError, ValidationError } from "../errors";
+import { parseInstantRange } from "../instant-filter";
 import { findDevice } from "./device-views";
 
 /** The device log filters; `since` and `until` are inclusive instants, normalised by normalizeLogFilter. */
@@ -39,33 +40,9 @@ export function selectDeviceLogPage(
     .offset((page.page - 1) * page.pageSize);
 }
 
-/**
- * The filter with `since` and `until` as stored timestamps are written (`new Date(x).toISOString()`, UTC
- * with milliseconds), so that comparing strings compares instants. An instant that cannot be read, or
- * falls outside the years 0000-9999 once in UTC (its ISO form then gains a sign), is a 400 naming it.
- */
+/** The filter with `since` and `until` read as instants (parseInstantRange). */
 export function normalizeLogFilter(filter: DeviceLogFilter): DeviceLogFilter {
-  const errors: FieldError[] = [];
-  const normalize = (field: "since" | "until", value: string | undefined) => {
-    if (value === undefined) return undefined;
-    const date = new Date(value);
-    const iso = Number.isNaN(date.getTime()) ? undefined : date.toISOString();
-    if (iso === undefined || !/^\d{4}-/.test(iso)) {
-      errors.push({
-        field,
-        message: "must be a date-time between the years 0000 and 9999 (UTC)",
-        received: value,
-      });
-    }
-    return iso;
-  };
-  const normalized = {
-    event: filter.event,
-    since: normalize("since", filter.since),
-    until: normalize("until", filter.until),
-  };
-  if (errors.length > 0) throw new ValidationError("invalid query parameter", errors);
-  return normalized;
+  return { event: filter.event, ...parseInstantRange(filter) };
 }
 
 /** A device's activity log, newest first, filtered (see normalizeLogFilter) and paginated. */

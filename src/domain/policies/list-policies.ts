@@ -1,4 +1,5 @@
 import { count, desc, eq } from "drizzle-orm";
+import { selectNewestFirstPage } from "../../db/paged-query";
 import { policies } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import {
@@ -15,15 +16,7 @@ export function listPolicies(
   page: { page: number; pageSize: number },
 ): { data: PolicyListItem[]; total: number } {
   const inOrganization = eq(policies.organizationId, organizationId);
-  const rows = deps.db
-    .select()
-    .from(policies)
-    .where(inOrganization)
-    .orderBy(desc(policies.createdAt), desc(policies.id))
-    .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize)
-    .all();
-  const total = deps.db.select({ value: count() }).from(policies).where(inOrganization).get()?.value ?? 0;
+  const { data: rows, total } = selectNewestFirstPage(deps.db, policies, inOrganization, page);
   const defaultPolicyId = findDefaultPolicyId(deps.db, organizationId);
   const deviceCounts = countPolicyDevices(
     deps.db,

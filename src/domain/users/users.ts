@@ -1,5 +1,6 @@
 import { and, count, desc, eq, isNull, ne } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { selectNewestFirstPage } from "../../db/paged-query";
 import { apiKeys, devices, users } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -119,15 +120,7 @@ export function listUsers(
   page: { page: number; pageSize: number },
 ) {
   const filter = and(eq(users.organizationId, organizationId), isNull(users.deletedAt));
-  const rows = deps.db
-    .select()
-    .from(users)
-    .where(filter)
-    .orderBy(desc(users.createdAt), desc(users.id))
-    .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize)
-    .all();
-  const total = deps.db.select({ value: count() }).from(users).where(filter).get()?.value ?? 0;
+  const { data: rows, total } = selectNewestFirstPage(deps.db, users, filter, page);
   return { data: rows.map(toUserView), total };
 }
 

@@ -1,4 +1,5 @@
 import { count, desc, eq } from "drizzle-orm";
+import { selectNewestFirstPage } from "../../db/paged-query";
 import { webhooks } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import {
@@ -16,19 +17,11 @@ export function listWebhooks(
   page: { page: number; pageSize: number },
 ): { data: WebhookView[]; total: number } {
   const filter = eq(webhooks.organizationId, organizationId);
-  const rows = deps.db
-    .select()
-    .from(webhooks)
-    .where(filter)
-    .orderBy(desc(webhooks.createdAt), desc(webhooks.id))
-    .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize)
-    .all();
+  const { data: rows, total } = selectNewestFirstPage(deps.db, webhooks, filter, page);
   const lastDeliveries = findLastDeliveries(
     deps.db,
     rows.map((row) => row.id),
   );
-  const total = deps.db.select({ value: count() }).from(webhooks).where(filter).get()?.value ?? 0;
   return { data: rows.map((row) => toWebhookView(row, lastDeliveries.get(row.id) ?? null)), total };
 }
 

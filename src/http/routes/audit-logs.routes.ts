@@ -47,7 +47,6 @@ export function auditLogRoutes(deps: AppDeps, security: ReturnType<typeof securi
     "",
     ({ query, principal }) => {
       const page = pageOf(query);
-      const toIso = (value: string | undefined) => (value ? new Date(value).toISOString() : undefined);
       const result = listAuditLogs(
         deps,
         principal.organizationId,
@@ -55,8 +54,8 @@ export function auditLogRoutes(deps: AppDeps, security: ReturnType<typeof securi
           actorId: query.actor_id,
           action: query.action,
           outcome: query.outcome,
-          since: toIso(query.since),
-          until: toIso(query.until),
+          since: query.since,
+          until: query.until,
         },
         page,
       );
