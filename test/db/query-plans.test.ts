@@ -5,14 +5,14 @@ import { devices, organizations } from "../../src/db/schema";
 import { selectPublicKeyHolder } from "../../src/domain/devices/enroll-device";
 import { selectDeviceLogPage } from "../../src/domain/devices/list-device-logs";
 import { type DeviceListFilter, selectDevicePage } from "../../src/domain/devices/list-devices";
+import {
+  selectAssignedDeviceCounts,
+  selectPolicyDevicePage,
+  selectUnassignedDeviceCount,
+} from "../../src/domain/devices/policy-followers";
 import { selectExpiredDeviceLogs } from "../../src/domain/devices/purge-device-logs";
 import { selectStaleDevices } from "../../src/domain/devices/reevaluate-stale-devices";
 import { selectPendingWipes } from "../../src/domain/devices/wipe-device";
-import { selectPolicyDevicePage } from "../../src/domain/policies/list-policy-devices";
-import {
-  selectAssignedDeviceCounts,
-  selectUnassignedDeviceCount,
-} from "../../src/domain/policies/policy-views";
 import { createDeviceTestApp, enrollDevice } from "../http/devices-fixtures";
 
 const t = await createDeviceTestApp();

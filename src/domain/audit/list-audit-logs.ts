@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, lte, type SQL } from "drizzle-orm";
+import { and, eq, gte, lte, type SQL } from "drizzle-orm";
 import { selectNewestFirstPage } from "../../db/paged-query";
 import { auditLogs } from "../../db/schema";
 import type { DomainDeps } from "../deps";

@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { selectNewestFirstPage } from "../../db/paged-query";
 import { apiKeys } from "../../db/schema";

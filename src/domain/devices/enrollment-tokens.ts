@@ -1,4 +1,4 @@
-import { and, count, desc, eq, isNull, lt, or, sql } from "drizzle-orm";
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { selectNewestFirstPage } from "../../db/paged-query";
 import { enrollmentTokens, policies, users } from "../../db/schema";
@@ -224,4 +224,12 @@ export function findEnrollmentTokenId(db: DbOrTx, token: string): string | null 
     .where(eq(enrollmentTokens.tokenHash, hashSecret(token)))
     .get();
   return row?.id ?? null;
+}
+
+/** A policy is deleted: tokens that would have assigned it now enroll devices with the default. */
+export function clearEnrollmentTokenPolicy(tx: DbOrTx, organizationId: string, policyId: string): void {
+  tx.update(enrollmentTokens)
+    .set({ policyId: null })
+    .where(and(eq(enrollmentTokens.organizationId, organizationId), eq(enrollmentTokens.policyId, policyId)))
+    .run();
 }

@@ -2,7 +2,6 @@ import { and, count, desc, eq, gte, lte, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { deviceLogs } from "../../db/schema";
 import type { DomainDeps } from "../deps";
-import { type FieldError, ValidationError } from "../errors";
 import { parseInstantRange } from "../instant-filter";
 import { findDevice } from "./device-views";
 

@@ -1,4 +1,4 @@
-import { and, eq, isNull, ne, or, type SQL } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { devices } from "../../db/schema";
 import { toIso } from "../../lib/clock";
@@ -55,28 +55,4 @@ export function reevaluateDeviceCompliance(
     appendDeviceLog(tx, now, device.id, "device.compliance_changed", change);
   }
   return result;
-}
-
-/**
- * Which devices of an organization a policy change touches: those assigned to `policyId` (and, when
- * `includeUnassigned`, those without a policy, which follow the default), or only the unassigned ones.
- */
-export type PolicyFollowers = { policyId: string; includeUnassigned: boolean } | { unassignedOnly: true };
-
-/**
- * Marks the non-wiped devices that follow a changed policy as stale, in one UPDATE inside the caller's
- * transaction; the stale ones are re-evaluated in batches afterwards (reevaluateStaleDevices), so a
- * policy change never holds the write lock for as long as its devices take to evaluate.
- */
-export function markPolicyDevicesStale(tx: DbOrTx, organizationId: string, followers: PolicyFollowers): void {
-  const follows: SQL | undefined =
-    "unassignedOnly" in followers
-      ? isNull(devices.policyId)
-      : followers.includeUnassigned
-        ? or(eq(devices.policyId, followers.policyId), isNull(devices.policyId))
-        : eq(devices.policyId, followers.policyId);
-  tx.update(devices)
-    .set({ complianceStale: true })
-    .where(and(eq(devices.organizationId, organizationId), ne(devices.status, "wiped"), follows))
-    .run();
 }

@@ -1,13 +1,14 @@
-import { and, count, eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { devices, enrollmentTokens, policies } from "../../db/schema";
-import { toIso } from "../../lib/clock";
+import { policies } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
+import { clearEnrollmentTokenPolicy } from "../devices/enrollment-tokens";
+import { releasePolicyDevices } from "../devices/policy-followers";
 import { reevaluateStaleDeviceBatch } from "../devices/reevaluate-stale-devices";
 import { ConflictError } from "../errors";
 import { recordEvent } from "../events/record-event";
-import { assignedDevicesFilter, findDefaultPolicyId, findPolicy } from "./policy-views";
+import { findDefaultPolicyId, findPolicy } from "./policy-views";
 
 /** What a deletion did: how many devices fell back, and to which policy. */
 export interface PolicyDeletion {
@@ -37,23 +38,8 @@ export function deletePolicy(
         "make another policy the organization default first",
       );
     }
-    const affectedDevices =
-      tx.select({ value: count() }).from(devices).where(assignedDevicesFilter(organizationId, row.id)).get()
-        ?.value ?? 0;
-    // Wiped devices are released too, so that no row keeps pointing at the deleted policy; the others
-    // now follow the default and need re-evaluating.
-    tx.update(devices)
-      .set({
-        policyId: null,
-        updatedAt: toIso(now),
-        complianceStale: sql`${devices.complianceStale} OR ${devices.status} != 'wiped'`,
-      })
-      .where(and(eq(devices.organizationId, organizationId), eq(devices.policyId, id)))
-      .run();
-    tx.update(enrollmentTokens)
-      .set({ policyId: null })
-      .where(and(eq(enrollmentTokens.organizationId, organizationId), eq(enrollmentTokens.policyId, id)))
-      .run();
+    const affectedDevices = releasePolicyDevices(tx, now, organizationId, row.id);
+    clearEnrollmentTokenPolicy(tx, organizationId, row.id);
     tx.delete(policies).where(eq(policies.id, id)).run();
     recordEvent(tx, now, organizationId, "policy.deleted", {
       policy_id: id,

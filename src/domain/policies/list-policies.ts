@@ -1,13 +1,9 @@
-import { count, desc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { selectNewestFirstPage } from "../../db/paged-query";
 import { policies } from "../../db/schema";
 import type { DomainDeps } from "../deps";
-import {
-  countPolicyDevices,
-  findDefaultPolicyId,
-  type PolicyListItem,
-  toPolicyListItem,
-} from "./policy-views";
+import { countPolicyDevices } from "../devices/policy-followers";
+import { findDefaultPolicyId, type PolicyListItem, toPolicyListItem } from "./policy-views";
 
 /** A page of the organization's policies, newest first, with their device counts. */
 export function listPolicies(

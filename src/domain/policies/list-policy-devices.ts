@@ -1,8 +1,7 @@
-import { desc } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client";
-import { devices } from "../../db/schema";
+import type { devices } from "../../db/schema";
 import type { DomainDeps } from "../deps";
-import { assignedDevicesFilter, countPolicyDevices, findDefaultPolicyId, findPolicy } from "./policy-views";
+import { countPolicyDevices, selectPolicyDevicePage } from "../devices/policy-followers";
+import { findDefaultPolicyId, findPolicy } from "./policy-views";
 
 /** A device that follows a policy, and which version of it the device last applied. */
 export interface PolicyDeviceEntry {
@@ -12,28 +11,6 @@ export interface PolicyDeviceEntry {
   /** Version of this policy the device last applied; null until its first sync with this policy. */
   policy_version: number | null;
   last_sync: string | null;
-}
-
-/**
- * One page of the devices that follow a policy, newest enrollment first. The assigned devices are one
- * range of devices_organization_policy_idx; for the default policy the devices without a policy are a
- * second range, merged in order by UNION ALL, so a page never sorts or scans the organization's devices.
- */
-export function selectPolicyDevicePage(
-  db: DbOrTx,
-  organizationId: string,
-  policyId: string,
-  isDefault: boolean,
-  page: { page: number; pageSize: number },
-) {
-  const assigned = db.select().from(devices).where(assignedDevicesFilter(organizationId, policyId));
-  const followers = isDefault
-    ? assigned.unionAll(db.select().from(devices).where(assignedDevicesFilter(organizationId, null)))
-    : assigned;
-  return followers
-    .orderBy(desc(devices.enrolledAt), desc(devices.id))
-    .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize);
 }
 
 /**

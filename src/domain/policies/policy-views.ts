@@ -1,7 +1,8 @@
-import { and, count, eq, inArray, isNull, ne, type SQL } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { devices, organizations, policies, policyVersions } from "../../db/schema";
+import { organizations, policies, policyVersions } from "../../db/schema";
 import type { Actor } from "../deps";
+import { countPolicyDevices } from "../devices/policy-followers";
 import { ConflictError, NotFoundError, ValidationError } from "../errors";
 import type { PolicyData } from "./policy-document";
 
@@ -59,62 +60,6 @@ export function readCurrentPolicyData(db: DbOrTx, policy: PolicyRow): PolicyData
     .get();
   if (!version) throw new Error(`policy ${policy.id} has no row for its version ${policy.currentVersion}`);
   return version.policyData as PolicyData;
-}
-
-/**
- * Devices of the organization assigned to a policy (`policyId`), or without a policy of their own
- * (`null`, the default policy's other followers), wiped ones excepted. Either is one range of
- * devices_organization_policy_idx.
- */
-export function assignedDevicesFilter(organizationId: string, policyId: string | null): SQL {
-  return and(
-    eq(devices.organizationId, organizationId),
-    policyId === null ? isNull(devices.policyId) : eq(devices.policyId, policyId),
-    ne(devices.status, "wiped"),
-  ) as SQL;
-}
-
-/** Counts of the devices explicitly assigned to each of several policies, in one grouped query. */
-export function selectAssignedDeviceCounts(db: DbOrTx, organizationId: string, policyIds: string[]) {
-  return db
-    .select({ policyId: devices.policyId, devices: count() })
-    .from(devices)
-    .where(
-      and(
-        eq(devices.organizationId, organizationId),
-        inArray(devices.policyId, policyIds),
-        ne(devices.status, "wiped"),
-      ),
-    )
-    .groupBy(devices.policyId);
-}
-
-/** The count of devices without a policy of their own (they follow the default), wiped ones excepted. */
-export function selectUnassignedDeviceCount(db: DbOrTx, organizationId: string) {
-  return db.select({ value: count() }).from(devices).where(assignedDevicesFilter(organizationId, null));
-}
-
-/**
- * Device counts of several policies of one organization: the devices assigned to each, and for the
- * default policy also the devices without a policy. Both read only the policy index, so the cost grows
- * with the policies' own devices, not with the organization's.
- */
-export function countPolicyDevices(
-  db: DbOrTx,
-  organizationId: string,
-  defaultPolicyId: string,
-  policyIds: string[],
-): Map<string, number> {
-  const counts = new Map(policyIds.map((policyId) => [policyId, 0]));
-  if (policyIds.length === 0) return counts;
-  for (const row of selectAssignedDeviceCounts(db, organizationId, policyIds).all()) {
-    if (row.policyId !== null) counts.set(row.policyId, row.devices);
-  }
-  if (counts.has(defaultPolicyId)) {
-    const unassigned = selectUnassignedDeviceCount(db, organizationId).get()?.value ?? 0;
-    counts.set(defaultPolicyId, (counts.get(defaultPolicyId) ?? 0) + unassigned);
-  }
-  return counts;
 }
 
 /** A policy name as stored: without surrounding whitespace, and not blank (400 naming `name`). */

@@ -4,7 +4,7 @@ import { policies, policyVersions } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { markPolicyDevicesStale } from "../devices/reevaluate-policy-devices";
+import { markPolicyDevicesStale } from "../devices/policy-followers";
 import { reevaluateStaleDeviceBatch } from "../devices/reevaluate-stale-devices";
 import { ConflictError, ValidationError } from "../errors";
 import { recordEvent } from "../events/record-event";

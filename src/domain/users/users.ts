@@ -1,7 +1,7 @@
-import { and, count, desc, eq, isNull, ne } from "drizzle-orm";
+import { and, count, eq, isNull, ne } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { selectNewestFirstPage } from "../../db/paged-query";
-import { apiKeys, devices, users } from "../../db/schema";
+import { users } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { hashPassword, verifyPassword } from "../../lib/secrets";
@@ -12,9 +12,11 @@ import {
   settleFailedPasswordAttempt,
 } from "../auth/login-throttle";
 import type { Principal } from "../auth/principal";
+import { revokeUserApiKeys } from "../auth/revoke-user-api-keys";
 import { hasScope, ROLE_SCOPES, type Role } from "../auth/scopes";
 import { revokeUserSessions } from "../auth/sign-out";
 import type { Actor, DomainDeps } from "../deps";
+import { unassignUserDevices } from "../devices/unassign-user-devices";
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from "../errors";
 import { parseEmail } from "./email";
 import { passwordHashCost } from "./password-hash-cost";
@@ -248,11 +250,8 @@ export function closeAccount(tx: DbOrTx, now: Date, userId: string): void {
     .where(eq(users.id, userId))
     .run();
   revokeUserSessions(tx, now, userId, "user deleted");
-  tx.update(apiKeys)
-    .set({ revokedAt: timestamp })
-    .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
-    .run();
-  tx.update(devices).set({ userId: null, updatedAt: timestamp }).where(eq(devices.userId, userId)).run();
+  revokeUserApiKeys(tx, now, userId);
+  unassignUserDevices(tx, now, userId);
 }
 
 /** Changes the caller's own password; every other session of the user ends. */

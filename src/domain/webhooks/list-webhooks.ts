@@ -1,4 +1,4 @@
-import { count, desc, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { selectNewestFirstPage } from "../../db/paged-query";
 import { webhooks } from "../../db/schema";
 import type { DomainDeps } from "../deps";

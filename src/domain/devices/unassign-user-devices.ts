@@ -1,0 +1,12 @@
+import { eq } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { devices } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+
+/** A user is gone: the devices assigned to them stay enrolled and managed, with no user. */
+export function unassignUserDevices(tx: DbOrTx, now: Date, userId: string): void {
+  tx.update(devices)
+    .set({ userId: null, updatedAt: toIso(now) })
+    .where(eq(devices.userId, userId))
+    .run();
+}
