@@ -10,7 +10,7 @@ import { resolveEffectivePolicy } from "../policies/effective-policy";
 import { appendDeviceLog } from "./append-device-log";
 import { type DeviceRow, deviceEventData, findDevice } from "./device-views";
 import { type DevicePolicyView, toDevicePolicyView } from "./get-device-policy";
-import { reevaluateDeviceCompliance } from "./reevaluate-policy-devices";
+import { reevaluateDeviceCompliance } from "./reevaluate-device-compliance";
 
 /**
  * Assigns a policy of the organization to a device, or `null` to make it follow the organization

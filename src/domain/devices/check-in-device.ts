@@ -10,7 +10,7 @@ import { appendDeviceLog } from "./append-device-log";
 import type { DevicePrincipal } from "./authenticate-device";
 import type { DeviceRow, DeviceStatus } from "./device-views";
 import type { ComplianceEvaluation, DeviceFacts } from "./evaluate-compliance";
-import { reevaluateDeviceCompliance } from "./reevaluate-policy-devices";
+import { reevaluateDeviceCompliance } from "./reevaluate-device-compliance";
 import { selectPendingWipes } from "./wipe-device";
 
 /** The longest interval an agent is told to wait between check-ins. */

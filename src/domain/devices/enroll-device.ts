@@ -11,12 +11,14 @@ import type { DomainDeps } from "../deps";
 import { ConflictError, ValidationError } from "../errors";
 import { recordEvent } from "../events/record-event";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
+import { findPolicyId } from "../policies/find-policy-id";
+import { findLiveUserId } from "../users/find-live-user-id";
 import { allocateVpnAddress, vpnAddressRange } from "./allocate-vpn-address";
 import { appendDeviceLog } from "./append-device-log";
 import { DEVICE_TOKEN_PREFIX } from "./authenticate-device";
 import { describePublicKeyProblem } from "./check-public-key";
+import { consumeEnrollmentToken } from "./consume-enrollment-token";
 import type { DeviceRow } from "./device-views";
-import { consumeEnrollmentToken, findLiveUserId, findPolicyId } from "./enrollment-tokens";
 import { evaluateCompliance, hasReportedState } from "./evaluate-compliance";
 import type { Platform } from "./platform-versions";
 

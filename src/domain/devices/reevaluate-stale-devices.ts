@@ -3,7 +3,7 @@ import { type DbOrTx, withTransaction } from "../../db/client";
 import { devices } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { type EffectivePolicy, resolveEffectivePolicy } from "../policies/effective-policy";
-import { reevaluateDeviceCompliance } from "./reevaluate-policy-devices";
+import { reevaluateDeviceCompliance } from "./reevaluate-device-compliance";
 
 /** Stale devices re-evaluated per transaction, so one batch never holds the write lock for long. */
 export const STALE_COMPLIANCE_BATCH_SIZE = 500;

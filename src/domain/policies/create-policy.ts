@@ -3,16 +3,12 @@ import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { NotFoundError, ValidationError } from "../errors";
 import { recordEvent } from "../events/record-event";
+import { changedByOf } from "./changed-by";
 import { insertPolicy } from "./insert-policy";
 import type { PolicyData } from "./policy-document";
+import { assertPolicyNameAvailable, normalizePolicyName } from "./policy-name";
 import { findPolicyTemplate, POLICY_TEMPLATES } from "./policy-templates";
-import {
-  assertPolicyNameAvailable,
-  changedByOf,
-  normalizePolicyName,
-  type PolicyView,
-  toPolicyView,
-} from "./policy-views";
+import { type PolicyView, toPolicyView } from "./policy-view";
 import { validatePolicyData } from "./validate-policy-document";
 
 /**

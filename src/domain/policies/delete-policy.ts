@@ -3,12 +3,12 @@ import { withTransaction } from "../../db/client";
 import { policies } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { clearEnrollmentTokenPolicy } from "../devices/enrollment-tokens";
 import { releasePolicyDevices } from "../devices/policy-followers";
 import { reevaluateStaleDeviceBatch } from "../devices/reevaluate-stale-devices";
+import { clearEnrollmentTokenPolicy } from "../devices/revoke-enrollment-token";
 import { ConflictError } from "../errors";
 import { recordEvent } from "../events/record-event";
-import { findDefaultPolicyId, findPolicy } from "./policy-views";
+import { findDefaultPolicyId, findPolicy } from "./find-policy";
 
 /** What a deletion did: how many devices fell back, and to which policy. */
 export interface PolicyDeletion {

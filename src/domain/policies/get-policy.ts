@@ -1,5 +1,6 @@
 import type { DomainDeps } from "../deps";
-import { findDefaultPolicyId, loadPolicyView, type PolicyView } from "./policy-views";
+import { findDefaultPolicyId } from "./find-policy";
+import { loadPolicyView, type PolicyView } from "./policy-view";
 
 /** A policy of the organization with its current document. */
 export function getPolicy(deps: DomainDeps, organizationId: string, id: string): PolicyView {

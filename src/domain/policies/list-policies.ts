@@ -3,7 +3,8 @@ import { selectNewestFirstPage } from "../../db/paged-query";
 import { policies } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { countPolicyDevices } from "../devices/policy-followers";
-import { findDefaultPolicyId, type PolicyListItem, toPolicyListItem } from "./policy-views";
+import { findDefaultPolicyId } from "./find-policy";
+import { type PolicyListItem, toPolicyListItem } from "./policy-view";
 
 /** A page of the organization's policies, newest first, with their device counts. */
 export function listPolicies(

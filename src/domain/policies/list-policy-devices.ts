@@ -1,7 +1,7 @@
 import type { devices } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { countPolicyDevices, selectPolicyDevicePage } from "../devices/policy-followers";
-import { findDefaultPolicyId, findPolicy } from "./policy-views";
+import { findDefaultPolicyId, findPolicy } from "./find-policy";
 
 /** A device that follows a policy, and which version of it the device last applied. */
 export interface PolicyDeviceEntry {

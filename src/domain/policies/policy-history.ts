@@ -2,8 +2,8 @@ import { and, count, desc, eq } from "drizzle-orm";
 import { policyVersions } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
+import { findPolicy } from "./find-policy";
 import type { PolicyData } from "./policy-document";
-import { findPolicy } from "./policy-views";
 
 /** One version in a policy's history: who wrote it, when, and what it changed. */
 export interface PolicyHistoryEntry {

@@ -7,7 +7,8 @@ import type { Actor, DomainDeps } from "../deps";
 import { markPolicyDevicesStale } from "../devices/policy-followers";
 import { reevaluateStaleDeviceBatch } from "../devices/reevaluate-stale-devices";
 import { recordEvent } from "../events/record-event";
-import { findDefaultPolicyId, findPolicy, loadPolicyView, type PolicyView } from "./policy-views";
+import { findDefaultPolicyId, findPolicy } from "./find-policy";
+import { loadPolicyView, type PolicyView } from "./policy-view";
 
 /**
  * Makes a policy of the organization its default, followed by every device without a policy of its

@@ -8,17 +8,11 @@ import { markPolicyDevicesStale } from "../devices/policy-followers";
 import { reevaluateStaleDeviceBatch } from "../devices/reevaluate-stale-devices";
 import { ConflictError, ValidationError } from "../errors";
 import { recordEvent } from "../events/record-event";
+import { changedByOf } from "./changed-by";
 import { describePolicyChanges, isSamePolicyDocument } from "./describe-policy-changes";
-import {
-  assertPolicyNameAvailable,
-  changedByOf,
-  findDefaultPolicyId,
-  findPolicy,
-  loadPolicyView,
-  normalizePolicyName,
-  type PolicyView,
-  readCurrentPolicyData,
-} from "./policy-views";
+import { findDefaultPolicyId, findPolicy, readCurrentPolicyData } from "./find-policy";
+import { assertPolicyNameAvailable, normalizePolicyName } from "./policy-name";
+import { loadPolicyView, type PolicyView } from "./policy-view";
 import { validatePolicyData } from "./validate-policy-document";
 
 /** What PUT /policies/:id may change; `policyData` is partial and merged over the current document. */

@@ -5,9 +5,10 @@ import { generatePassword, hashPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
 import { type DomainDeps, systemActor } from "../deps";
 import { ValidationError } from "../errors";
-import { createOrganization } from "../organizations/organizations";
+import { createOrganization } from "../organizations/create-organization";
+import { insertUser } from "./insert-user";
 import { passwordHashCost } from "./password-hash-cost";
-import { insertUser, MIN_PASSWORD_LENGTH } from "./users";
+import { MIN_PASSWORD_LENGTH } from "./password-rules";
 
 export const FIRST_RUN_EMAIL = "admin@bulwark.local";
 

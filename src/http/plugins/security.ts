@@ -8,7 +8,7 @@ import {
   DEVICE_TOKEN_PREFIX,
   type DevicePrincipal,
 } from "../../domain/devices/authenticate-device";
-import { findEnrollmentTokenId } from "../../domain/devices/enrollment-tokens";
+import { findEnrollmentTokenId } from "../../domain/devices/consume-enrollment-token";
 import {
   BodyTooLargeError,
   DomainError,

@@ -1,10 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import {
-  createEnrollmentToken,
-  listEnrollmentTokens,
-  revokeEnrollmentToken,
-} from "../../domain/devices/enrollment-tokens";
+import { createEnrollmentToken } from "../../domain/devices/create-enrollment-token";
+import { listEnrollmentTokens } from "../../domain/devices/list-enrollment-tokens";
+import { revokeEnrollmentToken } from "../../domain/devices/revoke-enrollment-token";
 import type { AppDeps } from "../app-deps";
 import type { securityPlugin } from "../plugins/security";
 import { errorResponses, IdParams, PageQuery, Paginated, pageOf, paginate } from "../schemas/common";

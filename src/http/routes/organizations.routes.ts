@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { getOrganization, updateOrganization } from "../../domain/organizations/organizations";
+import { getOrganization } from "../../domain/organizations/get-organization";
+import { updateOrganization } from "../../domain/organizations/update-organization";
 import type { AppDeps } from "../app-deps";
 import type { securityPlugin } from "../plugins/security";
 import { errorResponses, Timestamp, Uuid } from "../schemas/common";

@@ -1,13 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import {
-  changeOwnPassword,
-  createUser,
-  deleteUser,
-  getUser,
-  listUsers,
-  updateUser,
-} from "../../domain/users/users";
+import { changeOwnPassword } from "../../domain/users/change-own-password";
+import { createUser } from "../../domain/users/create-user";
+import { deleteUser } from "../../domain/users/delete-user";
+import { getUser, listUsers } from "../../domain/users/list-users";
+import { updateUser } from "../../domain/users/update-user";
 import type { AppDeps } from "../app-deps";
 import type { securityPlugin } from "../plugins/security";
 import {

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { MIN_PASSWORD_LENGTH } from "../../domain/users/users";
+import { MIN_PASSWORD_LENGTH } from "../../domain/users/password-rules";
 import { Timestamp, Uuid } from "../schemas/common";
 import { RoleSchema } from "./auth.schemas";
 

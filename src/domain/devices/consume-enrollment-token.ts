@@ -1,0 +1,62 @@
+import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { enrollmentTokens } from "../../db/schema";
+import { hashSecret } from "../../lib/secrets";
+import { UnauthenticatedError } from "../errors";
+import { type EnrollmentTokenRow, type EnrollmentTokenState, stateOf } from "./enrollment-token-view";
+
+/**
+ * Counts one use of an enrollment token inside the enrollment transaction, or refuses it (401 saying
+ * why). The increment is guarded by max_uses in SQL, so concurrent enrollments cannot overuse a token.
+ */
+export function consumeEnrollmentToken(tx: DbOrTx, now: Date, token: string): EnrollmentTokenRow {
+  const row = tx
+    .select()
+    .from(enrollmentTokens)
+    .where(eq(enrollmentTokens.tokenHash, hashSecret(token)))
+    .get();
+  if (!row)
+    throw new UnauthenticatedError(
+      "enrollment_token_unknown",
+      "invalid enrollment token",
+      "the enrollment token is unknown",
+    );
+  const state = stateOf(row, now);
+  if (state !== "active") throw refusal(state);
+  const used = tx
+    .update(enrollmentTokens)
+    .set({ uses: sql`${enrollmentTokens.uses} + 1` })
+    .where(
+      and(
+        eq(enrollmentTokens.id, row.id),
+        isNull(enrollmentTokens.revokedAt),
+        or(isNull(enrollmentTokens.maxUses), lt(enrollmentTokens.uses, enrollmentTokens.maxUses)),
+      ),
+    )
+    .returning()
+    .get();
+  if (!used) throw refusal("used_up");
+  return used;
+}
+
+function refusal(state: Exclude<EnrollmentTokenState, "active">): UnauthenticatedError {
+  const reasons = {
+    expired: "the enrollment token has expired",
+    revoked: "the enrollment token has been revoked",
+    used_up: "the enrollment token has reached its maximum number of uses",
+  };
+  return new UnauthenticatedError(`enrollment_token_${state}`, "invalid enrollment token", reasons[state]);
+}
+
+/**
+ * The id of the enrollment token with this value, whatever its state, or null: enrollment is rate
+ * limited per existing token, so guessed values fall back to the per-address budget.
+ */
+export function findEnrollmentTokenId(db: DbOrTx, token: string): string | null {
+  const row = db
+    .select({ id: enrollmentTokens.id })
+    .from(enrollmentTokens)
+    .where(eq(enrollmentTokens.tokenHash, hashSecret(token)))
+    .get();
+  return row?.id ?? null;
+}

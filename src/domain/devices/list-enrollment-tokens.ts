@@ -1,0 +1,17 @@
+import { eq } from "drizzle-orm";
+import { selectNewestFirstPage } from "../../db/paged-query";
+import { enrollmentTokens } from "../../db/schema";
+import type { DomainDeps } from "../deps";
+import { type EnrollmentTokenView, toView } from "./enrollment-token-view";
+
+/** The organization's enrollment tokens, newest first, without their values. */
+export function listEnrollmentTokens(
+  deps: DomainDeps,
+  organizationId: string,
+  page: { page: number; pageSize: number },
+): { data: EnrollmentTokenView[]; total: number } {
+  const now = deps.clock.now();
+  const filter = eq(enrollmentTokens.organizationId, organizationId);
+  const { data: rows, total } = selectNewestFirstPage(deps.db, enrollmentTokens, filter, page);
+  return { data: rows.map((row) => toView(row, now)), total };
+}

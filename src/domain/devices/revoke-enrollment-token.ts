@@ -1,0 +1,45 @@
+import { and, eq } from "drizzle-orm";
+import { type DbOrTx, withTransaction } from "../../db/client";
+import { enrollmentTokens } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { NotFoundError } from "../errors";
+
+/** Revokes an enrollment token; devices already enrolled with it are not affected. Idempotent. */
+export function revokeEnrollmentToken(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  id: string,
+): void {
+  const now = deps.clock.now();
+  withTransaction(deps.db, (tx) => {
+    const row = tx
+      .select({ id: enrollmentTokens.id, revokedAt: enrollmentTokens.revokedAt })
+      .from(enrollmentTokens)
+      .where(
+        and(eq(enrollmentTokens.id, id.toLowerCase()), eq(enrollmentTokens.organizationId, organizationId)),
+      )
+      .get();
+    if (!row) throw new NotFoundError("enrollment token");
+    if (row.revokedAt) return;
+    tx.update(enrollmentTokens)
+      .set({ revokedAt: toIso(now) })
+      .where(eq(enrollmentTokens.id, row.id))
+      .run();
+    recordAudit(tx, now, actor, {
+      action: "enrollment_token.revoke",
+      targetType: "enrollment_token",
+      targetId: row.id,
+    });
+  });
+}
+
+/** A policy is deleted: tokens that would have assigned it now enroll devices with the default. */
+export function clearEnrollmentTokenPolicy(tx: DbOrTx, organizationId: string, policyId: string): void {
+  tx.update(enrollmentTokens)
+    .set({ policyId: null })
+    .where(and(eq(enrollmentTokens.organizationId, organizationId), eq(enrollmentTokens.policyId, policyId)))
+    .run();
+}

@@ -1,0 +1,27 @@
+import { and, count, eq, isNull } from "drizzle-orm";
+import { organizations, users } from "../../db/schema";
+import type { DomainDeps } from "../deps";
+import { NotFoundError } from "../errors";
+import { type OrganizationView, redactSso } from "./organization-view";
+
+export function getOrganization(deps: DomainDeps, organizationId: string): OrganizationView {
+  const row = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
+  if (!row) throw new NotFoundError("organization");
+  const userCount =
+    deps.db
+      .select({ value: count() })
+      .from(users)
+      .where(and(eq(users.organizationId, organizationId), isNull(users.deletedAt)))
+      .get()?.value ?? 0;
+  return {
+    id: row.id,
+    name: row.name,
+    plan: row.plan,
+    default_policy_id: row.defaultPolicyId,
+    device_count: row.deviceCount,
+    user_count: userCount,
+    sso: redactSso(row.ssoSettings),
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
