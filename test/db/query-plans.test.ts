@@ -13,7 +13,7 @@ import {
 import { selectExpiredDeviceLogs } from "../../src/domain/devices/purge-device-logs";
 import { selectStaleDevices } from "../../src/domain/devices/reevaluate-stale-devices";
 import { selectPendingWipes } from "../../src/domain/devices/wipe-device";
-import { createDeviceTestApp, enrollDevice } from "../http/devices-fixtures";
+import { createDeviceTestApp, enrollDevice } from "../helpers/devices";
 
 const t = await createDeviceTestApp();
 afterAll(() => t.close());

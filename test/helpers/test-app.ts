@@ -3,14 +3,10 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../src/app";
+import { bootDependencies } from "../../src/boot";
 import type { Config } from "../../src/config/config-schema";
 import { type DeepPartial, loadConfig } from "../../src/config/load-config";
-import { openDatabase } from "../../src/db/client";
-import { migrateDatabase } from "../../src/db/migrate";
-import { loadOrCreateTokenKeys } from "../../src/domain/auth/token-keys";
 import { createAdmin } from "../../src/domain/users/bootstrap-admin";
-import type { AppDeps } from "../../src/http/app-deps";
-import { InMemoryRateLimiter } from "../../src/http/rate-limiter";
 import { FakeClock } from "../../src/lib/clock";
 import { executablePath, startServer } from "./binary";
 import { noteServerAnswer } from "./server-errors";
@@ -157,17 +153,8 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     },
   });
   const clock = new FakeClock("2026-11-01T12:00:00.000Z");
-  const database = openDatabase({ path: ":memory:", synchronous: "normal" });
-  migrateDatabase(database.sqlite);
-  const deps: AppDeps = {
-    db: database.db,
-    config,
-    clock,
-    keys: await loadOrCreateTokenKeys(database.db, clock.now()),
-    rateLimiter: new InMemoryRateLimiter(),
-    version: "test",
-    startedAt: clock.now(),
-  };
+  // Assembled as `serve` assembles it (bootDependencies), on an in-memory database and the fake clock.
+  const { deps, database } = await bootDependencies(config, clock);
   const app = buildApp(deps);
   const request = requester((path, init) => app.handle(new Request(`http://localhost${path}`, init)));
   const helpers = apiHelpers(request, async (email, org) => {

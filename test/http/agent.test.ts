@@ -1,14 +1,14 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { markOfflineDevices } from "../../src/domain/devices/mark-offline-devices";
-import { inProcessTest } from "../helpers/test-app";
 import {
   checkIn,
   createDeviceTestApp,
+  createTestPolicy,
   enrollDevice,
   HEALTHY_FACTS,
-  insertTestPolicy,
   recordedEvents,
-} from "./devices-fixtures";
+} from "../helpers/devices";
+import { inProcessTest } from "../helpers/test-app";
 
 const t = await createDeviceTestApp({ devices: { offline_after_seconds: 900 } });
 afterAll(() => t.close());
@@ -55,49 +55,46 @@ describe("POST /agent/checkin", () => {
     });
   });
 
-  inProcessTest(
-    "always answers with the current policy document, and a new version after an assignment",
-    async () => {
-      const org = await t.createOrganization();
-      const enrolled = await enrollDevice(t, org.adminToken);
-      const strict = insertTestPolicy(t, org.organizationId, "Strict", {
-        dlp: {
-          clipboard_sharing: false,
-          clipboard_direction: "none",
-          screenshot_allowed: false,
-          print_allowed: false,
-          sensitive_data_patterns: [],
-        },
-      });
-      const before = await checkIn(t, enrolled.device_token, { policy_version: 1 });
-      expect(before.body.policy).toMatchObject({ id: enrolled.policy.id, version: 1 });
+  test("always answers with the current policy document, and a new version after an assignment", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const strict = await createTestPolicy(t, org.adminToken, "Strict", {
+      dlp: {
+        clipboard_sharing: false,
+        clipboard_direction: "none",
+        screenshot_allowed: false,
+        print_allowed: false,
+        sensitive_data_patterns: [],
+      },
+    });
+    const before = await checkIn(t, enrolled.device_token, { policy_version: 1 });
+    expect(before.body.policy).toMatchObject({ id: enrolled.policy.id, version: 1 });
 
-      const assigned = await t.request("PUT", `/api/v1/devices/${enrolled.id}/policy`, {
-        token: org.adminToken,
-        body: { policy_id: strict.id },
-      });
-      expect(assigned.status).toBe(200);
-      // Both policies are at version 1: the policy id tells the agent that its version 1 is another policy's.
-      const after = await checkIn(t, enrolled.device_token, {
-        policy_id: enrolled.policy.id,
-        policy_version: 1,
-      });
-      expect(after.body.policy).toMatchObject({ id: strict.id, name: "Strict", version: 1 });
-      expect(after.body.policy.policy_data.dlp.screenshot_allowed).toBe(false);
-      const view = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, { token: org.adminToken });
-      expect(view.body).toMatchObject({ policy_id: strict.id, applied_at: null, applied_version: null });
+    const assigned = await t.request("PUT", `/api/v1/devices/${enrolled.id}/policy`, {
+      token: org.adminToken,
+      body: { policy_id: strict.id },
+    });
+    expect(assigned.status).toBe(200);
+    // Both policies are at version 1: the policy id tells the agent that its version 1 is another policy's.
+    const after = await checkIn(t, enrolled.device_token, {
+      policy_id: enrolled.policy.id,
+      policy_version: 1,
+    });
+    expect(after.body.policy).toMatchObject({ id: strict.id, name: "Strict", version: 1 });
+    expect(after.body.policy.policy_data.dlp.screenshot_allowed).toBe(false);
+    const view = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, { token: org.adminToken });
+    expect(view.body).toMatchObject({ policy_id: strict.id, applied_at: null, applied_version: null });
 
-      await checkIn(t, enrolled.device_token, { policy_id: strict.id, policy_version: 1 });
-      const applied = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, {
-        token: org.adminToken,
-      });
-      expect(applied.body).toMatchObject({
-        policy_id: strict.id,
-        applied_version: 1,
-        applied_at: expect.any(String),
-      });
-    },
-  );
+    await checkIn(t, enrolled.device_token, { policy_id: strict.id, policy_version: 1 });
+    const applied = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, {
+      token: org.adminToken,
+    });
+    expect(applied.body).toMatchObject({
+      policy_id: strict.id,
+      applied_version: 1,
+      applied_at: expect.any(String),
+    });
+  });
 
   inProcessTest(
     "facts are judged against the device's policy; a reported old OS is a critical violation",

@@ -1,15 +1,15 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync } from "node:crypto";
 import { parseCidr, parseIpv4 } from "../../src/lib/ipv4";
-import { inProcessTest } from "../helpers/test-app";
 import {
   createDeviceTestApp,
   createEnrollmentToken,
+  createTestPolicy,
   enrollBody,
   enrollDevice,
-  insertTestPolicy,
   recordedEvents,
-} from "./devices-fixtures";
+} from "../helpers/devices";
+import { inProcessTest } from "../helpers/test-app";
 
 const t = await createDeviceTestApp();
 afterAll(() => t.close());
@@ -178,7 +178,7 @@ describe("POST /devices/enroll", () => {
   inProcessTest("assigns the token's policy and user, and records device.enrolled", async () => {
     const org = await t.createOrganization();
     const member = await t.createUser(org.adminToken, "member");
-    const policy = insertTestPolicy(t, org.organizationId, "Engineering");
+    const policy = await createTestPolicy(t, org.adminToken, "Engineering");
     const enrolled = await enrollDevice(t, org.adminToken, {}, { policy_id: policy.id, user_id: member.id });
     expect(enrolled.policy).toEqual({ id: policy.id, name: "Engineering", version: 1 });
 

@@ -1,5 +1,4 @@
 import { afterAll, expect } from "bun:test";
-import { inProcessTest } from "../helpers/test-app";
 import {
   checkIn,
   createDeviceTestApp,
@@ -7,7 +6,8 @@ import {
   enrollBody,
   HEALTHY_FACTS,
   recordedEvents,
-} from "./devices-fixtures";
+} from "../helpers/devices";
+import { inProcessTest } from "../helpers/test-app";
 
 const t = await createDeviceTestApp();
 afterAll(() => t.close());

@@ -1,13 +1,13 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { inProcessTest } from "../helpers/test-app";
 import {
   checkIn,
   createDeviceTestApp,
+  createTestPolicy,
   enrollDevice,
   HEALTHY_FACTS,
-  insertTestPolicy,
   recordedEvents,
-} from "./devices-fixtures";
+} from "../helpers/devices";
+import { inProcessTest } from "../helpers/test-app";
 
 const t = await createDeviceTestApp();
 afterAll(() => t.close());
@@ -347,7 +347,7 @@ describe("ids written in uppercase", () => {
     expect((await t.request("GET", `${device(upper)}/compliance`, { token: admin })).status).toBe(200);
     expect((await t.request("GET", `${device(upper)}/logs`, { token: admin })).body.total).toBe(1);
 
-    const policy = insertTestPolicy(t, org.organizationId, "Upper");
+    const policy = await createTestPolicy(t, org.adminToken, "Upper");
     const assigned = await t.request("PUT", `${device(upper)}/policy`, {
       token: admin,
       body: { policy_id: policy.id.toUpperCase() },
@@ -405,7 +405,7 @@ describe("GET and PUT /devices/:id/policy", () => {
         settings: { screenshot_allowed: true, clipboard_sharing: true, usb_allowed: false },
       });
 
-      const open = insertTestPolicy(t, org.organizationId, "Open", {
+      const open = await createTestPolicy(t, org.adminToken, "Open", {
         usb: { allowed: true, whitelist: [], allowed_classes: [], audit_only: false },
       });
       const assigned = await t.request("PUT", `${device(enrolled.id)}/policy`, {
@@ -444,7 +444,7 @@ describe("GET and PUT /devices/:id/policy", () => {
   inProcessTest("re-evaluates compliance against the newly assigned policy", async () => {
     const { org, enrolled, admin } = await organizationWithDevice();
     // USB storage is open: fine under a policy allowing USB, a violation under the default (usb.allowed false).
-    const open = insertTestPolicy(t, org.organizationId, "Open", {
+    const open = await createTestPolicy(t, org.adminToken, "Open", {
       usb: { allowed: true, whitelist: [], allowed_classes: [], audit_only: false },
     });
     await t.request("PUT", `${device(enrolled.id)}/policy`, { token: admin, body: { policy_id: open.id } });
@@ -464,40 +464,37 @@ describe("GET and PUT /devices/:id/policy", () => {
     expect(flips.at(-1)?.data).toMatchObject({ device_id: enrolled.id, status: "non_compliant" });
   });
 
-  inProcessTest(
-    "404 for an unknown or foreign policy; 400 for a malformed id; 403 for a reader",
-    async () => {
-      const { enrolled, admin, auditor } = await organizationWithDevice();
-      const stranger = await t.createOrganization();
-      const foreign = insertTestPolicy(t, stranger.organizationId, "Foreign");
-      for (const policyId of [crypto.randomUUID(), foreign.id]) {
-        const response = await t.request("PUT", `${device(enrolled.id)}/policy`, {
-          token: admin,
-          body: { policy_id: policyId },
-        });
-        expect(response.status).toBe(404);
-        expect(response.body.message).toBe("policy not found");
-      }
-      for (const body of [{}, { policy_id: "default" }]) {
-        const response = await t.request("PUT", `${device(enrolled.id)}/policy`, { token: admin, body });
-        expect(response.status).toBe(400);
-        expect(fieldsOf(response.body)).toContain("policy_id");
-      }
-      const forbidden = await t.request("PUT", `${device(enrolled.id)}/policy`, {
-        token: auditor.token,
-        body: { policy_id: null },
+  test("404 for an unknown or foreign policy; 400 for a malformed id; 403 for a reader", async () => {
+    const { enrolled, admin, auditor } = await organizationWithDevice();
+    const stranger = await t.createOrganization();
+    const foreign = await createTestPolicy(t, stranger.adminToken, "Foreign");
+    for (const policyId of [crypto.randomUUID(), foreign.id]) {
+      const response = await t.request("PUT", `${device(enrolled.id)}/policy`, {
+        token: admin,
+        body: { policy_id: policyId },
       });
-      expect(forbidden.status).toBe(403);
-      expect((await t.request("GET", `${device(enrolled.id)}/policy`, { token: auditor.token })).status).toBe(
-        200,
-      );
-      const hidden = await t.request("PUT", `${device(enrolled.id)}/policy`, {
-        token: stranger.adminToken,
-        body: { policy_id: null },
-      });
-      expect(hidden.status).toBe(404);
-    },
-  );
+      expect(response.status).toBe(404);
+      expect(response.body.message).toBe("policy not found");
+    }
+    for (const body of [{}, { policy_id: "default" }]) {
+      const response = await t.request("PUT", `${device(enrolled.id)}/policy`, { token: admin, body });
+      expect(response.status).toBe(400);
+      expect(fieldsOf(response.body)).toContain("policy_id");
+    }
+    const forbidden = await t.request("PUT", `${device(enrolled.id)}/policy`, {
+      token: auditor.token,
+      body: { policy_id: null },
+    });
+    expect(forbidden.status).toBe(403);
+    expect((await t.request("GET", `${device(enrolled.id)}/policy`, { token: auditor.token })).status).toBe(
+      200,
+    );
+    const hidden = await t.request("PUT", `${device(enrolled.id)}/policy`, {
+      token: stranger.adminToken,
+      body: { policy_id: null },
+    });
+    expect(hidden.status).toBe(404);
+  });
 });
 
 describe("GET /devices/:id/compliance", () => {
@@ -654,10 +651,10 @@ describe("POST /devices/bulk", () => {
     },
   );
 
-  inProcessTest("wipe and assign_policy in bulk", async () => {
+  test("wipe and assign_policy in bulk", async () => {
     const { org, enrolled, admin } = await organizationWithDevice();
     const second = await enrollDevice(t, admin);
-    const policy = insertTestPolicy(t, org.organizationId, "Fleet");
+    const policy = await createTestPolicy(t, org.adminToken, "Fleet");
     const assign = await t.request("POST", `${DEVICES}/bulk`, {
       token: admin,
       body: { action: "assign_policy", policy_id: policy.id, device_ids: [enrolled.id, second.id] },

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { JOBS } from "../../src/jobs/jobs";
+import { createDeviceTestApp, createEnrollmentToken, createTestPolicy, enrollBody } from "../helpers/devices";
 import { inProcessTest } from "../helpers/test-app";
-import { createDeviceTestApp, createEnrollmentToken, enrollBody, insertTestPolicy } from "./devices-fixtures";
 
 const t = await createDeviceTestApp();
 afterAll(() => t.close());
@@ -34,7 +34,7 @@ describe("POST /enrollment-tokens", () => {
     async () => {
       const org = await t.createOrganization();
       const member = await t.createUser(org.adminToken, "member");
-      const policy = insertTestPolicy(t, org.organizationId, "Kiosk");
+      const policy = await createTestPolicy(t, org.adminToken, "Kiosk");
       const response = await t.request("POST", TOKENS, {
         token: org.adminToken,
         body: { expires_in_hours: 2, max_uses: null, user_id: member.id, policy_id: policy.id },
@@ -49,10 +49,10 @@ describe("POST /enrollment-tokens", () => {
     },
   );
 
-  inProcessTest("404 naming the user or policy that is not in the organization", async () => {
+  test("404 naming the user or policy that is not in the organization", async () => {
     const org = await t.createOrganization();
     const other = await t.createOrganization();
-    const otherPolicy = insertTestPolicy(t, other.organizationId, "Theirs");
+    const otherPolicy = await createTestPolicy(t, other.adminToken, "Theirs");
 
     const user = await t.request("POST", TOKENS, { token: org.adminToken, body: { user_id: other.adminId } });
     expect(user.status).toBe(404);

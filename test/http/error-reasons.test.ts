@@ -6,9 +6,9 @@
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { enrollDevice } from "../helpers/devices";
 import { expectServerErrors } from "../helpers/server-errors";
 import { freshTestApps, inProcessTest, type TestResponse } from "../helpers/test-app";
-import { enrollDevice } from "./devices-fixtures";
 
 const newApp = freshTestApps({ rate_limit: { unauthenticated_per_minute: 10_000 } });
 

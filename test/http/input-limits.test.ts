@@ -3,8 +3,8 @@
  * now with a 400 (or 431) and SPEC.md's error body, in-process and from the executable alike.
  */
 import { describe, expect, test } from "bun:test";
+import { enrollDevice } from "../helpers/devices";
 import { freshTestApps, type TestResponse } from "../helpers/test-app";
-import { enrollDevice } from "./devices-fixtures";
 
 const newApp = freshTestApps({ rate_limit: { unauthenticated_per_minute: 10_000 } });
 

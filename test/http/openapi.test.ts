@@ -41,7 +41,19 @@ test("the main resources and the error body are named components, referenced whe
   expect(document.info.license.name).toBeString();
 });
 
-inProcessTest("it lists every route the app serves, and nothing else", () => {
+test("every documented operation is served: a request reaches a handler, not the router's 404 or 405", async () => {
+  for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, unknown>>)) {
+    for (const method of Object.keys(item)) {
+      const concrete = path.replace(/\{[^}]+\}/g, "00000000-0000-4000-8000-000000000000");
+      const response = await t.request(method.toUpperCase(), concrete);
+      expect({ method, path, reason: response.body?.reason }).not.toMatchObject({
+        reason: expect.stringMatching(/^(route_not_found|method_not_allowed)$/),
+      });
+    }
+  }
+});
+
+inProcessTest("every route in the router's table is documented", () => {
   const served = t.app.routes
     .filter((route) => !(route.hooks as { detail?: { hide?: boolean } })?.detail?.hide)
     .map(

@@ -5,9 +5,9 @@
  * A new route is covered by these tests as soon as it is served, without a test written for it.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
+import { enrollDevice } from "../helpers/devices";
 import { type OpenApiDocument, type Schema, sampleValue } from "../helpers/openapi-sample";
 import { createTestApp, type TestApp, type TestResponse } from "../helpers/test-app";
-import { enrollDevice } from "./devices-fixtures";
 
 interface Route {
   method: string;

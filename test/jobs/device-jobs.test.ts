@@ -10,7 +10,7 @@ import {
   enrollDevice,
   HEALTHY_FACTS,
   recordedEvents,
-} from "../http/devices-fixtures";
+} from "../helpers/devices";
 
 const OFFLINE_AFTER = 900;
 const WIPE_TIMEOUT = 3600;

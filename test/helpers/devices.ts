@@ -1,9 +1,7 @@
 import { asc, eq } from "drizzle-orm";
 import { events } from "../../src/db/schema";
-import { insertPolicy } from "../../src/domain/policies/insert-policy";
 import type { PolicyData } from "../../src/domain/policies/policy-document";
-import { DEFAULT_POLICY_DATA } from "../../src/domain/policies/policy-templates";
-import { createTestApp, type TestApp } from "../helpers/test-app";
+import { createTestApp, type TestApp } from "./test-app";
 
 /** A test app whose per-IP limit does not get in the way of many unauthenticated enrollments. */
 export function createDeviceTestApp(overrides: Parameters<typeof createTestApp>[0] = {}) {
@@ -80,21 +78,20 @@ export const HEALTHY_FACTS = {
   screenshots_blocked: true,
 };
 
-/** Inserts a second policy into the organization (the policies API is another issue's). */
-export function insertTestPolicy(
+/** Creates a policy in the organization of `adminToken` through the API; `changes` are merged over the defaults. */
+export async function createTestPolicy(
   t: TestApp,
-  organizationId: string,
+  adminToken: string,
   name: string,
   changes: Partial<PolicyData> = {},
-) {
-  const policyData = { ...structuredClone(DEFAULT_POLICY_DATA), ...changes } as PolicyData;
-  return insertPolicy(t.deps.db, t.clock.now(), {
-    organizationId,
-    name,
-    description: "",
-    policyData,
-    changedBy: "test",
+): Promise<{ id: string; name: string; version: number }> {
+  const response = await t.request("POST", "/api/v1/policies", {
+    token: adminToken,
+    body: { name, policy_data: changes },
   });
+  if (response.status !== 201)
+    throw new Error(`creating policy ${name} failed: ${response.status} ${JSON.stringify(response.body)}`);
+  return response.body;
 }
 
 /** The outbox events of an organization, oldest first. */
