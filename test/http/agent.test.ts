@@ -263,7 +263,7 @@ describe("POST /agent/wipes/:wipe_id/complete", () => {
     });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({
-      message: "wipe is not pending",
+      reason: "wipe_not_pending",
       details: "the wipe is already failed",
     });
     expect(
@@ -281,7 +281,7 @@ describe("POST /agent/wipes/:wipe_id/complete", () => {
       body: { success: true },
     });
     expect(stolen.status).toBe(404);
-    expect(stolen.body.message).toBe("wipe not found");
+    expect(stolen.body.reason).toBe("wipe_not_found");
     const unknown = await t.request("POST", complete(crypto.randomUUID()), {
       token: first.device_token,
       body: { success: true },

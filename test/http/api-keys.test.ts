@@ -91,7 +91,7 @@ describe("POST /auth/api-keys", () => {
     const key = await t.createApiKey(org.adminToken, ["admin"]);
     const minted = await createKey(t, key, { name: "child", scopes: ["devices:read"] });
     expect(minted.status).toBe(403);
-    expect(minted.body.message).toBe("API keys cannot manage API keys");
+    expect(minted.body.reason).toBe("api_key_not_allowed");
 
     const other = await createKey(t, org.adminToken, { name: "other", scopes: ["devices:read"] });
     const revoked = await t.request("DELETE", `/api/v1/auth/api-keys/${other.body.id}`, { token: key });
@@ -127,7 +127,7 @@ describe("POST /auth/api-keys", () => {
     }
     const malformed = await t.request("POST", KEYS, { token: org.adminToken, rawBody: "{" });
     expect(malformed.status).toBe(400);
-    expect(malformed.body.message).toBe("invalid request body");
+    expect(malformed.body.reason).toBe("invalid_json");
   });
 
   test("without a token it is 401", async () => {

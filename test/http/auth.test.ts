@@ -91,7 +91,7 @@ describe("POST /auth/login", () => {
     for (const response of [wrongPassword, unknownEmail]) {
       expect(response.status).toBe(401);
       expect(response.body.code).toBe(401);
-      expect(response.body.message).toBe("invalid credentials");
+      expect(response.body.reason).toBe("invalid_credentials");
       expect(response.body).not.toHaveProperty("token");
     }
     expect(unknownEmail.body.details).toBe(wrongPassword.body.details);
@@ -112,7 +112,7 @@ describe("POST /auth/login", () => {
     const response = await t.request("POST", LOGIN, { body: { email: "someone@example.com" } });
     expect(response.status).toBe(400);
     expect(response.body.code).toBe(400);
-    expect(response.body.message).toBe("invalid request body");
+    expect(response.body.reason).toBe("validation_failed");
     expect(response.body.details).toContain("password");
   });
 
@@ -129,11 +129,11 @@ describe("POST /auth/login", () => {
     const t = await newApp();
     const malformed = await t.request("POST", LOGIN, { rawBody: '{"email": "a@example.com", ' });
     expect(malformed.status).toBe(400);
-    expect(malformed.body).toMatchObject({ code: 400, message: "invalid request body" });
+    expect(malformed.body).toMatchObject({ code: 400, reason: "invalid_json" });
 
     const empty = await t.request("POST", LOGIN);
     expect(empty.status).toBe(400);
-    expect(empty.body).toMatchObject({ code: 400, message: "invalid request body" });
+    expect(empty.body).toMatchObject({ code: 400, reason: "validation_failed" });
   });
 });
 
@@ -449,7 +449,7 @@ describe("access tokens", () => {
     expect((await t.request("GET", ME, { token: member.token })).status).toBe(401);
     const signIn = await login(t, member.email, TEST_PASSWORD);
     expect(signIn.status).toBe(401);
-    expect(signIn.body.message).toBe("invalid credentials");
+    expect(signIn.body.reason).toBe("invalid_credentials");
   });
 
   test("a refresh token is not accepted as an access token", async () => {

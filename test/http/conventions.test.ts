@@ -162,7 +162,7 @@ describe("errors", () => {
     const t = await newApp();
     const response = await t.request("POST", "/api/v1/auth/login", { rawBody: "{not json" });
     expectErrorBody(response, 400);
-    expect(response.body.message).toBe("invalid request body");
+    expect(response.body.reason).toBe("invalid_json");
   });
 
   inProcessTest("error bodies never carry a stack trace, not even for an unexpected failure", async () => {
@@ -184,7 +184,7 @@ describe("errors", () => {
         body: { email: org.adminEmail, password: "whatever-it-is" },
       });
       expectErrorBody(failure, 500);
-      expect(failure.body.message).toBe("internal server error");
+      expect(failure.body.reason).toBe("internal_error");
       expect(failure.body.request_id).toBe(failure.headers.get("x-request-id"));
       expectRateLimitHeaders(t, failure);
       expect(logged).toHaveBeenCalled();
@@ -350,7 +350,7 @@ describe("request bodies", () => {
     expectErrorBody(form, 415);
     const malformed = await t.request("POST", "/api/v1/auth/login", { rawBody: '{"email": "a@b.c",' });
     expectErrorBody(malformed, 400);
-    expect(malformed.body.message).toBe("invalid request body");
+    expect(malformed.body.reason).toBe("invalid_json");
   });
 });
 

@@ -154,7 +154,7 @@ describe("POST /devices/enroll", () => {
       ]);
       const exhausted = await small.request("POST", ENROLL, { body: enrollBody(token) });
       expect(exhausted.status).toBe(409);
-      expect(exhausted.body.message).toBe("the VPN address pool is exhausted");
+      expect(exhausted.body.reason).toBe("vpn_pool_exhausted");
 
       const freed = enrolled[2];
       const wipe = await small.request("POST", `/api/v1/devices/${freed.id}/wipe`, {
@@ -229,7 +229,7 @@ describe("POST /devices/enroll", () => {
         body: enrollBody(token, { public_key: publicKey }),
       });
       expect(duplicate.status).toBe(409);
-      expect(duplicate.body.message).toBe("public key already in use");
+      expect(duplicate.body.reason).toBe("public_key_taken");
       expect(JSON.stringify(duplicate.body)).not.toContain(first.id);
     }
 
@@ -293,7 +293,7 @@ describe("POST /devices/enroll", () => {
       body: enrollBody(token, { hardware_id: "SERIAL-1" }),
     });
     expect(duplicate.status).toBe(409);
-    expect(duplicate.body.message).toBe("a device with this hardware_id is already enrolled");
+    expect(duplicate.body.reason).toBe("hardware_id_enrolled");
     // The refused enrollment did not use the token up.
     const tokens = await t.request("GET", "/api/v1/enrollment-tokens", { token: org.adminToken });
     expect(tokens.body.data[0].uses).toBe(0);
@@ -320,7 +320,7 @@ describe("POST /devices/enroll", () => {
     expect(unknown.status).toBe(401);
     expect(unknown.body).toMatchObject({
       code: 401,
-      message: "invalid enrollment token",
+      reason: "enrollment_token_unknown",
       details: "the enrollment token is unknown",
     });
 
@@ -384,7 +384,7 @@ describe("POST /devices/enroll", () => {
     expect(platform.body.errors[0].message).toBe("must be one of linux, windows, macos, android, ios");
     const malformed = await t.request("POST", ENROLL, { rawBody: "{not json" });
     expect(malformed.status).toBe(400);
-    expect(malformed.body.message).toBe("invalid request body");
+    expect(malformed.body.reason).toBe("invalid_json");
 
     // The token was never used, so it still enrolls.
     expect((await t.request("POST", ENROLL, { body: enrollBody(token) })).status).toBe(201);

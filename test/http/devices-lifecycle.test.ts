@@ -109,7 +109,7 @@ inProcessTest(
       body: { status: "suspended", reason: "again" },
     });
     expect(suspendAgain.status).toBe(409);
-    expect(suspendAgain.body.message).toBe("device is already suspended");
+    expect(suspendAgain.body.reason).toBe("device_already_suspended");
     expect(await getDevice(id)).toMatchObject({ status: "suspended", suspended_reason: "lost on a train" });
     // A suspended device still checks in and stays suspended.
     expect((await checkIn(t, deviceToken)).body.status).toBe("suspended");
@@ -126,7 +126,7 @@ inProcessTest(
       body: { status: "online" },
     });
     expect(unsuspendAgain.status).toBe(409);
-    expect(unsuspendAgain.body.message).toBe("device is not suspended");
+    expect(unsuspendAgain.body.reason).toBe("device_not_suspended");
     expect((await getDevice(id)).status).toBe("online");
 
     // Deleting before the wipe is refused.

@@ -150,7 +150,7 @@ describe("GET /devices/:id", () => {
     ]) {
       const response = await t.request("GET", path, { token: stranger.adminToken });
       expect(response.status, path).toBe(404);
-      expect(response.body.message).toBe("device not found");
+      expect(response.body.reason).toBe("device_not_found");
     }
     expect((await t.request("GET", device(crypto.randomUUID()), { token: stranger.adminToken })).status).toBe(
       404,
@@ -286,7 +286,7 @@ describe("POST /devices/:id/wipe and GET /devices/:id/wipe/:wipe_id", () => {
       token: admin,
     });
     expect(crossed.status).toBe(404);
-    expect(crossed.body.message).toBe("wipe not found");
+    expect(crossed.body.reason).toBe("wipe_not_found");
     // A reader may poll.
     const polled = await t.request("GET", `${device(enrolled.id)}/wipe/${wipe.body.wipe_id}`, {
       token: auditor.token,
@@ -474,7 +474,7 @@ describe("GET and PUT /devices/:id/policy", () => {
         body: { policy_id: policyId },
       });
       expect(response.status).toBe(404);
-      expect(response.body.message).toBe("policy not found");
+      expect(response.body.reason).toBe("policy_not_found");
     }
     for (const body of [{}, { policy_id: "default" }]) {
       const response = await t.request("PUT", `${device(enrolled.id)}/policy`, { token: admin, body });
@@ -717,7 +717,7 @@ describe("POST /devices/bulk", () => {
       body: { action: "assign_policy", policy_id: crypto.randomUUID(), device_ids: [enrolled.id] },
     });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.message).toBe("policy not found");
+    expect(unknown.body.reason).toBe("policy_not_found");
     const body = { action: "unsuspend", device_ids: [enrolled.id] };
     const forbidden = await t.request("POST", `${DEVICES}/bulk`, { token: auditor.token, body });
     expect(forbidden.status).toBe(403);

@@ -56,14 +56,14 @@ describe("POST /enrollment-tokens", () => {
 
     const user = await t.request("POST", TOKENS, { token: org.adminToken, body: { user_id: other.adminId } });
     expect(user.status).toBe(404);
-    expect(user.body.message).toBe("user not found");
+    expect(user.body.reason).toBe("user_not_found");
 
     const policy = await t.request("POST", TOKENS, {
       token: org.adminToken,
       body: { policy_id: otherPolicy.id },
     });
     expect(policy.status).toBe(404);
-    expect(policy.body.message).toBe("policy not found");
+    expect(policy.body.reason).toBe("policy_not_found");
   });
 
   test("400 naming each invalid field", async () => {
@@ -192,7 +192,7 @@ describe("DELETE /enrollment-tokens/:id", () => {
     const theirs = await createEnrollmentToken(t, other.adminToken);
     const response = await t.request("DELETE", `${TOKENS}/${theirs.id}`, { token: org.adminToken });
     expect(response.status).toBe(404);
-    expect(response.body.message).toBe("enrollment token not found");
+    expect(response.body.reason).toBe("enrollment_token_not_found");
     expect((await t.request("POST", ENROLL, { body: enrollBody(theirs.token) })).status).toBe(201);
     const unknown = await t.request("DELETE", `${TOKENS}/${crypto.randomUUID()}`, { token: org.adminToken });
     expect(unknown.status).toBe(404);

@@ -150,7 +150,7 @@ describe("oversized headers", () => {
     const t = await newApp();
     const response = await t.request("GET", "/api/v1/users/me", { token: "a".repeat(100_000) });
     expect(response.status).toBe(431);
-    expect(response.body).toMatchObject({ code: 431, message: "request headers too large" });
+    expect(response.body).toMatchObject({ code: 431, reason: "headers_too_large" });
     expect(response.headers.get("x-request-id")).toBe(response.body.request_id);
     expect(response.headers.get("x-ratelimit-limit")).toMatch(/^\d+$/);
   });

@@ -169,7 +169,7 @@ describe("PATCH /organizations/current", () => {
     expect(empty.status).toBe(400);
     const malformed = await t.request("PATCH", CURRENT, { token: org.adminToken, rawBody: "{" });
     expect(malformed.status).toBe(400);
-    expect(malformed.body.message).toBe("invalid request body");
+    expect(malformed.body.reason).toBe("invalid_json");
   });
 
   test("without a token it is 401", async () => {

@@ -470,7 +470,7 @@ describe("templates", () => {
       body: { template_id: "paranoid", name: "Nope" },
     });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.message).toBe("policy template not found");
+    expect(unknown.body.reason).toBe("policy_template_not_found");
     const taken = await t.request("POST", "/api/v1/policies/from-template", {
       token,
       body: { template_id: "strict", name: "Engineering" },

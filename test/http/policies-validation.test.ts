@@ -184,7 +184,7 @@ describe("policy_data rules, on create", () => {
       });
       expect(response.status).toBe(400);
       expect(response.body.code).toBe(400);
-      expect(response.body.message).toBe("invalid request body");
+      expect(response.body.reason).toBe("validation_failed");
       expect(response.body.errors).toEqual(withPrefix("policy_data", errors));
     });
   }
@@ -307,7 +307,7 @@ describe("POST /api/v1/policies/validate", () => {
         body: { policy_data: policyData },
       });
       expect(response.status).toBe(400);
-      expect(response.body).toMatchObject({ code: 400, message: "invalid policy", valid: false });
+      expect(response.body).toMatchObject({ code: 400, reason: "policy_invalid", valid: false });
       expect(response.body.errors).toEqual(withPrefix("policy_data", errors));
     });
   }

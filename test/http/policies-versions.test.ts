@@ -142,7 +142,7 @@ describe("versions and history", () => {
       token: org.adminToken,
     });
     expect(missing.status).toBe(404);
-    expect(missing.body.message).toBe("policy version not found");
+    expect(missing.body.reason).toBe("policy_version_not_found");
     for (const version of ["0", "-1", "1.5", "abc"]) {
       const response = await t.request("GET", `/api/v1/policies/${policy.id}/versions/${version}`, {
         token: org.adminToken,

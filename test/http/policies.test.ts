@@ -134,7 +134,7 @@ describe("POST /api/v1/policies", () => {
     const org = await t.createOrganization();
     const response = await t.request("POST", "/api/v1/policies", { token: org.adminToken, rawBody: "{" });
     expect(response.status).toBe(400);
-    expect(response.body.message).toBe("invalid request body");
+    expect(response.body.reason).toBe("invalid_json");
   });
 
   test("a name already used in the organization is 409; another organization may use it", async () => {
@@ -146,7 +146,7 @@ describe("POST /api/v1/policies", () => {
       body: { name: "Contractors" },
     });
     expect(duplicate.status).toBe(409);
-    expect(duplicate.body.message).toBe("a policy with this name already exists");
+    expect(duplicate.body.reason).toBe("policy_name_taken");
     const elsewhere = await t.request("POST", "/api/v1/policies", {
       token: second.adminToken,
       body: { name: "Contractors" },
@@ -198,7 +198,7 @@ describe("GET /api/v1/policies/:id", () => {
     for (const id of ["01a204ac-0000-7000-8000-000000000000", "not-a-uuid"]) {
       const response = await t.request("GET", `/api/v1/policies/${id}`, { token: org.adminToken });
       expect(response.status).toBe(404);
-      expect(response.body).toMatchObject({ code: 404, message: "policy not found" });
+      expect(response.body).toMatchObject({ code: 404, reason: "policy_not_found" });
     }
   });
 });
@@ -284,7 +284,7 @@ describe("DELETE /api/v1/policies/:id", () => {
       token: org.adminToken,
     });
     expect(response.status).toBe(409);
-    expect(response.body.message).toBe("the organization default policy cannot be deleted");
+    expect(response.body.reason).toBe("default_policy_not_deletable");
     const still = await t.request("GET", `/api/v1/policies/${defaultPolicy.body.id}`, {
       token: org.adminToken,
     });

@@ -76,7 +76,7 @@ describe("POST /users", () => {
     }
     const malformed = await t.request("POST", USERS, { token: org.adminToken, rawBody: "[" });
     expect(malformed.status).toBe(400);
-    expect(malformed.body.message).toBe("invalid request body");
+    expect(malformed.body.reason).toBe("invalid_json");
   });
 
   test("operators, auditors and members cannot create users (403 naming users:write)", async () => {

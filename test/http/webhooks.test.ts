@@ -77,7 +77,7 @@ describe("POST /api/v1/webhooks", () => {
   test("malformed JSON is a 400", async () => {
     const response = await t.request("POST", "/api/v1/webhooks", { token: org.adminToken, rawBody: "{" });
     expect(response.status).toBe(400);
-    expect(response.body.message).toBe("invalid request body");
+    expect(response.body.reason).toBe("invalid_json");
   });
 
   test.each([
