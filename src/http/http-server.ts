@@ -1,7 +1,8 @@
 import type { Server } from "bun";
 import type { AnyElysia } from "elysia";
-import { unhandledErrorResponse } from "./plugins/error-handler";
+import { invalidHostResponse, unhandledErrorResponse } from "./plugins/error-handler";
 import { MAX_BODY_BYTES } from "./plugins/security";
+import { normalizeRequestHost } from "./request-path";
 
 /** Raised when the server cannot listen; the message names the address and the cause in one line. */
 export class ListenError extends Error {}
@@ -12,6 +13,7 @@ const LISTEN_CAUSES: Record<string, string> = {
   EADDRNOTAVAIL: "the address is not one of this machine's",
   EINVAL: "not a valid listen address",
   ENOTFOUND: "the host name does not resolve",
+  ENOENT: "the host name does not resolve",
 };
 
 /**
@@ -34,10 +36,12 @@ export function listenHttp(app: AnyElysia, options: { hostname: string; port: nu
       // before Bun's own cap (which closes the connection without a body) could be reached.
       maxRequestBodySize: MAX_BODY_BYTES * 64,
       fetch: async (request) => {
+        const routable = normalizeRequestHost(request);
+        if (!routable) return invalidHostResponse();
         try {
-          return await app.fetch(request);
+          return await app.fetch(routable);
         } catch (error) {
-          return unhandledErrorResponse(request, error);
+          return unhandledErrorResponse(routable, error);
         }
       },
       error: (error) => unhandledErrorResponse(null, error),

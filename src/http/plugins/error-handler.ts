@@ -7,6 +7,7 @@ import {
   ValidationError,
 } from "../../domain/errors";
 import type { AppDeps } from "../app-deps";
+import { requestPath } from "../request-path";
 import { toFieldErrors } from "../validation-errors";
 import { countUncountedRequest, requestStateIfAny } from "./security";
 
@@ -105,6 +106,19 @@ export function unhandledErrorResponse(request: Request | null, error: unknown):
 
 const INTERNAL_ERROR: Described = { status: 500, reason: "internal_error", message: "internal server error" };
 
+/** A request whose URL cannot be read (a malformed Host header, a CONNECT target): refused before routing. */
+export function invalidHostResponse(): Response {
+  return errorResponse(
+    {
+      status: 400,
+      reason: "invalid_host",
+      message: "invalid request",
+      details: "the Host header (or the request target) is not a valid host",
+    },
+    {},
+  );
+}
+
 /** Route patterns by method, used to tell 405 (path exists, other method) from 404. */
 export type RouteTable = { method: string; pattern: RegExp }[];
 
@@ -168,7 +182,7 @@ function describeFrameworkError(
       details: "the body is not valid JSON",
     };
   if (code === "NOT_FOUND") {
-    const path = new URL(request.url).pathname;
+    const path = requestPath(request);
     const allowed = [
       ...new Set(routeTable.filter((route) => route.pattern.test(path)).map((route) => route.method)),
     ];

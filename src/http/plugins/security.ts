@@ -19,6 +19,7 @@ import {
   UnavailableError,
 } from "../../domain/errors";
 import type { AppDeps } from "../app-deps";
+import { requestPath } from "../request-path";
 
 /** Per-request facts gathered once in onRequest and read by the route macros. */
 export interface RequestState {
@@ -207,7 +208,7 @@ export function securityPlugin(deps: AppDeps) {
         }
       }
 
-      const path = new URL(request.url).pathname;
+      const path = requestPath(request);
       if (path !== ENROLL_PATH || isHeaderTooLarge)
         countRequest(deps, state, set.headers, rateLimitBucket(state, path, deps.config.rate_limit));
       if (isHeaderTooLarge) {
