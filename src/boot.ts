@@ -13,7 +13,7 @@ export async function bootDependencies(
   clock: Clock = systemClock,
 ): Promise<{ deps: AppDeps; database: DatabaseHandle; appliedMigrations: string[] }> {
   const database = openDatabase({ path: config.database.path, synchronous: config.database.synchronous });
-  const { applied } = migrateDatabase(database.sqlite);
+  const { applied } = migrateDatabase(database.sqlite, undefined, `database ${config.database.path}`);
   const keys = await loadOrCreateTokenKeys(database.db, clock.now());
   const deps: AppDeps = {
     db: database.db,

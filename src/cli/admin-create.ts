@@ -41,7 +41,8 @@ export async function adminCreateCommand(config: Readonly<Config>, args: ParsedA
     throw new UsageError("admin create needs a password (--password-file, or on standard input)");
   const { deps, database } = await bootDependencies(config);
   try {
-    const org = args.flags.get("org") ?? config.admin.org;
+    const org = (args.flags.get("org") ?? config.admin.org).trim();
+    if (org === "") throw new UsageError("--org needs a name");
     const result = await createAdmin(deps, { email, password, name: args.flags.get("name"), org });
     console.log(
       `Created admin ${email} in organization "${org}"${result.organizationCreated ? " (new)" : ""}`,

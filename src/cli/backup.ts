@@ -15,7 +15,13 @@ export function backupCommand(config: Readonly<Config>, target: string | undefin
     throw new UsageError(`database ${config.database.path} does not exist`);
   const database = openDatabase({ path: config.database.path, synchronous: config.database.synchronous });
   try {
-    database.sqlite.query("VACUUM INTO ?").run(target);
+    try {
+      database.sqlite.query("VACUUM INTO ?").run(target);
+    } catch (error) {
+      throw new UsageError(
+        `cannot write the backup to ${target}: ${(error as Error).message.split("\n")[0]}`,
+      );
+    }
     // A backup holds the same secrets as the database.
     chmodSync(target, 0o600);
     console.log(`Backed up ${config.database.path} to ${target}`);

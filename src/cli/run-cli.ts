@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from "../config/load-config";
 import { DatabaseOpenError } from "../db/client";
+import { DatabaseSchemaError } from "../db/migrate";
 import { DatabaseInUseError } from "../db/serve-lock";
 import { DomainError, ValidationError } from "../domain/errors";
 import { ListenError } from "../http/http-server";
@@ -33,7 +34,14 @@ export async function runCli(argv: string[]): Promise<number> {
     }
     // Whatever stops a command (a bad config, a port in use, a database that can't be opened or is
     // served already) is one line naming the cause; an operator reads it, not a stack trace.
-    const known = [ConfigError, DomainError, DatabaseOpenError, DatabaseInUseError, ListenError];
+    const known = [
+      ConfigError,
+      DomainError,
+      DatabaseOpenError,
+      DatabaseInUseError,
+      DatabaseSchemaError,
+      ListenError,
+    ];
     const message =
       error instanceof Error
         ? known.some((kind) => error instanceof kind)

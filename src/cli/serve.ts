@@ -14,7 +14,6 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const { deps, database, appliedMigrations } = await bootDependencies(config);
   if (appliedMigrations.length > 0)
     console.log(`Applied ${appliedMigrations.length} migration(s): ${appliedMigrations.join(", ")}`);
-  const firstAdmin = await ensureFirstAdmin(deps);
   const app = buildApp(deps);
   const server = listenHttp(app, { hostname: config.server.host, port: config.server.port });
   const port = server.port ?? config.server.port;
@@ -24,6 +23,9 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     ...config,
     server: Object.freeze({ ...config.server, base_url: effectiveBaseUrl(config, port) }),
   });
+  // Only once listening has worked: a first-run password printed by a server that then failed to
+  // start would be lost, and the next start (finding a user) would print none.
+  const firstAdmin = await ensureFirstAdmin(deps);
   const jobs = startJobs(deps);
   const webhookDispatcher = createWebhookDispatcher(deps);
   webhookDispatcher.start();

@@ -116,6 +116,9 @@ function checkSemantics(config: Config): void {
     /^[\d.]+$/.test(host) ? isIP(host) !== 4 : host.includes(":") ? isIP(host) !== 6 : !HOST_NAME.test(host)
   )
     throw new ConfigError(`invalid config server.host: "${host}" is not an IP address or host name`);
+  const endpointProblem = describeEndpointProblem(config.vpn.endpoint);
+  if (endpointProblem)
+    throw new ConfigError(`invalid config vpn.endpoint: ${endpointProblem} (got "${config.vpn.endpoint}")`);
   if (config.server.base_url !== "" && !URL.canParse(config.server.base_url))
     throw new ConfigError(`invalid config server.base_url: "${config.server.base_url}" is not a URL`);
 }
@@ -178,6 +181,19 @@ export function effectiveBaseUrl(config: Readonly<Config>, port: number): string
   return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
 }
 
+/** Why `endpoint` is not host:port with a port 1-65535 (an IPv6 address in brackets), or undefined. */
+function describeEndpointProblem(endpoint: string): string | undefined {
+  const match = /^(\[[^\]]+\]|[^\s:[\]]+):(\d{1,5})$/.exec(endpoint);
+  if (!match) return "expected host:port, with an IPv6 address in brackets as in [2001:db8::1]:51820";
+  const [, host = "", portText = ""] = match;
+  const port = Number(portText);
+  if (port < 1 || port > 65535) return "the port must be 1-65535";
+  if (host.startsWith("["))
+    return isIP(host.slice(1, -1)) === 6 ? undefined : "the bracketed host is not an IPv6 address";
+  if (/^[\d.]+$/.test(host)) return isIP(host) === 4 ? undefined : "not an IPv4 address";
+  return HOST_NAME.test(host) ? undefined : "not a host name";
+}
+
 function fillSections(raw: Record<string, Record<string, unknown>>): Record<string, Record<string, unknown>> {
   for (const section of Object.keys(ConfigSchema.properties)) raw[section] ??= {};
   return raw;
@@ -191,16 +207,17 @@ function parseEnvValue(variable: string, key: string, text: string, schema: TSch
     return Number(text.trim());
   }
   if (type === "boolean") {
-    const normalized = text.trim().toLowerCase();
+    const normalized = text.trim();
     if (normalized === "true" || normalized === "1") return true;
     if (normalized === "false" || normalized === "0") return false;
     throw new ConfigError(`invalid config ${key} (${variable}): must be true, false, 1 or 0, got "${text}"`);
   }
   if (type === "array") {
-    const items = text
-      .split(",")
-      .map((item) => item.trim())
-      .filter((item) => item !== "");
+    const items = text.trim() === "" ? [] : text.split(",").map((item) => item.trim());
+    if (items.includes(""))
+      throw new ConfigError(
+        `invalid config ${key} (${variable}): an empty item in "${text}" (lists are comma-separated)`,
+      );
     const itemType = (schema.items as TSchema | undefined)?.type;
     if (itemType === "integer") {
       for (const item of items) {

@@ -51,17 +51,30 @@ function openFile(path: string): Database {
   }
 }
 
-/** Opens SQLite with WAL, the configured `synchronous`, foreign keys and a busy timeout. */
-export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
-  const sqlite = openFile(options.path);
+/** WAL, the configured `synchronous` and foreign keys. */
+function configureConnection(sqlite: Database, options: OpenDatabaseOptions): void {
   // Switching a new file to WAL takes an exclusive lock and does not wait on busy_timeout: another
   // process opening the same new database at that moment makes it fail at once, so it is retried.
   if (!retryWhileLocked(() => sqlite.exec("PRAGMA journal_mode = WAL"))) {
-    throw new Error(`database ${options.path} is locked by another process`);
+    throw new DatabaseOpenError(`cannot open database ${options.path}: it is locked by another process`);
   }
   // bun:sqlite leaves synchronous=FULL after switching to WAL unless told otherwise.
   sqlite.exec(`PRAGMA synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`);
   sqlite.exec("PRAGMA foreign_keys = ON");
+}
+
+/** Opens SQLite with WAL, the configured `synchronous`, foreign keys and a busy timeout. */
+export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
+  const sqlite = openFile(options.path);
+  try {
+    configureConnection(sqlite, options);
+  } catch (error) {
+    sqlite.close();
+    if (error instanceof DatabaseOpenError) throw error;
+    throw new DatabaseOpenError(
+      `cannot open database ${options.path}: ${(error as Error).message.split("\n")[0] ?? String(error)}`,
+    );
+  }
   const cached = withStatementCache(sqlite);
   const db = drizzle({ client: cached.client, schema });
   return {

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
-import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { chmodSync, existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { DatabaseOpenError } from "./client";
 
 /** Held by a running `serve` for its database; a second `serve` on the same file is refused. */
@@ -19,11 +19,18 @@ export class DatabaseInUseError extends Error {}
  * CLI commands (`backup`, `admin create`) do not take it and keep working beside a running server.
  */
 export function acquireServeLock(databasePath: string): ServeLock {
-  const lockPath = `${databasePath}.lock`;
-  const pidPath = `${databasePath}.pid`;
   let lock: Database;
+  let lockPath = `${databasePath}.lock`;
+  let pidPath = `${databasePath}.pid`;
   try {
     mkdirSync(dirname(databasePath), { recursive: true, mode: 0o700 });
+    // Named after the file itself, so that a symbolic link or another spelling of the path to the
+    // same database meets the same lock.
+    const realPath = existsSync(databasePath)
+      ? realpathSync(databasePath)
+      : join(realpathSync(dirname(databasePath)), basename(databasePath));
+    lockPath = `${realPath}.lock`;
+    pidPath = `${realPath}.pid`;
     lock = new Database(lockPath, { create: true });
     chmodSync(lockPath, 0o600);
   } catch (error) {

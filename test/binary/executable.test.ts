@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, type RunningServer, startServer } from "../helpers/binary";
@@ -117,6 +117,14 @@ describe("the built executable, from an empty folder", () => {
     expect(second.stdout).not.toContain("listening");
   }, 60_000);
 
+  test("a symbolic link to the served database meets the same lock", () => {
+    const link = join(emptyFolder(), "link.db");
+    symlinkSync(join(folder, "data", "bulwark.db"), link);
+    const second = run(["serve"], folder, { BULWARK_SERVER_PORT: "0", BULWARK_DATABASE_PATH: link });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`is already served by process ${server.process.pid}`);
+  }, 60_000);
+
   test("the JWT issuer follows the port really listened on when base_url is not set", async () => {
     const password = /with the password (\S+)/.exec(server.output())?.[1];
     const login = await post(server, "/api/v1/auth/login", { email: "admin@bulwark.local", password });
@@ -185,6 +193,55 @@ describe("the command line", () => {
     const proxy = run(["serve"], emptyFolder(), { BULWARK_SERVER_TRUST_PROXY: "yes" });
     expect(proxy.code).toBe(1);
     expectOneLine(proxy.stderr, "server.trust_proxy");
+  }, 60_000);
+
+  test("a database of another program, or of a newer Bulwark, is refused before anything is written", () => {
+    const folder = emptyFolder();
+    const foreign = join(folder, "other.db");
+    const other = new Database(foreign, { create: true });
+    other.exec("CREATE TABLE t (x)");
+    other.close();
+    const refusedForeign = run(["serve"], folder, {
+      BULWARK_SERVER_PORT: "0",
+      BULWARK_DATABASE_PATH: foreign,
+    });
+    expect(refusedForeign.code).toBe(1);
+    expectOneLine(refusedForeign.stderr, `database ${foreign} holds tables that are not Bulwark's (t)`);
+    const untouched = new Database(foreign, { readonly: true });
+    expect(untouched.query("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([
+      { name: "t" },
+    ]);
+    untouched.close();
+
+    expect(run(["migrate"], folder).code).toBe(0);
+    const database = new Database(join(folder, "data", "bulwark.db"));
+    database
+      .query("INSERT INTO bulwark_migrations (tag, applied_at) VALUES ('9999_from_the_future', '2027-01-01')")
+      .run();
+    database.close();
+    const refusedNewer = run(["serve"], folder, { BULWARK_SERVER_PORT: "0" });
+    expect(refusedNewer.code).toBe(1);
+    expectOneLine(refusedNewer.stderr, "was migrated by a newer Bulwark (migration 9999_from_the_future");
+  }, 60_000);
+
+  test("a first run whose port is taken creates no admin, so the next start still prints the password", async () => {
+    const folder = emptyFolder();
+    const blocker = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("busy") });
+    try {
+      const failed = run(["serve"], folder, { BULWARK_SERVER_PORT: String(blocker.port) });
+      expect(failed.code).toBe(1);
+      expect(failed.stdout).not.toContain("First run");
+    } finally {
+      blocker.stop(true);
+    }
+    const started = await startServer(binary, folder);
+    try {
+      expect(started.output()).toContain(
+        "First run: created the admin admin@bulwark.local with the password",
+      );
+    } finally {
+      await started.stop();
+    }
   }, 60_000);
 
   test("a BULWARK_ variable that names no key is refused, with the key it probably meant", () => {

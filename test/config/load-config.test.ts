@@ -102,3 +102,54 @@ describe("loadConfig", () => {
     }).toThrow();
   });
 });
+
+describe("values a running server would trip over later are refused at start", () => {
+  const refused = (env: Record<string, string>) => {
+    try {
+      loadConfig({ env });
+      return "";
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  test("durations and counts have upper bounds, so that no date overflows and no job fails", () => {
+    expect(refused({ BULWARK_AUTH_REFRESH_TOKEN_TTL_SECONDS: "100000000000000" })).toContain(
+      "auth.refresh_token_ttl_seconds",
+    );
+    expect(refused({ BULWARK_AUTH_LOGIN_LOCKOUT_SECONDS: "99999999999999999" })).toContain(
+      "auth.login_lockout_seconds",
+    );
+    expect(refused({ BULWARK_DEVICES_OFFLINE_AFTER_SECONDS: "100000000000000000" })).toContain(
+      "devices.offline_after_seconds",
+    );
+    expect(refused({ BULWARK_WEBHOOKS_RETENTION_DAYS: "100000000000000000" })).toContain(
+      "webhooks.retention_days",
+    );
+  });
+
+  test("vpn.endpoint is host:port with a port 1-65535, an IPv6 address in brackets", () => {
+    for (const endpoint of ["vpn.corp.example:51820", "[2001:db8::1]:51820", "203.0.113.7:443"])
+      expect({ endpoint, problem: refused({ BULWARK_VPN_ENDPOINT: endpoint }) }).toEqual({
+        endpoint,
+        problem: "",
+      });
+    for (const endpoint of [
+      "vpn.corp.example:99999",
+      "h:0",
+      "2001:db8::1:51820",
+      "[not-v6]:51820",
+      "999.1.1.1:1",
+      "vpn",
+    ])
+      expect(refused({ BULWARK_VPN_ENDPOINT: endpoint })).toContain("invalid config vpn.endpoint");
+  });
+
+  test("booleans are true, false, 1 or 0; lists have no empty items; base_url has no query", () => {
+    expect(refused({ BULWARK_SERVER_TRUST_PROXY: "TRUE" })).toContain("must be true, false, 1 or 0");
+    expect(refused({ BULWARK_WEBHOOKS_RETRY_SCHEDULE_SECONDS: "10,,20" })).toContain("an empty item");
+    expect(refused({ BULWARK_SERVER_BASE_URL: "https://bulwark.example.com/?x=1" })).toContain(
+      "server.base_url",
+    );
+  });
+});

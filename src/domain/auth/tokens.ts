@@ -131,7 +131,11 @@ function checkClaims<T extends AccessClaims | RefreshClaims>(
     typeof payload.jti !== "string" ||
     typeof payload.sid !== "string"
   ) {
-    throw new UnauthenticatedError("token_invalid", "invalid token", `not an ${type} token`);
+    throw new UnauthenticatedError(
+      "token_invalid",
+      "invalid token",
+      `not ${type === "access" ? "an" : "a"} ${type} token`,
+    );
   }
   return payload as unknown as T;
 }
