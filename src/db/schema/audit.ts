@@ -1,4 +1,5 @@
 import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { ACTOR_TYPES, OUTCOMES } from "./enums";
 
 /** Append-only record of every mutation and sign-in attempt. */
 export const auditLogs = sqliteTable(
@@ -6,14 +7,14 @@ export const auditLogs = sqliteTable(
   {
     id: text("id").primaryKey(),
     organizationId: text("organization_id"),
-    actorType: text("actor_type", { enum: ["user", "api_key", "device", "system", "anonymous"] }).notNull(),
+    actorType: text("actor_type", { enum: ACTOR_TYPES }).notNull(),
     actorId: text("actor_id"),
     actorLabel: text("actor_label"),
     action: text("action").notNull(),
     targetType: text("target_type"),
     targetId: text("target_id"),
     ip: text("ip"),
-    outcome: text("outcome", { enum: ["success", "failure"] }).notNull(),
+    outcome: text("outcome", { enum: OUTCOMES }).notNull(),
     details: text("details", { mode: "json" }).$type<Record<string, unknown>>(),
     createdAt: text("created_at").notNull(),
   },

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { COMPLIANCE_STATUSES, DEVICE_STATUSES, PLATFORMS, WIPE_STATUSES } from "./enums";
 
 export const enrollmentTokens = sqliteTable(
   "enrollment_tokens",
@@ -29,11 +30,11 @@ export const devices = sqliteTable(
     organizationId: text("organization_id").notNull(),
     userId: text("user_id"),
     deviceName: text("device_name").notNull(),
-    platform: text("platform", { enum: ["linux", "windows", "macos", "android", "ios"] }).notNull(),
+    platform: text("platform", { enum: PLATFORMS }).notNull(),
     agentVersion: text("agent_version").notNull(),
     osVersion: text("os_version"),
     hardwareId: text("hardware_id").notNull(),
-    status: text("status", { enum: ["online", "offline", "suspended", "wiped", "pending"] }).notNull(),
+    status: text("status", { enum: DEVICE_STATUSES }).notNull(),
     suspendedReason: text("suspended_reason"),
     lastSeen: text("last_seen").notNull(),
     enrolledAt: text("enrolled_at").notNull(),
@@ -45,9 +46,7 @@ export const devices = sqliteTable(
     vpnAddress: integer("vpn_address"),
     vpnPublicKey: text("vpn_public_key").notNull(),
     facts: text("facts", { mode: "json" }).$type<Record<string, boolean>>(),
-    complianceStatus: text("compliance_status", { enum: ["compliant", "non_compliant", "unknown"] })
-      .notNull()
-      .default("unknown"),
+    complianceStatus: text("compliance_status", { enum: COMPLIANCE_STATUSES }).notNull().default("unknown"),
     complianceViolations: text("compliance_violations", { mode: "json" })
       .$type<unknown[]>()
       .notNull()
@@ -134,7 +133,7 @@ export const wipes = sqliteTable(
       .notNull()
       .references(() => devices.id, { onDelete: "cascade" }),
     organizationId: text("organization_id").notNull(),
-    status: text("status", { enum: ["pending", "completed", "failed", "timed_out"] }).notNull(),
+    status: text("status", { enum: WIPE_STATUSES }).notNull(),
     reason: text("reason").notNull(),
     notifyUser: integer("notify_user", { mode: "boolean" }).notNull(),
     initiatedBy: text("initiated_by").notNull(),

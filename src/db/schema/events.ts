@@ -1,4 +1,5 @@
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { DELIVERY_STATUSES } from "./enums";
 
 /** The outbox: one row per domain event, written in the transaction of the change that caused it. */
 export const events = sqliteTable(
@@ -47,7 +48,7 @@ export const webhookDeliveries = sqliteTable(
     eventSequence: integer("event_sequence")
       .notNull()
       .references(() => events.sequence),
-    status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
+    status: text("status", { enum: DELIVERY_STATUSES }).notNull(),
     attempts: integer("attempts").notNull().default(0),
     nextAttemptAt: text("next_attempt_at"),
     lastStatusCode: integer("last_status_code"),

@@ -1,13 +1,12 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { PLANS, ROLES } from "./enums";
 
 /** Tenants. `device_count` is kept by the device domain so unfiltered device lists need no count scan. */
 export const organizations = sqliteTable("organizations", {
   id: text("id").primaryKey(),
   name: text("name").notNull(),
-  plan: text("plan", { enum: ["standard", "enterprise"] })
-    .notNull()
-    .default("standard"),
+  plan: text("plan", { enum: PLANS }).notNull().default("standard"),
   defaultPolicyId: text("default_policy_id"),
   ssoSettings: text("sso_settings", { mode: "json" })
     .$type<Record<string, unknown>>()
@@ -27,7 +26,7 @@ export const users = sqliteTable(
       .references(() => organizations.id),
     email: text("email").notNull(),
     name: text("name").notNull(),
-    role: text("role", { enum: ["admin", "operator", "auditor", "member"] }).notNull(),
+    role: text("role", { enum: ROLES }).notNull(),
     passwordHash: text("password_hash").notNull(),
     isDisabled: integer("is_disabled", { mode: "boolean" }).notNull().default(false),
     isRestricted: integer("is_restricted", { mode: "boolean" }).notNull().default(false),

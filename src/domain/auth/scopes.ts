@@ -1,3 +1,4 @@
+import { ROLES } from "../../db/schema/enums";
 /** Every scope, as in SPEC.md. */
 export const SCOPES = [
   "devices:read",
@@ -11,7 +12,7 @@ export const SCOPES = [
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
-export const ROLES = ["admin", "operator", "auditor", "member"] as const;
+export { ROLES };
 export type Role = (typeof ROLES)[number];
 
 /** The scopes each role carries (CONTRACT.md section 2). `admin` implies every scope. */

@@ -1,8 +1,10 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { COMPLIANCE_STATUSES, SEVERITIES } from "../../db/schema/enums";
+import { literalUnion } from "../../lib/literal-union";
 import { checkOsVersion, isPlatform, MINIMUM_MAJOR_VERSIONS } from "./platform-versions.ts";
 
 /** Violation severities, least severe first. */
-export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
+export { SEVERITIES };
 
 /** How serious a compliance violation is. */
 export type Severity = (typeof SEVERITIES)[number];
@@ -11,7 +13,7 @@ export type Severity = (typeof SEVERITIES)[number];
  * The compliance states of a device: `non_compliant` when a rule is broken, `unknown` when nothing was
  * reported or a rule the policy needs could not be checked, `compliant` when every needed rule held.
  */
-export const COMPLIANCE_STATUSES = ["compliant", "non_compliant", "unknown"] as const;
+export { COMPLIANCE_STATUSES };
 
 /** The compliance state of a device. */
 export type ComplianceStatus = (typeof COMPLIANCE_STATUSES)[number];
@@ -50,11 +52,9 @@ export const ViolationSchema = Type.Object(
     actual: Type.Union([Type.String(), Type.Boolean()], {
       description: "The value the device reported for the same rule.",
     }),
-    // Literal unions written out: a union built with .map() defeats the handler typing of Elysia.
-    severity: Type.Union(
-      [Type.Literal("low"), Type.Literal("medium"), Type.Literal("high"), Type.Literal("critical")],
-      { description: "How serious the violation is: low, medium, high or critical." },
-    ),
+    severity: literalUnion(SEVERITIES, {
+      description: "How serious the violation is: low, medium, high or critical.",
+    }),
   },
   { title: "ComplianceViolation", description: "A policy rule the device does not meet." },
 );
@@ -63,15 +63,12 @@ export const ViolationSchema = Type.Object(
 export type Violation = Static<typeof ViolationSchema>;
 
 /** The compliance status, as documented in every response that carries it. */
-export const ComplianceStatusSchema = Type.Union(
-  [Type.Literal("compliant"), Type.Literal("non_compliant"), Type.Literal("unknown")],
-  {
-    title: "ComplianceStatus",
-    description:
-      "non_compliant: a rule is broken; unknown: nothing reported yet, or a rule the policy needs could " +
-      "not be checked (see missing); compliant: every rule the policy needs was checked and holds.",
-  },
-);
+export const ComplianceStatusSchema = literalUnion(COMPLIANCE_STATUSES, {
+  title: "ComplianceStatus",
+  description:
+    "non_compliant: a rule is broken; unknown: nothing reported yet, or a rule the policy needs could " +
+    "not be checked (see missing); compliant: every rule the policy needs was checked and holds.",
+});
 
 /** The rules that could not be checked, as documented in every response that carries them. */
 export const MissingRulesSchema = Type.Array(Type.String(), {

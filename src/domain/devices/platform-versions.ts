@@ -1,5 +1,7 @@
 /** The platforms a device may run, as SPEC.md lists them. */
-export const PLATFORMS = ["linux", "windows", "macos", "android", "ios"] as const;
+import { PLATFORMS } from "../../db/schema/enums";
+
+export { PLATFORMS };
 
 /** One of the supported device platforms. */
 export type Platform = (typeof PLATFORMS)[number];

@@ -1,4 +1,6 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
+import { PLATFORMS } from "../../db/schema/enums";
+import { literalUnion } from "../../lib/literal-union";
 import { ComplianceStatusSchema, MissingRulesSchema, ViolationSchema } from "../devices/evaluate-compliance";
 import type { EventType } from "./event-types";
 
@@ -13,13 +15,7 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const DeviceFields = {
   device_id: Id,
   device_name: Type.String(),
-  platform: Type.Union([
-    Type.Literal("linux"),
-    Type.Literal("windows"),
-    Type.Literal("macos"),
-    Type.Literal("android"),
-    Type.Literal("ios"),
-  ]),
+  platform: literalUnion(PLATFORMS),
 };
 
 const deviceEvent = <P extends Record<string, TSchema>>(title: string, description: string, properties: P) =>

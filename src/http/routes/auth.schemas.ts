@@ -1,5 +1,7 @@
 import { Type } from "@sinclair/typebox";
+import { ROLES } from "../../db/schema/enums";
 import { SCOPES } from "../../domain/auth/scopes";
+import { literalUnion } from "../../lib/literal-union";
 import { Timestamp, Uuid } from "../schemas/common";
 
 export const LoginBody = Type.Object({
@@ -7,14 +9,11 @@ export const LoginBody = Type.Object({
   password: Type.String({ minLength: 1, maxLength: 1024 }),
 });
 
-export const RoleSchema = Type.Union(
-  [Type.Literal("admin"), Type.Literal("operator"), Type.Literal("auditor"), Type.Literal("member")],
-  {
-    title: "Role",
-    description:
-      "admin: everything; operator: devices and policies; auditor: read-only plus audit logs; member: self-service only",
-  },
-);
+export const RoleSchema = literalUnion(ROLES, {
+  title: "Role",
+  description:
+    "admin: everything; operator: devices and policies; auditor: read-only plus audit logs; member: self-service only",
+});
 
 export const SignedInUserSchema = Type.Object(
   {

@@ -1,33 +1,20 @@
 import { Type } from "@sinclair/typebox";
+import { DEVICE_STATUSES, PLATFORMS, WIPE_STATUSES } from "../../db/schema/enums";
 import { ComplianceReportSchema, ComplianceStatusSchema } from "../../domain/devices/evaluate-compliance";
+import { literalUnion } from "../../lib/literal-union";
 import { NullableTimestamp, PageQuery, Timestamp, Uuid } from "../schemas/common";
 
-export const PlatformSchema = Type.Union(
-  [
-    Type.Literal("linux"),
-    Type.Literal("windows"),
-    Type.Literal("macos"),
-    Type.Literal("android"),
-    Type.Literal("ios"),
-  ],
-  { title: "Platform", description: "linux, windows, macos, android or ios" },
-);
+export const PlatformSchema = literalUnion(PLATFORMS, {
+  title: "Platform",
+  description: "linux, windows, macos, android or ios",
+});
 
-export const DeviceStatusSchema = Type.Union(
-  [
-    Type.Literal("online"),
-    Type.Literal("offline"),
-    Type.Literal("suspended"),
-    Type.Literal("wiped"),
-    Type.Literal("pending"),
-  ],
-  {
-    title: "DeviceStatus",
-    description:
-      "online: checked in recently; offline: no check-in for devices.offline_after_seconds; suspended: " +
-      "disabled by an administrator; wiped: work profile wiped; pending: enrollment in progress",
-  },
-);
+export const DeviceStatusSchema = literalUnion(DEVICE_STATUSES, {
+  title: "DeviceStatus",
+  description:
+    "online: checked in recently; offline: no check-in for devices.offline_after_seconds; suspended: " +
+    "disabled by an administrator; wiped: work profile wiped; pending: enrollment in progress",
+});
 
 const Reason = Type.String({ minLength: 1, maxLength: 500 });
 // Printable text without control characters, and not blank.
@@ -160,10 +147,9 @@ export const WipeBody = Type.Object({
 
 export const WipeParams = Type.Object({ id: Type.String(), wipe_id: Type.String() });
 
-const WipeStatusSchema = Type.Union(
-  [Type.Literal("pending"), Type.Literal("completed"), Type.Literal("failed"), Type.Literal("timed_out")],
-  { description: "timed_out: not confirmed within devices.wipe_timeout_seconds" },
-);
+const WipeStatusSchema = literalUnion(WIPE_STATUSES, {
+  description: "timed_out: not confirmed within devices.wipe_timeout_seconds",
+});
 
 export const WipeInitiationSchema = Type.Object(
   {

@@ -1,15 +1,14 @@
 import { Type } from "@sinclair/typebox";
+import { DELIVERY_STATUSES } from "../../db/schema/enums";
 import { EVENT_TYPES } from "../../domain/events/event-types";
 import { MAX_SECRET_LENGTH, MIN_SECRET_LENGTH } from "../../domain/webhooks/webhook-input";
+import { literalUnion } from "../../lib/literal-union";
 import { NullableTimestamp, PageQuery, Timestamp, Uuid } from "../schemas/common";
 
-const DeliveryStatus = Type.Union(
-  [Type.Literal("pending"), Type.Literal("succeeded"), Type.Literal("failed")],
-  {
-    description:
-      "pending: not sent yet or waiting for a retry; succeeded: a 2xx; failed: retries used up or 410",
-  },
-);
+const DeliveryStatus = literalUnion(DELIVERY_STATUSES, {
+  description:
+    "pending: not sent yet or waiting for a retry; succeeded: a 2xx; failed: retries used up or 410",
+});
 
 const Url = Type.String({
   minLength: 1,

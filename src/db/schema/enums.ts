@@ -1,0 +1,14 @@
+/**
+ * Every enumerated value the service stores, declared once: the database columns, the domain types and
+ * the request and response schemas (through `literalUnion`) are all built from these lists.
+ */
+export const PLATFORMS = ["linux", "windows", "macos", "android", "ios"] as const;
+export const DEVICE_STATUSES = ["online", "offline", "suspended", "wiped", "pending"] as const;
+export const COMPLIANCE_STATUSES = ["compliant", "non_compliant", "unknown"] as const;
+export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
+export const WIPE_STATUSES = ["pending", "completed", "failed", "timed_out"] as const;
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
+export const ROLES = ["admin", "operator", "auditor", "member"] as const;
+export const PLANS = ["standard", "enterprise"] as const;
+export const ACTOR_TYPES = ["user", "api_key", "device", "system", "anonymous"] as const;
+export const OUTCOMES = ["success", "failure"] as const;
