@@ -1,6 +1,10 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, gte, lte, type SQL } from "drizzle-orm";
 import { selectNewestFirstPage } from "../../db/paged-query";
 import { auditLogs } from "../../db/schema";
+import { ACTOR_TYPES, OUTCOMES } from "../../db/schema/enums";
+import { literalUnion } from "../../lib/literal-union";
+import { Timestamp } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
 import { parseInstantRange } from "../instant-filter";
 
@@ -12,16 +16,31 @@ export interface AuditLogFilter {
   until?: string;
 }
 
-export interface AuditLogView {
-  id: string;
-  timestamp: string;
-  actor: { type: string; id: string | null; label: string | null };
-  action: string;
-  target: { type: string | null; id: string | null };
-  ip: string | null;
-  outcome: "success" | "failure";
-  details: Record<string, unknown> | null;
-}
+/** An audit log entry as GET /audit-logs shows it. */
+export const AuditLogSchema = Type.Object(
+  {
+    id: Type.String(),
+    timestamp: Timestamp,
+    actor: Type.Object({
+      type: literalUnion(ACTOR_TYPES, { description: "user, api_key, device, system or anonymous" }),
+      id: Type.Union([Type.String(), Type.Null()]),
+      label: Type.Union([Type.String(), Type.Null()], {
+        description: "Email of the user, or the API key's name",
+      }),
+    }),
+    action: Type.String({ description: "e.g. auth.login, user.create, policy.update, device.wipe" }),
+    target: Type.Object({
+      type: Type.Union([Type.String(), Type.Null()]),
+      id: Type.Union([Type.String(), Type.Null()]),
+    }),
+    ip: Type.Union([Type.String(), Type.Null()]),
+    outcome: literalUnion(OUTCOMES),
+    details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
+  },
+  { title: "AuditLogEntry" },
+);
+
+export type AuditLogView = Static<typeof AuditLogSchema>;
 
 /** The organization's audit trail, newest first; `since` and `until` are instants in any offset. */
 export function listAuditLogs(

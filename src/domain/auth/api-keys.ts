@@ -1,9 +1,11 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, isNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { selectNewestFirstPage } from "../../db/paged-query";
 import { apiKeys } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
+import { Timestamp, Uuid } from "../../lib/schema-types";
 import { generateSecret, hashSecret } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
@@ -12,16 +14,22 @@ import { API_KEY_PREFIX } from "./authenticate";
 import type { Principal } from "./principal";
 import { hasScope, isScope, ROLE_SCOPES, type Scope } from "./scopes";
 
-export interface ApiKeyView {
-  id: string;
-  name: string;
-  key_prefix: string;
-  scopes: string[];
-  created_at: string;
-  expires_at: string;
-  last_used_at: string | null;
-  revoked_at: string | null;
-}
+/** An API key as listed; the key itself is only returned at creation. */
+export const ApiKeySchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    key_prefix: Type.String({ description: "The first characters of the key, to recognise it" }),
+    scopes: Type.Array(Type.String()),
+    created_at: Timestamp,
+    expires_at: Timestamp,
+    last_used_at: Type.Union([Timestamp, Type.Null()]),
+    revoked_at: Type.Union([Timestamp, Type.Null()]),
+  },
+  { title: "ApiKey" },
+);
+
+export type ApiKeyView = Static<typeof ApiKeySchema>;
 
 function toView(row: typeof apiKeys.$inferSelect): ApiKeyView {
   return {

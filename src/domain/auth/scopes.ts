@@ -1,4 +1,5 @@
 import { ROLES } from "../../db/schema/enums";
+import { literalUnion } from "../../lib/literal-union";
 /** Every scope, as in SPEC.md. */
 export const SCOPES = [
   "devices:read",
@@ -37,3 +38,10 @@ export function effectiveApiKeyScopes(keyScopes: readonly string[], creatorRole:
   const creator = ROLE_SCOPES[creatorRole];
   return keyScopes.filter((scope): scope is Scope => isScope(scope) && hasScope(creator, scope));
 }
+
+/** A role, as documented in every request and response that carries one. */
+export const RoleSchema = literalUnion(ROLES, {
+  title: "Role",
+  description:
+    "admin: everything; operator: devices and policies; auditor: read-only plus audit logs; member: self-service only",
+});

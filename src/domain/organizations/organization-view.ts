@@ -1,24 +1,71 @@
-export type Plan = "standard" | "enterprise";
+import { type Static, Type } from "@sinclair/typebox";
+import { PLANS } from "../../db/schema/enums";
+import { literalUnion } from "../../lib/literal-union";
+import { Timestamp, Uuid } from "../../lib/schema-types";
+export const PlanSchema = literalUnion(PLANS, {
+  description: "enterprise raises the rate limit to 10,000 requests per minute and enables SAML",
+});
 
-export interface SsoSettings {
-  oidc?: { enabled: boolean; issuer?: string; client_id?: string; client_secret?: string };
-  saml?: { enabled: boolean; idp_entity_id?: string; idp_sso_url?: string; idp_certificate?: string };
-}
+const OidcSettingsSchema = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    issuer: Type.Optional(Type.String({ format: "uri", maxLength: 2000 })),
+    client_id: Type.Optional(Type.String({ maxLength: 500 })),
+    client_secret: Type.Optional(Type.String({ maxLength: 2000, description: "Write-only; never returned" })),
+  },
+  { additionalProperties: false },
+);
 
-export interface OrganizationView {
-  id: string;
-  name: string;
-  plan: Plan;
-  default_policy_id: string | null;
-  device_count: number;
-  user_count: number;
-  sso: SsoSettings;
-  created_at: string;
-  updated_at: string;
-}
+const SamlSettingsSchema = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    idp_entity_id: Type.Optional(Type.String({ maxLength: 2000 })),
+    idp_sso_url: Type.Optional(Type.String({ format: "uri", maxLength: 2000 })),
+    idp_certificate: Type.Optional(
+      Type.String({ maxLength: 20000, description: "PEM certificate of the identity provider" }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+/** SSO settings as an administrator sends them (the client secret write-only). */
+export const SsoSettingsInputSchema = Type.Object(
+  { oidc: Type.Optional(OidcSettingsSchema), saml: Type.Optional(SamlSettingsSchema) },
+  { additionalProperties: false },
+);
+
+/** An organization as every response shows it: secrets of its SSO settings replaced by has_client_secret. */
+export const OrganizationSchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    plan: PlanSchema,
+    default_policy_id: Type.Union([Uuid, Type.Null()]),
+    device_count: Type.Integer(),
+    user_count: Type.Integer(),
+    sso: Type.Object({
+      oidc: Type.Optional(
+        Type.Object({
+          enabled: Type.Boolean(),
+          issuer: Type.Optional(Type.String()),
+          client_id: Type.Optional(Type.String()),
+          has_client_secret: Type.Optional(Type.Boolean()),
+        }),
+      ),
+      saml: Type.Optional(SamlSettingsSchema),
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "Organization" },
+);
+
+export type Plan = Static<typeof PlanSchema>;
+export type SsoSettings = Static<typeof SsoSettingsInputSchema>;
+export type OrganizationView = Static<typeof OrganizationSchema>;
 
 /** Secrets in SSO settings are never returned; a boolean says whether one is set. */
-export function redactSso(settings: Record<string, unknown>): SsoSettings {
+export function redactSso(settings: Record<string, unknown>): OrganizationView["sso"] {
   const sso = structuredClone(settings) as SsoSettings & {
     oidc?: { client_secret?: string; has_client_secret?: boolean };
   };

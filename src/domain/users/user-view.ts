@@ -1,21 +1,31 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { users } from "../../db/schema";
-import type { Role } from "../auth/scopes";
+import { Timestamp, Uuid } from "../../lib/schema-types";
+import { RoleSchema } from "../auth/scopes";
 import { NotFoundError } from "../errors";
 
-export interface UserView {
-  id: string;
-  email: string;
-  name: string;
-  role: Role;
-  organization_id: string;
-  disabled: boolean;
-  restricted: boolean;
-  last_login_at: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A user as every response shows it. */
+export const UserSchema = Type.Object(
+  {
+    id: Uuid,
+    email: Type.String(),
+    name: Type.String(),
+    role: RoleSchema,
+    organization_id: Uuid,
+    disabled: Type.Boolean(),
+    restricted: Type.Boolean({
+      description: "Processing restricted at the user's request (GDPR); cannot sign in",
+    }),
+    last_login_at: Type.Union([Timestamp, Type.Null()]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "User" },
+);
+
+export type UserView = Static<typeof UserSchema>;
 
 export type UserRow = typeof users.$inferSelect;
 

@@ -1,32 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { listAuditLogs } from "../../domain/audit/list-audit-logs";
+import { AuditLogSchema, listAuditLogs } from "../../domain/audit/list-audit-logs";
 import type { AppDeps } from "../app-deps";
 import type { securityPlugin } from "../plugins/security";
-import { errorResponses, PageQuery, Paginated, pageOf, paginate, Timestamp } from "../schemas/common";
-
-const AuditLogSchema = Type.Object(
-  {
-    id: Type.String(),
-    timestamp: Timestamp,
-    actor: Type.Object({
-      type: Type.String({ description: "user, api_key, device, system or anonymous" }),
-      id: Type.Union([Type.String(), Type.Null()]),
-      label: Type.Union([Type.String(), Type.Null()], {
-        description: "Email of the user, or the API key's name",
-      }),
-    }),
-    action: Type.String({ description: "e.g. auth.login, user.create, policy.update, device.wipe" }),
-    target: Type.Object({
-      type: Type.Union([Type.String(), Type.Null()]),
-      id: Type.Union([Type.String(), Type.Null()]),
-    }),
-    ip: Type.Union([Type.String(), Type.Null()]),
-    outcome: Type.Union([Type.Literal("success"), Type.Literal("failure")]),
-    details: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
-  },
-  { title: "AuditLogEntry" },
-);
+import { errorResponses, PageQuery, Paginated, pageOf, paginate } from "../schemas/common";
 
 const AuditLogQuery = Type.Object({
   ...PageQuery,

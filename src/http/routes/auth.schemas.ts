@@ -1,19 +1,16 @@
 import { Type } from "@sinclair/typebox";
-import { ROLES } from "../../db/schema/enums";
 import { SCOPES } from "../../domain/auth/scopes";
-import { literalUnion } from "../../lib/literal-union";
-import { Timestamp, Uuid } from "../schemas/common";
+import { Uuid } from "../schemas/common";
 
 export const LoginBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 320, description: "The user's email address" }),
   password: Type.String({ minLength: 1, maxLength: 1024 }),
 });
 
-export const RoleSchema = literalUnion(ROLES, {
-  title: "Role",
-  description:
-    "admin: everything; operator: devices and policies; auditor: read-only plus audit logs; member: self-service only",
-});
+import { ApiKeySchema } from "../../domain/auth/api-keys";
+import { RoleSchema } from "../../domain/auth/scopes";
+
+export { RoleSchema };
 
 export const SignedInUserSchema = Type.Object(
   {
@@ -53,19 +50,7 @@ export const CreateApiKeyBody = Type.Object({
   ),
 });
 
-export const ApiKeySchema = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    key_prefix: Type.String({ description: "The first characters of the key, to recognise it" }),
-    scopes: Type.Array(Type.String()),
-    created_at: Timestamp,
-    expires_at: Timestamp,
-    last_used_at: Type.Union([Timestamp, Type.Null()]),
-    revoked_at: Type.Union([Timestamp, Type.Null()]),
-  },
-  { title: "ApiKey" },
-);
+export { ApiKeySchema };
 
 export const CreatedApiKeySchema = Type.Object(
   {

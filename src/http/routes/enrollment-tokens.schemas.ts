@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { NullableTimestamp, Timestamp, Uuid } from "../schemas/common";
+import { Uuid } from "../schemas/common";
 
 export const CreateEnrollmentTokenBody = Type.Object({
   expires_in_hours: Type.Optional(
@@ -15,25 +15,9 @@ export const CreateEnrollmentTokenBody = Type.Object({
   policy_id: Type.Optional(Uuid),
 });
 
-export const EnrollmentTokenSchema = Type.Object(
-  {
-    id: Uuid,
-    expires_at: Timestamp,
-    max_uses: Type.Union([Type.Integer(), Type.Null()], { description: "null: unlimited" }),
-    uses: Type.Integer(),
-    user_id: Type.Union([Uuid, Type.Null()], { description: "Devices enrolled with it belong to this user" }),
-    policy_id: Type.Union([Uuid, Type.Null()], {
-      description: "Devices enrolled with it follow this policy; null: the organization default",
-    }),
-    created_at: Timestamp,
-    revoked_at: NullableTimestamp,
-    state: Type.Union(
-      [Type.Literal("active"), Type.Literal("expired"), Type.Literal("revoked"), Type.Literal("used_up")],
-      { description: "Whether the token can still enroll a device" },
-    ),
-  },
-  { title: "EnrollmentToken" },
-);
+import { EnrollmentTokenSchema } from "../../domain/devices/enrollment-token-view";
+
+export { EnrollmentTokenSchema };
 
 export const CreatedEnrollmentTokenSchema = Type.Object(
   {

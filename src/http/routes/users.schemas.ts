@@ -1,25 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { MIN_PASSWORD_LENGTH } from "../../domain/users/password-rules";
-import { Timestamp, Uuid } from "../schemas/common";
 import { RoleSchema } from "./auth.schemas";
 
-export const UserSchema = Type.Object(
-  {
-    id: Uuid,
-    email: Type.String(),
-    name: Type.String(),
-    role: RoleSchema,
-    organization_id: Uuid,
-    disabled: Type.Boolean(),
-    restricted: Type.Boolean({
-      description: "Processing restricted at the user's request (GDPR); cannot sign in",
-    }),
-    last_login_at: Type.Union([Timestamp, Type.Null()]),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: "User" },
-);
+export { UserSchema } from "../../domain/users/user-view";
 
 const Email = Type.String({
   format: "email",

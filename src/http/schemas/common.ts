@@ -54,9 +54,7 @@ export function errorResponses<const Codes extends readonly number[]>(
   ) as Record<Codes[number], typeof ErrorSchema>;
 }
 
-export const Uuid = Type.String({ format: "uuid", description: "UUID" });
-export const Timestamp = Type.String({ format: "date-time", description: "ISO 8601 UTC timestamp" });
-export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+export { NullableTimestamp, Timestamp, Uuid } from "../../lib/schema-types";
 
 export const IdParams = Type.Object({ id: Type.String({ description: "Resource id (UUID)" }) });
 
