@@ -1,9 +1,14 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { devices } from "../../db/schema";
+import { DEVICE_STATUSES, PLATFORMS } from "../../db/schema/enums";
 import { formatIpv4 } from "../../lib/ipv4";
+import { literalUnion } from "../../lib/literal-union";
+import { Timestamp, Uuid } from "../../lib/schema-types";
 import { NotFoundError } from "../errors";
 import type { ComplianceReport, Violation } from "./evaluate-compliance";
+import { ComplianceReportSchema, ComplianceStatusSchema } from "./evaluate-compliance";
 
 /** A stored device. */
 export type DeviceRow = typeof devices.$inferSelect;
@@ -11,40 +16,60 @@ export type DeviceRow = typeof devices.$inferSelect;
 /** A device's lifecycle status. */
 export type DeviceStatus = DeviceRow["status"];
 
+export const PlatformSchema = literalUnion(PLATFORMS, {
+  title: "Platform",
+  description: "linux, windows, macos, android or ios",
+});
+
+export const DeviceStatusSchema = literalUnion(DEVICE_STATUSES, {
+  title: "DeviceStatus",
+  description:
+    "online: checked in recently; offline: no check-in for devices.offline_after_seconds; suspended: " +
+    "disabled by an administrator; wiped: work profile wiped; pending: enrollment in progress",
+});
+
 /** One row of the device list (SPEC.md's list item plus the compliance status). */
-export interface DeviceListItem {
-  id: string;
-  device_name: string;
-  platform: DeviceRow["platform"];
-  status: DeviceStatus;
-  last_seen: string;
-  enrolled_at: string;
-  compliance_status: DeviceRow["complianceStatus"];
-}
+export const DeviceListItemSchema = Type.Object(
+  {
+    id: Uuid,
+    device_name: Type.String(),
+    platform: PlatformSchema,
+    status: DeviceStatusSchema,
+    last_seen: Timestamp,
+    enrolled_at: Timestamp,
+    compliance_status: ComplianceStatusSchema,
+  },
+  { title: "DeviceListItem" },
+);
 
 /** The single-device response: every SPEC.md field, the suspension reason and the compliance report. */
-export interface DeviceView {
-  id: string;
-  organization_id: string;
-  user_id: string | null;
-  device_name: string;
-  platform: DeviceRow["platform"];
-  agent_version: string;
-  os_version: string | null;
-  hardware_id: string;
-  status: DeviceStatus;
-  suspended_reason: string | null;
-  last_seen: string;
-  enrolled_at: string;
-  policy_id: string;
-  vpn_ip: string | null;
-  vpn_public_key: string;
-  created_at: string;
-  updated_at: string;
-  compliance: ComplianceReport;
-}
+export const DeviceSchema = Type.Object(
+  {
+    id: Uuid,
+    organization_id: Uuid,
+    user_id: Type.Union([Uuid, Type.Null()], { description: "The user the device belongs to, if any" }),
+    device_name: Type.String(),
+    platform: PlatformSchema,
+    agent_version: Type.String(),
+    os_version: Type.Union([Type.String(), Type.Null()], { description: "As last reported by the agent" }),
+    hardware_id: Type.String(),
+    status: DeviceStatusSchema,
+    suspended_reason: Type.Union([Type.String(), Type.Null()]),
+    last_seen: Timestamp,
+    enrolled_at: Timestamp,
+    policy_id: Type.String({ description: "The effective policy: the assigned one, else the default" }),
+    vpn_ip: Type.Union([Type.String(), Type.Null()], { description: "IPv4 address in the VPN" }),
+    vpn_public_key: Type.String({ description: "The device's WireGuard public key" }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    compliance: ComplianceReportSchema,
+  },
+  { title: "Device" },
+);
 
-/** The device fields every device event carries. */
+export type DeviceListItem = Static<typeof DeviceListItemSchema>;
+export type DeviceView = Static<typeof DeviceSchema>;
+
 /** The fields every device event's data starts with (event-payloads.ts). */
 export interface DeviceEventData {
   device_id: string;

@@ -1,29 +1,62 @@
+import { type Static, Type } from "@sinclair/typebox";
 import type { DbOrTx } from "../../db/client";
 import type { policies } from "../../db/schema";
+import { Timestamp, Uuid } from "../../lib/schema-types";
 import { countPolicyDevices } from "../devices/policy-followers";
 import { findDefaultPolicyId, findPolicy, readCurrentPolicyData } from "./find-policy";
 import type { PolicyData } from "./policy-document";
+import { PolicyDataSchema } from "./policy-document";
 
 /** A stored policy (its current version number, not its document). */
 export type PolicyRow = typeof policies.$inferSelect;
 
-/** The full policy object (SPEC.md's fields plus is_default). */
-export interface PolicyView {
-  id: string;
-  organization_id: string;
-  name: string;
-  description: string;
-  policy_data: PolicyData;
-  version: number;
-  active: boolean;
-  device_count: number;
-  is_default: boolean;
-  created_at: string;
-  updated_at: string;
-}
+export const PolicyVersion = Type.Integer({ minimum: 1, description: "Starts at 1; each change adds one" });
+const DeviceCount = Type.Integer({
+  minimum: 0,
+  description:
+    "Devices that follow the policy, wiped ones excepted; for the default policy this includes devices without a policy of their own",
+});
+const IsDefault = Type.Boolean({
+  description: "Whether this is the organization default, followed by devices without a policy",
+});
 
+/** The full policy object. */
+export const PolicySchema = Type.Object(
+  {
+    id: Uuid,
+    organization_id: Uuid,
+    name: Type.String(),
+    description: Type.String(),
+    policy_data: PolicyDataSchema,
+    version: PolicyVersion,
+    active: Type.Boolean(),
+    device_count: DeviceCount,
+    is_default: IsDefault,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "Policy" },
+);
+
+export const PolicyListItemSchema = Type.Object(
+  {
+    id: Uuid,
+    name: Type.String(),
+    description: Type.String(),
+    version: PolicyVersion,
+    active: Type.Boolean(),
+    device_count: DeviceCount,
+    is_default: IsDefault,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { title: "PolicyListItem" },
+);
+
+/** The full policy object (SPEC.md's fields plus is_default). */
+export type PolicyView = Static<typeof PolicySchema>;
 /** One row of the policy list: the full object without its document. */
-export type PolicyListItem = Omit<PolicyView, "organization_id" | "policy_data">;
+export type PolicyListItem = Static<typeof PolicyListItemSchema>;
 
 /** The list item of a policy row. */
 export function toPolicyListItem(row: PolicyRow, deviceCount: number, isDefault: boolean): PolicyListItem {

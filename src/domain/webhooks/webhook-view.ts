@@ -1,29 +1,53 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../db/schema";
+import { DELIVERY_STATUSES } from "../../db/schema/enums";
+import { literalUnion } from "../../lib/literal-union";
+import { Timestamp, Uuid } from "../../lib/schema-types";
 import { NotFoundError } from "../errors";
 
 export type WebhookRow = typeof webhooks.$inferSelect;
 export type DeliveryStatus = (typeof webhookDeliveries.$inferSelect)["status"];
 
-/** The most recent attempt of any of a subscription's deliveries. */
-export interface LastDeliveryView {
-  status: DeliveryStatus;
-  status_code: number | null;
-  attempted_at: string;
-}
+/** Where a delivery stands. */
+export const DeliveryStatusSchema = literalUnion(DELIVERY_STATUSES, {
+  description:
+    "pending: not sent yet or waiting for a retry; succeeded: a 2xx; failed: retries used up or 410",
+});
 
 /** A webhook subscription as the API shows it; the secret is never part of it. */
-export interface WebhookView {
-  id: string;
-  url: string;
-  events: string[];
-  active: boolean;
-  disabled_reason: string | null;
-  created_at: string;
-  updated_at: string;
-  last_delivery: LastDeliveryView | null;
-}
+export const WebhookSchema = Type.Object(
+  {
+    id: Uuid,
+    url: Type.String(),
+    events: Type.Array(Type.String()),
+    active: Type.Boolean({ description: "Inactive subscriptions receive no new events and send nothing" }),
+    disabled_reason: Type.Union([Type.String(), Type.Null()], {
+      description: "Why the service disabled the subscription (a 410 Gone answer), else null",
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    last_delivery: Type.Union(
+      [
+        Type.Object({
+          status: DeliveryStatusSchema,
+          status_code: Type.Union([Type.Integer(), Type.Null()], {
+            description: "HTTP status of the last attempt; null for a timeout or network error",
+          }),
+          attempted_at: Timestamp,
+        }),
+        Type.Null(),
+      ],
+      { description: "The most recent delivery attempt, null before the first" },
+    ),
+  },
+  { title: "Webhook" },
+);
+
+export type WebhookView = Static<typeof WebhookSchema>;
+/** The most recent attempt of any of a subscription's deliveries. */
+export type LastDeliveryView = NonNullable<WebhookView["last_delivery"]>;
 
 /** Shapes a subscription row for the API. */
 export function toWebhookView(row: WebhookRow, lastDelivery: LastDeliveryView | null): WebhookView {

@@ -1,20 +1,13 @@
 import { Type } from "@sinclair/typebox";
-import { DEVICE_STATUSES, PLATFORMS, WIPE_STATUSES } from "../../db/schema/enums";
-import { ComplianceReportSchema, ComplianceStatusSchema } from "../../domain/devices/evaluate-compliance";
+import { WIPE_STATUSES } from "../../db/schema/enums";
+import {
+  DeviceListItemSchema,
+  DeviceSchema,
+  DeviceStatusSchema,
+  PlatformSchema,
+} from "../../domain/devices/device-views";
 import { literalUnion } from "../../lib/literal-union";
 import { NullableTimestamp, PageQuery, Timestamp, Uuid } from "../schemas/common";
-
-export const PlatformSchema = literalUnion(PLATFORMS, {
-  title: "Platform",
-  description: "linux, windows, macos, android or ios",
-});
-
-export const DeviceStatusSchema = literalUnion(DEVICE_STATUSES, {
-  title: "DeviceStatus",
-  description:
-    "online: checked in recently; offline: no check-in for devices.offline_after_seconds; suspended: " +
-    "disabled by an administrator; wiped: work profile wiped; pending: enrollment in progress",
-});
 
 const Reason = Type.String({ minLength: 1, maxLength: 500 });
 // Printable text without control characters, and not blank.
@@ -30,42 +23,7 @@ const WireGuardKey = Type.String({
   description: "a WireGuard public key: the base64 of 32 bytes, as `wg pubkey` prints it",
 });
 
-export const DeviceListItemSchema = Type.Object(
-  {
-    id: Uuid,
-    device_name: Type.String(),
-    platform: PlatformSchema,
-    status: DeviceStatusSchema,
-    last_seen: Timestamp,
-    enrolled_at: Timestamp,
-    compliance_status: ComplianceStatusSchema,
-  },
-  { title: "DeviceListItem" },
-);
-
-export const DeviceSchema = Type.Object(
-  {
-    id: Uuid,
-    organization_id: Uuid,
-    user_id: Type.Union([Uuid, Type.Null()], { description: "The user the device belongs to, if any" }),
-    device_name: Type.String(),
-    platform: PlatformSchema,
-    agent_version: Type.String(),
-    os_version: Type.Union([Type.String(), Type.Null()], { description: "As last reported by the agent" }),
-    hardware_id: Type.String(),
-    status: DeviceStatusSchema,
-    suspended_reason: Type.Union([Type.String(), Type.Null()]),
-    last_seen: Timestamp,
-    enrolled_at: Timestamp,
-    policy_id: Type.String({ description: "The effective policy: the assigned one, else the default" }),
-    vpn_ip: Type.Union([Type.String(), Type.Null()], { description: "IPv4 address in the VPN" }),
-    vpn_public_key: Type.String({ description: "The device's WireGuard public key" }),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    compliance: ComplianceReportSchema,
-  },
-  { title: "Device" },
-);
+export { DeviceListItemSchema, DeviceSchema, DeviceStatusSchema, PlatformSchema };
 
 export const DeviceListQuery = Type.Object({
   ...PageQuery,

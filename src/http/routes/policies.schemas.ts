@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { PolicyDataInputSchema, PolicyDataSchema } from "../../domain/policies/policy-document";
+import { PolicyListItemSchema, PolicySchema, PolicyVersion } from "../../domain/policies/policy-view";
 import { ErrorSchema, NullableTimestamp, Timestamp, Uuid } from "../schemas/common";
 
 /** Named schemas the policy router registers, so that request bodies can refer to them in OpenAPI. */
@@ -17,48 +18,8 @@ function policyDataRequest(description: string) {
 
 const PolicyName = Type.String({ minLength: 1, maxLength: 200, description: "Unique in the organization" });
 const PolicyDescription = Type.String({ maxLength: 2000 });
-const PolicyVersion = Type.Integer({ minimum: 1, description: "Starts at 1; each change adds one" });
-const DeviceCount = Type.Integer({
-  minimum: 0,
-  description:
-    "Devices that follow the policy, wiped ones excepted; for the default policy this includes devices without a policy of their own",
-});
-const IsDefault = Type.Boolean({
-  description: "Whether this is the organization default, followed by devices without a policy",
-});
 
-/** The full policy object. */
-export const PolicySchema = Type.Object(
-  {
-    id: Uuid,
-    organization_id: Uuid,
-    name: Type.String(),
-    description: Type.String(),
-    policy_data: PolicyDataSchema,
-    version: PolicyVersion,
-    active: Type.Boolean(),
-    device_count: DeviceCount,
-    is_default: IsDefault,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: "Policy" },
-);
-
-export const PolicyListItemSchema = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    description: Type.String(),
-    version: PolicyVersion,
-    active: Type.Boolean(),
-    device_count: DeviceCount,
-    is_default: IsDefault,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: "PolicyListItem" },
-);
+export { PolicyListItemSchema, PolicySchema };
 
 export const CreatePolicyBody = Type.Object(
   {

@@ -1,14 +1,10 @@
 import { Type } from "@sinclair/typebox";
-import { DELIVERY_STATUSES } from "../../db/schema/enums";
 import { EVENT_TYPES } from "../../domain/events/event-types";
 import { MAX_SECRET_LENGTH, MIN_SECRET_LENGTH } from "../../domain/webhooks/webhook-input";
-import { literalUnion } from "../../lib/literal-union";
+import { DeliveryStatusSchema, WebhookSchema } from "../../domain/webhooks/webhook-view";
 import { NullableTimestamp, PageQuery, Timestamp, Uuid } from "../schemas/common";
 
-const DeliveryStatus = literalUnion(DELIVERY_STATUSES, {
-  description:
-    "pending: not sent yet or waiting for a retry; succeeded: a 2xx; failed: retries used up or 410",
-});
+const DeliveryStatus = DeliveryStatusSchema;
 
 const Url = Type.String({
   minLength: 1,
@@ -29,33 +25,7 @@ const Secret = Type.String({
   description: "Shared signing secret (write-only, never returned)",
 });
 
-export const WebhookSchema = Type.Object(
-  {
-    id: Uuid,
-    url: Type.String(),
-    events: Type.Array(Type.String()),
-    active: Type.Boolean({ description: "Inactive subscriptions receive no new events and send nothing" }),
-    disabled_reason: Type.Union([Type.String(), Type.Null()], {
-      description: "Why the service disabled the subscription (a 410 Gone answer), else null",
-    }),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-    last_delivery: Type.Union(
-      [
-        Type.Object({
-          status: DeliveryStatus,
-          status_code: Type.Union([Type.Integer(), Type.Null()], {
-            description: "HTTP status of the last attempt; null for a timeout or network error",
-          }),
-          attempted_at: Timestamp,
-        }),
-        Type.Null(),
-      ],
-      { description: "The most recent delivery attempt, null before the first" },
-    ),
-  },
-  { title: "Webhook" },
-);
+export { WebhookSchema };
 
 export const CreateWebhookBody = Type.Object({ url: Url, events: Events, secret: Secret });
 
