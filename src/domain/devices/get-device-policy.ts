@@ -1,20 +1,33 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { NullableTimestamp, Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
 import { type EffectivePolicy, resolveEffectivePolicy } from "../policies/effective-policy";
 import { type DeviceRow, findDevice } from "./device-views";
 
 /** SPEC.md's effective device policy view, plus the version and whether it is the default. */
-export interface DevicePolicyView {
-  policy_id: string;
-  name: string;
-  version: number;
-  is_default: boolean;
-  /** Whether the policy is assigned to the device itself, or followed as the organization default. */
-  assignment: "explicit" | "default";
-  /** When the device applied this policy (the version in `applied_version`); null if never. */
-  applied_at: string | null;
-  applied_version: number | null;
-  settings: { screenshot_allowed: boolean; clipboard_sharing: boolean; usb_allowed: boolean };
-}
+export const DevicePolicySchema = Type.Object(
+  {
+    policy_id: Uuid,
+    name: Type.String(),
+    version: Type.Integer({ description: "The policy's current version" }),
+    is_default: Type.Boolean({ description: "The policy is the organization default" }),
+    assignment: Type.Union([Type.Literal("explicit"), Type.Literal("default")], {
+      description: "explicit: assigned to the device; default: followed as the organization default",
+    }),
+    applied_at: NullableTimestamp,
+    applied_version: Type.Union([Type.Integer(), Type.Null()], {
+      description: "The version of this policy the agent last reported as applied",
+    }),
+    settings: Type.Object({
+      screenshot_allowed: Type.Boolean(),
+      clipboard_sharing: Type.Boolean(),
+      usb_allowed: Type.Boolean(),
+    }),
+  },
+  { title: "DevicePolicy" },
+);
+
+export type DevicePolicyView = Static<typeof DevicePolicySchema>;
 
 /** The view of a device's effective policy. */
 export function toDevicePolicyView(device: DeviceRow, policy: EffectivePolicy): DevicePolicyView {

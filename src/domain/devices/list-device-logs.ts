@@ -1,6 +1,8 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { and, count, desc, eq, gte, lte, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { deviceLogs } from "../../db/schema";
+import { Timestamp } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
 import { parseInstantRange } from "../instant-filter";
 import { findDevice } from "./device-views";
@@ -13,11 +15,21 @@ export interface DeviceLogFilter {
 }
 
 /** One entry of a device's activity log. */
-export interface DeviceLogEntry {
-  timestamp: string;
-  event: string;
-  details: Record<string, unknown>;
-}
+export const DeviceLogSchema = Type.Object(
+  {
+    timestamp: Timestamp,
+    event: Type.String({
+      description:
+        "device.enrolled, device.checkin, policy.applied, policy.assigned, device.suspended, " +
+        "device.unsuspended, device.offline, device.compliance_changed, wipe.requested, wipe.completed, " +
+        "wipe.failed or wipe.timed_out",
+    }),
+    details: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { title: "DeviceLogEntry" },
+);
+
+export type DeviceLogEntry = Static<typeof DeviceLogSchema>;
 
 /**
  * One page of a device's activity log, newest first. Entries written in the same instant (a check-in

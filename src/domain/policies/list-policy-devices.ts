@@ -1,17 +1,25 @@
-import type { devices } from "../../db/schema";
+import { type Static, Type } from "@sinclair/typebox";
+import { NullableTimestamp, Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
+import { DeviceStatusSchema } from "../devices/device-views";
 import { countPolicyDevices, selectPolicyDevicePage } from "../devices/policy-followers";
 import { findDefaultPolicyId, findPolicy } from "./find-policy";
 
 /** A device that follows a policy, and which version of it the device last applied. */
-export interface PolicyDeviceEntry {
-  id: string;
-  device_name: string;
-  status: (typeof devices.$inferSelect)["status"];
-  /** Version of this policy the device last applied; null until its first sync with this policy. */
-  policy_version: number | null;
-  last_sync: string | null;
-}
+export const PolicyDeviceSchema = Type.Object(
+  {
+    id: Uuid,
+    device_name: Type.String(),
+    status: DeviceStatusSchema,
+    policy_version: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+      description: "Version of this policy the device last applied; null before its first sync",
+    }),
+    last_sync: NullableTimestamp,
+  },
+  { title: "PolicyDevice" },
+);
+
+export type PolicyDeviceEntry = Static<typeof PolicyDeviceSchema>;
 
 /**
  * A page of the devices that follow a policy (for the default policy, also the devices without a

@@ -1,25 +1,45 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { and, count, desc, eq } from "drizzle-orm";
 import { policyVersions } from "../../db/schema";
+import { Timestamp, Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
 import { findPolicy } from "./find-policy";
 import type { PolicyData } from "./policy-document";
+import { PolicyDataSchema } from "./policy-document";
+import { PolicyVersion } from "./policy-view";
 
 /** One version in a policy's history: who wrote it, when, and what it changed. */
-export interface PolicyHistoryEntry {
-  version: number;
-  changed_by: string;
-  changed_at: string;
-  changes: string[];
-}
+export const PolicyHistoryEntrySchema = Type.Object(
+  {
+    version: PolicyVersion,
+    changed_by: Type.String({
+      description: "Email of the user, or name of the API key, that made the change",
+    }),
+    changed_at: Timestamp,
+    changes: Type.Array(Type.String(), {
+      description: 'What changed, e.g. "dlp.screenshot_allowed: true -> false"; version 1 says "created"',
+    }),
+  },
+  { title: "PolicyHistoryEntry" },
+);
 
-/** One version of a policy with its full document. */
-export interface PolicyVersionView extends PolicyHistoryEntry {
-  policy_id: string;
-  name: string;
-  description: string;
-  policy_data: PolicyData;
-}
+export const PolicyVersionSchema = Type.Object(
+  {
+    policy_id: Uuid,
+    version: PolicyVersion,
+    name: Type.String(),
+    description: Type.String(),
+    policy_data: PolicyDataSchema,
+    changed_by: PolicyHistoryEntrySchema.properties.changed_by,
+    changed_at: Timestamp,
+    changes: PolicyHistoryEntrySchema.properties.changes,
+  },
+  { title: "PolicyVersion" },
+);
+
+export type PolicyHistoryEntry = Static<typeof PolicyHistoryEntrySchema>;
+export type PolicyVersionView = Static<typeof PolicyVersionSchema>;
 
 /** A page of a policy's versions, newest first. */
 export function listPolicyHistory(

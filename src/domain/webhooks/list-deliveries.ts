@@ -1,33 +1,43 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { and, asc, count, desc, eq, inArray, type SQL } from "drizzle-orm";
 import { events, webhookDeliveries, webhookDeliveryAttempts } from "../../db/schema";
+import { NullableTimestamp, Timestamp, Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
-import type { DeliveryStatus } from "./webhook-view";
-import { findWebhook } from "./webhook-view";
-
-/** One HTTP attempt of a delivery. */
-export interface DeliveryAttemptView {
-  attempt: number;
-  status_code: number | null;
-  duration_ms: number;
-  error: string | null;
-  started_at: string;
-}
+import { type DeliveryStatus, DeliveryStatusSchema, findWebhook } from "./webhook-view";
 
 /** One event's delivery to one subscription, with every attempt made so far. */
-export interface DeliveryView {
-  id: string;
-  event_id: string;
-  event: string;
-  status: DeliveryStatus;
-  attempts: number;
-  next_attempt_at: string | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  last_duration_ms: number | null;
-  created_at: string;
-  completed_at: string | null;
-  attempts_log: DeliveryAttemptView[];
-}
+export const DeliverySchema = Type.Object(
+  {
+    id: Uuid,
+    event_id: Uuid,
+    event: Type.String(),
+    status: DeliveryStatusSchema,
+    attempts: Type.Integer({ minimum: 0 }),
+    next_attempt_at: Type.Union([Timestamp, Type.Null()], {
+      description: "When the next attempt is due (pending only)",
+    }),
+    last_status_code: Type.Union([Type.Integer(), Type.Null()]),
+    last_error: Type.Union([Type.String(), Type.Null()]),
+    last_duration_ms: Type.Union([Type.Integer(), Type.Null()]),
+    created_at: Timestamp,
+    completed_at: NullableTimestamp,
+    attempts_log: Type.Array(
+      Type.Object({
+        attempt: Type.Integer({ minimum: 1 }),
+        status_code: Type.Union([Type.Integer(), Type.Null()]),
+        duration_ms: Type.Integer({ minimum: 0 }),
+        error: Type.Union([Type.String(), Type.Null()]),
+        started_at: Timestamp,
+      }),
+      { description: "Every attempt, oldest first" },
+    ),
+  },
+  { title: "WebhookDelivery" },
+);
+
+export type DeliveryView = Static<typeof DeliverySchema>;
+/** One HTTP attempt of a delivery. */
+export type DeliveryAttemptView = DeliveryView["attempts_log"][number];
 
 /** A subscription's deliveries, newest event first, optionally of one status. */
 export function listDeliveries(

@@ -1,13 +1,14 @@
 import { Type } from "@sinclair/typebox";
-import { WIPE_STATUSES } from "../../db/schema/enums";
 import {
   DeviceListItemSchema,
   DeviceSchema,
   DeviceStatusSchema,
   PlatformSchema,
 } from "../../domain/devices/device-views";
-import { literalUnion } from "../../lib/literal-union";
-import { NullableTimestamp, PageQuery, Timestamp, Uuid } from "../schemas/common";
+import { DevicePolicySchema } from "../../domain/devices/get-device-policy";
+import { DeviceLogSchema } from "../../domain/devices/list-device-logs";
+import { WipeSchema } from "../../domain/devices/wipe-device";
+import { PageQuery, Timestamp, Uuid } from "../schemas/common";
 
 const Reason = Type.String({ minLength: 1, maxLength: 500 });
 // Printable text without control characters, and not blank.
@@ -105,10 +106,6 @@ export const WipeBody = Type.Object({
 
 export const WipeParams = Type.Object({ id: Type.String(), wipe_id: Type.String() });
 
-const WipeStatusSchema = literalUnion(WIPE_STATUSES, {
-  description: "timed_out: not confirmed within devices.wipe_timeout_seconds",
-});
-
 export const WipeInitiationSchema = Type.Object(
   {
     message: Type.String(),
@@ -118,45 +115,6 @@ export const WipeInitiationSchema = Type.Object(
     initiated_by: Type.String({ description: "The administrator (email) or API key that asked" }),
   },
   { title: "WipeRequested" },
-);
-
-export const WipeSchema = Type.Object(
-  {
-    wipe_id: Uuid,
-    device_id: Uuid,
-    status: WipeStatusSchema,
-    reason: Type.String(),
-    notify_user: Type.Boolean(),
-    initiated_at: Timestamp,
-    initiated_by: Type.String(),
-    completed_at: Type.Union([Timestamp, Type.Null()], {
-      description: "When the wipe completed, failed or timed out",
-    }),
-    error: Type.Union([Type.String(), Type.Null()]),
-  },
-  { title: "Wipe" },
-);
-
-export const DevicePolicySchema = Type.Object(
-  {
-    policy_id: Uuid,
-    name: Type.String(),
-    version: Type.Integer({ description: "The policy's current version" }),
-    is_default: Type.Boolean({ description: "The policy is the organization default" }),
-    assignment: Type.Union([Type.Literal("explicit"), Type.Literal("default")], {
-      description: "explicit: assigned to the device; default: followed as the organization default",
-    }),
-    applied_at: NullableTimestamp,
-    applied_version: Type.Union([Type.Integer(), Type.Null()], {
-      description: "The version of this policy the agent last reported as applied",
-    }),
-    settings: Type.Object({
-      screenshot_allowed: Type.Boolean(),
-      clipboard_sharing: Type.Boolean(),
-      usb_allowed: Type.Boolean(),
-    }),
-  },
-  { title: "DevicePolicy" },
 );
 
 export const AssignPolicyBody = Type.Object({
@@ -176,19 +134,7 @@ export const DeviceLogQuery = Type.Object({
   ),
 });
 
-export const DeviceLogSchema = Type.Object(
-  {
-    timestamp: Timestamp,
-    event: Type.String({
-      description:
-        "device.enrolled, device.checkin, policy.applied, policy.assigned, device.suspended, " +
-        "device.unsuspended, device.offline, device.compliance_changed, wipe.requested, wipe.completed, " +
-        "wipe.failed or wipe.timed_out",
-    }),
-    details: Type.Record(Type.String(), Type.Unknown()),
-  },
-  { title: "DeviceLogEntry" },
-);
+export { DeviceLogSchema, DevicePolicySchema, WipeSchema };
 
 export const BulkBody = Type.Object({
   device_ids: Type.Array(Uuid, { minItems: 1, maxItems: 500, uniqueItems: true }),

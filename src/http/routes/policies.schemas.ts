@@ -1,7 +1,9 @@
 import { Type } from "@sinclair/typebox";
+import { PolicyDeviceSchema } from "../../domain/policies/list-policy-devices";
 import { PolicyDataInputSchema, PolicyDataSchema } from "../../domain/policies/policy-document";
-import { PolicyListItemSchema, PolicySchema, PolicyVersion } from "../../domain/policies/policy-view";
-import { ErrorSchema, NullableTimestamp, Timestamp, Uuid } from "../schemas/common";
+import { PolicyHistoryEntrySchema, PolicyVersionSchema } from "../../domain/policies/policy-history";
+import { PolicyListItemSchema, PolicySchema } from "../../domain/policies/policy-view";
+import { ErrorSchema, Uuid } from "../schemas/common";
 
 /** Named schemas the policy router registers, so that request bodies can refer to them in OpenAPI. */
 export const POLICY_MODELS = { PolicyDataInput: PolicyDataInputSchema };
@@ -111,52 +113,7 @@ export const PolicyTemplateSchema = Type.Object(
   { title: "PolicyTemplate" },
 );
 
-export const PolicyDeviceSchema = Type.Object(
-  {
-    id: Uuid,
-    device_name: Type.String(),
-    status: Type.Union([
-      Type.Literal("online"),
-      Type.Literal("offline"),
-      Type.Literal("suspended"),
-      Type.Literal("wiped"),
-      Type.Literal("pending"),
-    ]),
-    policy_version: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
-      description: "Version of this policy the device last applied; null before its first sync",
-    }),
-    last_sync: NullableTimestamp,
-  },
-  { title: "PolicyDevice" },
-);
-
-export const PolicyHistoryEntrySchema = Type.Object(
-  {
-    version: PolicyVersion,
-    changed_by: Type.String({
-      description: "Email of the user, or name of the API key, that made the change",
-    }),
-    changed_at: Timestamp,
-    changes: Type.Array(Type.String(), {
-      description: 'What changed, e.g. "dlp.screenshot_allowed: true -> false"; version 1 says "created"',
-    }),
-  },
-  { title: "PolicyHistoryEntry" },
-);
-
-export const PolicyVersionSchema = Type.Object(
-  {
-    policy_id: Uuid,
-    version: PolicyVersion,
-    name: Type.String(),
-    description: Type.String(),
-    policy_data: PolicyDataSchema,
-    changed_by: PolicyHistoryEntrySchema.properties.changed_by,
-    changed_at: Timestamp,
-    changes: PolicyHistoryEntrySchema.properties.changes,
-  },
-  { title: "PolicyVersion" },
-);
+export { PolicyDeviceSchema, PolicyHistoryEntrySchema, PolicyVersionSchema };
 
 export const PolicyDeletedSchema = Type.Object({
   message: Type.String(),

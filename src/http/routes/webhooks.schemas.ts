@@ -1,8 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { EVENT_TYPES } from "../../domain/events/event-types";
+import { DeliverySchema } from "../../domain/webhooks/list-deliveries";
 import { MAX_SECRET_LENGTH, MIN_SECRET_LENGTH } from "../../domain/webhooks/webhook-input";
 import { DeliveryStatusSchema, WebhookSchema } from "../../domain/webhooks/webhook-view";
-import { NullableTimestamp, PageQuery, Timestamp, Uuid } from "../schemas/common";
+import { PageQuery, Uuid } from "../schemas/common";
 
 const DeliveryStatus = DeliveryStatusSchema;
 
@@ -41,34 +42,7 @@ export const UpdateWebhookBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 
-export const DeliverySchema = Type.Object(
-  {
-    id: Uuid,
-    event_id: Uuid,
-    event: Type.String(),
-    status: DeliveryStatus,
-    attempts: Type.Integer({ minimum: 0 }),
-    next_attempt_at: Type.Union([Timestamp, Type.Null()], {
-      description: "When the next attempt is due (pending only)",
-    }),
-    last_status_code: Type.Union([Type.Integer(), Type.Null()]),
-    last_error: Type.Union([Type.String(), Type.Null()]),
-    last_duration_ms: Type.Union([Type.Integer(), Type.Null()]),
-    created_at: Timestamp,
-    completed_at: NullableTimestamp,
-    attempts_log: Type.Array(
-      Type.Object({
-        attempt: Type.Integer({ minimum: 1 }),
-        status_code: Type.Union([Type.Integer(), Type.Null()]),
-        duration_ms: Type.Integer({ minimum: 0 }),
-        error: Type.Union([Type.String(), Type.Null()]),
-        started_at: Timestamp,
-      }),
-      { description: "Every attempt, oldest first" },
-    ),
-  },
-  { title: "WebhookDelivery" },
-);
+export { DeliverySchema };
 
 export const DeliveryQuery = Type.Object({ ...PageQuery, status: Type.Optional(DeliveryStatus) });
 
