@@ -3,8 +3,9 @@ import { bootDependencies } from "../boot";
 import type { Config } from "../config/config-schema";
 import { createAdmin } from "../domain/users/bootstrap-admin";
 import { parseEmail } from "../domain/users/email";
+import { assertPasswordStrength } from "../domain/users/password-rules";
 import type { ParsedArgs } from "./args";
-import { UsageError } from "./args";
+import { CommandFailure, UsageError } from "./args";
 
 /** The password from --password-file, --password, or the first line of standard input. */
 async function readPassword(args: ParsedArgs): Promise<string> {
@@ -14,9 +15,11 @@ async function readPassword(args: ParsedArgs): Promise<string> {
     throw new UsageError("give either --password-file or --password, not both");
   if (file !== undefined) {
     try {
-      return (readFileSync(file, "utf8").split(/\r?\n/)[0] ?? "").trimEnd();
+      return readFileSync(file, "utf8").split(/\r?\n/)[0] ?? "";
     } catch (error) {
-      throw new UsageError(`cannot read --password-file ${file}: ${(error as Error).message.split("\n")[0]}`);
+      throw new CommandFailure(
+        `cannot read --password-file ${file}: ${(error as Error).message.split("\n")[0]}`,
+      );
     }
   }
   if (inline !== undefined) {
@@ -25,9 +28,47 @@ async function readPassword(args: ParsedArgs): Promise<string> {
     );
     return inline;
   }
-  if (process.stdin.isTTY) console.error("Password (then Enter):");
-  const text = await new Response(Bun.stdin.stream()).text();
-  return (text.split(/\r?\n/)[0] ?? "").trimEnd();
+  return process.stdin.isTTY ? readHiddenLine("Password: ") : readFirstLine();
+}
+
+/** The first line of standard input (a pipe or a file), without its line ending. */
+async function readFirstLine(): Promise<string> {
+  let text = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of Bun.stdin.stream()) {
+    text += decoder.decode(chunk, { stream: true });
+    const end = text.search(/\r?\n/);
+    if (end !== -1) return text.slice(0, end);
+  }
+  return text;
+}
+
+/** A line typed at the terminal, not echoed; Enter ends it, Ctrl-C or Ctrl-D abandons it. */
+function readHiddenLine(prompt: string): Promise<string> {
+  process.stderr.write(prompt);
+  const stdin = process.stdin;
+  stdin.setRawMode(true);
+  stdin.resume();
+  let line = "";
+  return new Promise((resolve, reject) => {
+    const finish = (outcome: () => void) => {
+      stdin.off("data", onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write("\n");
+      outcome();
+    };
+    const onData = (chunk: Buffer) => {
+      for (const character of chunk.toString("utf8")) {
+        if (character === "\r" || character === "\n") return finish(() => resolve(line));
+        if (character === "\u0003" || character === "\u0004")
+          return finish(() => reject(new UsageError("admin create: no password given")));
+        if (character === "\u007f" || character === "\b") line = line.slice(0, -1);
+        else line += character;
+      }
+    };
+    stdin.on("data", onData);
+  });
 }
 
 /** `bulwark admin create --email E [--password-file FILE | --password P] [--name N] [--org ORG_NAME]`. */
@@ -39,6 +80,8 @@ export async function adminCreateCommand(config: Readonly<Config>, args: ParsedA
   const password = await readPassword(args);
   if (password === "")
     throw new UsageError("admin create needs a password (--password-file, or on standard input)");
+  // Checked before the database is opened (or created) for nothing.
+  assertPasswordStrength(password, "password");
   const { deps, database } = await bootDependencies(config);
   try {
     const org = (args.flags.get("org") ?? config.admin.org).trim();

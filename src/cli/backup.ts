@@ -1,7 +1,7 @@
 import { chmodSync, existsSync } from "node:fs";
 import type { Config } from "../config/config-schema";
 import { openDatabase } from "../db/client";
-import { UsageError } from "./args";
+import { CommandFailure, UsageError } from "./args";
 
 /**
  * `bulwark backup FILE`: VACUUM INTO writes a consistent snapshot while the server keeps running
@@ -18,7 +18,7 @@ export function backupCommand(config: Readonly<Config>, target: string | undefin
     try {
       database.sqlite.query("VACUUM INTO ?").run(target);
     } catch (error) {
-      throw new UsageError(
+      throw new CommandFailure(
         `cannot write the backup to ${target}: ${(error as Error).message.split("\n")[0]}`,
       );
     }

@@ -4,7 +4,7 @@ import { DatabaseSchemaError } from "../db/migrate";
 import { DatabaseInUseError } from "../db/serve-lock";
 import { DomainError, ValidationError } from "../domain/errors";
 import { ListenError } from "../http/http-server";
-import { parseArgs, UsageError } from "./args";
+import { CommandFailure, parseArgs, UsageError } from "./args";
 import { COMMANDS } from "./commands";
 
 /** Runs one CLI command; returns the process exit code (serve keeps running and returns 0). */
@@ -36,6 +36,7 @@ export async function runCli(argv: string[]): Promise<number> {
     // served already) is one line naming the cause; an operator reads it, not a stack trace.
     const known = [
       ConfigError,
+      CommandFailure,
       DomainError,
       DatabaseOpenError,
       DatabaseInUseError,

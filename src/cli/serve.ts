@@ -3,19 +3,21 @@ import { bootDependencies } from "../boot";
 import type { Config } from "../config/config-schema";
 import { effectiveBaseUrl } from "../config/load-config";
 import { acquireServeLock } from "../db/serve-lock";
-import { ensureFirstAdmin } from "../domain/users/bootstrap-admin";
-import { listenHttp } from "../http/http-server";
+import { checkFirstAdminSettings, ensureFirstAdmin } from "../domain/users/bootstrap-admin";
+import { assertHostResolves, listenHttp } from "../http/http-server";
 import { startJobs } from "../jobs/scheduler";
 import { createWebhookDispatcher } from "../jobs/webhook-dispatcher";
 
 /** `bulwark serve`: migrate, create the first admin if needed, start the jobs, listen; stop cleanly on a signal. */
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
+  checkFirstAdminSettings(config.admin);
   const lock = config.database.path === ":memory:" ? null : acquireServeLock(config.database.path);
   const { deps, database, appliedMigrations } = await bootDependencies(config);
   if (appliedMigrations.length > 0)
     console.log(`Applied ${appliedMigrations.length} migration(s): ${appliedMigrations.join(", ")}`);
   const app = buildApp(deps);
-  const server = listenHttp(app, { hostname: config.server.host, port: config.server.port });
+  await assertHostResolves(config.server.host);
+  const server = listenHttp(app, deps, { hostname: config.server.host, port: config.server.port });
   const port = server.port ?? config.server.port;
   // Before the first request is handled (this runs synchronously after listening): the JWT issuer and
   // every other use of the public URL follow the port really listened on when base_url is not set.

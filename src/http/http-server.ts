@@ -1,7 +1,10 @@
+import { lookup } from "node:dns/promises";
+import { isIP } from "node:net";
 import type { Server } from "bun";
 import type { AnyElysia } from "elysia";
+import type { AppDeps } from "./app-deps";
 import { invalidHostResponse, unhandledErrorResponse } from "./plugins/error-handler";
-import { MAX_BODY_BYTES } from "./plugins/security";
+import { headersForUnroutedRequest, MAX_BODY_BYTES } from "./plugins/security";
 import { normalizeRequestHost } from "./request-path";
 
 /** Raised when the server cannot listen; the message names the address and the cause in one line. */
@@ -22,7 +25,11 @@ const LISTEN_CAUSES: Record<string, string> = {
  * any such failure still answers SPEC.md's JSON error body with the request id and rate-limit headers
  * the request had gathered.
  */
-export function listenHttp(app: AnyElysia, options: { hostname: string; port: number }): Server<undefined> {
+export function listenHttp(
+  app: AnyElysia,
+  deps: AppDeps,
+  options: { hostname: string; port: number },
+): Server<undefined> {
   let server: Server<undefined>;
   try {
     server = Bun.serve({
@@ -35,9 +42,12 @@ export function listenHttp(app: AnyElysia, options: { hostname: string; port: nu
       // Far above MAX_BODY_BYTES: the body reader measures bodies itself and answers the JSON 413
       // before Bun's own cap (which closes the connection without a body) could be reached.
       maxRequestBodySize: MAX_BODY_BYTES * 64,
-      fetch: async (request) => {
+      fetch: async (request, bunServer) => {
         const routable = normalizeRequestHost(request);
-        if (!routable) return invalidHostResponse();
+        if (!routable) {
+          const ip = bunServer.requestIP(request)?.address ?? "127.0.0.1";
+          return invalidHostResponse(headersForUnroutedRequest(deps, ip));
+        }
         try {
           return await app.fetch(routable);
         } catch (error) {
@@ -55,4 +65,17 @@ export function listenHttp(app: AnyElysia, options: { hostname: string; port: nu
   // Route handlers read the client address through app.server.
   app.server = server;
   return server;
+}
+
+/**
+ * A listen address that is a host name must resolve: Bun reports an unresolvable one as "address in
+ * use", which would send an operator looking for another program on the port.
+ */
+export async function assertHostResolves(hostname: string): Promise<void> {
+  if (isIP(hostname) !== 0) return;
+  try {
+    await lookup(hostname);
+  } catch {
+    throw new ListenError(`cannot listen on ${hostname}: the host name does not resolve`);
+  }
 }

@@ -259,6 +259,15 @@ describe("the command line", () => {
     writeFileSync(notADatabase, "these are not the pages of a SQLite database".repeat(100));
     const cases: [Record<string, string>, string][] = [
       [{ BULWARK_SERVER_HOST: "999.1.1.1" }, 'invalid config server.host: "999.1.1.1" is not an IP address'],
+      [
+        { BULWARK_SERVER_HOST: "no-such-host.invalid" },
+        "cannot listen on no-such-host.invalid: the host name does not resolve",
+      ],
+      [{ BULWARK_ADMIN_EMAIL: "bad" }, "admin.email (BULWARK_ADMIN_EMAIL): must be an email address"],
+      [
+        { BULWARK_ADMIN_PASSWORD: "short" },
+        "admin.password (BULWARK_ADMIN_PASSWORD): must be at least 12 characters",
+      ],
       [{ BULWARK_SERVER_HOST: "10.255.255.254" }, "cannot listen on 10.255.255.254:"],
       [{ BULWARK_DATABASE_PATH: "/proc/no-such/bulwark.db" }, "/proc/no-such/bulwark.db"],
       [
@@ -353,6 +362,16 @@ describe("the command line", () => {
       folder,
     );
     expect(both.code).toBe(2);
+    // Well formed, but it cannot be carried out: exit code 1, not a usage error.
+    const unreadable = run(
+      ["admin", "create", "--email", "y@example.com", "--password-file", "missing"],
+      folder,
+    );
+    expect(unreadable.code).toBe(1);
+    expectOneLine(unreadable.stderr, "cannot read --password-file missing");
+    const noFolder = run(["backup", "no-such-folder/copy.db"], folder);
+    expect(noFolder.code).toBe(1);
+    expectOneLine(noFolder.stderr, "cannot write the backup to no-such-folder/copy.db");
   }, 60_000);
 
   test("BULWARK_ADMIN_EMAIL and BULWARK_ADMIN_PASSWORD choose the first admin", async () => {

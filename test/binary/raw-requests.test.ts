@@ -75,7 +75,12 @@ test("malformed Host headers and targets are a 400 with the error body, never a 
   for (const answer of answers) {
     expect(answer.status, answer.text.slice(0, 200)).toBeGreaterThanOrEqual(400);
     expect(answer.status, answer.text.slice(0, 200)).toBeLessThan(500);
-    if (answer.body.startsWith("{")) expect(JSON.parse(answer.body).code).toBe(answer.status);
+    if (!answer.body.startsWith("{")) continue;
+    const body = JSON.parse(answer.body);
+    expect(body.code).toBe(answer.status);
+    // Refused before routing, yet with the request id and rate-limit headers every answer carries.
+    expect(answer.text).toMatch(new RegExp(`x-request-id: ${body.request_id}`, "i"));
+    expect(answer.text).toMatch(/x-ratelimit-remaining: \d+/i);
   }
   expect(server.output()).not.toContain("unhandled error");
 });

@@ -628,10 +628,15 @@ describe("POST /devices/bulk", () => {
         action: "suspend",
         results: [
           { device_id: enrolled.id, success: true },
-          { device_id: unknown, success: false, error: "device not found" },
+          { device_id: unknown, success: false, error: "device not found", reason: "device_not_found" },
           { device_id: second.id, success: true },
-          { device_id: foreign.id, success: false, error: "device not found" },
-          { device_id: alreadySuspended.id, success: false, error: "device is already suspended" },
+          { device_id: foreign.id, success: false, error: "device not found", reason: "device_not_found" },
+          {
+            device_id: alreadySuspended.id,
+            success: false,
+            error: "device is already suspended",
+            reason: "device_already_suspended",
+          },
         ],
         succeeded: 2,
         failed: 3,
@@ -684,6 +689,7 @@ describe("POST /devices/bulk", () => {
       device_id: enrolled.id,
       success: false,
       error: "a wipe is already pending for this device",
+      reason: "wipe_pending",
     });
   });
 

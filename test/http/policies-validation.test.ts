@@ -184,7 +184,7 @@ describe("policy_data rules, on create", () => {
       });
       expect(response.status).toBe(400);
       expect(response.body.code).toBe(400);
-      expect(response.body.reason).toBe("validation_failed");
+      expect(response.body.reason).toBe("policy_invalid");
       expect(response.body.errors).toEqual(withPrefix("policy_data", errors));
     });
   }

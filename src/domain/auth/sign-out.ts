@@ -25,6 +25,7 @@ export async function signOut(
       "an API key has no session to end",
       [],
       "revoke the key with DELETE /api/v1/auth/api-keys/:id",
+      "api_key_has_no_session",
     );
   }
   let refreshSessionId: string | null = null;

@@ -26,6 +26,8 @@ export interface BulkDeviceResult {
   device_id: string;
   success: boolean;
   error?: string;
+  /** The stable reason of the failure, as the single-device endpoint would answer it. */
+  reason?: string;
 }
 
 /** The outcome of a bulk request. */
@@ -54,7 +56,7 @@ export function bulkDeviceAction(
       return { device_id: deviceId, success: true };
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      return { device_id: deviceId, success: false, error: error.message };
+      return { device_id: deviceId, success: false, error: error.message, reason: error.reason };
     }
   });
   const succeeded = results.filter((result) => result.success).length;

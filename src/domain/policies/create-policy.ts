@@ -23,7 +23,8 @@ export function createPolicy(
 ): PolicyView {
   const name = normalizePolicyName(input.name);
   const result = validatePolicyData(input.policyData);
-  if (!result.ok) throw new ValidationError("invalid request body", result.errors);
+  if (!result.ok)
+    throw new ValidationError("invalid request body", result.errors, undefined, "policy_invalid");
   return insertNewPolicy(deps, actor, organizationId, {
     name,
     description: input.description ?? "",
@@ -51,7 +52,8 @@ export function createPolicyFromTemplate(
     base: template.policy_data,
     fieldPrefix: "customizations",
   });
-  if (!result.ok) throw new ValidationError("invalid request body", result.errors);
+  if (!result.ok)
+    throw new ValidationError("invalid request body", result.errors, undefined, "policy_invalid");
   return insertNewPolicy(deps, actor, organizationId, {
     name,
     description: input.description ?? "",

@@ -60,7 +60,8 @@ export function updatePolicy(
       policy_data: readCurrentPolicyData(tx, row),
     };
     const result = validatePolicyData(update.policyData, { base: current.policy_data });
-    if (!result.ok) throw new ValidationError("invalid request body", result.errors);
+    if (!result.ok)
+      throw new ValidationError("invalid request body", result.errors, undefined, "policy_invalid");
     const next = {
       name: name ?? current.name,
       description: update.description ?? current.description,

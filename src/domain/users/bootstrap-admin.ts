@@ -6,9 +6,10 @@ import { recordAudit } from "../audit/record-audit";
 import { type DomainDeps, systemActor } from "../deps";
 import { ValidationError } from "../errors";
 import { createOrganization } from "../organizations/create-organization";
+import { parseEmail } from "./email";
 import { insertUser } from "./insert-user";
 import { passwordHashCost } from "./password-hash-cost";
-import { MIN_PASSWORD_LENGTH } from "./password-rules";
+import { assertPasswordStrength, MIN_PASSWORD_LENGTH } from "./password-rules";
 
 export const FIRST_RUN_EMAIL = "admin@bulwark.local";
 
@@ -62,4 +63,14 @@ export async function ensureFirstAdmin(
   const chosenPassword = password || generatePassword();
   await createAdmin(deps, { email: email || FIRST_RUN_EMAIL, password: chosenPassword, org });
   return { email: email || FIRST_RUN_EMAIL, password: password ? null : chosenPassword };
+}
+
+/**
+ * The first admin's settings (BULWARK_ADMIN_EMAIL, BULWARK_ADMIN_PASSWORD) checked by the rules of
+ * POST /users before `serve` opens the database, naming the variable when one is wrong.
+ */
+export function checkFirstAdminSettings(admin: { email: string; password: string }): void {
+  if (admin.email !== "") parseEmail(admin.email, "admin.email (BULWARK_ADMIN_EMAIL)");
+  if (admin.password !== "")
+    assertPasswordStrength(admin.password, "admin.password (BULWARK_ADMIN_PASSWORD)");
 }

@@ -45,9 +45,12 @@ export async function changeOwnPassword(
         targetId: row.id,
       });
     });
-    throw new ValidationError("invalid request body", [
-      { field: "current_password", message: "is not correct" },
-    ]);
+    throw new ValidationError(
+      "invalid request body",
+      [{ field: "current_password", message: "is not correct" }],
+      undefined,
+      "current_password_incorrect",
+    );
   }
   assertPasswordStrength(input.newPassword, "new_password");
   const passwordHash = await hashPassword(input.newPassword, passwordHashCost(deps));

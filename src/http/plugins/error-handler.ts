@@ -82,10 +82,12 @@ function errorResponse(described: Described, headers: Record<string, string>, re
         : described.details;
   if (described.isPolicyValidation) body.valid = false;
   if (described.errors && described.errors.length > 0) body.errors = described.errors.map(echoable);
-  if (requestId) body.request_id = requestId;
+  // Every error can be found in the logs by its id, also one refused before a request id was given.
+  const id = requestId ?? crypto.randomUUID();
+  body.request_id = id;
   return new Response(JSON.stringify(body), {
     status: described.status,
-    headers: { ...headers, ...described.headers, ...JSON_HEADERS },
+    headers: { "x-request-id": id, ...headers, ...described.headers, ...JSON_HEADERS },
   });
 }
 
@@ -106,8 +108,11 @@ export function unhandledErrorResponse(request: Request | null, error: unknown):
 
 const INTERNAL_ERROR: Described = { status: 500, reason: "internal_error", message: "internal server error" };
 
-/** A request whose URL cannot be read (a malformed Host header, a CONNECT target): refused before routing. */
-export function invalidHostResponse(): Response {
+/**
+ * A request whose URL cannot be read (a malformed Host header, a CONNECT target): refused before
+ * routing, with the request id and rate-limit headers `headers` holds.
+ */
+export function invalidHostResponse(headers: Record<string, string>): Response {
   return errorResponse(
     {
       status: 400,
@@ -115,7 +120,8 @@ export function invalidHostResponse(): Response {
       message: "invalid request",
       details: "the Host header (or the request target) is not a valid host",
     },
-    {},
+    headers,
+    headers["x-request-id"],
   );
 }
 

@@ -152,6 +152,32 @@ export function countUncountedRequest(deps: AppDeps, request: Request, headers: 
   }
 }
 
+/**
+ * Counts a request refused before routing (its URL could not be read) against its address's budget
+ * and returns the response headers it carries: a request id and X-RateLimit-*.
+ */
+export function headersForUnroutedRequest(deps: AppDeps, ip: string): Record<string, string> {
+  const headers: Record<string, unknown> = {
+    "x-request-id": crypto.randomUUID(),
+    "cache-control": "no-store",
+  };
+  const state: RequestState = {
+    requestId: headers["x-request-id"] as string,
+    ip,
+    principal: null,
+    device: null,
+    authError: null,
+    isCounted: false,
+    responseHeaders: headers,
+  };
+  try {
+    countRequest(deps, state, headers, [`ip:${ip}`, deps.config.rate_limit.unauthenticated_per_minute]);
+  } catch (error) {
+    if (error instanceof RateLimitedError) headers["retry-after"] = String(error.retryAfterSeconds);
+  }
+  return headers as Record<string, string>;
+}
+
 /** Who may call a route: one scope, any signed-in principal, or nobody in particular. */
 export type Access = Scope | "authenticated";
 

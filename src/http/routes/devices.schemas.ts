@@ -157,6 +157,11 @@ export const BulkResultSchema = Type.Object(
         device_id: Type.String(),
         success: Type.Boolean(),
         error: Type.Optional(Type.String({ description: "Why this device failed, e.g. device not found" })),
+        reason: Type.Optional(
+          Type.String({
+            description: "The stable reason of the failure (device_not_found, device_wiped, ...)",
+          }),
+        ),
       }),
     ),
     succeeded: Type.Integer(),

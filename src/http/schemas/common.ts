@@ -23,7 +23,9 @@ export const ErrorSchema = Type.Object(
         { description: "Every invalid field, for validation errors" },
       ),
     ),
-    request_id: Type.Optional(Type.String()),
+    request_id: Type.String({
+      description: "The request's id, also in X-Request-Id and in the server's log",
+    }),
   },
   { title: "Error" },
 );
