@@ -1,6 +1,6 @@
 import type { DomainDeps } from "../deps";
 import type { TokenKeys } from "./token-keys";
-import type { TokenSettings } from "./tokens";
+import { type AccessClaims, type RefreshClaims, type TokenSettings, verifyToken } from "./tokens";
 
 /** Domain dependencies plus the server's JWT keys. */
 export interface AuthDeps extends DomainDeps {
@@ -13,4 +13,13 @@ export function tokenSettings(deps: DomainDeps): TokenSettings {
     accessTtlSeconds: deps.config.auth.access_token_ttl_seconds,
     refreshTtlSeconds: deps.config.auth.refresh_token_ttl_seconds,
   };
+}
+
+/** Verifies one of this server's own tokens of `type` now, with its keys and issuer. */
+export function verifyOwnToken<T extends AccessClaims | RefreshClaims>(
+  deps: AuthDeps,
+  token: string,
+  type: T["typ"],
+): Promise<T> {
+  return verifyToken<T>(deps.keys, tokenSettings(deps), deps.clock.now(), token, type);
 }

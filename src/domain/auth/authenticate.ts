@@ -4,10 +4,10 @@ import { apiKeys, organizations, sessions, users } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
 import { UnauthenticatedError } from "../errors";
-import { type AuthDeps, tokenSettings } from "./auth-deps";
+import { type AuthDeps, verifyOwnToken } from "./auth-deps";
 import type { Principal } from "./principal";
 import { effectiveApiKeyScopes, ROLE_SCOPES } from "./scopes";
-import { type AccessClaims, verifyToken } from "./tokens";
+import type { AccessClaims } from "./tokens";
 
 export const API_KEY_PREFIX = "bwk_";
 
@@ -49,13 +49,7 @@ function sessionLookup(db: Db) {
  */
 export async function authenticateCredential(deps: AuthDeps, credential: string): Promise<Principal> {
   if (credential.startsWith(API_KEY_PREFIX)) return authenticateApiKey(deps, credential);
-  const claims = await verifyToken<AccessClaims>(
-    deps.keys,
-    tokenSettings(deps),
-    deps.clock.now(),
-    credential,
-    "access",
-  );
+  const claims = await verifyOwnToken<AccessClaims>(deps, credential, "access");
   const row = sessionLookup(deps.db).get({ sessionId: claims.sid, userId: claims.sub });
   if (!row || row.sessionUserId !== claims.sub || row.sessionRevokedAt)
     throw new UnauthenticatedError("session_ended", "invalid token", "the session has ended");

@@ -4,9 +4,9 @@ import { refreshTokens, sessions, users } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import { UnauthenticatedError } from "../errors";
-import { type AuthDeps, tokenSettings } from "./auth-deps";
+import { type AuthDeps, verifyOwnToken } from "./auth-deps";
 import { insertRefreshToken, signTokenPair, type TokenPair } from "./issue-session";
-import { type RefreshClaims, verifyToken } from "./tokens";
+import type { RefreshClaims } from "./tokens";
 
 /**
  * Rotates a refresh token: the presented one is used up and a new pair is returned. Presenting a token
@@ -16,13 +16,7 @@ export async function refreshSession(
   deps: AuthDeps,
   input: { refreshToken: string; ip: string },
 ): Promise<TokenPair> {
-  const claims = await verifyToken<RefreshClaims>(
-    deps.keys,
-    tokenSettings(deps),
-    deps.clock.now(),
-    input.refreshToken,
-    "refresh",
-  );
+  const claims = await verifyOwnToken<RefreshClaims>(deps, input.refreshToken, "refresh");
   const row = deps.db.select().from(refreshTokens).where(eq(refreshTokens.id, claims.jti)).get();
   const session = deps.db.select().from(sessions).where(eq(sessions.id, claims.sid)).get();
   const user = deps.db.select().from(users).where(eq(users.id, claims.sub)).get();

@@ -4,10 +4,10 @@ import { sessions } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor } from "../deps";
 import { ValidationError } from "../errors";
-import { type AuthDeps, tokenSettings } from "./auth-deps";
+import { type AuthDeps, verifyOwnToken } from "./auth-deps";
 import type { Principal } from "./principal";
 import { revokeSession } from "./refresh-session";
-import { type RefreshClaims, verifyToken } from "./tokens";
+import type { RefreshClaims } from "./tokens";
 
 /**
  * Ends the caller's session: the presented access token and the refresh token in the body stop working
@@ -31,13 +31,7 @@ export async function signOut(
   let refreshSessionId: string | null = null;
   if (refreshToken) {
     try {
-      const claims = await verifyToken<RefreshClaims>(
-        deps.keys,
-        tokenSettings(deps),
-        deps.clock.now(),
-        refreshToken,
-        "refresh",
-      );
+      const claims = await verifyOwnToken<RefreshClaims>(deps, refreshToken, "refresh");
       if (claims.sub === principal.userId) refreshSessionId = claims.sid;
     } catch {
       refreshSessionId = null;

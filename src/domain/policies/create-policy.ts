@@ -1,7 +1,7 @@
 import { withTransaction } from "../../db/client";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { NotFoundError, ValidationError } from "../errors";
+import { NotFoundError } from "../errors";
 import { recordEvent } from "../events/record-event";
 import { changedByOf } from "./changed-by";
 import { insertPolicy } from "./insert-policy";
@@ -9,7 +9,7 @@ import type { PolicyData } from "./policy-document";
 import { assertPolicyNameAvailable, normalizePolicyName } from "./policy-name";
 import { findPolicyTemplate, POLICY_TEMPLATES } from "./policy-templates";
 import { type PolicyView, toPolicyView } from "./policy-view";
-import { validatePolicyData } from "./validate-policy-document";
+import { requireValidPolicyData, validatePolicyData } from "./validate-policy-document";
 
 /**
  * Creates a policy at version 1. `policyData` is partial: omitted sections and settings take the
@@ -22,13 +22,11 @@ export function createPolicy(
   input: { name: string; description?: string; policyData?: unknown },
 ): PolicyView {
   const name = normalizePolicyName(input.name);
-  const result = validatePolicyData(input.policyData);
-  if (!result.ok)
-    throw new ValidationError("invalid request body", result.errors, undefined, "policy_invalid");
+  const policyData = requireValidPolicyData(validatePolicyData(input.policyData));
   return insertNewPolicy(deps, actor, organizationId, {
     name,
     description: input.description ?? "",
-    policyData: result.value,
+    policyData,
   });
 }
 
@@ -48,16 +46,16 @@ export function createPolicyFromTemplate(
     const known = POLICY_TEMPLATES.map((candidate) => candidate.id).join(", ");
     throw new NotFoundError("policy template", `no template "${input.templateId}"; templates: ${known}`);
   }
-  const result = validatePolicyData(input.customizations, {
-    base: template.policy_data,
-    fieldPrefix: "customizations",
-  });
-  if (!result.ok)
-    throw new ValidationError("invalid request body", result.errors, undefined, "policy_invalid");
+  const policyData = requireValidPolicyData(
+    validatePolicyData(input.customizations, {
+      base: template.policy_data,
+      fieldPrefix: "customizations",
+    }),
+  );
   return insertNewPolicy(deps, actor, organizationId, {
     name,
     description: input.description ?? "",
-    policyData: result.value,
+    policyData,
     templateId: template.id,
   });
 }

@@ -13,7 +13,7 @@ import { describePolicyChanges, isSamePolicyDocument } from "./describe-policy-c
 import { findDefaultPolicyId, findPolicy, readCurrentPolicyData } from "./find-policy";
 import { assertPolicyNameAvailable, normalizePolicyName } from "./policy-name";
 import { loadPolicyView, type PolicyView } from "./policy-view";
-import { validatePolicyData } from "./validate-policy-document";
+import { requireValidPolicyData, validatePolicyData } from "./validate-policy-document";
 
 /** What PUT /policies/:id may change; `policyData` is partial and merged over the current document. */
 export interface PolicyUpdate {
@@ -59,13 +59,13 @@ export function updatePolicy(
       description: row.description,
       policy_data: readCurrentPolicyData(tx, row),
     };
-    const result = validatePolicyData(update.policyData, { base: current.policy_data });
-    if (!result.ok)
-      throw new ValidationError("invalid request body", result.errors, undefined, "policy_invalid");
+    const policyData = requireValidPolicyData(
+      validatePolicyData(update.policyData, { base: current.policy_data }),
+    );
     const next = {
       name: name ?? current.name,
       description: update.description ?? current.description,
-      policy_data: result.value,
+      policy_data: policyData,
     };
     const changes = describePolicyChanges(current, next);
     if (changes.length === 0) return loadPolicyView(tx, organizationId, id);

@@ -1,6 +1,6 @@
 import { KindGuard, type TArray, type TObject, type TSchema } from "@sinclair/typebox";
 import { findCatastrophicBacktrackingRisk } from "../../lib/regex-backtracking";
-import type { FieldError } from "../errors";
+import { type FieldError, ValidationError } from "../errors";
 import { mergePolicyData } from "./merge-policy-data";
 import { CLIPBOARD_DIRECTIONS, type PolicyData, PolicyDataSchema } from "./policy-document";
 import { DEFAULT_POLICY_DATA } from "./policy-templates";
@@ -31,6 +31,13 @@ export function validatePolicyData(
   if (isRecord(merged)) checkRules(merged, errors);
   if (errors.isEmpty()) return { ok: true, value: merged as PolicyData };
   return { ok: false, errors: errors.toArray() };
+}
+
+/** The complete document, or the 400 (reason policy_invalid) that lists every problem of it. */
+export function requireValidPolicyData(result: PolicyDataValidationResult): PolicyData {
+  if (!result.ok)
+    throw new ValidationError("invalid request body", result.errors, undefined, "policy_invalid");
+  return result.value;
 }
 
 /** Checks a document submitted on its own to be validated: it must be present, then as validatePolicyData. */
