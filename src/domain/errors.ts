@@ -7,6 +7,104 @@
  * once shipped. Clients and tests match on the reason.
  */
 
+/**
+ * Every reason an error body can carry: the list clients can rely on, published as an enum in the
+ * OpenAPI document. A reason is added here when it is introduced and never renamed or removed.
+ */
+export const REASONS = [
+  // The request itself
+  "validation_failed",
+  "invalid_json",
+  "body_not_utf8",
+  "body_too_deep",
+  "body_too_large",
+  "headers_too_large",
+  "unsupported_media_type",
+  "route_not_found",
+  "method_not_allowed",
+  "invalid_cookie",
+  "invalid_host",
+  // Who is asking
+  "authentication_required",
+  "authorization_header_invalid",
+  "invalid_credentials",
+  "token_invalid",
+  "token_expired",
+  "session_ended",
+  "refresh_token_invalid",
+  "refresh_token_reused",
+  "account_disabled",
+  "account_restricted",
+  "account_deleted",
+  "api_key_invalid",
+  "api_key_revoked",
+  "api_key_expired",
+  "device_token_required",
+  "device_token_invalid",
+  "device_token_revoked",
+  "device_token_expired",
+  "enrollment_token_unknown",
+  "enrollment_token_expired",
+  "enrollment_token_revoked",
+  "enrollment_token_used_up",
+  "scope_missing",
+  "scope_not_grantable",
+  "api_key_not_allowed",
+  "api_key_has_no_session",
+  "current_password_incorrect",
+  // What does not exist
+  "api_key_not_found",
+  "device_not_found",
+  "enrollment_token_not_found",
+  "organization_not_found",
+  "policy_not_found",
+  "policy_template_not_found",
+  "policy_version_not_found",
+  "user_not_found",
+  "webhook_not_found",
+  "wipe_not_found",
+  // Rules of the domain
+  "policy_invalid",
+  "email_taken",
+  "last_admin",
+  "policy_name_taken",
+  "policy_version_mismatch",
+  "default_policy_not_deletable",
+  "webhook_disabled",
+  "device_wiped",
+  "device_already_suspended",
+  "device_not_suspended",
+  "device_not_wiped",
+  "wipe_pending",
+  "wipe_not_pending",
+  "hardware_id_enrolled",
+  "public_key_taken",
+  "vpn_pool_exhausted",
+  // Limits
+  "rate_limited",
+  "login_throttled",
+  // The service itself
+  "database_unavailable",
+  "vpn_pool_misconfigured",
+  "internal_error",
+] as const;
+
+export type Reason = (typeof REASONS)[number];
+
+/** What can be missing, and the reason its absence carries. */
+const NOT_FOUND_REASONS = {
+  "API key": "api_key_not_found",
+  device: "device_not_found",
+  "enrollment token": "enrollment_token_not_found",
+  organization: "organization_not_found",
+  policy: "policy_not_found",
+  "policy template": "policy_template_not_found",
+  "policy version": "policy_version_not_found",
+  user: "user_not_found",
+  webhook: "webhook_not_found",
+  wipe: "wipe_not_found",
+} as const satisfies Record<string, Reason>;
+
 /** One problem with one input field, as listed by validation errors. */
 export interface FieldError {
   /** Dotted path of the field, e.g. `policy_data.dlp.screenshot_allowed`. */
@@ -30,7 +128,7 @@ export type DomainErrorKind =
 export class DomainError extends Error {
   constructor(
     readonly kind: DomainErrorKind,
-    readonly reason: string,
+    readonly reason: Reason,
     message: string,
     readonly details?: string,
   ) {
@@ -45,7 +143,7 @@ export class ValidationError extends DomainError {
     message: string,
     readonly errors: FieldError[] = [],
     details?: string,
-    reason = "validation_failed",
+    reason: Reason = "validation_failed",
   ) {
     super(
       "invalid",
@@ -58,26 +156,21 @@ export class ValidationError extends DomainError {
 
 /** A resource that does not exist, or not in the caller's organization; reason `<resource>_not_found`. */
 export class NotFoundError extends DomainError {
-  constructor(resource: string, details?: string) {
-    super(
-      "not_found",
-      `${resource.toLowerCase().replaceAll(" ", "_")}_not_found`,
-      `${resource} not found`,
-      details,
-    );
+  constructor(resource: keyof typeof NOT_FOUND_REASONS, details?: string) {
+    super("not_found", NOT_FOUND_REASONS[resource], `${resource} not found`, details);
   }
 }
 
 /** A move the resource's current state does not allow. */
 export class ConflictError extends DomainError {
-  constructor(reason: string, message: string, details?: string) {
+  constructor(reason: Reason, message: string, details?: string) {
     super("conflict", reason, message, details);
   }
 }
 
 export class UnauthenticatedError extends DomainError {
   constructor(
-    reason = "authentication_required",
+    reason: Reason = "authentication_required",
     message = "invalid or missing authentication",
     details?: string,
   ) {
@@ -86,7 +179,7 @@ export class UnauthenticatedError extends DomainError {
 }
 
 export class ForbiddenError extends DomainError {
-  constructor(reason: string, message = "insufficient permissions", details?: string) {
+  constructor(reason: Reason, message = "insufficient permissions", details?: string) {
     super("forbidden", reason, message, details);
   }
 }
@@ -124,7 +217,7 @@ export class RateLimitedError extends DomainError {
 
 /** Something the service depends on (the database, its own configuration) cannot serve the request. */
 export class UnavailableError extends DomainError {
-  constructor(reason: string, message: string, details?: string) {
+  constructor(reason: Reason, message: string, details?: string) {
     super("unavailable", reason, message, details);
   }
 }

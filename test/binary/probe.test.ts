@@ -116,6 +116,13 @@ function resolve(schema: Schema | undefined): Schema {
   return resolveSchema(document, schema);
 }
 
+/** The reasons the document's Error schema lists. */
+function documentedReasons(): Set<string> {
+  const reason = resolve(document.components?.schemas?.Error).properties?.reason ?? {};
+  const values = reason.enum ?? ((reason.anyOf ?? []) as Schema[]).map((variant) => variant.const);
+  return new Set((values as unknown[]).map(String));
+}
+
 function operations(): Operation[] {
   const found: Operation[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
@@ -363,6 +370,10 @@ test("no request derived from the OpenAPI document reaches a 5xx; every refusal 
       }
       if (body.code !== response.status || typeof body.message !== "string")
         failures.push(`${where} -> ${response.status} without the error body: ${text.slice(0, 200)}`);
+      else if (!documentedReasons().has(String((body as { reason?: unknown }).reason)))
+        failures.push(
+          `${where} -> reason ${JSON.stringify((body as { reason?: unknown }).reason)} is not in the document`,
+        );
     }
   };
   // A few requests in flight at a time, like a busy client.

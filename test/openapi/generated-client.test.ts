@@ -44,6 +44,9 @@ export async function firstPage(): Promise<number> {
 
 export const screenshots = (policy: Policy): boolean => policy.policy_data.dlp.screenshot_allowed;
 export const status: Device["status"] = "online";
+export const known: ApiError["reason"] = "device_not_wiped";
+// @ts-expect-error: reasons are a closed list
+export const unknownReason: ApiError["reason"] = "something_else";
 // @ts-expect-error: not a device status
 export const notAStatus: Device["status"] = "exploded";
 // @ts-expect-error: page is an integer, not text

@@ -1,7 +1,7 @@
 import { withTransaction } from "../../db/client";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { DomainError, ValidationError } from "../errors";
+import { DomainError, type Reason, ValidationError } from "../errors";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
 import { assignDevicePolicy } from "./assign-device-policy";
 import { changeDeviceStatus } from "./change-device-status";
@@ -27,7 +27,7 @@ export interface BulkDeviceResult {
   success: boolean;
   error?: string;
   /** The stable reason of the failure, as the single-device endpoint would answer it. */
-  reason?: string;
+  reason?: Reason;
 }
 
 /** The outcome of a bulk request. */

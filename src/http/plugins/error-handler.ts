@@ -4,6 +4,7 @@ import {
   type DomainErrorKind,
   type FieldError,
   RateLimitedError,
+  type Reason,
   ValidationError,
 } from "../../domain/errors";
 import type { AppDeps } from "../app-deps";
@@ -36,7 +37,7 @@ const INPUT_NAMES: Record<string, string> = {
 /** SPEC.md's error body, plus the stable `reason` and the request id. */
 export interface ErrorBody {
   code: number;
-  reason: string;
+  reason: Reason;
   message: string;
   details?: string;
   errors?: FieldError[];
@@ -64,7 +65,7 @@ function echoable(error: FieldError): FieldError {
 /** A failure described for the one body: status, reason, message and what else the answer says. */
 interface Described {
   status: number;
-  reason: string;
+  reason: Reason;
   message: string;
   details?: string;
   errors?: FieldError[];

@@ -8,6 +8,8 @@ import {
 import { DevicePolicySchema } from "../../domain/devices/get-device-policy";
 import { DeviceLogSchema } from "../../domain/devices/list-device-logs";
 import { WipeSchema } from "../../domain/devices/wipe-device";
+import { REASONS } from "../../domain/errors";
+import { literalUnion } from "../../lib/literal-union";
 import { PageQuery, Timestamp, Uuid } from "../schemas/common";
 
 const Reason = Type.String({ minLength: 1, maxLength: 500 });
@@ -158,7 +160,7 @@ export const BulkResultSchema = Type.Object(
         success: Type.Boolean(),
         error: Type.Optional(Type.String({ description: "Why this device failed, e.g. device not found" })),
         reason: Type.Optional(
-          Type.String({
+          literalUnion(REASONS, {
             description: "The stable reason of the failure (device_not_found, device_wiped, ...)",
           }),
         ),

@@ -1,11 +1,13 @@
 import { type TSchema, Type } from "@sinclair/typebox";
+import { REASONS } from "../../domain/errors";
+import { literalUnion } from "../../lib/literal-union";
 import { QueryInteger } from "./query-integer";
 
 /** SPEC.md's error body, used by every error response. */
 export const ErrorSchema = Type.Object(
   {
     code: Type.Integer({ description: "The HTTP status code" }),
-    reason: Type.String({
+    reason: literalUnion(REASONS, {
       description:
         "Stable machine-readable reason in snake_case (device_not_wiped, policy_name_taken, last_admin, " +
         "scope_missing, token_expired, rate_limited, validation_failed, ...): match on this, not on message. " +
