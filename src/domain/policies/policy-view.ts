@@ -38,24 +38,13 @@ export const PolicySchema = Type.Object(
   { title: "Policy" },
 );
 
-export const PolicyListItemSchema = Type.Object(
-  {
-    id: Uuid,
-    name: Type.String(),
-    description: Type.String(),
-    version: PolicyVersion,
-    active: Type.Boolean(),
-    device_count: DeviceCount,
-    is_default: IsDefault,
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  },
-  { title: "PolicyListItem" },
-);
+/** One row of the policy list: the full object without its organization and document. */
+export const PolicyListItemSchema = Type.Omit(PolicySchema, ["organization_id", "policy_data"], {
+  title: "PolicyListItem",
+});
 
 /** The full policy object (SPEC.md's fields plus is_default). */
 export type PolicyView = Static<typeof PolicySchema>;
-/** One row of the policy list: the full object without its document. */
 export type PolicyListItem = Static<typeof PolicyListItemSchema>;
 
 /** The list item of a policy row. */
