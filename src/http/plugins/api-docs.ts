@@ -64,7 +64,8 @@ const WEBHOOK_HEADERS: [string, string][] = [
   ],
   ["X-Service-Event", "The event type"],
   ["X-Service-Delivery", "The delivery id: the same on every retry of one event, for idempotency"],
-  ["webhook-id", "Standard Webhooks: the event id"],
+  ["X-Service-Event-Id", "The event id (the body's id)"],
+  ["webhook-id", "Standard Webhooks: the delivery id, as X-Service-Delivery (the same on every retry)"],
   ["webhook-timestamp", "Standard Webhooks: epoch seconds of this attempt, to refuse replays"],
   ["webhook-signature", "Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body>"],
 ];
