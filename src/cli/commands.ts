@@ -4,6 +4,7 @@ import { adminCreateCommand } from "./admin-create";
 import type { ParsedArgs } from "./args";
 import { backupCommand } from "./backup";
 import { migrateCommand } from "./migrate";
+import { orgSetPlanCommand } from "./org-set-plan";
 import { serveCommand } from "./serve";
 
 /** One command: its words, flags, positionals, help line and what it runs. */
@@ -48,6 +49,17 @@ export const COMMANDS: readonly Command[] = [
     positionals: 0,
     needsConfig: true,
     run: (config, args) => adminCreateCommand(config as Config, args),
+  },
+  {
+    name: "org set-plan",
+    usage: "org set-plan --org ORG --plan standard|enterprise",
+    summary:
+      "set an organization's plan (by name or id): enterprise raises rate limits and enables SAML; an\n" +
+      "organization's own admins cannot change it",
+    flags: ["config", "org", "plan"],
+    positionals: 0,
+    needsConfig: true,
+    run: (config, args) => orgSetPlanCommand(config as Config, args),
   },
   {
     name: "backup",

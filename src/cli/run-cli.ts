@@ -13,15 +13,16 @@ export async function runCli(argv: string[]): Promise<number> {
     const [word = "help", ...rest] = argv;
     if (word === "--help" || word === "-h") return runCli(["help"]);
     if (word === "--version") return runCli(["version"]);
-    const name = word === "admin" ? `admin ${rest[0] ?? ""}`.trim() : word;
+    const isGroup = word === "admin" || word === "org";
+    const name = isGroup ? `${word} ${rest[0] ?? ""}`.trim() : word;
     const command = COMMANDS.find((candidate) => candidate.name === name);
     if (!command)
       throw new UsageError(
-        word === "admin"
-          ? `unknown admin command "${rest[0] ?? ""}" (try: admin create)`
+        isGroup
+          ? `unknown ${word} command "${rest[0] ?? ""}" (try: ${word === "admin" ? "admin create" : "org set-plan"})`
           : `unknown command "${word}" (try: bulwark help)`,
       );
-    const args = parseArgs(word === "admin" ? rest.slice(1) : rest, command.flags);
+    const args = parseArgs(isGroup ? rest.slice(1) : rest, command.flags);
     if (args.positionals.length > command.positionals)
       throw new UsageError(`unexpected argument "${args.positionals[command.positionals]}"`);
     const config = command.needsConfig ? loadConfig({ file: args.flags.get("config") }) : null;

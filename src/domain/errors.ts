@@ -80,6 +80,8 @@ export const REASONS = [
   "hardware_id_enrolled",
   "public_key_taken",
   "vpn_pool_exhausted",
+  "saml_requires_enterprise",
+  "plan_set_by_operator",
   // Limits
   "rate_limited",
   "login_throttled",

@@ -167,7 +167,7 @@ describe("the command line", () => {
     expect(run(["version"], folder).stdout).toMatch(/^bulwark \d+\.\d+\.\d+/);
     const help = run(["help"], folder);
     expect(help.code).toBe(0);
-    for (const command of ["serve", "migrate", "admin create", "backup", "version"])
+    for (const command of ["serve", "migrate", "admin create", "org set-plan", "backup", "version"])
       expect(help.stdout).toContain(command);
   }, 60_000);
 

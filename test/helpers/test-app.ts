@@ -6,6 +6,7 @@ import { buildApp } from "../../src/app";
 import { bootDependencies } from "../../src/boot";
 import type { Config } from "../../src/config/config-schema";
 import { type DeepPartial, loadConfig } from "../../src/config/load-config";
+import { setOrganizationPlan } from "../../src/domain/organizations/set-organization-plan";
 import { createAdmin } from "../../src/domain/users/bootstrap-admin";
 import { FakeClock } from "../../src/lib/clock";
 import { executablePath, startServer } from "./binary";
@@ -172,6 +173,10 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     ...helpers,
     /** The app's time: the fake clock's. */
     now: () => clock.now(),
+    /** Sets an organization's plan as the operator does (`bulwark org set-plan`). */
+    setPlan: async (organization: string, plan: "standard" | "enterprise") => {
+      setOrganizationPlan(deps, { organization, plan });
+    },
     close: async () => database.close(),
   };
 }
@@ -229,6 +234,16 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
     request,
     ...helpers,
     now: () => new Date(),
+    setPlan: async (organization: string, plan: "standard" | "enterprise") => {
+      const run = Bun.spawn([binary, "org", "set-plan", "--org", organization, "--plan", plan], {
+        cwd: folder,
+        env: { PATH: process.env.PATH ?? "", ...env },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      if ((await run.exited) !== 0)
+        throw new Error(`org set-plan failed: ${await new Response(run.stderr).text()}`);
+    },
     close: async () => {
       await server.stop();
       rmSync(folder, { recursive: true, force: true });

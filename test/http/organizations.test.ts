@@ -47,22 +47,37 @@ describe("GET /organizations/current", () => {
 });
 
 describe("PATCH /organizations/current", () => {
-  test("an admin renames the organization and changes its plan", async () => {
+  test("an admin renames the organization", async () => {
     const t = await newApp();
     const org = await t.createOrganization("Acme");
     const otherOrg = await t.createOrganization("Globex");
 
     const response = await t.request("PATCH", CURRENT, {
       token: org.adminToken,
-      body: { name: "Acme Corp", plan: "enterprise" },
+      body: { name: "Acme Corp" },
     });
 
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ id: org.organizationId, name: "Acme Corp", plan: "enterprise" });
+    expect(response.body).toMatchObject({ id: org.organizationId, name: "Acme Corp", plan: "standard" });
     const fetched = await t.request("GET", CURRENT, { token: org.adminToken });
-    expect(fetched.body).toMatchObject({ name: "Acme Corp", plan: "enterprise" });
+    expect(fetched.body).toMatchObject({ name: "Acme Corp" });
     const other = await t.request("GET", CURRENT, { token: otherOrg.adminToken });
     expect(other.body).toMatchObject({ name: "Globex", plan: "standard" });
+  });
+
+  test("an admin cannot change the plan: 403 plan_set_by_operator, and neither plan nor rate limit moves", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization("Acme");
+    const refused = await t.request("PATCH", CURRENT, {
+      token: org.adminToken,
+      body: { name: "Acme Corp", plan: "enterprise" },
+    });
+    expect(refused.status).toBe(403);
+    expect(refused.body.reason).toBe("plan_set_by_operator");
+    expect(refused.body.details).toContain("bulwark org set-plan");
+    const after = await t.request("GET", CURRENT, { token: org.adminToken });
+    expect(after.body).toMatchObject({ name: "Acme", plan: "standard" });
+    expect(after.headers.get("x-ratelimit-limit")).toBe("1000");
   });
 
   test("non-admins get 403 naming admin, and nothing changes", async () => {
@@ -80,31 +95,29 @@ describe("PATCH /organizations/current", () => {
     expect((await t.request("GET", CURRENT, { token: org.adminToken })).body.name).toBe("Acme");
   });
 
-  test("SAML on the standard plan is a 400; on enterprise it is accepted", async () => {
+  test("SAML on the standard plan is a 403; once the operator sets enterprise it is accepted", async () => {
     const t = await newApp();
-    const org = await t.createOrganization();
+    const org = await t.createOrganization("Saml Corp");
 
     const refused = await t.request("PATCH", CURRENT, {
       token: org.adminToken,
       body: { sso: { saml: SAML } },
     });
-    expect(refused.status).toBe(400);
-    expect(refused.body.code).toBe(400);
-    expect(refused.body.details).toContain("saml");
+    expect(refused.status).toBe(403);
+    expect(refused.body.reason).toBe("saml_requires_enterprise");
+    expect(refused.body.message).toBe("SAML single sign-on needs the enterprise plan");
     expect((await t.request("GET", CURRENT, { token: org.adminToken })).body.sso.saml).toBeUndefined();
 
+    await t.setPlan("Saml Corp", "enterprise");
     const accepted = await t.request("PATCH", CURRENT, {
       token: org.adminToken,
-      body: { plan: "enterprise", sso: { saml: SAML } },
+      body: { sso: { saml: SAML } },
     });
     expect(accepted.status).toBe(200);
     expect(accepted.body.sso.saml).toMatchObject(SAML);
 
-    const downgrade = await t.request("PATCH", CURRENT, {
-      token: org.adminToken,
-      body: { plan: "standard" },
-    });
-    expect(downgrade.status).toBe(400);
+    // The operator cannot drop the plan under an enabled SAML connection either.
+    await expect(t.setPlan("Saml Corp", "standard")).rejects.toThrow();
     expect((await t.request("GET", CURRENT, { token: org.adminToken })).body.plan).toBe("enterprise");
   });
 
@@ -189,7 +202,7 @@ describe("plan and rate limits", () => {
 
     expect(await limitOf(member.token)).toBe("1000");
 
-    await t.request("PATCH", CURRENT, { token: org.adminToken, body: { plan: "enterprise" } });
+    await t.setPlan(org.organizationId, "enterprise");
 
     expect(await limitOf(member.token)).toBe("10000");
     expect(await limitOf(org.adminToken)).toBe("10000");

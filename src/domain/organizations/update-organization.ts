@@ -4,31 +4,43 @@ import { organizations } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { NotFoundError, ValidationError } from "../errors";
+import { ForbiddenError, NotFoundError } from "../errors";
 import { getOrganization } from "./get-organization";
 import type { OrganizationView, Plan, SsoSettings } from "./organization-view";
 
-/** Renames, changes plan or SSO settings; SAML needs the enterprise plan. */
+/**
+ * Renames or changes SSO settings; SAML needs the enterprise plan (403). The plan itself is the
+ * operator's to set (`bulwark org set-plan`): an admin who sends one gets 403.
+ */
 export function updateOrganization(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   input: { name?: string; plan?: Plan; sso?: SsoSettings },
 ): OrganizationView {
+  if (input.plan !== undefined) {
+    throw new ForbiddenError(
+      "plan_set_by_operator",
+      "the plan is set by the operator of this installation",
+      "the operator runs: bulwark org set-plan --org <organization> --plan standard|enterprise",
+    );
+  }
   const now = deps.clock.now();
   withTransaction(deps.db, (tx) => {
     const row = tx.select().from(organizations).where(eq(organizations.id, organizationId)).get();
     if (!row) throw new NotFoundError("organization");
-    const plan = input.plan ?? row.plan;
+    const plan = row.plan;
     const sso = { ...(row.ssoSettings as SsoSettings), ...(input.sso ?? {}) };
     if (input.sso?.oidc && input.sso.oidc.client_secret === undefined) {
       const previous = (row.ssoSettings as SsoSettings).oidc?.client_secret;
       if (previous) sso.oidc = { ...input.sso.oidc, client_secret: previous };
     }
     if (sso.saml?.enabled && plan !== "enterprise") {
-      throw new ValidationError("SAML single sign-on needs the enterprise plan", [
-        { field: "sso.saml.enabled", message: "SAML needs plan enterprise", received: true },
-      ]);
+      throw new ForbiddenError(
+        "saml_requires_enterprise",
+        "SAML single sign-on needs the enterprise plan",
+        "sso.saml.enabled: the operator sets the plan (bulwark org set-plan)",
+      );
     }
     tx.update(organizations)
       .set({

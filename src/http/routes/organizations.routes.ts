@@ -37,8 +37,9 @@ export function organizationRoutes(deps: AppDeps, security: ReturnType<typeof se
         body: UpdateOrganizationBody,
         response: { 200: OrganizationSchema, ...errorResponses(400, 401, 403, 429) },
         detail: {
-          summary: "Rename the organization, change its plan or SSO settings",
-          description: "SAML needs plan enterprise (400 otherwise).",
+          summary: "Rename the organization or change its SSO settings",
+          description:
+            "SAML needs plan enterprise (403 saml_requires_enterprise otherwise). The plan is set by the operator of the installation (`bulwark org set-plan`): sending `plan` is a 403 plan_set_by_operator.",
         },
       },
     );

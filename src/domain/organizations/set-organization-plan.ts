@@ -1,0 +1,47 @@
+import { eq, or } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { organizations } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { recordAudit } from "../audit/record-audit";
+import { type DomainDeps, systemActor } from "../deps";
+import { ConflictError, NotFoundError } from "../errors";
+import type { Plan, SsoSettings } from "./organization-view";
+
+/**
+ * Sets an organization's plan (named by id or name). Only the operator of the installation does this,
+ * through `bulwark org set-plan`: the plan raises rate limits and unlocks SAML, so an organization's own
+ * admin must not be able to grant it. A plan cannot drop to standard while SAML is enabled.
+ */
+export function setOrganizationPlan(
+  deps: DomainDeps,
+  input: { organization: string; plan: Plan },
+): { id: string; name: string; previousPlan: Plan } {
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    const row = tx
+      .select()
+      .from(organizations)
+      .where(or(eq(organizations.id, input.organization), eq(organizations.name, input.organization)))
+      .get();
+    if (!row)
+      throw new NotFoundError("organization", `no organization has the id or name "${input.organization}"`);
+    if (input.plan !== "enterprise" && (row.ssoSettings as SsoSettings).saml?.enabled) {
+      throw new ConflictError(
+        "saml_requires_enterprise",
+        "SAML single sign-on needs the enterprise plan",
+        "disable SAML in the organization's sso settings first",
+      );
+    }
+    tx.update(organizations)
+      .set({ plan: input.plan, updatedAt: toIso(now) })
+      .where(eq(organizations.id, row.id))
+      .run();
+    recordAudit(tx, now, systemActor(row.id), {
+      action: "organization.set_plan",
+      targetType: "organization",
+      targetId: row.id,
+      details: { plan: input.plan, previous_plan: row.plan },
+    });
+    return { id: row.id, name: row.name, previousPlan: row.plan };
+  });
+}
