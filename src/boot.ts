@@ -1,11 +1,23 @@
+import { randomBytes } from "node:crypto";
 import type { Config } from "./config/config-schema";
 import { type DatabaseHandle, openDatabase } from "./db/client";
 import { migrateDatabase } from "./db/migrate";
 import { loadOrCreateTokenKeys } from "./domain/auth/token-keys";
+import { sealWebhookSecrets } from "./domain/webhooks/seal-webhook-secrets";
 import type { AppDeps } from "./http/app-deps";
 import { InMemoryRateLimiter } from "./http/rate-limiter";
 import { type Clock, systemClock } from "./lib/clock";
+import { createSecretBox, loadOrCreateKeyFile } from "./lib/secret-box";
 import { VERSION } from "./version";
+
+/**
+ * The key that seals stored secrets: `<database>.key`, beside the database file and not in it, so that a
+ * copy of the database or a `bulwark backup` alone reveals none of them. An in-memory database gets a
+ * key that lives as long as the process.
+ */
+function secretKeyOf(databasePath: string): Uint8Array {
+  return databasePath === ":memory:" ? randomBytes(32) : loadOrCreateKeyFile(`${databasePath}.key`);
+}
 
 /** Opens and migrates the database, loads the signing keys and assembles the app's dependencies. */
 export async function bootDependencies(
@@ -19,10 +31,12 @@ export async function bootDependencies(
     db: database.db,
     config,
     clock,
+    secrets: createSecretBox(secretKeyOf(config.database.path)),
     keys,
     rateLimiter: new InMemoryRateLimiter(),
     version: VERSION,
     startedAt: clock.now(),
   };
+  sealWebhookSecrets(deps);
   return { deps, database, appliedMigrations: applied };
 }

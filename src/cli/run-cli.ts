@@ -4,6 +4,7 @@ import { DatabaseSchemaError } from "../db/migrate";
 import { DatabaseInUseError } from "../db/serve-lock";
 import { DomainError, ValidationError } from "../domain/errors";
 import { ListenError } from "../http/http-server";
+import { SecretBoxError } from "../lib/secret-box";
 import { CommandFailure, parseArgs, UsageError } from "./args";
 import { COMMANDS } from "./commands";
 
@@ -43,6 +44,7 @@ export async function runCli(argv: string[]): Promise<number> {
       DatabaseInUseError,
       DatabaseSchemaError,
       ListenError,
+      SecretBoxError,
     ];
     const message =
       error instanceof Error

@@ -1,12 +1,15 @@
 import type { Config } from "../config/config-schema";
 import type { Db } from "../db/client";
 import type { Clock } from "../lib/clock";
+import type { SecretBox } from "../lib/secret-box";
 
 /** What every domain function needs; passed in, never imported as a singleton. */
 export interface DomainDeps {
   db: Db;
   config: Readonly<Config>;
   clock: Clock;
+  /** Seals the secrets the service reads back (webhook signing secrets) with the key beside the database. */
+  secrets: SecretBox;
 }
 
 /** Who is acting, for audit rows and `changed_by` fields. */

@@ -126,7 +126,7 @@ export function createWebhookDispatcher(
           error: `target refused: ${target.reason}`,
         };
       }
-      const { body, headers } = buildDeliveryRequest(delivery, deps.clock.now());
+      const { body, headers } = buildDeliveryRequest(deps.secrets, delivery, deps.clock.now());
       // Only the checked addresses are contacted, and redirects are not followed: either could
       // otherwise lead past the target check.
       const response = await send(target.url, target.addresses, { headers, body, signal });

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, type RunningServer, startServer } from "../helpers/binary";
@@ -324,6 +324,38 @@ describe("the command line", () => {
       ).toContain("ops@example.com");
       copy.close();
       expect(run(["backup", "copy.db"], folder).code).toBe(2);
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
+
+  test("webhook secrets are sealed with a key beside the database: a backup alone does not reveal them", async () => {
+    const folder = emptyFolder();
+    const server = await startServer(binary, folder, {
+      BULWARK_ADMIN_EMAIL: "keys@example.com",
+      BULWARK_ADMIN_PASSWORD: "keys-password-1234",
+      BULWARK_WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+    });
+    try {
+      const login = await post(server, "/api/v1/auth/login", {
+        email: "keys@example.com",
+        password: "keys-password-1234",
+      });
+      const secret = "plain-text-signing-secret-4711";
+      const created = await post(
+        server,
+        "/api/v1/webhooks",
+        { url: "http://127.0.0.1:9/hook", events: ["*"], secret },
+        login.body.token,
+      );
+      expect(created.status).toBe(201);
+      expect(run(["backup", "copy.db"], folder).code).toBe(0);
+      const copy = new Database(join(folder, "copy.db"), { readonly: true });
+      const stored = copy.query<{ secret: string }, []>("SELECT secret FROM webhooks").get()?.secret ?? "";
+      copy.close();
+      expect(stored).toStartWith("sealed:v1:");
+      expect(readFileSync(join(folder, "copy.db")).includes(Buffer.from(secret))).toBe(false);
+      expect(statSync(join(folder, "data", "bulwark.db.key")).mode & 0o777).toBe(0o600);
     } finally {
       await server.stop();
     }

@@ -1,3 +1,4 @@
+import type { SecretBox } from "../../lib/secret-box";
 import { buildWebhookHeaders } from "../../lib/webhook-signature";
 import type { ClaimedDelivery } from "./claim-delivery";
 
@@ -6,6 +7,7 @@ import type { ClaimedDelivery } from "./claim-delivery";
  * the body string returned, which must be sent unchanged.
  */
 export function buildDeliveryRequest(
+  secrets: SecretBox,
   delivery: ClaimedDelivery,
   now: Date,
 ): { body: string; headers: Record<string, string> } {
@@ -17,7 +19,7 @@ export function buildDeliveryRequest(
     data: event.data,
   });
   const headers = buildWebhookHeaders({
-    secret: delivery.secret,
+    secret: secrets.open(delivery.secret),
     deliveryId: delivery.id,
     eventId: event.id,
     eventType: event.type,

@@ -10,6 +10,7 @@ export interface ClaimedDelivery {
   webhookId: string;
   organizationId: string;
   url: string;
+  /** As stored (sealed): opened where the request is signed, so a key problem fails only the attempt. */
   secret: string;
   eventSequence: number;
   event: { id: string; type: string; createdAt: string; data: Record<string, unknown> };

@@ -30,7 +30,7 @@ export async function createWebhook(
     organizationId,
     url: input.url,
     events,
-    secret: input.secret,
+    secret: deps.secrets.seal(input.secret),
     isActive: true,
     disabledReason: null,
     createdAt: timestamp,

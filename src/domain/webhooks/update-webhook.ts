@@ -35,7 +35,7 @@ export async function updateWebhook(
     const next = {
       url: input.url ?? row.url,
       events: events ?? row.events,
-      secret: input.secret ?? row.secret,
+      secret: input.secret === undefined ? row.secret : deps.secrets.seal(input.secret),
       isActive: input.active ?? row.isActive,
       disabledReason: input.active === undefined ? row.disabledReason : null,
       updatedAt: toIso(now),

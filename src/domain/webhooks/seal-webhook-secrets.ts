@@ -1,0 +1,24 @@
+import { eq, notLike } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { webhooks } from "../../db/schema";
+import type { DomainDeps } from "../deps";
+
+/**
+ * Seals the signing secrets stored before secrets were sealed at rest (at start, once; afterwards every
+ * secret is sealed when it is written). Returns how many were sealed.
+ */
+export function sealWebhookSecrets(deps: DomainDeps): number {
+  return withTransaction(deps.db, (tx) => {
+    const plain = tx
+      .select({ id: webhooks.id, secret: webhooks.secret })
+      .from(webhooks)
+      .where(notLike(webhooks.secret, "sealed:v1:%"))
+      .all();
+    for (const row of plain)
+      tx.update(webhooks)
+        .set({ secret: deps.secrets.seal(row.secret) })
+        .where(eq(webhooks.id, row.id))
+        .run();
+    return plain.length;
+  });
+}

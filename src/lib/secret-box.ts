@@ -1,0 +1,67 @@
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+
+const PREFIX = "sealed:v1:";
+const KEY_BYTES = 32;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/** Encrypts and decrypts secrets the service must be able to read back (signing secrets, TOTP seeds). */
+export interface SecretBox {
+  /** `sealed:v1:` + base64(iv, AES-256-GCM ciphertext, tag). */
+  seal(plaintext: string): string;
+  /** The plaintext of a sealed value; a value without the prefix is returned as it is (stored before sealing). */
+  open(stored: string): string;
+}
+
+/** Raised when a sealed value cannot be opened: another key, or a changed value. */
+export class SecretBoxError extends Error {}
+
+/** A SecretBox for a 32-byte key. */
+export function createSecretBox(key: Uint8Array): SecretBox {
+  if (key.byteLength !== KEY_BYTES) throw new SecretBoxError(`the key must be ${KEY_BYTES} bytes`);
+  return {
+    seal(plaintext) {
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv("aes-256-gcm", key, iv);
+      const body = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
+      return PREFIX + Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64");
+    },
+    open(stored) {
+      if (!stored.startsWith(PREFIX)) return stored;
+      const bytes = Buffer.from(stored.slice(PREFIX.length), "base64");
+      try {
+        const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(0, IV_BYTES));
+        decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+        return Buffer.concat([
+          decipher.update(bytes.subarray(IV_BYTES, bytes.length - TAG_BYTES)),
+          decipher.final(),
+        ]).toString("utf8");
+      } catch {
+        throw new SecretBoxError(
+          "a sealed secret cannot be opened with this key (was the key file replaced?)",
+        );
+      }
+    },
+  };
+}
+
+/** True when a stored value is sealed. */
+export function isSealed(stored: string): boolean {
+  return stored.startsWith(PREFIX);
+}
+
+/**
+ * The key in `path` (base64 of 32 random bytes), created owner-only when missing. It lives beside the
+ * database, not in it: a copied database file or a backup alone does not reveal the sealed secrets.
+ */
+export function loadOrCreateKeyFile(path: string): Uint8Array {
+  if (!existsSync(path)) {
+    writeFileSync(path, `${randomBytes(KEY_BYTES).toString("base64")}\n`, { mode: 0o600, flag: "wx" });
+    chmodSync(path, 0o600);
+  }
+  const key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
+  if (key.byteLength !== KEY_BYTES)
+    throw new SecretBoxError(`${path} does not hold a ${KEY_BYTES}-byte key (base64); it may be damaged`);
+  return key;
+}
