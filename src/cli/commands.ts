@@ -64,7 +64,9 @@ export const COMMANDS: readonly Command[] = [
   {
     name: "backup",
     usage: "backup FILE [--config FILE]",
-    summary: "write a consistent copy of the live database to FILE (safe while serving)",
+    summary:
+      "write a consistent copy of the live database to FILE (safe while serving); keep <database>.key,\n" +
+      "which seals stored secrets, safe once on its own: it is not part of the copy",
     flags: ["config"],
     positionals: 1,
     needsConfig: true,
