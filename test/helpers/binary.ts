@@ -31,6 +31,12 @@ export interface RunningServer {
  * Starts `bulwark serve` from `folder` on port 0 and resolves once it prints where it listens.
  * `env` adds BULWARK_* variables.
  */
+/** Servers started by this test process, stopped when it exits however a test ended. */
+const running = new Set<ReturnType<typeof Bun.spawn>>();
+process.on("exit", () => {
+  for (const child of running) if (child.exitCode === null) child.kill("SIGKILL");
+});
+
 export async function startServer(
   binary: string,
   folder: string,
@@ -42,6 +48,8 @@ export async function startServer(
     stdout: "pipe",
     stderr: "pipe",
   });
+  running.add(child);
+  void child.exited.then(() => running.delete(child));
   let output = "";
   const decoder = new TextDecoder();
   const collect = async (stream: ReadableStream<Uint8Array>) => {

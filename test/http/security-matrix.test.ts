@@ -4,7 +4,7 @@
  * is a 403 naming it; another organization's resource is a 404; agent routes take only a device token.
  * A new route is covered by these tests as soon as it is served, without a test written for it.
  */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { enrollDevice } from "../helpers/devices";
 import { type OpenApiDocument, type Schema, sampleValue } from "../helpers/openapi-sample";
 import { createTestApp, type TestApp, type TestResponse } from "../helpers/test-app";
@@ -76,6 +76,10 @@ beforeAll(async () => {
     })),
   );
 }, 60_000);
+
+afterAll(async () => {
+  await t?.close();
+});
 
 /** The path with every id of organization B (unknown resources get a random id). */
 function foreignPath(path: string): string {
