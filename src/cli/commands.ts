@@ -93,7 +93,7 @@ export const COMMANDS: readonly Command[] = [
 ];
 
 /** `bulwark help`, made from the table. */
-export function helpText(): string {
+function helpText(): string {
   const lines = COMMANDS.flatMap((command) => [
     `  ${command.usage}`,
     ...command.summary.split("\n").map((line) => `      ${line}`),

@@ -9,7 +9,7 @@ import { isNestedDeeperThan } from "../../lib/json-nesting";
 import { MAX_BODY_BYTES } from "./security";
 
 /** Deeper than any body this API accepts (policy documents nest four levels); deeper is refused unread. */
-export const MAX_JSON_NESTING = 64;
+const MAX_JSON_NESTING = 64;
 
 const rawBodies = new WeakMap<Request, unknown>();
 
@@ -46,7 +46,7 @@ async function readBodyText(request: Request): Promise<string> {
  * type at an object's place into `{}` before validating, so both would otherwise pass silently. Compares
  * the body as sent (`raw`) with the body the handler gets (`cleaned`) and names each such field.
  */
-export function findHiddenFieldErrors(raw: unknown, cleaned: unknown, path = ""): FieldError[] {
+function findHiddenFieldErrors(raw: unknown, cleaned: unknown, path = ""): FieldError[] {
   const name = path || "body";
   if (isPlainObject(cleaned) && !isPlainObject(raw))
     return [{ field: name, message: path ? "must be an object" : "must be a JSON object", received: raw }];

@@ -53,7 +53,7 @@ const PER_ADDRESS_PATHS = new Set(["/api/v1/auth/login", "/api/v1/auth/refresh"]
 /** Enrollment is counted per enrollment token, once the body naming the token has been read. */
 const ENROLL_PATH = "/api/v1/devices/enroll";
 /** Larger request headers are refused (431); Bun's parser is given room up to 256 KiB to let us say so. */
-export const MAX_HEADER_BYTES = 16 * 1024;
+const MAX_HEADER_BYTES = 16 * 1024;
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 export const MAX_BODY_BYTES = 1024 * 1024;
 
