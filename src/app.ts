@@ -10,6 +10,7 @@ import { auditLogRoutes } from "./http/routes/audit-logs.routes";
 import { authRoutes } from "./http/routes/auth.routes";
 import { deviceRoutes } from "./http/routes/devices.routes";
 import { enrollmentTokenRoutes } from "./http/routes/enrollment-tokens.routes";
+import { mfaRoutes } from "./http/routes/mfa.routes";
 import { organizationRoutes } from "./http/routes/organizations.routes";
 import { policyRoutes } from "./http/routes/policies.routes";
 import { systemRoutes } from "./http/routes/system.routes";
@@ -28,6 +29,7 @@ export function buildApp(deps: AppDeps) {
     .use(apiDocsPlugin(() => app, deps.version))
     .use(systemRoutes(deps))
     .use(authRoutes(deps, security))
+    .use(mfaRoutes(deps, security))
     .use(userRoutes(deps, security))
     .use(organizationRoutes(deps, security))
     .use(auditLogRoutes(deps, security))

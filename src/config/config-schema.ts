@@ -28,6 +28,11 @@ export const ConfigSchema = Type.Object({
     login_lockout_seconds: Type.Integer({ default: 900, minimum: 1, maximum: YEAR }),
     password_hash_memory_kib: Type.Integer({ default: 65536, minimum: 64, maximum: 4194304 }),
     password_hash_iterations: Type.Integer({ default: 2, minimum: 1, maximum: 20 }),
+    /** Origins allowed to use passkeys; empty: the origin of server.base_url. Checked by load-config.ts. */
+    webauthn_origins: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
+      default: [],
+      maxItems: 50,
+    }),
   }),
   rate_limit: Type.Object({
     authenticated_per_minute: Type.Integer({ default: 1000, minimum: 1, maximum: MAX_RATE }),

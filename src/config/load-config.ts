@@ -121,6 +121,13 @@ function checkSemantics(config: Config): void {
     throw new ConfigError(`invalid config vpn.endpoint: ${endpointProblem} (got "${config.vpn.endpoint}")`);
   if (config.server.base_url !== "" && !URL.canParse(config.server.base_url))
     throw new ConfigError(`invalid config server.base_url: "${config.server.base_url}" is not a URL`);
+  for (const origin of config.auth.webauthn_origins) {
+    const url = URL.canParse(origin) ? new URL(origin) : null;
+    if (!url || !["http:", "https:"].includes(url.protocol) || url.origin !== origin.replace(/\/$/, ""))
+      throw new ConfigError(
+        `invalid config auth.webauthn_origins: "${origin}" is not an origin (scheme://host[:port], no path)`,
+      );
+  }
 }
 
 /** An enum's error lists its values; other errors keep TypeBox's wording. */
@@ -177,9 +184,13 @@ function editDistance(a: string, b: string): number {
 export function effectiveBaseUrl(config: Readonly<Config>, port: number): string {
   if (config.server.base_url !== "") return config.server.base_url.replace(/\/$/, "");
   const host = config.server.host;
-  const reachable = host === "0.0.0.0" ? "127.0.0.1" : host === "::" ? "::1" : host;
-  return `http://${reachable.includes(":") ? `[${reachable}]` : reachable}:${port}`;
+  // Loopback and wildcard listeners are reached as localhost: a name, because passkeys (WebAuthn) refuse
+  // an IP address as the relying party, and browsers treat http://localhost as a secure context.
+  if (LOOPBACK_OR_WILDCARD.test(host)) return `http://localhost:${port}`;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
+
+const LOOPBACK_OR_WILDCARD = /^(127(\.\d{1,3}){3}|::1|0\.0\.0\.0|::|localhost)$/;
 
 /** Why `endpoint` is not host:port with a port 1-65535 (an IPv6 address in brackets), or undefined. */
 function describeEndpointProblem(endpoint: string): string | undefined {

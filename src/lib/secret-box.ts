@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 
 const PREFIX = "sealed:v1:";
@@ -12,6 +12,11 @@ export interface SecretBox {
   seal(plaintext: string): string;
   /** The plaintext of a sealed value; a value without the prefix is returned as it is (stored before sealing). */
   open(stored: string): string;
+  /**
+   * A keyed digest (HMAC-SHA256, hex) of a secret the service only compares, never reads back (recovery
+   * codes): without the key file, a copied database gives no way to test guesses offline.
+   */
+  digest(secret: string): string;
 }
 
 /** Raised when a sealed value cannot be opened: another key, or a changed value. */
@@ -20,7 +25,12 @@ export class SecretBoxError extends Error {}
 /** A SecretBox for a 32-byte key. */
 export function createSecretBox(key: Uint8Array): SecretBox {
   if (key.byteLength !== KEY_BYTES) throw new SecretBoxError(`the key must be ${KEY_BYTES} bytes`);
+  // Its own key for digests, derived from the same file: one key never serves two algorithms.
+  const digestKey = Buffer.from(hkdfSync("sha256", key, new Uint8Array(0), "bulwark digest v1", KEY_BYTES));
   return {
+    digest(secret) {
+      return createHmac("sha256", digestKey).update(secret, "utf8").digest("hex");
+    },
     seal(plaintext) {
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv("aes-256-gcm", key, iv);

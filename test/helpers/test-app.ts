@@ -214,7 +214,11 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
   const server = await startServer(binary, folder, env);
   const config = loadConfig({
     env: {},
-    overrides: { ...settings, server: { ...settings.server, base_url: server.url } },
+    // What serve itself uses when base_url is not set (loopback is named localhost).
+    overrides: {
+      ...settings,
+      server: { base_url: `http://localhost:${new URL(server.url).port}`, ...settings.server },
+    },
   });
   const request = requester((path, init) => fetch(`${server.url}${path}`, init));
   const helpers = apiHelpers(request, async (email, org) => {

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { enrollDevice } from "../helpers/devices";
+import { enableTotp } from "../helpers/mfa";
 import { type OpenApiDocument, type Schema, sampleValue } from "../helpers/openapi-sample";
 import { createTestApp, type TestApp, type TestResponse } from "../helpers/test-app";
 
@@ -65,6 +66,17 @@ beforeAll(async () => {
   const device = await enrollDevice(t, admin);
   foreignIds.devices = device.id;
   foreignIds.wipe_id = (await created(`/api/v1/devices/${device.id}/wipe`, { reason: "theirs" })).wipe_id;
+  foreignIds.mfa = (await enableTotp(t, admin)).methodId;
+
+  // An organization that requires MFA, and a user of it without a factor: a session only for setting one up.
+  const strict = await t.createOrganization("Strict");
+  await enableTotp(t, strict.adminToken);
+  await t.request("PATCH", "/api/v1/organizations/current", {
+    token: strict.adminToken,
+    body: { require_mfa: true },
+  });
+  tokens.setupPending = (await t.createUser(strict.adminToken, "admin")).token;
+  tokens.apiKey = await t.createApiKey(mine.adminToken, ["admin"]);
 
   document = (await t.request("GET", "/api/v1/openapi.json")).body;
   routes = Object.entries(document.paths).flatMap(([path, item]) =>
@@ -136,6 +148,8 @@ describe("every route", () => {
         "GET /api/v1/health",
         "GET /api/v1/openapi.json",
         "POST /api/v1/auth/login",
+        "POST /api/v1/auth/mfa/verify",
+        "POST /api/v1/auth/mfa/webauthn/authentication-options",
         "POST /api/v1/auth/refresh",
         "POST /api/v1/devices/enroll",
       ].sort(),
@@ -151,7 +165,7 @@ describe("every route", () => {
 
   test("with a credential that lacks the route's scope: 403 naming the scope", async () => {
     const scoped = routes.filter(
-      (route) => route.access && !["authenticated", "device"].includes(route.access),
+      (route) => route.access && !["authenticated", "self", "user", "device"].includes(route.access),
     );
     for (const route of scoped) {
       const access = route.access as string;
@@ -185,6 +199,36 @@ describe("every route", () => {
       );
       if (route.path.includes("{wipe_id}"))
         expectErrorBody(await send(route, tokens.device), 404, `${route.method} ${route.path} (their wipe)`);
+    }
+  });
+
+  test("routes for signed-in users only (MFA settings) refuse an API key, even one with admin", async () => {
+    const userOnly = routes.filter((route) => route.access === "user");
+    expect(userOnly.length).toBeGreaterThan(5);
+    for (const route of userOnly) {
+      const response = await send(route, tokens.apiKey);
+      const where = `${route.method} ${route.path} with an API key`;
+      expectErrorBody(response, 403, where);
+      expect(response.body.reason, where).toBe("api_key_not_allowed");
+    }
+  });
+
+  test("a session that must set up MFA first opens only its profile, sign-out and the MFA routes", async () => {
+    const open = new Set(["self", "user"]);
+    const isSignOut = (route: Route) => route.path === "/api/v1/auth/logout";
+    // Sign-out last: it ends the session.
+    const secured = routes.filter((route) => route.access && route.access !== "device");
+    for (const route of [...secured.filter((route) => !isSignOut(route)), ...secured.filter(isSignOut)]) {
+      const response = await send(route, tokens.setupPending);
+      const where = `${route.method} ${route.path} before MFA is set up`;
+      if (open.has(route.access as string)) {
+        expect(response.body?.reason, where).not.toBe("mfa_setup_required");
+        expect([401, 403], where).not.toContain(response.status);
+        continue;
+      }
+      expectErrorBody(response, 403, where);
+      expect(response.body.reason, where).toBe("mfa_setup_required");
+      expect(response.body.details, where).toBe("multi-factor authentication must be set up first");
     }
   });
 

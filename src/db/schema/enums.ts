@@ -12,3 +12,7 @@ export const ROLES = ["admin", "operator", "auditor", "member"] as const;
 export const PLANS = ["standard", "enterprise"] as const;
 export const ACTOR_TYPES = ["user", "api_key", "device", "system", "anonymous"] as const;
 export const OUTCOMES = ["success", "failure"] as const;
+export const MFA_METHOD_TYPES = ["totp", "webauthn"] as const;
+export const MFA_VERIFY_METHODS = ["totp", "webauthn", "recovery_code"] as const;
+export const MFA_CHALLENGE_KINDS = ["sign_in", "webauthn_registration"] as const;
+export const SIGN_IN_METHODS = ["password", "mfa", "sso"] as const;

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { PLANS, ROLES } from "./enums";
+import { MFA_CHALLENGE_KINDS, MFA_METHOD_TYPES, PLANS, ROLES, SIGN_IN_METHODS } from "./enums";
 
 /** Tenants. `device_count` is kept by the device domain so unfiltered device lists need no count scan. */
 export const organizations = sqliteTable("organizations", {
@@ -13,6 +13,8 @@ export const organizations = sqliteTable("organizations", {
     .notNull()
     .default(sql`'{}'`),
   deviceCount: integer("device_count").notNull().default(0),
+  /** Users without a second factor get sessions good only for setting one up. */
+  requireMfa: integer("require_mfa", { mode: "boolean" }).notNull().default(false),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });
@@ -30,6 +32,8 @@ export const users = sqliteTable(
     passwordHash: text("password_hash").notNull(),
     isDisabled: integer("is_disabled", { mode: "boolean" }).notNull().default(false),
     isRestricted: integer("is_restricted", { mode: "boolean" }).notNull().default(false),
+    /** At least one confirmed TOTP or WebAuthn factor (kept by the MFA domain; read on every request). */
+    mfaEnabled: integer("mfa_enabled", { mode: "boolean" }).notNull().default(false),
     /** Tokens issued before this instant are refused (password change, disable, delete). */
     tokensValidAfter: text("tokens_valid_after"),
     lastLoginAt: text("last_login_at"),
@@ -87,6 +91,8 @@ export const sessions = sqliteTable(
       .notNull()
       .references(() => users.id, { onDelete: "cascade" }),
     ip: text("ip"),
+    /** How the user proved who they are: password alone, password and a second factor, or SSO. */
+    signInMethod: text("sign_in_method", { enum: SIGN_IN_METHODS }).notNull().default("password"),
     createdAt: text("created_at").notNull(),
     expiresAt: text("expires_at").notNull(),
     revokedAt: text("revoked_at"),
@@ -131,4 +137,76 @@ export const loginFailures = sqliteTable(
     lockedUntil: text("locked_until"),
   },
   (table) => [primaryKey({ columns: [table.email, table.ip] })],
+);
+
+/**
+ * A user's second factors. TOTP: `secret` sealed with the key file beside the database, `last_time_step`
+ * the newest step accepted (each step works once). WebAuthn: the credential's id, COSE public key
+ * (base64url) and signature counter. An unconfirmed TOTP row is an enrolment in progress.
+ */
+export const mfaMethods = sqliteTable(
+  "mfa_methods",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    type: text("type", { enum: MFA_METHOD_TYPES }).notNull(),
+    name: text("name").notNull(),
+    secret: text("secret"),
+    lastTimeStep: integer("last_time_step"),
+    credentialId: text("credential_id"),
+    publicKey: text("public_key"),
+    signCount: integer("sign_count").notNull().default(0),
+    transports: text("transports", { mode: "json" }).$type<string[]>(),
+    confirmedAt: text("confirmed_at"),
+    createdAt: text("created_at").notNull(),
+    lastUsedAt: text("last_used_at"),
+  },
+  (table) => [
+    index("mfa_methods_user_idx").on(table.userId),
+    uniqueIndex("mfa_methods_credential_unique").on(table.credentialId),
+  ],
+);
+
+/** Single-use recovery codes, stored as keyed digests (the key lives in the key file, not here). */
+export const recoveryCodes = sqliteTable(
+  "recovery_codes",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    codeDigest: text("code_digest").notNull(),
+    createdAt: text("created_at").notNull(),
+    usedAt: text("used_at"),
+  },
+  (table) => [index("recovery_codes_user_idx").on(table.userId)],
+);
+
+/**
+ * Short-lived MFA state. `sign_in`: the mfa_token of a half-finished sign-in (stored as a digest), the
+ * WebAuthn challenge of its authentication options and the wrong codes so far. `webauthn_registration`:
+ * the challenge of a user's newest registration options.
+ */
+export const mfaChallenges = sqliteTable(
+  "mfa_challenges",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: MFA_CHALLENGE_KINDS }).notNull(),
+    tokenDigest: text("token_digest"),
+    webauthnChallenge: text("webauthn_challenge"),
+    failures: integer("failures").notNull().default(0),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    usedAt: text("used_at"),
+  },
+  (table) => [
+    uniqueIndex("mfa_challenges_token_unique").on(table.tokenDigest),
+    index("mfa_challenges_user_idx").on(table.userId, table.kind),
+    index("mfa_challenges_expires_idx").on(table.expiresAt),
+  ],
 );

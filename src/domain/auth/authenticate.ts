@@ -23,7 +23,9 @@ function prepareSessionLookup(db: Db) {
     .select({
       user: users,
       plan: organizations.plan,
+      requireMfa: organizations.requireMfa,
       sessionRevokedAt: sessions.revokedAt,
+      signInMethod: sessions.signInMethod,
       sessionUserId: sessions.userId,
     })
     .from(users)
@@ -66,6 +68,7 @@ export async function authenticateCredential(deps: AuthDeps, credential: string)
     apiKeyId: null,
     apiKeyName: null,
     accessTokenJti: claims.jti,
+    mfaSetupPending: row.requireMfa && !row.user.mfaEnabled && row.signInMethod !== "sso",
   };
 }
 
@@ -103,6 +106,7 @@ function authenticateApiKey(deps: AuthDeps, key: string): Principal {
     apiKeyId: row.key.id,
     apiKeyName: row.key.name,
     accessTokenJti: null,
+    mfaSetupPending: false,
   };
 }
 

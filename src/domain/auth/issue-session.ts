@@ -54,13 +54,20 @@ export async function signTokenPair(
 export function insertSession(
   tx: Tx,
   now: Date,
-  input: { sessionId: string; userId: string; ip: string | null; signed: SignedTokens },
+  input: {
+    sessionId: string;
+    userId: string;
+    ip: string | null;
+    signInMethod: "password" | "mfa" | "sso";
+    signed: SignedTokens;
+  },
 ): void {
   tx.insert(sessions)
     .values({
       id: input.sessionId,
       userId: input.userId,
       ip: input.ip,
+      signInMethod: input.signInMethod,
       createdAt: toIso(now),
       expiresAt: toIso(input.signed.refreshExpiresAt),
     })

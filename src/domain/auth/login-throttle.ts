@@ -1,4 +1,4 @@
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { loginFailures } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
@@ -53,7 +53,15 @@ export function settleFailedPasswordAttempt(deps: DomainDeps, tx: DbOrTx, email:
   }
 }
 
-/** After a correct password: the pair starts afresh. */
+/** After a correct password that still needs a second factor: this attempt was no failure. */
+export function releasePasswordAttempt(tx: DbOrTx, email: string, ip: string): void {
+  tx.update(loginFailures)
+    .set({ failures: sql`max(${loginFailures.failures} - 1, 0)` })
+    .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
+    .run();
+}
+
+/** After a full sign-in: the pair starts afresh. */
 export function clearPasswordAttempts(tx: DbOrTx, email: string, ip: string): void {
   tx.delete(loginFailures)
     .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))

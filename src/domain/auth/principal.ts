@@ -15,6 +15,11 @@ export interface Principal {
   apiKeyId: string | null;
   apiKeyName: string | null;
   accessTokenJti: string | null;
+  /**
+   * The organization requires MFA and this user has no factor yet: the session is good only for setting
+   * one up (`/users/me`, `/auth/mfa/*`, sign-out). Never true for API keys or SSO sessions.
+   */
+  mfaSetupPending: boolean;
 }
 
 /** The audit actor for a principal seen from `ip`. */

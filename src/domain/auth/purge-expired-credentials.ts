@@ -1,14 +1,15 @@
 import { and, isNull, lt, or } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { loginFailures, refreshTokens, sessions } from "../../db/schema";
+import { loginFailures, mfaChallenges, refreshTokens, sessions } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 
-/** Deletes sessions and refresh tokens past expiry, and login-failure windows long over. */
+/** Deletes sessions, refresh tokens and MFA challenges past expiry, and login-failure windows long over. */
 export function purgeExpiredCredentials(deps: DomainDeps): {
   sessions: number;
   refreshTokens: number;
   loginFailures: number;
+  mfaChallenges: number;
 } {
   const now = deps.clock.now();
   const nowIso = toIso(now);
@@ -34,6 +35,16 @@ export function purgeExpiredCredentials(deps: DomainDeps): {
       )
       .returning({ email: loginFailures.email })
       .all();
-    return { sessions: ended.length, refreshTokens: tokens.length, loginFailures: failures.length };
+    const challenges = tx
+      .delete(mfaChallenges)
+      .where(lt(mfaChallenges.expiresAt, nowIso))
+      .returning({ id: mfaChallenges.id })
+      .all();
+    return {
+      sessions: ended.length,
+      refreshTokens: tokens.length,
+      loginFailures: failures.length,
+      mfaChallenges: challenges.length,
+    };
   });
 }

@@ -1,18 +1,29 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { users } from "../../db/schema";
+import type { SIGN_IN_METHODS } from "../../db/schema/enums";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { hashPassword, verifyPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor } from "../deps";
 import { UnauthenticatedError } from "../errors";
+import type { MfaChallengeView } from "../mfa/mfa-view";
+import { createSignInChallenge, MFA_TOKEN_TTL_SECONDS } from "../mfa/sign-in-challenge";
+import { methodTypes } from "../mfa/user-factors";
 import { normalizeEmail } from "../users/email";
 import { passwordHashCost } from "../users/password-hash-cost";
 import type { AuthDeps } from "./auth-deps";
 import { insertSession, signTokenPair, type TokenPair } from "./issue-session";
-import { clearPasswordAttempts, reservePasswordAttempt, settleFailedPasswordAttempt } from "./login-throttle";
+import {
+  clearPasswordAttempts,
+  releasePasswordAttempt,
+  reservePasswordAttempt,
+  settleFailedPasswordAttempt,
+} from "./login-throttle";
 import type { Role } from "./scopes";
+
+type SignInMethod = (typeof SIGN_IN_METHODS)[number];
 
 // Verified against when the email is unknown, so both paths take the same time: made once per
 // configured cost, since verifying costs what the hash was made with.
@@ -37,11 +48,10 @@ export interface SignedInUser {
   organization_id: string;
 }
 
-/**
- * The outcome of the first factor. Today it is always tokens; the MFA issue adds a second variant
- * `{ kind: "mfa_required", mfa_token, mfa_methods }` returned from `completeFirstFactor` below.
- */
-export type SignInResult = { kind: "tokens"; tokens: TokenPair; user: SignedInUser };
+/** The outcome of the password: tokens, or (for a user with a second factor) an MFA challenge. */
+export type SignInResult =
+  | { kind: "tokens"; tokens: TokenPair; user: SignedInUser }
+  | { kind: "mfa_required"; challenge: MfaChallengeView };
 
 /** Password sign-in with the (email, ip) throttle and an audit row for every attempt. */
 export async function signInWithPassword(
@@ -91,20 +101,40 @@ export async function signInWithPassword(
     });
     throw new UnauthenticatedError(user.isDisabled ? "account_disabled" : "account_restricted", reason);
   }
-  return completeFirstFactor(
-    deps,
-    { id: user.id, email: user.email, name: user.name, role: user.role, organizationId: user.organizationId },
-    input.ip,
-  );
+  if (user.mfaEnabled) return challengeSecondFactor(deps, user, anonymous, input.ip);
+  return {
+    kind: "tokens",
+    tokens: await startSession(deps, user, input.ip, "password"),
+    user: toSignedInUser(user),
+  };
 }
 
-/** Where the MFA challenge will branch off: a user with a second factor gets a challenge instead. */
-async function completeFirstFactor(
+/**
+ * The password was right and the user has a second factor: no tokens yet, an mfa_token instead. The
+ * throttle is not cleared (wrong codes count on it, so signing in again must not wipe them); only this
+ * attempt, which was no failure, is taken back.
+ */
+function challengeSecondFactor(
   deps: AuthDeps,
-  user: { id: string; email: string; name: string; role: Role; organizationId: string },
+  user: { id: string; email: string },
+  actor: Actor,
   ip: string,
-): Promise<SignInResult> {
-  return { kind: "tokens", tokens: await startSession(deps, user, ip), user: toSignedInUser(user) };
+): SignInResult {
+  const now = deps.clock.now();
+  const mfaToken = withTransaction(deps.db, (tx) => {
+    releasePasswordAttempt(tx, user.email, ip);
+    recordAudit(tx, now, actor, { action: "auth.mfa_challenge", targetType: "user", targetId: user.id });
+    return createSignInChallenge(tx, user.id, now);
+  });
+  return {
+    kind: "mfa_required",
+    challenge: {
+      mfa_required: true,
+      mfa_token: mfaToken,
+      mfa_methods: methodTypes(deps.db, user.id),
+      expires_in: MFA_TOKEN_TTL_SECONDS,
+    },
+  };
 }
 
 /** Opens a new session: stores it, signs the token pair, clears failures, audits the sign-in. */
@@ -112,12 +142,13 @@ export async function startSession(
   deps: AuthDeps,
   user: { id: string; email: string; role: Role; organizationId: string },
   ip: string,
+  signInMethod: SignInMethod,
 ): Promise<TokenPair> {
   const sessionId = newId();
   const signed = await signTokenPair(deps, user, sessionId);
   const now = deps.clock.now();
   withTransaction(deps.db, (tx) => {
-    insertSession(tx, now, { sessionId, userId: user.id, ip, signed });
+    insertSession(tx, now, { sessionId, userId: user.id, ip, signInMethod, signed });
     clearPasswordAttempts(tx, user.email, ip);
     tx.update(users)
       .set({ lastLoginAt: toIso(now) })
@@ -127,13 +158,18 @@ export async function startSession(
       tx,
       now,
       { type: "user", id: user.id, label: user.email, organizationId: user.organizationId, ip },
-      { action: "auth.login", targetType: "user", targetId: user.id, details: { session_id: sessionId } },
+      {
+        action: "auth.login",
+        targetType: "user",
+        targetId: user.id,
+        details: { session_id: sessionId, method: signInMethod },
+      },
     );
   });
   return signed.pair;
 }
 
-function toSignedInUser(user: {
+export function toSignedInUser(user: {
   id: string;
   email: string;
   name: string;

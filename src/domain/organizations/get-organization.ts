@@ -20,6 +20,7 @@ export function getOrganization(deps: DomainDeps, organizationId: string): Organ
     default_policy_id: row.defaultPolicyId,
     device_count: row.deviceCount,
     user_count: userCount,
+    require_mfa: row.requireMfa,
     sso: redactSso(row.ssoSettings),
     created_at: row.createdAt,
     updated_at: row.updatedAt,

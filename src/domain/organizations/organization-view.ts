@@ -43,6 +43,10 @@ export const OrganizationSchema = Type.Object(
     default_policy_id: Type.Union([Uuid, Type.Null()]),
     device_count: Type.Integer(),
     user_count: Type.Integer(),
+    require_mfa: Type.Boolean({
+      description:
+        "Users without a second factor sign in to a session good only for setting one up (SSO sign-ins excepted)",
+    }),
     sso: Type.Object({
       oidc: Type.Optional(
         Type.Object({

@@ -3,8 +3,10 @@ import { withTransaction } from "../../db/client";
 import { organizations } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
+import type { Principal } from "../auth/principal";
 import type { Actor, DomainDeps } from "../deps";
-import { ForbiddenError, NotFoundError } from "../errors";
+import { ConflictError, ForbiddenError, NotFoundError } from "../errors";
+import { isMfaEnabled } from "../mfa/user-factors";
 import { getOrganization } from "./get-organization";
 import type { OrganizationView, Plan, SsoSettings } from "./organization-view";
 
@@ -14,10 +16,11 @@ import type { OrganizationView, Plan, SsoSettings } from "./organization-view";
  */
 export function updateOrganization(
   deps: DomainDeps,
+  principal: Principal,
   actor: Actor,
-  organizationId: string,
-  input: { name?: string; plan?: Plan; sso?: SsoSettings },
+  input: { name?: string; plan?: Plan; sso?: SsoSettings; require_mfa?: boolean },
 ): OrganizationView {
+  const organizationId = principal.organizationId;
   if (input.plan !== undefined) {
     throw new ForbiddenError(
       "plan_set_by_operator",
@@ -25,6 +28,14 @@ export function updateOrganization(
       "the operator runs: bulwark org set-plan --org <organization> --plan standard|enterprise",
     );
   }
+  // Requiring MFA of everyone while having none would shut the administrator out of everything but
+  // setting one up, halfway through their own change: they set up their factor first.
+  if (input.require_mfa && principal.kind === "user" && !isMfaEnabled(deps.db, principal.userId))
+    throw new ConflictError(
+      "mfa_not_enabled",
+      "set up your own second factor first",
+      "require_mfa: requiring multi-factor authentication needs an administrator who has it (POST /api/v1/auth/mfa/totp)",
+    );
   const now = deps.clock.now();
   withTransaction(deps.db, (tx) => {
     const row = tx.select().from(organizations).where(eq(organizations.id, organizationId)).get();
@@ -46,6 +57,7 @@ export function updateOrganization(
       .set({
         name: input.name ?? row.name,
         plan,
+        requireMfa: input.require_mfa ?? row.requireMfa,
         ssoSettings: sso as Record<string, unknown>,
         updatedAt: toIso(now),
       })

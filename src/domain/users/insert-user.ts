@@ -28,6 +28,7 @@ export function insertUser(
     passwordHash: input.passwordHash,
     isDisabled: false,
     isRestricted: false,
+    mfaEnabled: false,
     tokensValidAfter: null,
     lastLoginAt: null,
     createdAt: timestamp,

@@ -18,6 +18,7 @@ export const UserSchema = Type.Object(
     restricted: Type.Boolean({
       description: "Processing restricted at the user's request (GDPR); cannot sign in",
     }),
+    mfa_enabled: Type.Boolean({ description: "The user has a confirmed second factor (TOTP or WebAuthn)" }),
     last_login_at: Type.Union([Timestamp, Type.Null()]),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -38,6 +39,7 @@ export function toUserView(row: UserRow): UserView {
     organization_id: row.organizationId,
     disabled: row.isDisabled,
     restricted: row.isRestricted,
+    mfa_enabled: row.mfaEnabled,
     last_login_at: row.lastLoginAt,
     created_at: row.createdAt,
     updated_at: row.updatedAt,

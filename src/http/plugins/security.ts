@@ -178,8 +178,12 @@ export function headersForUnroutedRequest(deps: AppDeps, ip: string): Record<str
   return headers as Record<string, string>;
 }
 
-/** Who may call a route: one scope, any signed-in principal, or nobody in particular. */
-export type Access = Scope | "authenticated";
+/**
+ * Who may call a route: one scope; `authenticated`: any signed-in user or API key; `self`: the same, and a
+ * session that must first set up MFA (its own profile, sign-out); `user`: a signed-in user, never an API
+ * key, that session included (MFA management).
+ */
+export type Access = Scope | "authenticated" | "self" | "user";
 
 /**
  * Request id, client address, authentication, rate limits and the body-size guard, all in onRequest so
@@ -269,7 +273,20 @@ export function securityPlugin(deps: AppDeps) {
         resolve({ request }): { principal: Principal; actor: Actor } {
           const state = requestState(request);
           if (!state.principal) throw state.authError ?? new UnauthenticatedError();
-          if (required !== "authenticated" && !hasScope(state.principal.scopes, required)) {
+          const isSelfService = required === "self" || required === "user";
+          if (state.principal.mfaSetupPending && !isSelfService)
+            throw new ForbiddenError(
+              "mfa_setup_required",
+              "insufficient permissions",
+              "multi-factor authentication must be set up first",
+            );
+          if (required === "user" && state.principal.kind === "api_key")
+            throw new ForbiddenError(
+              "api_key_not_allowed",
+              "API keys cannot do this",
+              "sign in as the user: multi-factor settings are never open to API keys",
+            );
+          if (!isSelfService && required !== "authenticated" && !hasScope(state.principal.scopes, required)) {
             throw new ForbiddenError(
               "scope_missing",
               "insufficient permissions",

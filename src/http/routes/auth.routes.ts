@@ -4,6 +4,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from "../../domain/auth/api-k
 import { refreshSession } from "../../domain/auth/refresh-session";
 import { signInWithPassword } from "../../domain/auth/sign-in";
 import { signOut } from "../../domain/auth/sign-out";
+import { MfaChallengeSchema } from "../../domain/mfa/mfa-view";
 import type { AppDeps } from "../app-deps";
 import { requestState, type securityPlugin } from "../plugins/security";
 import {
@@ -38,15 +39,15 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
           password: body.password,
           ip: requestState(request).ip,
         });
-        return { ...result.tokens, user: result.user };
+        return result.kind === "tokens" ? { ...result.tokens, user: result.user } : result.challenge;
       },
       {
         body: LoginBody,
-        response: { 200: LoginResponse, ...errorResponses(400, 401, 429) },
+        response: { 200: Type.Union([LoginResponse, MfaChallengeSchema]), ...errorResponses(400, 401, 429) },
         detail: {
           summary: "Sign in with email and password",
           description:
-            "Returns an access token (24 h) and a single-use refresh token. After 5 failed attempts for one email from one address, answers 429 for 15 minutes.",
+            "Returns an access token (24 h) and a single-use refresh token; for a user with a second factor, an MFA challenge instead (mfa_required, mfa_token, mfa_methods), finished at POST /auth/mfa/verify. After 5 failed attempts (wrong passwords and wrong MFA codes alike) for one email from one address, answers 429 for 15 minutes.",
           security: [],
         },
       },
@@ -73,7 +74,7 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         return { message: "signed out" };
       },
       {
-        access: "authenticated",
+        access: "self",
         body: Type.Optional(LogoutBody),
         response: { 200: MessageSchema, ...errorResponses(400, 401, 429) },
         detail: { summary: "Sign out: the access token and the refresh token stop working at once" },

@@ -30,7 +30,10 @@ export const TokenPairSchema = Type.Object({
   token_type: Type.Literal("Bearer"),
 });
 
-export const LoginResponse = Type.Object({ ...TokenPairSchema.properties, user: SignedInUserSchema });
+export const LoginResponse = Type.Object(
+  { ...TokenPairSchema.properties, user: SignedInUserSchema },
+  { title: "SignedIn" },
+);
 
 export const RefreshBody = Type.Object({ refresh_token: Type.String({ minLength: 1 }) });
 export const RefreshResponse = TokenPairSchema;

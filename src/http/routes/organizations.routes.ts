@@ -16,6 +16,12 @@ const UpdateOrganizationBody = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     plan: Type.Optional(PlanSchema),
     sso: Type.Optional(SsoSettingsInputSchema),
+    require_mfa: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: users without a second factor can only set one up (GET /users/me, /auth/mfa/*) until they have",
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -29,18 +35,14 @@ export function organizationRoutes(deps: AppDeps, security: ReturnType<typeof se
       response: { 200: OrganizationSchema, ...errorResponses(401, 429) },
       detail: { summary: "The caller's organization" },
     })
-    .patch(
-      "/current",
-      ({ body, principal, actor }) => updateOrganization(deps, actor, principal.organizationId, body),
-      {
-        access: "admin",
-        body: UpdateOrganizationBody,
-        response: { 200: OrganizationSchema, ...errorResponses(400, 401, 403, 429) },
-        detail: {
-          summary: "Rename the organization or change its SSO settings",
-          description:
-            "SAML needs plan enterprise (403 saml_requires_enterprise otherwise). The plan is set by the operator of the installation (`bulwark org set-plan`): sending `plan` is a 403 plan_set_by_operator.",
-        },
+    .patch("/current", ({ body, principal, actor }) => updateOrganization(deps, principal, actor, body), {
+      access: "admin",
+      body: UpdateOrganizationBody,
+      response: { 200: OrganizationSchema, ...errorResponses(400, 401, 403, 409, 429) },
+      detail: {
+        summary: "Rename the organization, change its SSO settings or require MFA",
+        description:
+          "SAML needs plan enterprise (403 saml_requires_enterprise otherwise). Turning require_mfa on needs your own second factor first (409 mfa_not_enabled). The plan is set by the operator of the installation (`bulwark org set-plan`): sending `plan` is a 403 plan_set_by_operator.",
       },
-    );
+    });
 }

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { clearUserLockout, resetUserMfa } from "../../domain/mfa/manage-mfa";
 import { changeOwnPassword } from "../../domain/users/change-own-password";
 import { createUser } from "../../domain/users/create-user";
 import { deleteUser } from "../../domain/users/delete-user";
@@ -23,7 +24,7 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
   return new Elysia({ prefix: "/api/v1/users", tags: ["Users"] })
     .use(security)
     .get("/me", ({ principal }) => getUser(deps, principal.organizationId, principal.userId), {
-      access: "authenticated",
+      access: "self",
       response: { 200: UserSchema, ...errorResponses(401, 429) },
       detail: { summary: "The signed-in user" },
     })
@@ -112,6 +113,46 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
           summary: "Delete a user",
           description:
             "Their sessions and API keys end and their devices become unassigned. 409 for the last admin.",
+        },
+      },
+    )
+    .delete(
+      "/:id/mfa",
+      ({ params, principal, actor, set }) => {
+        resetUserMfa(deps, principal, actor, params.id);
+        set.status = 204;
+      },
+      {
+        access: "users:write",
+        params: IdParams,
+        response: {
+          204: Type.Void({ description: "Every factor removed" }),
+          ...errorResponses(401, 403, 404, 429),
+        },
+        detail: {
+          summary: "Remove all of a user's second factors (a lost phone)",
+          description:
+            "Their TOTP app, passkeys, security keys and recovery codes go; they sign in with the password alone (and, where the organization requires MFA, must set a factor up first). Audited.",
+        },
+      },
+    )
+    .delete(
+      "/:id/lockout",
+      ({ params, principal, actor, set }) => {
+        clearUserLockout(deps, principal, actor, params.id);
+        set.status = 204;
+      },
+      {
+        access: "users:write",
+        params: IdParams,
+        response: {
+          204: Type.Void({ description: "Lockout lifted" }),
+          ...errorResponses(401, 403, 404, 429),
+        },
+        detail: {
+          summary: "Lift a user's sign-in lockout early",
+          description:
+            "Forgets the wrong passwords and wrong MFA codes counted against the user from every address, so the 429 ends now. Audited.",
         },
       },
     );

@@ -1,0 +1,68 @@
+import { randomInt } from "node:crypto";
+import { and, count, eq, isNull } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { recoveryCodes } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import type { SecretBox } from "../../lib/secret-box";
+
+const CODE_COUNT = 10;
+// 32 letters and digits without 0/o, 1/l/i: 10 of them carry 50 bits, and nothing is misread.
+const ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
+
+/** Replaces a user's recovery codes with 10 new ones and returns them (the only time they are seen). */
+export function issueRecoveryCodes(tx: DbOrTx, secrets: SecretBox, userId: string, now: Date): string[] {
+  tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)).run();
+  const codes = Array.from({ length: CODE_COUNT }, () => {
+    const characters = Array.from({ length: 10 }, () => ALPHABET[randomInt(ALPHABET.length)]).join("");
+    return `${characters.slice(0, 5)}-${characters.slice(5)}`;
+  });
+  tx.insert(recoveryCodes)
+    .values(
+      codes.map((code) => ({
+        id: newId(),
+        userId,
+        codeDigest: secrets.digest(normalizeRecoveryCode(code)),
+        createdAt: toIso(now),
+      })),
+    )
+    .run();
+  return codes;
+}
+
+/** Uses up one of the user's codes; false when it is not one of them or was used before. */
+export function consumeRecoveryCode(
+  tx: DbOrTx,
+  secrets: SecretBox,
+  userId: string,
+  code: string,
+  now: Date,
+): boolean {
+  const used = tx
+    .update(recoveryCodes)
+    .set({ usedAt: toIso(now) })
+    .where(
+      and(
+        eq(recoveryCodes.userId, userId),
+        eq(recoveryCodes.codeDigest, secrets.digest(normalizeRecoveryCode(code))),
+        isNull(recoveryCodes.usedAt),
+      ),
+    )
+    .returning({ id: recoveryCodes.id })
+    .all();
+  return used.length === 1;
+}
+
+export function remainingRecoveryCodes(db: DbOrTx, userId: string): number {
+  const row = db
+    .select({ remaining: count() })
+    .from(recoveryCodes)
+    .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt)))
+    .get();
+  return row?.remaining ?? 0;
+}
+
+/** Codes are compared without case, spaces or dashes, as people type them. */
+function normalizeRecoveryCode(code: string): string {
+  return code.toLowerCase().replace(/[\s-]/g, "");
+}

@@ -1,0 +1,80 @@
+import { eq, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { mfaChallenges } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import { generateSecret, hashSecret } from "../../lib/secrets";
+import { UnauthenticatedError } from "../errors";
+
+export const MFA_TOKEN_TTL_SECONDS = 300;
+export const MFA_TOKEN_MAX_FAILURES = 5;
+const MFA_TOKEN_PREFIX = "bwm_";
+
+export type SignInChallenge = typeof mfaChallenges.$inferSelect;
+
+/**
+ * Opens the second step of a sign-in: an opaque mfa_token (stored only as a digest) that is not a JWT
+ * and not an API key, so no bearer check can ever accept it.
+ */
+export function createSignInChallenge(tx: DbOrTx, userId: string, now: Date): string {
+  const token = generateSecret(32, MFA_TOKEN_PREFIX);
+  tx.insert(mfaChallenges)
+    .values({
+      id: newId(),
+      userId,
+      kind: "sign_in",
+      tokenDigest: hashSecret(token),
+      createdAt: toIso(now),
+      expiresAt: toIso(addSeconds(now, MFA_TOKEN_TTL_SECONDS)),
+    })
+    .run();
+  return token;
+}
+
+/** The challenge of a live mfa_token: unused, unexpired and with fewer than 5 wrong codes; else 401. */
+export function findLiveSignInChallenge(db: DbOrTx, token: string, now: Date): SignInChallenge {
+  const row = db
+    .select()
+    .from(mfaChallenges)
+    .where(eq(mfaChallenges.tokenDigest, hashSecret(token)))
+    .get();
+  const problem =
+    row?.kind !== "sign_in"
+      ? "the MFA token is not known"
+      : row.usedAt
+        ? "the MFA token has been used"
+        : row.expiresAt <= toIso(now)
+          ? "the MFA token has expired (it lives 5 minutes)"
+          : row.failures >= MFA_TOKEN_MAX_FAILURES
+            ? "the MFA token has seen 5 wrong codes"
+            : null;
+  if (!row || problem)
+    throw new UnauthenticatedError(
+      "mfa_token_invalid",
+      "invalid or expired MFA token",
+      `${problem}: sign in again`,
+    );
+  return row;
+}
+
+/** Counts a wrong code against the token; returns the count so far. */
+export function countWrongCode(tx: DbOrTx, challengeId: string): number {
+  const row = tx
+    .update(mfaChallenges)
+    .set({ failures: sql`${mfaChallenges.failures} + 1` })
+    .where(eq(mfaChallenges.id, challengeId))
+    .returning({ failures: mfaChallenges.failures })
+    .get();
+  return row?.failures ?? MFA_TOKEN_MAX_FAILURES;
+}
+
+/** Uses the token up; false when another request used it first. */
+export function useSignInChallenge(tx: DbOrTx, challengeId: string, now: Date): boolean {
+  const used = tx
+    .update(mfaChallenges)
+    .set({ usedAt: toIso(now) })
+    .where(sql`${mfaChallenges.id} = ${challengeId} and ${mfaChallenges.usedAt} is null`)
+    .returning({ id: mfaChallenges.id })
+    .all();
+  return used.length === 1;
+}

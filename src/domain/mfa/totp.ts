@@ -1,0 +1,156 @@
+import { and, eq, isNull, lt, or } from "drizzle-orm";
+import { generateSecret, generateURI, verify } from "otplib";
+import { renderSVG } from "uqr";
+import { type DbOrTx, withTransaction } from "../../db/client";
+import { mfaMethods } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
+import type { SecretBox } from "../../lib/secret-box";
+import { recordAudit } from "../audit/record-audit";
+import type { Principal } from "../auth/principal";
+import type { Actor, DomainDeps } from "../deps";
+import { ConflictError, ValidationError } from "../errors";
+import { findLiveUser } from "../users/user-view";
+import { issueRecoveryCodes } from "./recovery-codes";
+import { confirmedMethods, syncMfaEnabled } from "./user-factors";
+
+const ISSUER = "Bulwark";
+const PERIOD_SECONDS = 30;
+
+export type CodeCheck = "accepted" | "invalid" | "reused";
+
+/**
+ * Starts TOTP enrolment: a new secret, its otpauth URL and a QR code of it. Nothing is enabled until the
+ * first code is confirmed; a second call replaces an enrolment still waiting for its code.
+ */
+export function startTotpEnrolment(
+  deps: DomainDeps,
+  principal: Principal,
+  actor: Actor,
+  name = "Authenticator app",
+): { secret: string; otpauth_url: string; qr_svg: string } {
+  const user = findLiveUser(deps.db, principal.organizationId, principal.userId);
+  const secret = generateSecret();
+  const otpauthUrl = generateURI({ issuer: ISSUER, label: user.email, secret });
+  const now = deps.clock.now();
+  withTransaction(deps.db, (tx) => {
+    if (confirmedMethods(tx, user.id).some((method) => method.type === "totp"))
+      throw new ConflictError(
+        "totp_already_enabled",
+        "an authenticator app is already set up",
+        "remove it first (DELETE /api/v1/auth/mfa/{method_id}) to set up another",
+      );
+    tx.delete(mfaMethods)
+      .where(and(eq(mfaMethods.userId, user.id), eq(mfaMethods.type, "totp"), isNull(mfaMethods.confirmedAt)))
+      .run();
+    tx.insert(mfaMethods)
+      .values({
+        id: newId(),
+        userId: user.id,
+        type: "totp",
+        name,
+        secret: deps.secrets.seal(secret),
+        createdAt: toIso(now),
+      })
+      .run();
+    recordAudit(tx, now, actor, { action: "mfa.totp_enrol", targetType: "user", targetId: user.id });
+  });
+  return { secret, otpauth_url: otpauthUrl, qr_svg: renderSVG(otpauthUrl) };
+}
+
+/** Confirms a TOTP enrolment with its first code; recovery codes come with it when MFA turns on. */
+export async function confirmTotp(
+  deps: DomainDeps,
+  principal: Principal,
+  actor: Actor,
+  code: string,
+): Promise<{ enabled: true; recovery_codes?: string[] }> {
+  const pending = deps.db
+    .select()
+    .from(mfaMethods)
+    .where(
+      and(
+        eq(mfaMethods.userId, principal.userId),
+        eq(mfaMethods.type, "totp"),
+        isNull(mfaMethods.confirmedAt),
+      ),
+    )
+    .get();
+  if (!pending)
+    throw new ConflictError(
+      "totp_enrolment_missing",
+      "no authenticator app is waiting to be confirmed",
+      "start with POST /api/v1/auth/mfa/totp",
+    );
+  const check = await checkTotpCode(deps, pending, code);
+  const now = deps.clock.now();
+  if (check !== "accepted") {
+    recordAudit(deps.db, now, actor, {
+      action: "mfa.totp_confirm",
+      outcome: "failure",
+      targetType: "user",
+      targetId: principal.userId,
+    });
+    throw new ValidationError(
+      "invalid MFA code",
+      [{ field: "code", message: "is not the current code of the authenticator app" }],
+      "check that the phone's clock is right, then type the code shown now",
+      "mfa_code_invalid",
+    );
+  }
+  return withTransaction(deps.db, (tx) => {
+    tx.update(mfaMethods)
+      .set({ confirmedAt: toIso(now), lastUsedAt: toIso(now) })
+      .where(eq(mfaMethods.id, pending.id))
+      .run();
+    const { wasEnabled } = syncMfaEnabled(tx, principal.userId);
+    recordAudit(tx, now, actor, {
+      action: "mfa.totp_confirm",
+      targetType: "user",
+      targetId: principal.userId,
+      details: { method_id: pending.id },
+    });
+    return wasEnabled
+      ? { enabled: true as const }
+      : {
+          enabled: true as const,
+          recovery_codes: issueRecoveryCodes(tx, deps.secrets, principal.userId, now),
+        };
+  });
+}
+
+/**
+ * Checks a code against a TOTP method (RFC 6238: SHA-1, 6 digits, 30 s, one step of drift either way).
+ * Each time step is accepted once: the step is recorded only if it is newer than the last one, in one
+ * conditional update, so two requests racing with the same code cannot both pass.
+ */
+export async function checkTotpCode(
+  deps: { db: DbOrTx; secrets: SecretBox; clock: DomainDeps["clock"] },
+  method: { id: string; secret: string | null; lastTimeStep: number | null },
+  code: string,
+): Promise<CodeCheck> {
+  const token = code.replace(/\s/g, "");
+  if (!method.secret || !/^\d{6}$/.test(token)) return "invalid";
+  const now = deps.clock.now();
+  const epoch = Math.floor(now.getTime() / 1000);
+  const result = await verify({
+    secret: deps.secrets.open(method.secret),
+    token,
+    epoch,
+    epochTolerance: PERIOD_SECONDS,
+  });
+  if (!result.valid) return "invalid";
+  const timeStep = Math.floor(epoch / PERIOD_SECONDS) + result.delta;
+  const recorded = deps.db
+    .update(mfaMethods)
+    .set({ lastTimeStep: timeStep, lastUsedAt: toIso(now) })
+    .where(
+      and(
+        eq(mfaMethods.id, method.id),
+        or(isNull(mfaMethods.lastTimeStep), lt(mfaMethods.lastTimeStep, timeStep)),
+      ),
+    )
+    .returning({ id: mfaMethods.id })
+    .all();
+  return recorded.length === 1 ? "accepted" : "reused";
+}
