@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { buildExecutable } from "./build-executable";
+import { ensureTestTools } from "./test-tools";
 
 const root = join(import.meta.dir, "..");
 const executable = join(root, "dist", "bulwark");
@@ -32,6 +33,14 @@ if (existsSync(executable) && statSync(executable).mtimeMs > newestSourceTime())
   const started = performance.now();
   await buildExecutable(executable);
   console.log(`built ${executable} in ${Math.round(performance.now() - started)} ms`);
+}
+
+try {
+  ensureTestTools();
+} catch (error) {
+  console.error(`npm test needs system tools: ${(error as Error).message}`);
+  console.log("0 passed, 1 failed");
+  process.exit(1);
 }
 
 // Test tools with dependencies of their own: openapi-typescript needs TypeScript 5's compiler API,

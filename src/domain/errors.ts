@@ -102,6 +102,7 @@ export const REASONS = [
   "database_unavailable",
   "vpn_pool_misconfigured",
   "webauthn_unavailable",
+  "totp_secret_unreadable",
   "internal_error",
 ] as const;
 

@@ -5,7 +5,11 @@
  * (node:crypto, RFC 6238), not by the library the server uses.
  */
 import { describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { enableTotp, unusedCode } from "../helpers/mfa";
+import { expectServerErrors } from "../helpers/server-errors";
 import { freshTestApps, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 import { base32Decode, hotp, totpCode } from "../helpers/totp";
 
@@ -135,6 +139,68 @@ describe("TOTP enrolment", () => {
     expect(nothing.body.reason).toBe("totp_enrolment_missing");
   });
 });
+
+inProcessTest("the TOTP secret is nowhere in the database file or its WAL, only in sealed form", async () => {
+  const folder = mkdtempSync(join(tmpdir(), "bulwark-mfa-"));
+  try {
+    const path = join(folder, "bulwark.db");
+    const t = await newApp({ database: { path } });
+    const org = await t.createOrganization();
+    const { secret } = await enableTotp(t, org.adminToken);
+    // The code still verifies: the server reads the secret back through the key file.
+    expect((await verify(t, await challenge(t, org.adminEmail), "totp", unusedCode(t, secret))).status).toBe(
+      200,
+    );
+
+    const raw = base32Decode(secret);
+    const files = [path, `${path}-wal`].filter(existsSync);
+    expect(files).toContain(`${path}-wal`);
+    for (const file of files) {
+      const bytes = readFileSync(file);
+      expect(bytes.includes(Buffer.from(secret)), `${file} holds the base32 secret`).toBe(false);
+      expect(bytes.includes(Buffer.from(secret.toLowerCase())), file).toBe(false);
+      expect(bytes.includes(raw), `${file} holds the raw secret`).toBe(false);
+      expect(bytes.includes(Buffer.from(raw.toString("hex"))), file).toBe(false);
+      expect(bytes.includes(Buffer.from(raw.toString("base64"))), file).toBe(false);
+    }
+    // Stored, sealed (in the WAL until a checkpoint moves it to the main file).
+    expect(files.some((file) => readFileSync(file).includes(Buffer.from("sealed:v1:")))).toBe(true);
+    expect(statSync(`${path}.key`).mode & 0o777).toBe(0o600);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+inProcessTest(
+  "restored without its key file, the app's codes answer 503 instead of counting as wrong; an admin reset lets the user in",
+  async () => {
+    const folder = mkdtempSync(join(tmpdir(), "bulwark-mfa-"));
+    try {
+      const path = join(folder, "bulwark.db");
+      const before = await newApp({ database: { path } });
+      const org = await before.createOrganization();
+      const user = await before.createUser(org.adminToken, "operator");
+      const { secret } = await enableTotp(before, user.token);
+      await before.close();
+      rmSync(`${path}.key`);
+
+      const t = await newApp({ database: { path } });
+      t.clock.advanceSeconds(60);
+      expectServerErrors(503);
+      const unreadable = await verify(t, await challenge(t, user.email), "totp", totpCode(secret, t.now()));
+      expect(unreadable.status).toBe(503);
+      expect(unreadable.body.reason).toBe("totp_secret_unreadable");
+
+      const admin = await t.signIn(org.adminEmail);
+      expect((await t.request("DELETE", `/api/v1/users/${user.id}/mfa`, { token: admin.token })).status).toBe(
+        204,
+      );
+      expect((await login(t, user.email)).body.token).toBeString();
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  },
+);
 
 describe("sign-in with a second factor", () => {
   test("login answers a challenge and no tokens; verify answers exactly as a login does", async () => {

@@ -5,11 +5,11 @@ import { type DbOrTx, withTransaction } from "../../db/client";
 import { mfaMethods } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
-import type { SecretBox } from "../../lib/secret-box";
+import { type SecretBox, SecretBoxError } from "../../lib/secret-box";
 import { recordAudit } from "../audit/record-audit";
 import type { Principal } from "../auth/principal";
 import type { Actor, DomainDeps } from "../deps";
-import { ConflictError, ValidationError } from "../errors";
+import { ConflictError, UnavailableError, ValidationError } from "../errors";
 import { findLiveUser } from "../users/user-view";
 import { issueRecoveryCodes } from "./recovery-codes";
 import { confirmedMethods, syncMfaEnabled } from "./user-factors";
@@ -120,6 +120,23 @@ export async function confirmTotp(
 }
 
 /**
+ * The plaintext of a sealed TOTP secret; a 503 (not a wrong code counted against the user) when the key
+ * file beside the database is not the one it was sealed with, as after restoring a backup without it.
+ */
+export function readTotpSecret(secrets: SecretBox, sealed: string): string {
+  try {
+    return secrets.open(sealed);
+  } catch (error) {
+    if (!(error instanceof SecretBoxError)) throw error;
+    throw new UnavailableError(
+      "totp_secret_unreadable",
+      "the authenticator app cannot be checked",
+      "its secret was sealed with another key file than this server's: sign in with a passkey or a recovery code, or ask an administrator to reset your factors (DELETE /api/v1/users/{id}/mfa)",
+    );
+  }
+}
+
+/**
  * Checks a code against a TOTP method (RFC 6238: SHA-1, 6 digits, 30 s, one step of drift either way).
  * Each time step is accepted once: the step is recorded only if it is newer than the last one, in one
  * conditional update, so two requests racing with the same code cannot both pass.
@@ -134,7 +151,7 @@ export async function checkTotpCode(
   const now = deps.clock.now();
   const epoch = Math.floor(now.getTime() / 1000);
   const result = await verify({
-    secret: deps.secrets.open(method.secret),
+    secret: readTotpSecret(deps.secrets, method.secret),
     token,
     epoch,
     epochTolerance: PERIOD_SECONDS,

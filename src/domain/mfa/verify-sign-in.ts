@@ -15,7 +15,7 @@ import {
   MFA_TOKEN_MAX_FAILURES,
   useSignInChallenge,
 } from "./sign-in-challenge";
-import { type CodeCheck, checkTotpCode } from "./totp";
+import { type CodeCheck, checkTotpCode, readTotpSecret } from "./totp";
 import { checkAssertion, notEnrolled, parseAssertion, webauthnAuthenticationOptions } from "./webauthn";
 
 /** WebAuthn request options for the sign-in of `mfaToken`. */
@@ -65,6 +65,7 @@ export async function verifySecondFactor(
           .get()
       : undefined;
   if (input.method === "totp" && !totp) throw notEnrolled("totp");
+  if (totp?.secret) readTotpSecret(deps.secrets, totp.secret);
   const assertion = input.method === "webauthn" ? parseAssertion(input.code) : undefined;
   reservePasswordAttempt(deps, user.email, input.ip);
 

@@ -51,7 +51,7 @@ export function mfaRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
               "totp: the 6 digits; recovery_code: one unused code; webauthn: JSON.stringify(credential.toJSON()) of navigator.credentials.get",
           }),
         }),
-        response: { 200: LoginResponse, ...errorResponses(400, 401, 429) },
+        response: { 200: LoginResponse, ...errorResponses(400, 401, 429, 503) },
         detail: {
           summary: "Finish a sign-in with a second factor",
           description:

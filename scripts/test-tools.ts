@@ -1,0 +1,34 @@
+/**
+ * System tools some tests drive, installed with apt-get when missing (as root, or through sudo -n), so
+ * that `npm test` on a fresh Debian or Ubuntu machine needs nothing done by hand. A test never skips
+ * because a tool is missing: if it cannot be installed, `npm test` stops here and says why.
+ */
+const TOOLS = [
+  { command: "chromium", package: "chromium", use: "WebAuthn tests (Chromium's virtual authenticator)" },
+  { command: "zbarimg", package: "zbar-tools", use: "reading the TOTP QR code back" },
+] as const;
+
+export function ensureTestTools(): void {
+  const missing = TOOLS.filter((tool) => !Bun.which(tool.command));
+  if (missing.length === 0) return;
+  const packages = missing.map((tool) => tool.package);
+  const sudo = process.getuid?.() === 0 ? [] : Bun.which("sudo") ? ["sudo", "-n"] : null;
+  if (!sudo || !Bun.which("apt-get"))
+    throw new Error(
+      `missing ${missing.map((tool) => `${tool.command} (${tool.use})`).join(", ")}: install the packages ${packages.join(" ")}`,
+    );
+  console.log(
+    `installing ${packages.join(" ")} with apt-get, for ${missing.map((tool) => tool.use).join(" and ")}`,
+  );
+  const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+  const run = (args: string[]) =>
+    Bun.spawnSync([...sudo, ...args], { env, stdout: "inherit", stderr: "inherit" }).exitCode === 0;
+  // apt can find its lock held by a daily job for a moment: one more try after a pause.
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    if (run(["apt-get", "update", "-qq"]) && run(["apt-get", "install", "-y", "-qq", ...packages])) break;
+    if (attempt === 1) Bun.sleepSync(10_000);
+  }
+  const stillMissing = missing.filter((tool) => !Bun.which(tool.command));
+  if (stillMissing.length > 0)
+    throw new Error(`apt-get could not install ${stillMissing.map((tool) => tool.package).join(" ")}`);
+}
