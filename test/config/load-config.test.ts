@@ -145,6 +145,16 @@ describe("values a running server would trip over later are refused at start", (
       expect(refused({ BULWARK_VPN_ENDPOINT: endpoint })).toContain("invalid config vpn.endpoint");
   });
 
+  test("auth.webauthn_origins are origins: scheme, host and port, nothing more", () => {
+    expect(
+      refused({ BULWARK_AUTH_WEBAUTHN_ORIGINS: "https://console.example.com,http://localhost:3000" }),
+    ).toBe("");
+    for (const origin of ["console.example.com", "https://console.example.com/login", "ftp://example.com"])
+      expect(refused({ BULWARK_AUTH_WEBAUTHN_ORIGINS: origin })).toContain(
+        "invalid config auth.webauthn_origins",
+      );
+  });
+
   test("booleans are true, false, 1 or 0; lists have no empty items; base_url has no query", () => {
     expect(refused({ BULWARK_SERVER_TRUST_PROXY: "TRUE" })).toContain("must be true, false, 1 or 0");
     expect(refused({ BULWARK_WEBHOOKS_RETRY_SCHEDULE_SECONDS: "10,,20" })).toContain("an empty item");

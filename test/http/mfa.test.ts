@@ -390,6 +390,18 @@ describe("sign-in with a second factor", () => {
   });
 });
 
+test("passkeys need a host name in base_url: with an IP address the options answer 503, not options a browser refuses", async () => {
+  const t = await newApp({ server: { base_url: "http://192.0.2.10:8080" } });
+  const org = await t.createOrganization();
+  expectServerErrors(503);
+
+  const options = await t.request("POST", `${MFA}/webauthn/registration-options`, { token: org.adminToken });
+
+  expect(options.status).toBe(503);
+  expect(options.body.reason).toBe("webauthn_unavailable");
+  expect(options.body.details).toContain("192.0.2.10");
+});
+
 describe("recovery codes", () => {
   test("each code signs in once, in any case and with or without its dash", async () => {
     const t = await newApp();
