@@ -3,6 +3,7 @@ import type { Config } from "./config/config-schema";
 import { type DatabaseHandle, openDatabase } from "./db/client";
 import { migrateDatabase } from "./db/migrate";
 import { loadOrCreateTokenKeys } from "./domain/auth/token-keys";
+import { sealedSecretsReadable } from "./domain/system/check-sealed-secrets";
 import { sealWebhookSecrets } from "./domain/webhooks/seal-webhook-secrets";
 import type { AppDeps } from "./http/app-deps";
 import { InMemoryRateLimiter } from "./http/rate-limiter";
@@ -37,6 +38,10 @@ export async function bootDependencies(
     version: VERSION,
     startedAt: clock.now(),
   };
+  if (!sealedSecretsReadable(deps))
+    console.warn(
+      `warning: ${config.database.path}.key does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures and authenticator apps fail until that key file is put back`,
+    );
   sealWebhookSecrets(deps);
   return { deps, database, appliedMigrations: applied };
 }

@@ -58,6 +58,7 @@ export const REASONS = [
   "mfa_code_reused",
   "mfa_method_not_enrolled",
   "mfa_setup_required",
+  "own_mfa_reset",
   // What does not exist
   "api_key_not_found",
   "device_not_found",

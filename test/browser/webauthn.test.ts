@@ -191,6 +191,11 @@ describe("WebAuthn with Chromium's virtual authenticator", () => {
 
   test("a replayed assertion is refused: it answers an old challenge", async () => {
     const challenge = await passwordStep();
+    const unasked = await api("POST", "/api/v1/auth/mfa/verify", {
+      body: { mfa_token: challenge.mfa_token, method: "webauthn", code: JSON.stringify(firstAssertion) },
+    });
+    expect(unasked.status).toBe(400);
+    expect(unasked.body.reason).toBe("webauthn_options_required");
     await requestOptions(challenge.mfa_token);
 
     const replay = await api("POST", "/api/v1/auth/mfa/verify", {

@@ -129,6 +129,12 @@ describe("TOTP enrolment", () => {
     const again = await t.request("POST", `${MFA}/totp`, { token: org.adminToken });
     expect(again.status).toBe(409);
     expect(again.body.reason).toBe("totp_already_enabled");
+    const reconfirm = await t.request("POST", `${MFA}/totp/confirm`, {
+      token: org.adminToken,
+      body: { code: "123456" },
+    });
+    expect(reconfirm.status).toBe(409);
+    expect(reconfirm.body.reason).toBe("totp_already_enabled");
 
     const other = await t.createOrganization();
     const nothing = await t.request("POST", `${MFA}/totp/confirm`, {
@@ -374,6 +380,71 @@ describe("sign-in with a second factor", () => {
     expect(still.body.mfa_required).toBe(true);
   });
 
+  test("codes that cannot be right are a 400 naming the field and cost no attempt", async () => {
+    const t = await newApp();
+    const org = await adminWithTotp(t);
+    const mfaToken = await challenge(t, org.adminEmail);
+    for (const [method, code] of [
+      ["totp", "12345"],
+      ["totp", "abcdef"],
+      ["totp", "١٢٣٤٥٦"],
+      ["recovery_code", "0000-1111"],
+    ] as const) {
+      const response = await verify(t, mfaToken, method, code);
+      expect(response.status, `${method} ${code}`).toBe(400);
+      expect(response.body.errors[0].field).toBe("code");
+    }
+    for (let attempt = 0; attempt < 3; attempt++) await verify(t, mfaToken, "totp", "12345");
+
+    expect((await verify(t, mfaToken, "totp", unusedCode(t, org.secret))).status).toBe(200);
+  });
+
+  test("the 401 for a wrong code says how many tries are left before sign-in locks", async () => {
+    const t = await newApp();
+    const org = await adminWithTotp(t);
+    await login(t, org.adminEmail, "wrong-password-123");
+    await login(t, org.adminEmail, "wrong-password-123");
+    const mfaToken = await challenge(t, org.adminEmail);
+
+    const wrong = await verify(t, mfaToken, "recovery_code", "aaaaa-aaaaa");
+
+    expect(wrong.body.details).toBe("the code is not right; 2 more attempts before sign-in locks");
+  });
+
+  test("changing the password ends a sign-in still waiting for its second factor", async () => {
+    const t = await newApp();
+    const org = await adminWithTotp(t);
+    const mfaToken = await challenge(t, org.adminEmail);
+
+    const changed = await t.request("PUT", "/api/v1/users/me/password", {
+      token: org.adminToken,
+      body: { current_password: TEST_PASSWORD, new_password: "a-brand-new-password" },
+    });
+    expect(changed.status).toBe(200);
+
+    const late = await verify(t, mfaToken, "recovery_code", org.recoveryCodes[0] as string);
+    expect(late.status).toBe(401);
+    expect(late.body.reason).toBe("mfa_token_invalid");
+  });
+
+  test("refused attempts are audited too: a used token, and a locked-out sign-in", async () => {
+    const t = await newApp();
+    const org = await adminWithTotp(t);
+    const used = await challenge(t, org.adminEmail);
+    const signedIn = await verify(t, used, "recovery_code", org.recoveryCodes[0] as string);
+    expect(signedIn.status).toBe(200);
+    expect((await verify(t, used, "recovery_code", org.recoveryCodes[1] as string)).status).toBe(401);
+    const pending = await challenge(t, org.adminEmail);
+    for (let attempt = 0; attempt < 5; attempt++) await login(t, org.adminEmail, "wrong-password-123");
+    expect((await verify(t, pending, "recovery_code", org.recoveryCodes[2] as string)).status).toBe(429);
+
+    const reasons = (await auditActions(t, signedIn.body.token, "auth.mfa_verify"))
+      .filter((entry) => entry.outcome === "failure")
+      .map((entry) => entry.details.reason)
+      .sort();
+    expect(reasons).toEqual(["login_throttled", "mfa_token_invalid"]);
+  });
+
   test("every verify attempt is in the audit log, with its outcome and method", async () => {
     const t = await newApp();
     const org = await adminWithTotp(t);
@@ -517,6 +588,10 @@ describe("managing factors", () => {
     expect(
       (await t.request("DELETE", `/api/v1/users/${user.id}/mfa`, { token: operator.token })).status,
     ).toBe(403);
+    // Not one's own: those go one at a time, with the password.
+    const own = await t.request("DELETE", `/api/v1/users/${org.adminId}/mfa`, { token: org.adminToken });
+    expect(own.status).toBe(403);
+    expect(own.body.reason).toBe("own_mfa_reset");
     const reset = await t.request("DELETE", `/api/v1/users/${user.id}/mfa`, { token: org.adminToken });
     expect(reset.status).toBe(204);
     const signIn = await login(t, user.email);
@@ -537,15 +612,18 @@ describe("managing factors", () => {
 });
 
 describe("require_mfa", () => {
-  test("an administrator without a factor cannot require one of everyone (409)", async () => {
+  test("an administrator without a factor cannot require one of everyone (409), not with an API key either", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
-    const response = await t.request("PATCH", "/api/v1/organizations/current", {
-      token: org.adminToken,
-      body: { require_mfa: true },
-    });
-    expect(response.status).toBe(409);
-    expect(response.body.reason).toBe("mfa_not_enabled");
+    const key = await t.createApiKey(org.adminToken, ["admin"]);
+    for (const token of [org.adminToken, key]) {
+      const response = await t.request("PATCH", "/api/v1/organizations/current", {
+        token,
+        body: { require_mfa: true },
+      });
+      expect(response.status).toBe(409);
+      expect(response.body.reason).toBe("mfa_not_enabled");
+    }
   });
 
   test("a user without MFA gets a session only for setting it up; a confirmed factor opens the rest", async () => {
@@ -561,6 +639,7 @@ describe("require_mfa", () => {
 
     // The session the operator already had is held to setup too, not only new ones.
     const session = (await login(t, user.email)).body;
+    expect(session.mfa_setup_required).toBe(true);
     for (const token of [user.token, session.token]) {
       const devices = await t.request("GET", "/api/v1/devices", { token });
       expect(devices.status).toBe(403);

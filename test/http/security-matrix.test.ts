@@ -228,6 +228,8 @@ describe("every route", () => {
       }
       expectErrorBody(response, 403, where);
       expect(response.body.reason, where).toBe("mfa_setup_required");
+      const documented = document.paths[route.path]?.[route.method.toLowerCase()]?.responses ?? {};
+      expect(Object.keys(documented), `${where}: 403 in the OpenAPI document`).toContain("403");
       expect(response.body.details, where).toBe("multi-factor authentication must be set up first");
     }
   });

@@ -53,6 +53,11 @@ export function settleFailedPasswordAttempt(deps: DomainDeps, tx: DbOrTx, email:
   }
 }
 
+/** How many more failures (email, ip) may have before sign-in locks. */
+export function attemptsLeft(deps: DomainDeps, tx: DbOrTx, email: string, ip: string): number {
+  return Math.max(0, deps.config.auth.login_max_failures - (findRow(tx, email, ip)?.failures ?? 0));
+}
+
 /** After a correct password that still needs a second factor: this attempt was no failure. */
 export function releasePasswordAttempt(tx: DbOrTx, email: string, ip: string): void {
   tx.update(loginFailures)

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { users } from "../../db/schema";
+import { organizations, users } from "../../db/schema";
 import type { SIGN_IN_METHODS } from "../../db/schema/enums";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -50,7 +50,7 @@ export interface SignedInUser {
 
 /** The outcome of the password: tokens, or (for a user with a second factor) an MFA challenge. */
 export type SignInResult =
-  | { kind: "tokens"; tokens: TokenPair; user: SignedInUser }
+  | { kind: "tokens"; tokens: TokenPair; user: SignedInUser; mfaSetupRequired?: boolean }
   | { kind: "mfa_required"; challenge: MfaChallengeView };
 
 /** Password sign-in with the (email, ip) throttle and an audit row for every attempt. */
@@ -102,10 +102,17 @@ export async function signInWithPassword(
     throw new UnauthenticatedError(user.isDisabled ? "account_disabled" : "account_restricted", reason);
   }
   if (user.mfaEnabled) return challengeSecondFactor(deps, user, anonymous, input.ip);
+  const requireMfa = deps.db
+    .select({ flag: organizations.requireMfa })
+    .from(organizations)
+    .where(eq(organizations.id, user.organizationId))
+    .get()?.flag;
   return {
     kind: "tokens",
     tokens: await startSession(deps, user, input.ip, "password"),
     user: toSignedInUser(user),
+    // Said at once, so a client can go straight to setup instead of meeting 403s.
+    mfaSetupRequired: requireMfa === true,
   };
 }
 

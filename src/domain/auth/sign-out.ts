@@ -4,6 +4,7 @@ import { sessions } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor } from "../deps";
 import { ValidationError } from "../errors";
+import { cancelPendingSignIns } from "../mfa/sign-in-challenge";
 import { type AuthDeps, verifyOwnToken } from "./auth-deps";
 import type { Principal } from "./principal";
 import { revokeSession } from "./refresh-session";
@@ -62,4 +63,6 @@ export function revokeUserSessions(
     : and(eq(sessions.userId, userId), isNull(sessions.revokedAt));
   const ended = tx.select({ id: sessions.id }).from(sessions).where(filter).all();
   for (const { id } of ended) revokeSession(tx, now, id, reason);
+  // A sign-in waiting for its second factor would otherwise outlive the password that started it.
+  cancelPendingSignIns(tx, userId);
 }

@@ -10,7 +10,7 @@ import {
 } from "../auth/login-throttle";
 import type { Principal } from "../auth/principal";
 import type { Actor, DomainDeps } from "../deps";
-import { ConflictError, NotFoundError, UnauthenticatedError } from "../errors";
+import { ConflictError, ForbiddenError, NotFoundError, UnauthenticatedError } from "../errors";
 import { assertCanManageRole } from "../users/manage-role";
 import { findLiveUser, type UserRow } from "../users/user-view";
 import type { MfaStatus } from "./mfa-view";
@@ -86,6 +86,13 @@ export async function regenerateRecoveryCodes(
 export function resetUserMfa(deps: DomainDeps, principal: Principal, actor: Actor, userId: string): void {
   const user = findLiveUser(deps.db, principal.organizationId, userId);
   assertCanManageRole(principal, user.role);
+  // Your own factors go one at a time, with your password: a borrowed session or a key must not strip them.
+  if (user.id === principal.userId)
+    throw new ForbiddenError(
+      "own_mfa_reset",
+      "you cannot reset your own factors here",
+      "remove them with DELETE /api/v1/auth/mfa/{method_id} and your password",
+    );
   const now = deps.clock.now();
   withTransaction(deps.db, (tx) => {
     const removed = tx

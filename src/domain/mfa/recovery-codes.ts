@@ -62,6 +62,12 @@ export function remainingRecoveryCodes(db: DbOrTx, userId: string): number {
   return row?.remaining ?? 0;
 }
 
+/** Whether `code` could be a recovery code at all (10 letters and digits of the alphabet, any case or spacing). */
+export function isRecoveryCodeShaped(code: string): boolean {
+  const normalized = normalizeRecoveryCode(code);
+  return normalized.length === 10 && [...normalized].every((character) => ALPHABET.includes(character));
+}
+
 /** Codes are compared without case, spaces or dashes, as people type them. */
 function normalizeRecoveryCode(code: string): string {
   return code.toLowerCase().replace(/[\s-]/g, "");

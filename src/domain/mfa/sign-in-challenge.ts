@@ -33,6 +33,17 @@ export function createSignInChallenge(tx: DbOrTx, userId: string, now: Date): st
 
 /** The challenge of a live mfa_token: unused, unexpired and with fewer than 5 wrong codes; else 401. */
 export function findLiveSignInChallenge(db: DbOrTx, token: string, now: Date): SignInChallenge {
+  const { row, refusal } = lookUpSignInChallenge(db, token, now);
+  if (!row || refusal) throw refusal ?? new UnauthenticatedError("mfa_token_invalid");
+  return row;
+}
+
+/** The challenge row of an mfa_token, if known, and the 401 to answer when it cannot be used. */
+export function lookUpSignInChallenge(
+  db: DbOrTx,
+  token: string,
+  now: Date,
+): { row: SignInChallenge | undefined; refusal: UnauthenticatedError | null } {
   const row = db
     .select()
     .from(mfaChallenges)
@@ -48,13 +59,23 @@ export function findLiveSignInChallenge(db: DbOrTx, token: string, now: Date): S
           : row.failures >= MFA_TOKEN_MAX_FAILURES
             ? "the MFA token has seen 5 wrong codes"
             : null;
-  if (!row || problem)
-    throw new UnauthenticatedError(
-      "mfa_token_invalid",
-      "invalid or expired MFA token",
-      `${problem}: sign in again`,
-    );
-  return row;
+  return {
+    row: row?.kind === "sign_in" ? row : undefined,
+    refusal: problem
+      ? new UnauthenticatedError(
+          "mfa_token_invalid",
+          "invalid or expired MFA token",
+          `${problem}: sign in again`,
+        )
+      : null,
+  };
+}
+
+/** Ends every half-finished sign-in of a user (password changed, account disabled or deleted). */
+export function cancelPendingSignIns(tx: DbOrTx, userId: string): void {
+  tx.delete(mfaChallenges)
+    .where(sql`${mfaChallenges.userId} = ${userId} and ${mfaChallenges.kind} = 'sign_in'`)
+    .run();
 }
 
 /** Counts a wrong code against the token; returns the count so far. */

@@ -55,7 +55,8 @@ export function startTotpEnrolment(
       .run();
     recordAudit(tx, now, actor, { action: "mfa.totp_enrol", targetType: "user", targetId: user.id });
   });
-  return { secret, otpauth_url: otpauthUrl, qr_svg: renderSVG(otpauthUrl) };
+  // A quiet zone of 4 modules, as the QR specification asks: phone cameras read it more reliably.
+  return { secret, otpauth_url: otpauthUrl, qr_svg: renderSVG(otpauthUrl, { border: 4 }) };
 }
 
 /** Confirms a TOTP enrolment with its first code; recovery codes come with it when MFA turns on. */
@@ -76,6 +77,12 @@ export async function confirmTotp(
       ),
     )
     .get();
+  if (!pending && confirmedMethods(deps.db, principal.userId).some((method) => method.type === "totp"))
+    throw new ConflictError(
+      "totp_already_enabled",
+      "the authenticator app is already confirmed",
+      "nothing to confirm: start a new enrolment only after removing the app",
+    );
   if (!pending)
     throw new ConflictError(
       "totp_enrolment_missing",
@@ -131,7 +138,7 @@ export function readTotpSecret(secrets: SecretBox, sealed: string): string {
     throw new UnavailableError(
       "totp_secret_unreadable",
       "the authenticator app cannot be checked",
-      "its secret was sealed with another key file than this server's: sign in with a passkey or a recovery code, or ask an administrator to reset your factors (DELETE /api/v1/users/{id}/mfa)",
+      "its secret was sealed with another key file than this server's (recovery codes are keyed from that file too): sign in with a passkey, or ask an administrator to reset your factors (DELETE /api/v1/users/{id}/mfa)",
     );
   }
 }

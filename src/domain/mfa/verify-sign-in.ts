@@ -3,16 +3,18 @@ import { withTransaction } from "../../db/client";
 import { mfaMethods, users } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { AuthDeps } from "../auth/auth-deps";
-import { reservePasswordAttempt, settleFailedPasswordAttempt } from "../auth/login-throttle";
+import { attemptsLeft, reservePasswordAttempt, settleFailedPasswordAttempt } from "../auth/login-throttle";
 import { type SignInResult, startSession, toSignedInUser } from "../auth/sign-in";
 import type { Actor } from "../deps";
-import { UnauthenticatedError } from "../errors";
+import { DomainError, UnauthenticatedError, ValidationError } from "../errors";
 import type { MfaVerifyMethod } from "./mfa-view";
-import { consumeRecoveryCode, remainingRecoveryCodes } from "./recovery-codes";
+import { consumeRecoveryCode, isRecoveryCodeShaped, remainingRecoveryCodes } from "./recovery-codes";
 import {
   countWrongCode,
   findLiveSignInChallenge,
+  lookUpSignInChallenge,
   MFA_TOKEN_MAX_FAILURES,
+  type SignInChallenge,
   useSignInChallenge,
 } from "./sign-in-challenge";
 import { type CodeCheck, checkTotpCode, readTotpSecret } from "./totp";
@@ -27,21 +29,18 @@ export function signInAuthenticationOptions(deps: AuthDeps, mfaToken: string) {
 /**
  * The second step of a sign-in: the mfa_token and one code of a factor the user has. A right code ends
  * as a password sign-in does (tokens and user); a wrong one counts against the token (5 and it dies)
- * and against the (email, address) sign-in throttle, like a wrong password.
+ * and against the (email, address) sign-in throttle, like a wrong password. Every attempt on a known
+ * token is audited, refused ones (expired token, lockout) included.
  */
 export async function verifySecondFactor(
   deps: AuthDeps,
   input: { mfaToken: string; method: MfaVerifyMethod; code: string; ip: string },
 ): Promise<Extract<SignInResult, { kind: "tokens" }>> {
   const now = deps.clock.now();
-  const challenge = findLiveSignInChallenge(deps.db, input.mfaToken, now);
-  const user = deps.db.select().from(users).where(eq(users.id, challenge.userId)).get();
-  if (!user || user.deletedAt || user.isDisabled || user.isRestricted)
-    throw new UnauthenticatedError(
-      "mfa_token_invalid",
-      "invalid or expired MFA token",
-      "the account cannot sign in",
-    );
+  const { row: challenge, refusal } = lookUpSignInChallenge(deps.db, input.mfaToken, now);
+  const user = challenge && deps.db.select().from(users).where(eq(users.id, challenge.userId)).get();
+  if (!challenge || !user)
+    throw refusal ?? new UnauthenticatedError("mfa_token_invalid", "invalid or expired MFA token");
   const actor: Actor = {
     type: "anonymous",
     id: null,
@@ -49,64 +48,118 @@ export async function verifySecondFactor(
     organizationId: user.organizationId,
     ip: input.ip,
   };
-  // Mistakes of form are answered before anything is counted: they cannot succeed, so they guess nothing.
-  const totp =
-    input.method === "totp"
-      ? deps.db
-          .select()
-          .from(mfaMethods)
-          .where(
-            and(
-              eq(mfaMethods.userId, user.id),
-              eq(mfaMethods.type, "totp"),
-              isNotNull(mfaMethods.confirmedAt),
-            ),
-          )
-          .get()
-      : undefined;
-  if (input.method === "totp" && !totp) throw notEnrolled("totp");
-  if (totp?.secret) readTotpSecret(deps.secrets, totp.secret);
-  const assertion = input.method === "webauthn" ? parseAssertion(input.code) : undefined;
-  reservePasswordAttempt(deps, user.email, input.ip);
-
-  let check: CodeCheck;
-  if (totp) check = await checkTotpCode(deps, totp, input.code);
-  else if (assertion) check = await checkAssertion(deps, challenge, assertion);
-  else check = consumeRecoveryCode(deps.db, deps.secrets, user.id, input.code, now) ? "accepted" : "invalid";
-
-  if (check !== "accepted" || !useSignInChallenge(deps.db, challenge.id, now)) {
-    const failures = withTransaction(deps.db, (tx) => {
-      const count = countWrongCode(tx, challenge.id);
-      settleFailedPasswordAttempt(deps, tx, user.email, input.ip);
-      recordAudit(tx, now, actor, {
-        action: "auth.mfa_verify",
-        outcome: "failure",
-        targetType: "user",
-        targetId: user.id,
-        details: { method: input.method, reason: check === "reused" ? "code already used" : "wrong code" },
-      });
-      return count;
+  const audit = (outcome: "success" | "failure", details: Record<string, unknown>) =>
+    recordAudit(deps.db, deps.clock.now(), actor, {
+      action: "auth.mfa_verify",
+      outcome,
+      targetType: "user",
+      targetId: user.id,
+      details: { method: input.method, ...details },
     });
-    const left = MFA_TOKEN_MAX_FAILURES - failures;
-    throw new UnauthenticatedError(
-      check === "reused" ? "mfa_code_reused" : "mfa_code_invalid",
-      "invalid MFA code",
-      `${check === "reused" ? "this code has already been used: wait for the next one" : "the code is not right"}; ${
-        left > 0 ? `${left} more attempt${left === 1 ? "" : "s"} with this MFA token` : "sign in again"
-      }`,
-    );
+  try {
+    if (refusal) throw refusal;
+    if (user.deletedAt || user.isDisabled || user.isRestricted)
+      throw new UnauthenticatedError(
+        user.isDisabled ? "account_disabled" : user.isRestricted ? "account_restricted" : "account_deleted",
+        "the account cannot sign in",
+      );
+    // Mistakes of form are answered before anything is counted: they cannot succeed, so they guess nothing.
+    const prepared = prepareCheck(deps, challenge, user.id, input.method, input.code);
+    reservePasswordAttempt(deps, user.email, input.ip);
+    const check = await prepared();
+    if (check !== "accepted" || !useSignInChallenge(deps.db, challenge.id, now))
+      throw wrongCode(deps, challenge, user.email, input.ip, check);
+  } catch (error) {
+    if (error instanceof DomainError)
+      audit("failure", { reason: error.reason, ...(error.details ? { details: error.details } : {}) });
+    throw error;
   }
-  recordAudit(deps.db, now, actor, {
-    action: "auth.mfa_verify",
-    targetType: "user",
-    targetId: user.id,
-    details: {
-      method: input.method,
-      ...(input.method === "recovery_code"
-        ? { recovery_codes_remaining: remainingRecoveryCodes(deps.db, user.id) }
-        : {}),
-    },
-  });
+  audit(
+    "success",
+    input.method === "recovery_code"
+      ? { recovery_codes_remaining: remainingRecoveryCodes(deps.db, user.id) }
+      : {},
+  );
   const tokens = await startSession(deps, user, input.ip, "mfa");
   return { kind: "tokens", tokens, user: toSignedInUser(user) };
+}
+
+/** Checks the form of the code and that the user has the factor (400s); returns the check to run. */
+function prepareCheck(
+  deps: AuthDeps,
+  challenge: SignInChallenge,
+  userId: string,
+  method: MfaVerifyMethod,
+  code: string,
+): () => Promise<CodeCheck> {
+  if (method === "totp") {
+    const totp = deps.db
+      .select()
+      .from(mfaMethods)
+      .where(
+        and(eq(mfaMethods.userId, userId), eq(mfaMethods.type, "totp"), isNotNull(mfaMethods.confirmedAt)),
+      )
+      .get();
+    if (!totp) throw notEnrolled("totp");
+    if (!/^\d{6}$/.test(code.replace(/\s/g, ""))) throw malformedCode("must be the 6 digits the app shows");
+    if (totp.secret) readTotpSecret(deps.secrets, totp.secret);
+    return () => checkTotpCode(deps, totp, code);
+  }
+  if (method === "webauthn") {
+    const hasKey = deps.db
+      .select({ id: mfaMethods.id })
+      .from(mfaMethods)
+      .where(
+        and(
+          eq(mfaMethods.userId, userId),
+          eq(mfaMethods.type, "webauthn"),
+          isNotNull(mfaMethods.confirmedAt),
+        ),
+      )
+      .get();
+    if (!hasKey) throw notEnrolled("webauthn");
+    const assertion = parseAssertion(code);
+    if (!challenge.webauthnChallenge)
+      throw new ValidationError(
+        "no authentication options to answer",
+        [],
+        "request POST /api/v1/auth/mfa/webauthn/authentication-options with this mfa_token first; each challenge answers one assertion",
+        "webauthn_options_required",
+      );
+    return () => checkAssertion(deps, challenge, assertion);
+  }
+  if (!isRecoveryCodeShaped(code)) throw malformedCode("must be a recovery code like k7m2q-x9vtr");
+  return async () =>
+    consumeRecoveryCode(deps.db, deps.secrets, userId, code, deps.clock.now()) ? "accepted" : "invalid";
+}
+
+/** Counts a wrong code on the token and the sign-in throttle; the 401 says how many tries are left. */
+function wrongCode(
+  deps: AuthDeps,
+  challenge: SignInChallenge,
+  email: string,
+  ip: string,
+  check: CodeCheck,
+): UnauthenticatedError {
+  const { tokenLeft, lockoutLeft } = withTransaction(deps.db, (tx) => {
+    const failures = countWrongCode(tx, challenge.id);
+    settleFailedPasswordAttempt(deps, tx, email, ip);
+    return { tokenLeft: MFA_TOKEN_MAX_FAILURES - failures, lockoutLeft: attemptsLeft(deps, tx, email, ip) };
+  });
+  const left = Math.min(tokenLeft, lockoutLeft);
+  const next =
+    left > 0
+      ? `${left} more attempt${left === 1 ? "" : "s"} before ${lockoutLeft <= tokenLeft ? "sign-in locks" : "this MFA token dies"}`
+      : lockoutLeft <= 0
+        ? "sign-in is now locked for a while"
+        : "sign in again";
+  return new UnauthenticatedError(
+    check === "reused" ? "mfa_code_reused" : "mfa_code_invalid",
+    "invalid MFA code",
+    `${check === "reused" ? "this code has already been used: wait for the next one" : "the code is not right"}; ${next}`,
+  );
+}
+
+function malformedCode(message: string): ValidationError {
+  return new ValidationError("invalid request body", [{ field: "code", message }]);
 }

@@ -30,7 +30,8 @@ export function updateOrganization(
   }
   // Requiring MFA of everyone while having none would shut the administrator out of everything but
   // setting one up, halfway through their own change: they set up their factor first.
-  if (input.require_mfa && principal.kind === "user" && !isMfaEnabled(deps.db, principal.userId))
+  // An API key counts as its owner, who would otherwise be shut out of everything but setup just the same.
+  if (input.require_mfa && !isMfaEnabled(deps.db, principal.userId))
     throw new ConflictError(
       "mfa_not_enabled",
       "set up your own second factor first",

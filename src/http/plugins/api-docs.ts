@@ -203,6 +203,12 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
       for (const [status, response] of Object.entries(responses)) {
         if (status === "204") responses[status] = { description: response.description ?? "No content" };
       }
+      // Every secured route but the self-service ones can refuse a session that must set up MFA first.
+      const access = (operation as { "x-bulwark-access"?: string })["x-bulwark-access"];
+      if (access && !["self", "device"].includes(access))
+        responses["403"] ??= errorResponseObject(
+          "Forbidden: a scope is missing, or the session must set up multi-factor authentication first",
+        );
       // Credentials are checked against the database: when it cannot be reached, secured routes say 503.
       if (responses["401"] && !responses["503"])
         responses["503"] = errorResponseObject("Service unavailable: the database could not be reached");

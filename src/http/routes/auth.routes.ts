@@ -39,7 +39,12 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
           password: body.password,
           ip: requestState(request).ip,
         });
-        return result.kind === "tokens" ? { ...result.tokens, user: result.user } : result.challenge;
+        if (result.kind === "mfa_required") return result.challenge;
+        return {
+          ...result.tokens,
+          user: result.user,
+          ...(result.mfaSetupRequired ? { mfa_setup_required: true as const } : {}),
+        };
       },
       {
         body: LoginBody,

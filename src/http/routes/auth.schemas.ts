@@ -31,7 +31,16 @@ export const TokenPairSchema = Type.Object({
 });
 
 export const LoginResponse = Type.Object(
-  { ...TokenPairSchema.properties, user: SignedInUserSchema },
+  {
+    ...TokenPairSchema.properties,
+    user: SignedInUserSchema,
+    mfa_setup_required: Type.Optional(
+      Type.Literal(true, {
+        description:
+          "The organization requires MFA and the user has none: this session opens only GET /users/me, /auth/mfa/* and sign-out until a factor is confirmed",
+      }),
+    ),
+  },
   { title: "SignedIn" },
 );
 

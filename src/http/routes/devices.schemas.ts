@@ -10,17 +10,10 @@ import { DeviceLogSchema } from "../../domain/devices/list-device-logs";
 import { WipeSchema } from "../../domain/devices/wipe-device";
 import { REASONS } from "../../domain/errors";
 import { literalUnion } from "../../lib/literal-union";
+import { DisplayText } from "../../lib/schema-types";
 import { PageQuery, Timestamp, Uuid } from "../schemas/common";
 
 const Reason = Type.String({ minLength: 1, maxLength: 500 });
-// Printable text without control characters, and not blank.
-const DisplayText = (maxLength: number, description: string) =>
-  Type.String({
-    minLength: 1,
-    maxLength,
-    pattern: "^[^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f][^\\u0000-\\u001f\\u007f]*$",
-    description,
-  });
 const WireGuardKey = Type.String({
   pattern: "^[A-Za-z0-9+/]{43}=$",
   description: "a WireGuard public key: the base64 of 32 bytes, as `wg pubkey` prints it",

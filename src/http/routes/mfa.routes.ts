@@ -17,6 +17,7 @@ import {
   RegistrationCredentialSchema,
   RequestOptionsSchema,
 } from "../../domain/mfa/webauthn-json";
+import { DisplayText } from "../../lib/schema-types";
 import type { AppDeps } from "../app-deps";
 import { requestState, type securityPlugin } from "../plugins/security";
 import { errorResponses } from "../schemas/common";
@@ -83,9 +84,7 @@ export function mfaRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
       access: "user",
       body: Type.Optional(
         Type.Object({
-          name: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 100, description: 'Default "Authenticator app"' }),
-          ),
+          name: Type.Optional(DisplayText(100, 'Default "Authenticator app"')),
         }),
       ),
       response: { 200: TotpEnrolmentSchema, ...errorResponses(400, 401, 403, 409, 429) },
@@ -126,7 +125,7 @@ export function mfaRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
       {
         access: "user",
         body: Type.Object({
-          name: Type.String({ minLength: 1, maxLength: 100, description: 'e.g. "YubiKey 5C" or "MacBook"' }),
+          name: DisplayText(100, 'e.g. "YubiKey 5C" or "MacBook"'),
           response: RegistrationCredentialSchema,
         }),
         response: { 201: RegisteredMethodSchema, ...errorResponses(400, 401, 403, 409, 429, 503) },

@@ -1,0 +1,27 @@
+import { isNotNull, like } from "drizzle-orm";
+import { mfaMethods, webhooks } from "../../db/schema";
+import { SecretBoxError } from "../../lib/secret-box";
+import type { DomainDeps } from "../deps";
+
+/**
+ * Whether the key file opens the secrets sealed in this database; false after a database was restored
+ * (or copied) without its `<database>.key`, when webhook signatures and authenticator apps cannot work.
+ * One sealed value of each kind is tried: they are all sealed with the same key.
+ */
+export function sealedSecretsReadable(deps: DomainDeps): boolean {
+  const samples = [
+    deps.db
+      .select({ sealed: webhooks.secret })
+      .from(webhooks)
+      .where(like(webhooks.secret, "sealed:v1:%"))
+      .get(),
+    deps.db.select({ sealed: mfaMethods.secret }).from(mfaMethods).where(isNotNull(mfaMethods.secret)).get(),
+  ];
+  try {
+    for (const sample of samples) if (sample?.sealed) deps.secrets.open(sample.sealed);
+    return true;
+  } catch (error) {
+    if (error instanceof SecretBoxError) return false;
+    throw error;
+  }
+}
