@@ -13,6 +13,7 @@ import { enrollmentTokenRoutes } from "./http/routes/enrollment-tokens.routes";
 import { mfaRoutes } from "./http/routes/mfa.routes";
 import { organizationRoutes } from "./http/routes/organizations.routes";
 import { policyRoutes } from "./http/routes/policies.routes";
+import { ssoRoutes } from "./http/routes/sso.routes";
 import { systemRoutes } from "./http/routes/system.routes";
 import { userRoutes } from "./http/routes/users.routes";
 import { webhookRoutes } from "./http/routes/webhooks.routes";
@@ -30,6 +31,7 @@ export function buildApp(deps: AppDeps) {
     .use(systemRoutes(deps))
     .use(authRoutes(deps, security))
     .use(mfaRoutes(deps, security))
+    .use(ssoRoutes(deps, security))
     .use(userRoutes(deps, security))
     .use(organizationRoutes(deps, security))
     .use(auditLogRoutes(deps, security))

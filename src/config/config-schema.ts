@@ -33,6 +33,8 @@ export const ConfigSchema = Type.Object({
       default: [],
       maxItems: 50,
     }),
+    /** Lets OIDC issuers on plain http be used: for tests and labs only, never in production. */
+    oidc_allow_insecure_issuers: Type.Boolean({ default: false }),
   }),
   rate_limit: Type.Object({
     authenticated_per_minute: Type.Integer({ default: 1000, minimum: 1, maximum: MAX_RATE }),

@@ -59,6 +59,16 @@ export const REASONS = [
   "mfa_method_not_enrolled",
   "mfa_setup_required",
   "own_mfa_reset",
+  "sso_state_invalid",
+  "sso_code_rejected",
+  "sso_id_token_invalid",
+  "sso_email_not_verified",
+  "sso_domain_not_allowed",
+  "sso_email_taken",
+  "sso_response_invalid",
+  "sso_response_replayed",
+  "sso_response_unsolicited",
+  "sso_code_invalid",
   // What does not exist
   "api_key_not_found",
   "device_not_found",
@@ -96,6 +106,13 @@ export const REASONS = [
   "webauthn_options_required",
   "webauthn_response_invalid",
   "webauthn_credential_registered",
+  "sso_connection_unknown",
+  "sso_redirect_uri_not_allowed",
+  "sso_state_taken",
+  "sso_discovery_failed",
+  "sso_certificate_invalid",
+  "sso_client_id_taken",
+  "organization_changed",
   // Limits
   "rate_limited",
   "login_throttled",
@@ -104,6 +121,7 @@ export const REASONS = [
   "vpn_pool_misconfigured",
   "webauthn_unavailable",
   "totp_secret_unreadable",
+  "sso_provider_unavailable",
   "internal_error",
 ] as const;
 

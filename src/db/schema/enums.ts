@@ -16,3 +16,4 @@ export const MFA_METHOD_TYPES = ["totp", "webauthn"] as const;
 export const MFA_VERIFY_METHODS = ["totp", "webauthn", "recovery_code"] as const;
 export const MFA_CHALLENGE_KINDS = ["sign_in", "webauthn_registration"] as const;
 export const SIGN_IN_METHODS = ["password", "mfa", "sso"] as const;
+export const SSO_PROVIDERS = ["oidc", "saml"] as const;

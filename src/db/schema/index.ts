@@ -3,3 +3,4 @@ export * from "./devices";
 export * from "./events";
 export * from "./identity";
 export * from "./policies";
+export * from "./sso";

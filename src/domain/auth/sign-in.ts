@@ -150,6 +150,8 @@ export async function startSession(
   user: { id: string; email: string; role: Role; organizationId: string },
   ip: string,
   signInMethod: SignInMethod,
+  /** More for the audit row (the SSO provider). */
+  auditDetails: Record<string, unknown> = {},
 ): Promise<TokenPair> {
   const sessionId = newId();
   const signed = await signTokenPair(deps, user, sessionId);
@@ -169,7 +171,7 @@ export async function startSession(
         action: "auth.login",
         targetType: "user",
         targetId: user.id,
-        details: { session_id: sessionId, method: signInMethod },
+        details: { session_id: sessionId, method: signInMethod, ...auditDetails },
       },
     );
   });

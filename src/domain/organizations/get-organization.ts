@@ -2,7 +2,8 @@ import { and, count, eq, isNull } from "drizzle-orm";
 import { organizations, users } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
-import { type OrganizationView, redactSso } from "./organization-view";
+import { ssoSettingsView } from "../sso/sso-settings-view";
+import type { OrganizationView } from "./organization-view";
 
 export function getOrganization(deps: DomainDeps, organizationId: string): OrganizationView {
   const row = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
@@ -21,7 +22,7 @@ export function getOrganization(deps: DomainDeps, organizationId: string): Organ
     device_count: row.deviceCount,
     user_count: userCount,
     require_mfa: row.requireMfa,
-    sso: redactSso(row.ssoSettings),
+    sso: ssoSettingsView(row.ssoSettings, deps.config.server.base_url, row.id),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -5,7 +5,8 @@ import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import { type DomainDeps, systemActor } from "../deps";
 import { ConflictError, NotFoundError } from "../errors";
-import type { Plan, SsoSettings } from "./organization-view";
+import { readStoredSso } from "../sso/sso-settings-view";
+import type { Plan } from "./organization-view";
 
 /**
  * Sets an organization's plan (named by id or name). Only the operator of the installation does this,
@@ -25,7 +26,7 @@ export function setOrganizationPlan(
       .get();
     if (!row)
       throw new NotFoundError("organization", `no organization has the id or name "${input.organization}"`);
-    if (input.plan !== "enterprise" && (row.ssoSettings as SsoSettings).saml?.enabled) {
+    if (input.plan !== "enterprise" && readStoredSso(row.ssoSettings).saml?.enabled) {
       throw new ConflictError(
         "saml_requires_enterprise",
         "SAML single sign-on needs the enterprise plan",

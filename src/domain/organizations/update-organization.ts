@@ -7,19 +7,21 @@ import type { Principal } from "../auth/principal";
 import type { Actor, DomainDeps } from "../deps";
 import { ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { isMfaEnabled } from "../mfa/user-factors";
+import { prepareSsoSettings } from "../sso/prepare-sso-settings";
+import type { SsoSettingsInput } from "../sso/sso-settings-view";
 import { getOrganization } from "./get-organization";
-import type { OrganizationView, Plan, SsoSettings } from "./organization-view";
+import type { OrganizationView, Plan } from "./organization-view";
 
 /**
- * Renames or changes SSO settings; SAML needs the enterprise plan (403). The plan itself is the
+ * Renames, changes SSO settings (checked by prepareSsoSettings) or require_mfa; SAML needs the enterprise plan (403). The plan itself is the
  * operator's to set (`bulwark org set-plan`): an admin who sends one gets 403.
  */
-export function updateOrganization(
+export async function updateOrganization(
   deps: DomainDeps,
   principal: Principal,
   actor: Actor,
-  input: { name?: string; plan?: Plan; sso?: SsoSettings; require_mfa?: boolean },
-): OrganizationView {
+  input: { name?: string; plan?: Plan; sso?: SsoSettingsInput; require_mfa?: boolean },
+): Promise<OrganizationView> {
   const organizationId = principal.organizationId;
   if (input.plan !== undefined) {
     throw new ForbiddenError(
@@ -37,39 +39,40 @@ export function updateOrganization(
       "set up your own second factor first",
       "require_mfa: requiring multi-factor authentication needs an administrator who has it (POST /api/v1/auth/mfa/totp)",
     );
+  const before = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
+  if (!before) throw new NotFoundError("organization");
+  // Checked (discovery is a request) before the transaction, against the settings as they were read.
+  const sso = input.sso ? await prepareSsoSettings(deps, organizationId, before, input.sso) : undefined;
   const now = deps.clock.now();
   withTransaction(deps.db, (tx) => {
     const row = tx.select().from(organizations).where(eq(organizations.id, organizationId)).get();
     if (!row) throw new NotFoundError("organization");
-    const plan = row.plan;
-    const sso = { ...(row.ssoSettings as SsoSettings), ...(input.sso ?? {}) };
-    if (input.sso?.oidc && input.sso.oidc.client_secret === undefined) {
-      const previous = (row.ssoSettings as SsoSettings).oidc?.client_secret;
-      if (previous) sso.oidc = { ...input.sso.oidc, client_secret: previous };
-    }
-    if (sso.saml?.enabled && plan !== "enterprise") {
-      throw new ForbiddenError(
-        "saml_requires_enterprise",
-        "SAML single sign-on needs the enterprise plan",
-        "sso.saml.enabled: the operator sets the plan (bulwark org set-plan)",
+    if (sso && row.updatedAt !== before.updatedAt)
+      throw new ConflictError(
+        "organization_changed",
+        "the organization changed while its SSO settings were being checked",
+        "send the change again",
       );
-    }
     tx.update(organizations)
       .set({
         name: input.name ?? row.name,
-        plan,
         requireMfa: input.require_mfa ?? row.requireMfa,
-        ssoSettings: sso as Record<string, unknown>,
+        ssoSettings: (sso ?? row.ssoSettings) as Record<string, unknown>,
         updatedAt: toIso(now),
       })
       .where(eq(organizations.id, organizationId))
       .run();
     const changed = Object.keys(input).filter((key) => input[key as keyof typeof input] !== undefined);
+    const ssoFields = input.sso
+      ? Object.entries(input.sso).flatMap(([provider, fields]) =>
+          Object.keys(fields ?? {}).map((field) => `sso.${provider}.${field}`),
+        )
+      : [];
     recordAudit(tx, now, actor, {
       action: "organization.update",
       targetType: "organization",
       targetId: organizationId,
-      details: { fields: changed },
+      details: { fields: changed, ...(ssoFields.length > 0 ? { sso_fields: ssoFields } : {}) },
     });
   });
   return getOrganization(deps, organizationId);

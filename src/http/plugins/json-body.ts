@@ -17,6 +17,9 @@ const rawBodies = new WeakMap<Request, unknown>();
 // yet, which are ignored rather than refused so an upgrade of the agents never breaks check-ins.
 const LENIENT_PATH_PREFIX = "/api/v1/agent/";
 
+/** The one route whose body is a form: a SAML IdP posts its response as a browser form (HTTP-POST binding). */
+export const FORM_PATHS = new Set(["/api/v1/auth/sso/saml/acs"]);
+
 /** Reads the body as text, refusing (413) as soon as it passes MAX_BODY_BYTES, whatever Content-Length said. */
 async function readBodyText(request: Request): Promise<string> {
   if (!request.body) return "";
@@ -103,6 +106,11 @@ export function jsonBodyPlugin() {
       const type = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
       const text = await readBodyText(request);
       if (text.trim() === "") return {};
+      if (type === "application/x-www-form-urlencoded" && FORM_PATHS.has(new URL(request.url).pathname)) {
+        const fields = Object.fromEntries(new URLSearchParams(text));
+        rawBodies.set(request, fields);
+        return fields;
+      }
       if (type !== "application/json" && !type.endsWith("+json")) {
         throw new UnsupportedMediaTypeError("send the body as JSON with Content-Type: application/json");
       }

@@ -1,12 +1,9 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { getOrganization } from "../../domain/organizations/get-organization";
-import {
-  OrganizationSchema,
-  PlanSchema,
-  SsoSettingsInputSchema,
-} from "../../domain/organizations/organization-view";
+import { OrganizationSchema, PlanSchema } from "../../domain/organizations/organization-view";
 import { updateOrganization } from "../../domain/organizations/update-organization";
+import { SsoSettingsInputSchema } from "../../domain/sso/sso-settings-view";
 import type { AppDeps } from "../app-deps";
 import type { securityPlugin } from "../plugins/security";
 import { errorResponses } from "../schemas/common";

@@ -1,0 +1,389 @@
+import { createHash, randomBytes } from "node:crypto";
+import { generateServiceProviderMetadata, SAML, ValidateInResponseTo } from "@node-saml/node-saml";
+import { DOMParser } from "@xmldom/xmldom";
+import { and, eq, gt, isNull } from "drizzle-orm";
+import * as xpath from "xpath";
+import { withTransaction } from "../../db/client";
+import { organizations, samlAssertions, ssoCodes, ssoRequests, users } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
+import type { AuthDeps } from "../auth/auth-deps";
+import type { TokenPair } from "../auth/issue-session";
+import type { SignedInUser } from "../auth/sign-in";
+import type { DomainDeps } from "../deps";
+import { DomainError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from "../errors";
+import { readStoredSso, type StoredSaml, samlServiceProviderUrls } from "./sso-settings-view";
+import { refuseSsoSignIn, resolveSsoUser, startSsoSession } from "./sso-user";
+
+/** How long a sign-in may take at the IdP; the request is single-use and forgotten after this. */
+export const SAML_REQUEST_TTL_SECONDS = 600;
+/** The one-time code the ACS hands to the client's redirect_uri. */
+export const SAML_CODE_TTL_SECONDS = 60;
+/** Clock skew allowed between the IdP and this server. */
+const CLOCK_SKEW_MS = 3 * 60 * 1000;
+
+const requestKey = (id: string) => `saml:${id}`;
+const codeDigest = (code: string) => createHash("sha256").update(code).digest("hex");
+
+function samlOrganization(deps: DomainDeps, organizationId: string) {
+  const organization = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
+  if (!organization) throw new NotFoundError("organization");
+  if (organization.plan !== "enterprise")
+    throw new ForbiddenError(
+      "saml_requires_enterprise",
+      "SAML single sign-on needs the enterprise plan",
+      "the operator of this installation sets the plan: bulwark org set-plan --org <organization> --plan enterprise",
+    );
+  return { organization, saml: readStoredSso(organization.ssoSettings).saml };
+}
+
+function enabledSaml(saml: StoredSaml | undefined): StoredSaml {
+  if (!saml?.enabled || !saml.idp_certificate || !saml.idp_sso_url || !saml.idp_entity_id)
+    throw new ValidationError(
+      "SAML single sign-on is not set up",
+      [{ field: "organization_id", message: "this organization has no enabled SAML connection" }],
+      undefined,
+      "sso_connection_unknown",
+    );
+  return saml;
+}
+
+function serviceProvider(deps: DomainDeps, organizationId: string, saml: StoredSaml, requestId?: string) {
+  const urls = samlServiceProviderUrls(deps.config.server.base_url, organizationId);
+  return new SAML({
+    issuer: urls.entityId,
+    callbackUrl: urls.acsUrl,
+    audience: urls.entityId,
+    entryPoint: saml.idp_sso_url,
+    idpIssuer: saml.idp_entity_id,
+    idpCert: saml.idp_certificate ?? "",
+    // Both the Response (which carries Destination and InResponseTo) and the assertion must be signed.
+    wantAuthnResponseSigned: true,
+    wantAssertionsSigned: true,
+    acceptedClockSkewMs: CLOCK_SKEW_MS,
+    // InResponseTo is checked here against the database (single-use, survives a restart), not by node-saml.
+    validateInResponseTo: ValidateInResponseTo.never,
+    identifierFormat: null,
+    disableRequestedAuthnContext: true,
+    ...(requestId ? { generateUniqueId: () => requestId } : {}),
+  });
+}
+
+/** Bulwark's service-provider metadata for an organization: what its IdP is configured with. */
+export function samlMetadata(deps: DomainDeps, organizationId: string): string {
+  samlOrganization(deps, organizationId);
+  const urls = samlServiceProviderUrls(deps.config.server.base_url, organizationId);
+  return generateServiceProviderMetadata({
+    issuer: urls.entityId,
+    callbackUrl: urls.acsUrl,
+    wantAssertionsSigned: true,
+    identifierFormat: null,
+  });
+}
+
+/**
+ * SP-initiated sign-in: stores the pending AuthnRequest (its ID is what the response's InResponseTo must
+ * name) and returns the IdP's URL with the request (HTTP-Redirect binding).
+ */
+export async function startSamlSignIn(
+  deps: DomainDeps,
+  input: { organization_id: string; redirect_uri: string; state: string },
+): Promise<string> {
+  const { organization, saml } = samlOrganization(deps, input.organization_id);
+  const connection = enabledSaml(saml);
+  if (!connection.redirect_uris.includes(input.redirect_uri))
+    throw new ValidationError(
+      "redirect_uri not allowed",
+      [
+        {
+          field: "redirect_uri",
+          message: "must be exactly one of the connection's redirect_uris",
+          received: input.redirect_uri,
+        },
+      ],
+      undefined,
+      "sso_redirect_uri_not_allowed",
+    );
+  const requestId = `_${randomBytes(20).toString("hex")}`;
+  const now = deps.clock.now();
+  deps.db
+    .insert(ssoRequests)
+    .values({
+      id: requestKey(requestId),
+      provider: "saml",
+      organizationId: organization.id,
+      redirectUri: input.redirect_uri,
+      clientState: input.state,
+      createdAt: toIso(now),
+      expiresAt: toIso(addSeconds(now, SAML_REQUEST_TTL_SECONDS)),
+    })
+    .run();
+  return serviceProvider(deps, organization.id, connection, requestId).getAuthorizeUrlAsync(
+    input.state,
+    undefined,
+    {},
+  );
+}
+
+function parseXml(xml: string) {
+  const problems: string[] = [];
+  const record = (message: string) => problems.push(message);
+  const document = new DOMParser({
+    errorHandler: { warning: () => {}, error: record, fatalError: record },
+  }).parseFromString(xml, "text/xml");
+  return problems.length > 0 || !document?.documentElement ? null : document;
+}
+
+const SAMLP = "urn:oasis:names:tc:SAML:2.0:protocol";
+const SAML_ASSERTION = "urn:oasis:names:tc:SAML:2.0:assertion";
+
+function attributeValues(profile: Record<string, unknown>, ...names: string[]): string | null {
+  const attributes = (profile.attributes ?? {}) as Record<string, unknown>;
+  for (const name of names) {
+    const value = attributes[name] ?? profile[name];
+    const first = Array.isArray(value) ? value[0] : value;
+    if (typeof first === "string" && first.trim()) return first.trim();
+  }
+  return null;
+}
+
+/** What the ACS answers: where to send the browser (the client's redirect_uri with a code or an error). */
+export interface AcsOutcome {
+  location: string;
+}
+
+/**
+ * The assertion consumer service. The response must answer a pending request of this service
+ * (InResponseTo; unsolicited responses are refused), carry the signatures of the organization's IdP on
+ * both the Response and the assertion, name this ACS as Destination and as the assertion's Recipient, be
+ * inside its validity window (3 minutes of skew) and not be replayed. Success: the client's redirect_uri
+ * with a one-time code; a failure once the request is known: the redirect_uri with `error`.
+ */
+export async function finishSamlSignIn(
+  deps: AuthDeps,
+  input: { SAMLResponse: string; RelayState?: string; ip: string },
+): Promise<AcsOutcome> {
+  const xml = Buffer.from(input.SAMLResponse, "base64").toString("utf8");
+  const document = xml.trim().startsWith("<") ? parseXml(xml) : null;
+  if (!document)
+    throw new ValidationError("invalid SAML response", [
+      { field: "SAMLResponse", message: "must be a base64-encoded SAML Response (XML)" },
+    ]);
+  const root = document.documentElement;
+  if (root.localName !== "Response" || root.namespaceURI !== SAMLP)
+    throw new ValidationError("invalid SAML response", [
+      { field: "SAMLResponse", message: "is not a samlp:Response" },
+    ]);
+  const inResponseTo = root.getAttribute("InResponseTo") ?? "";
+  const request = inResponseTo
+    ? deps.db
+        .select()
+        .from(ssoRequests)
+        .where(eq(ssoRequests.id, requestKey(inResponseTo)))
+        .get()
+    : undefined;
+  if (!request)
+    throw new UnauthenticatedError(
+      "sso_response_unsolicited",
+      "single sign-on failed",
+      inResponseTo
+        ? "InResponseTo: names no sign-in this service started (responses the IdP sends on its own are refused)"
+        : "InResponseTo: missing; IdP-initiated sign-in is refused, start at GET /api/v1/auth/sso/saml/login",
+    );
+  const organizationId = request.organizationId;
+  const fail = (error: DomainError): AcsOutcome => {
+    try {
+      refuseSsoSignIn(deps, organizationId, "saml", null, input.ip, error);
+    } catch {
+      // audited; the browser goes back to the client with the error
+    }
+    const target = new URL(request.redirectUri);
+    target.searchParams.set("error", error.reason);
+    if (error.details) target.searchParams.set("error_description", error.details);
+    target.searchParams.set("state", request.clientState ?? "");
+    return { location: target.toString() };
+  };
+  const invalid = (details: string) =>
+    fail(new UnauthenticatedError("sso_response_invalid", "single sign-on failed", details));
+  const now = deps.clock.now();
+  if (request.usedAt)
+    return fail(
+      new UnauthenticatedError(
+        "sso_response_replayed",
+        "single sign-on failed",
+        "InResponseTo: this sign-in was already answered; a response works once",
+      ),
+    );
+  if (request.expiresAt <= toIso(now))
+    return invalid(
+      `InResponseTo: the sign-in expired; it must finish within ${SAML_REQUEST_TTL_SECONDS / 60} minutes`,
+    );
+  let connection: StoredSaml;
+  try {
+    connection = enabledSaml(samlOrganization(deps, organizationId).saml);
+  } catch (error) {
+    if (error instanceof DomainError) return fail(error);
+    throw error;
+  }
+  const urls = samlServiceProviderUrls(deps.config.server.base_url, organizationId);
+  let profile: Record<string, unknown>;
+  try {
+    const result = await serviceProvider(deps, organizationId, connection).validatePostResponseAsync({
+      SAMLResponse: input.SAMLResponse,
+    });
+    if (!result.profile) return invalid("Response: carries no assertion");
+    profile = result.profile as unknown as Record<string, unknown>;
+  } catch (error) {
+    return invalid(`signature or conditions: ${(error as Error).message}`);
+  }
+  // The Response is signed as a whole (checked above), so its Destination is the IdP's word.
+  const destination = root.getAttribute("Destination");
+  if (destination !== urls.acsUrl)
+    return invalid(
+      `Destination: the response is addressed to ${destination || "nobody"}, not to ${urls.acsUrl}`,
+    );
+  const assertion = parseXml((profile.getAssertionXml as () => string)());
+  if (!assertion) return invalid("Assertion: cannot be read");
+  const select = xpath.useNamespaces({ saml: SAML_ASSERTION });
+  const assertionId = String(select("string(/saml:Assertion/@ID)", assertion));
+  const confirmations = select(
+    "/saml:Assertion/saml:Subject/saml:SubjectConfirmation[@Method='urn:oasis:names:tc:SAML:2.0:cm:bearer']/saml:SubjectConfirmationData",
+    assertion,
+  ) as Element[];
+  const confirmation = confirmations.find((node) => node.getAttribute("Recipient") === urls.acsUrl);
+  if (!confirmation)
+    return invalid(
+      `Recipient: no bearer SubjectConfirmationData names ${urls.acsUrl} (found ${confirmations.map((node) => node.getAttribute("Recipient") || "none").join(", ") || "none"})`,
+    );
+  const confirmedFor = confirmation.getAttribute("InResponseTo");
+  if (confirmedFor && confirmedFor !== inResponseTo)
+    return invalid("InResponseTo: the assertion answers another request than the Response");
+  const notOnOrAfter = confirmation.getAttribute("NotOnOrAfter");
+  const rememberUntil = new Date(
+    Math.max(
+      addSeconds(now, SAML_REQUEST_TTL_SECONDS).getTime(),
+      (notOnOrAfter && Date.parse(notOnOrAfter)) || 0,
+    ) + CLOCK_SKEW_MS,
+  );
+  if (!assertionId) return invalid("Assertion: has no ID");
+  const accepted = withTransaction(deps.db, (tx) => {
+    const claimed = tx
+      .update(ssoRequests)
+      .set({ usedAt: toIso(now) })
+      .where(and(eq(ssoRequests.id, request.id), isNull(ssoRequests.usedAt)))
+      .returning({ id: ssoRequests.id })
+      .all();
+    if (claimed.length === 0) return "request";
+    const remembered = tx
+      .insert(samlAssertions)
+      .values({ organizationId, assertionId, expiresAt: toIso(rememberUntil) })
+      .onConflictDoNothing()
+      .returning({ id: samlAssertions.assertionId })
+      .all();
+    return remembered.length === 0 ? "assertion" : "ok";
+  });
+  if (accepted !== "ok")
+    return fail(
+      new UnauthenticatedError(
+        "sso_response_replayed",
+        "single sign-on failed",
+        accepted === "request"
+          ? "InResponseTo: this sign-in was already answered; a response works once"
+          : `Assertion: ${assertionId} was already used`,
+      ),
+    );
+  const subject = typeof profile.nameID === "string" ? profile.nameID : "";
+  if (!subject) return invalid("NameID: the assertion names no subject");
+  const email =
+    attributeValues(
+      profile,
+      "email",
+      "mail",
+      "emailaddress",
+      "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress",
+    ) ?? (subject.includes("@") ? subject : null);
+  const name = attributeValues(
+    profile,
+    "name",
+    "displayName",
+    "http://schemas.microsoft.com/identity/claims/displayname",
+    "http://schemas.xmlsoap.org/ws/2005/05/identity/claims/name",
+  );
+  let userId: string;
+  try {
+    const account = await resolveSsoUser(
+      deps,
+      organizationId,
+      connection,
+      { provider: "saml", subject, email, emailVerified: true, name },
+      input.ip,
+    );
+    userId = account.id;
+  } catch (error) {
+    if (error instanceof DomainError) {
+      const target = new URL(request.redirectUri);
+      target.searchParams.set("error", error.reason);
+      if (error.details) target.searchParams.set("error_description", error.details);
+      target.searchParams.set("state", request.clientState ?? "");
+      return { location: target.toString() };
+    }
+    throw error;
+  }
+  const code = `bwc_${randomBytes(32).toString("base64url")}`;
+  deps.db
+    .insert(ssoCodes)
+    .values({
+      codeDigest: codeDigest(code),
+      userId,
+      provider: "saml",
+      createdAt: toIso(now),
+      expiresAt: toIso(addSeconds(now, SAML_CODE_TTL_SECONDS)),
+    })
+    .run();
+  const target = new URL(request.redirectUri);
+  target.searchParams.set("code", code);
+  target.searchParams.set("state", request.clientState ?? "");
+  return { location: target.toString() };
+}
+
+/** Exchanges the ACS's one-time code (60 seconds, single-use) for tokens, exactly like a login. */
+export async function exchangeSamlCode(
+  deps: AuthDeps,
+  input: { code: string; ip: string },
+): Promise<{ tokens: TokenPair; user: SignedInUser }> {
+  const now = deps.clock.now();
+  const row = deps.db
+    .update(ssoCodes)
+    .set({ usedAt: toIso(now) })
+    .where(
+      and(
+        eq(ssoCodes.codeDigest, codeDigest(input.code)),
+        isNull(ssoCodes.usedAt),
+        gt(ssoCodes.expiresAt, toIso(now)),
+      ),
+    )
+    .returning()
+    .get();
+  if (!row)
+    throw new UnauthenticatedError(
+      "sso_code_invalid",
+      "invalid code",
+      `code: unknown, already used or older than ${SAML_CODE_TTL_SECONDS} seconds`,
+    );
+  const account = deps.db.select().from(users).where(eq(users.id, row.userId)).get();
+  if (!account || account.deletedAt) throw new UnauthenticatedError("account_deleted", "account deleted");
+  samlOrganization(deps, account.organizationId);
+  if (account.isDisabled || account.isRestricted)
+    refuseSsoSignIn(
+      deps,
+      account.organizationId,
+      "saml",
+      account.email,
+      input.ip,
+      new UnauthenticatedError(
+        account.isDisabled ? "account_disabled" : "account_restricted",
+        account.isDisabled ? "account disabled" : "account restricted",
+      ),
+      account.id,
+    );
+  return startSsoSession(deps, account, "saml", input.ip);
+}

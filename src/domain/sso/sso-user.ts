@@ -1,0 +1,238 @@
+import { randomBytes } from "node:crypto";
+import { and, eq } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { ssoIdentities, users } from "../../db/schema";
+import type { SSO_PROVIDERS } from "../../db/schema/enums";
+import { toIso } from "../../lib/clock";
+import { hashPassword } from "../../lib/secrets";
+import { recordAudit } from "../audit/record-audit";
+import type { AuthDeps } from "../auth/auth-deps";
+import type { TokenPair } from "../auth/issue-session";
+import { type SignedInUser, startSession, toSignedInUser } from "../auth/sign-in";
+import type { Actor } from "../deps";
+import { type DomainError, UnauthenticatedError } from "../errors";
+import { insertUser } from "../users/insert-user";
+import { passwordHashCost } from "../users/password-hash-cost";
+import type { UserRow } from "../users/user-view";
+
+export type SsoProvider = (typeof SSO_PROVIDERS)[number];
+
+/** Who the identity provider says signed in. */
+export interface SsoIdentity {
+  provider: SsoProvider;
+  /** OIDC `sub`, SAML NameID: stable at the provider. */
+  subject: string;
+  email: string | null;
+  /** OIDC `email_verified`; a SAML assertion signed by the organization's own IdP counts as verified. */
+  emailVerified: boolean;
+  name: string | null;
+}
+
+/** The connection settings that decide linking and provisioning. */
+export interface SsoUserRules {
+  allowed_domains: string[];
+  auto_provision: boolean;
+  default_role: UserRow["role"];
+}
+
+function anonymousActor(organizationId: string, identity: SsoIdentity, ip: string): Actor {
+  return { type: "anonymous", id: null, label: identity.email ?? identity.subject, organizationId, ip };
+}
+
+/** Writes the audit row of a refused SSO sign-in, then throws its error. */
+export function refuseSsoSignIn(
+  deps: AuthDeps,
+  organizationId: string,
+  provider: SsoProvider,
+  label: string | null,
+  ip: string,
+  error: DomainError,
+  targetUserId: string | null = null,
+): never {
+  recordAudit(
+    deps.db,
+    deps.clock.now(),
+    { type: "anonymous", id: null, label, organizationId, ip },
+    {
+      action: "auth.sso_login",
+      outcome: "failure",
+      targetType: "user",
+      targetId: targetUserId,
+      details: { provider, reason: error.reason, ...(error.details ? { details: error.details } : {}) },
+    },
+  );
+  throw error;
+}
+
+/**
+ * Opens a session for the user an identity provider vouched for (`resolveSsoUser`), exactly as a password
+ * sign-in's, without the local MFA challenge: the identity provider owns the second factor.
+ */
+export async function signInWithSsoIdentity(
+  deps: AuthDeps,
+  organizationId: string,
+  rules: SsoUserRules,
+  identity: SsoIdentity,
+  ip: string,
+): Promise<{ tokens: TokenPair; user: SignedInUser }> {
+  const account = await resolveSsoUser(deps, organizationId, rules, identity, ip);
+  return startSsoSession(deps, account, identity.provider, ip, { subject: identity.subject });
+}
+
+/** A session for a user an identity provider vouched for; refused if the user was disabled meanwhile. */
+export async function startSsoSession(
+  deps: AuthDeps,
+  account: UserRow,
+  provider: SsoProvider,
+  ip: string,
+  auditDetails: Record<string, unknown> = {},
+): Promise<{ tokens: TokenPair; user: SignedInUser }> {
+  const tokens = await startSession(deps, account, ip, "sso", { provider, ...auditDetails });
+  return { tokens, user: toSignedInUser(account) };
+}
+
+/**
+ * The user an identity provider vouched for: matched by (organization, provider, subject); the first
+ * time linked by verified email to a user of the organization, or created with the connection's
+ * default_role when auto_provision is on and the email's domain is allowed. Disabled or restricted users
+ * are refused (audited).
+ */
+export async function resolveSsoUser(
+  deps: AuthDeps,
+  organizationId: string,
+  rules: SsoUserRules,
+  identity: SsoIdentity,
+  ip: string,
+): Promise<UserRow> {
+  const refuse = (error: DomainError, userId: string | null = null): never =>
+    refuseSsoSignIn(
+      deps,
+      organizationId,
+      identity.provider,
+      identity.email ?? identity.subject,
+      ip,
+      error,
+      userId,
+    );
+  const linked = deps.db
+    .select({ user: users })
+    .from(ssoIdentities)
+    .innerJoin(users, eq(users.id, ssoIdentities.userId))
+    .where(
+      and(
+        eq(ssoIdentities.organizationId, organizationId),
+        eq(ssoIdentities.provider, identity.provider),
+        eq(ssoIdentities.subject, identity.subject),
+      ),
+    )
+    .get()?.user;
+  let user: UserRow | undefined = linked && !linked.deletedAt ? linked : undefined;
+  let how: "matched" | "linked" | "provisioned" = "matched";
+  if (!user) {
+    const email = identity.email?.trim().toLowerCase() ?? "";
+    if (!email)
+      refuse(
+        new UnauthenticatedError(
+          "sso_email_not_verified",
+          "single sign-on failed",
+          "email: the identity provider sent no email address, and this account is not linked yet",
+        ),
+      );
+    if (!identity.emailVerified)
+      refuse(
+        new UnauthenticatedError(
+          "sso_email_not_verified",
+          "single sign-on failed",
+          `email_verified: the identity provider has not verified ${email}, so it cannot be linked to or create an account`,
+        ),
+      );
+    const existing = deps.db.select().from(users).where(eq(users.email, email)).get();
+    if (existing && existing.organizationId !== organizationId)
+      refuse(
+        new UnauthenticatedError(
+          "sso_email_taken",
+          "single sign-on failed",
+          `email: ${email} belongs to a user of another organization`,
+        ),
+      );
+    if (existing) {
+      user = existing;
+      how = "linked";
+    } else {
+      const domain = email.slice(email.lastIndexOf("@") + 1);
+      if (!rules.auto_provision || !rules.allowed_domains.includes(domain))
+        refuse(
+          new UnauthenticatedError(
+            "sso_domain_not_allowed",
+            "single sign-on failed",
+            rules.auto_provision
+              ? `email: ${domain} is not in this connection's allowed_domains, and no user has the email ${email}`
+              : `email: no user has the email ${email}, and auto_provision is off`,
+          ),
+        );
+      // Nobody knows this password: the account signs in through its identity provider.
+      const passwordHash = await hashPassword(randomBytes(32).toString("base64url"), passwordHashCost(deps));
+      user = withTransaction(deps.db, (tx) => {
+        const row = insertUser(tx, deps.clock.now(), {
+          organizationId,
+          email,
+          name: identity.name?.trim().slice(0, 200) || email.slice(0, email.indexOf("@")),
+          role: rules.default_role,
+          passwordHash,
+        });
+        recordAudit(tx, deps.clock.now(), anonymousActor(organizationId, identity, ip), {
+          action: "user.create",
+          targetType: "user",
+          targetId: row.id,
+          details: { email: row.email, role: row.role, provisioned_by: identity.provider },
+        });
+        return row;
+      });
+      how = "provisioned";
+    }
+  }
+  const account = user as UserRow;
+  if (account.isDisabled || account.isRestricted)
+    refuse(
+      new UnauthenticatedError(
+        account.isDisabled ? "account_disabled" : "account_restricted",
+        account.isDisabled ? "account disabled" : "account restricted",
+      ),
+      account.id,
+    );
+  const now = toIso(deps.clock.now());
+  withTransaction(deps.db, (tx) => {
+    if (linked && linked.id !== account.id)
+      tx.delete(ssoIdentities)
+        .where(
+          and(
+            eq(ssoIdentities.organizationId, organizationId),
+            eq(ssoIdentities.provider, identity.provider),
+            eq(ssoIdentities.subject, identity.subject),
+          ),
+        )
+        .run();
+    tx.insert(ssoIdentities)
+      .values({
+        organizationId,
+        provider: identity.provider,
+        subject: identity.subject,
+        userId: account.id,
+        createdAt: now,
+        lastSignInAt: now,
+      })
+      .onConflictDoUpdate({
+        target: [ssoIdentities.organizationId, ssoIdentities.provider, ssoIdentities.subject],
+        set: { lastSignInAt: now },
+      })
+      .run();
+  });
+  if (how !== "matched")
+    recordAudit(deps.db, deps.clock.now(), anonymousActor(organizationId, identity, ip), {
+      action: "user.sso_link",
+      targetType: "user",
+      targetId: account.id,
+      details: { provider: identity.provider, subject: identity.subject, account: how },
+    });
+  return account;
+}

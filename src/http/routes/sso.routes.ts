@@ -1,0 +1,172 @@
+import { Type } from "@sinclair/typebox";
+import { Elysia } from "elysia";
+import { finishOidcSignIn, startOidcSignIn } from "../../domain/sso/oidc-sign-in";
+import {
+  exchangeSamlCode,
+  finishSamlSignIn,
+  samlMetadata,
+  startSamlSignIn,
+} from "../../domain/sso/saml-sign-in";
+import { Uuid } from "../../lib/schema-types";
+import type { AppDeps } from "../app-deps";
+import { requestState, type securityPlugin } from "../plugins/security";
+import { errorResponses } from "../schemas/common";
+import { LoginResponse } from "./auth.schemas";
+
+const RedirectUri = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  description: "Where the result goes: exactly one of the connection's redirect_uris",
+});
+const ClientState = Type.String({
+  minLength: 16,
+  maxLength: 500,
+  description: "Chosen by the client, random, at least 16 characters; comes back unchanged with the result",
+});
+
+function redirect(location: string, status: 302 | 303): Response {
+  return new Response(null, { status, headers: { location, "cache-control": "no-store" } });
+}
+
+/** /api/v1/auth/sso: single sign-on with an organization's OpenID Connect provider or SAML 2.0 IdP. */
+export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
+  return new Elysia({ prefix: "/api/v1/auth/sso", tags: ["Single sign-on"] })
+    .use(security)
+    .get("/oidc/authorize", async ({ query }) => redirect(await startOidcSignIn(deps, query), 302), {
+      query: Type.Object({
+        client_id: Type.String({
+          minLength: 1,
+          maxLength: 500,
+          description: "The client_id of an organization's OIDC connection: it selects the organization",
+        }),
+        redirect_uri: RedirectUri,
+        scope: Type.Optional(
+          Type.String({
+            maxLength: 500,
+            pattern: "^[\\x21\\x23-\\x5B\\x5D-\\x7E]+( [\\x21\\x23-\\x5B\\x5D-\\x7E]+)*$",
+            description: "Space-separated; openid is always included (default: openid profile email)",
+          }),
+        ),
+        state: ClientState,
+      }),
+      response: {
+        302: Type.Void({ description: "To the identity provider's authorization endpoint (Location)" }),
+        ...errorResponses(400, 409, 429, 503),
+      },
+      detail: {
+        summary: "Start an OpenID Connect sign-in",
+        description:
+          "Redirects the browser to the organization's provider with an authorization-code request (PKCE S256 and a nonce kept here). The provider sends the browser back to redirect_uri with code, state and iss; the client then calls POST /auth/sso/oidc/callback. 400 sso_connection_unknown for an unknown or disabled client_id, 400 sso_redirect_uri_not_allowed (nothing is redirected), 409 sso_state_taken when the state is already in use, 503 sso_provider_unavailable when discovery fails.",
+        security: [],
+      },
+    })
+    .post(
+      "/oidc/callback",
+      async ({ body, request }) => {
+        const result = await finishOidcSignIn(deps, { ...body, ip: requestState(request).ip });
+        return { ...result.tokens, user: result.user };
+      },
+      {
+        body: Type.Object({
+          code: Type.String({ minLength: 1, maxLength: 4000, description: "From the provider's redirect" }),
+          state: Type.String({ minLength: 1, maxLength: 500, description: "From the provider's redirect" }),
+          iss: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 2000,
+              description: "RFC 9207: the provider's iss parameter from the redirect, when it sent one",
+            }),
+          ),
+        }),
+        response: { 200: LoginResponse, ...errorResponses(400, 401, 429, 503) },
+        detail: {
+          summary: "Finish an OpenID Connect sign-in",
+          description:
+            "Answers exactly as a successful POST /auth/login. The state works once, for 10 minutes; the ID token's signature (the provider's keys), iss, aud, exp and nonce are checked, and email_verified before an email links or creates an account. Claims the ID token lacks come from userinfo. Every failure is a 401 whose details name the check (state, code, signature, iss, aud, exp, nonce, email_verified, email).",
+          security: [],
+        },
+      },
+    )
+    .get(
+      "/saml/metadata",
+      ({ query }) =>
+        new Response(samlMetadata(deps, query.organization_id), {
+          headers: { "content-type": "application/samlmetadata+xml; charset=utf-8" },
+        }),
+      {
+        query: Type.Object({ organization_id: Uuid }),
+        response: {
+          200: Type.String({ description: "SAML 2.0 service-provider metadata (XML)" }),
+          ...errorResponses(400, 403, 404, 429),
+        },
+        detail: {
+          summary: "Bulwark's SAML service-provider metadata for an organization",
+          description:
+            "Give this to the IdP: entityID {base_url}/api/v1/auth/sso/saml/metadata?organization_id=ID, the ACS {base_url}/api/v1/auth/sso/saml/acs (HTTP-POST), signed assertions wanted. 403 saml_requires_enterprise on the standard plan.",
+          security: [],
+        },
+      },
+    )
+    .get("/saml/login", async ({ query }) => redirect(await startSamlSignIn(deps, query), 302), {
+      query: Type.Object({ organization_id: Uuid, redirect_uri: RedirectUri, state: ClientState }),
+      response: {
+        302: Type.Void({ description: "To the IdP with an AuthnRequest (HTTP-Redirect binding)" }),
+        ...errorResponses(400, 403, 404, 429),
+      },
+      detail: {
+        summary: "Start a SAML sign-in",
+        description:
+          "Redirects the browser to the organization's IdP. The IdP posts its response to the ACS, which sends the browser on to redirect_uri with ?code=...&state=... (or ?error=...&error_description=...&state=...). The request is single-use and expires after 10 minutes. 403 saml_requires_enterprise on the standard plan.",
+        security: [],
+      },
+    })
+    .post(
+      "/saml/acs",
+      async ({ body, request }) => {
+        const outcome = await finishSamlSignIn(deps, { ...body, ip: requestState(request).ip });
+        return redirect(outcome.location, 303);
+      },
+      {
+        body: Type.Object({
+          SAMLResponse: Type.String({
+            minLength: 1,
+            maxLength: 1_000_000,
+            description: "base64 of the samlp:Response",
+          }),
+          RelayState: Type.Optional(Type.String({ maxLength: 2000 })),
+        }),
+        response: {
+          303: Type.Void({
+            description:
+              "To the redirect_uri of the sign-in: ?code=ONE_TIME&state=STATE, or ?error=REASON&error_description=...&state=STATE",
+          }),
+          ...errorResponses(400, 401, 429),
+        },
+        detail: {
+          summary: "SAML assertion consumer service (the IdP posts here)",
+          description:
+            "The one endpoint that takes a form body (application/x-www-form-urlencoded: SAMLResponse, RelayState). Checks the signatures of the Response and the assertion with the organization's IdP certificate, the audience, Destination and Recipient (both this URL), InResponseTo (a pending request, single-use), the validity window (3 minutes of skew) and assertion replay. A response that answers no request of this service (unsolicited, IdP-initiated) is a 401 sso_response_unsolicited; failures once the request is known go back to its redirect_uri with error.",
+          security: [],
+        },
+      },
+    )
+    .post(
+      "/saml/token",
+      async ({ body, request }) => {
+        const result = await exchangeSamlCode(deps, { code: body.code, ip: requestState(request).ip });
+        return { ...result.tokens, user: result.user };
+      },
+      {
+        body: Type.Object({
+          code: Type.String({ minLength: 1, maxLength: 200, description: "From the ACS's redirect" }),
+        }),
+        response: { 200: LoginResponse, ...errorResponses(400, 401, 403, 429) },
+        detail: {
+          summary: "Exchange a SAML sign-in's one-time code for tokens",
+          description:
+            "Answers exactly as a successful POST /auth/login. The code works once, within 60 seconds. 403 saml_requires_enterprise when the organization left the enterprise plan meanwhile.",
+          security: [],
+        },
+      },
+    );
+}

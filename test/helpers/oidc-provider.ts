@@ -1,0 +1,111 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import Provider from "oidc-provider";
+
+/** An account at the test provider: what its claims say about the person. */
+export interface ProviderAccount {
+  email?: string;
+  email_verified?: boolean;
+  name?: string;
+}
+
+/**
+ * A real OpenID Provider (panva's certified oidc-provider) on a loopback port, with one confidential
+ * client for Bulwark. Its development login and consent forms are filled in by `signIn`, as a person would
+ * in a browser: any login name is accepted and becomes the account id (the `sub`).
+ */
+export async function startOidcProvider(options: { redirectUris: string[] }) {
+  const accounts = new Map<string, ProviderAccount>();
+  let handler: (request: IncomingMessage, response: ServerResponse) => void = () => {};
+  const server = createServer((request, response) => handler(request, response));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = {
+    client_id: `bulwark-${crypto.randomUUID()}`,
+    client_secret: crypto.randomUUID() + crypto.randomUUID(),
+  };
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        ...client,
+        redirect_uris: options.redirectUris,
+        grant_types: ["authorization_code"],
+        response_types: ["code"],
+        token_endpoint_auth_method: "client_secret_post",
+      },
+    ],
+    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"] },
+    cookies: { keys: [crypto.randomUUID()] },
+    findAccount: async (_context, id) => {
+      const account = accounts.get(id);
+      if (!account) return undefined;
+      return { accountId: id, claims: async () => ({ sub: id, ...account }) };
+    },
+  });
+  // The provider's own "this is a development setup" warnings say nothing about the test.
+  provider.on("server_error", (_context, error) => console.error("oidc-provider:", error));
+  handler = provider.callback();
+
+  /**
+   * Follows an authorization URL (Bulwark's 302) through the provider's login and consent forms as
+   * `login`, and returns the redirect back to the client: its code, state and iss.
+   */
+  async function signIn(authorizationUrl: string, login: string) {
+    const cookies = new Map<string, string>();
+    const send = async (url: string, init: RequestInit = {}) => {
+      const response = await fetch(new URL(url, issuer), {
+        ...init,
+        redirect: "manual",
+        headers: {
+          ...(init.headers as Record<string, string>),
+          cookie: [...cookies].map(([name, value]) => `${name}=${value}`).join("; "),
+        },
+      });
+      for (const line of response.headers.getSetCookie()) {
+        const [pair] = line.split(";");
+        const index = (pair ?? "").indexOf("=");
+        if (index > 0) cookies.set(pair!.slice(0, index), pair!.slice(index + 1));
+      }
+      return response;
+    };
+    let response = await send(authorizationUrl);
+    for (let step = 0; step < 10; step++) {
+      const location = response.headers.get("location");
+      if (response.status >= 300 && response.status < 400 && location) {
+        const next = new URL(location, issuer);
+        if (next.origin !== new URL(issuer).origin) return next;
+        response = await send(next.toString());
+        continue;
+      }
+      const page = await response.text();
+      if (response.status !== 200)
+        throw new Error(`the provider answered ${response.status}: ${page.slice(0, 500)}`);
+      // Fill in and submit the form on the page: the login form, then the consent form.
+      const action = page.match(/<form[^>]*action="([^"]+)"/)?.[1];
+      const prompt = page.match(/name="prompt" value="([^"]+)"/)?.[1];
+      if (!action || !prompt) throw new Error(`no form on the provider's page: ${page.slice(0, 500)}`);
+      const fields = new URLSearchParams({ prompt });
+      if (prompt === "login") {
+        fields.set("login", login);
+        fields.set("password", "any password");
+      }
+      response = await send(action.replaceAll("&amp;", "&"), {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: fields.toString(),
+      });
+    }
+    throw new Error("the provider never sent the browser back to the client");
+  }
+
+  return {
+    issuer,
+    ...client,
+    /** Adds or changes a person at the provider (their login is their `sub`). */
+    setAccount: (login: string, account: ProviderAccount) => accounts.set(login, account),
+    signIn,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+export type TestOidcProvider = Awaited<ReturnType<typeof startOidcProvider>>;
