@@ -6,6 +6,7 @@
 const TOOLS = [
   { command: "chromium", package: "chromium", use: "WebAuthn tests (Chromium's virtual authenticator)" },
   { command: "zbarimg", package: "zbar-tools", use: "reading the TOTP QR code back" },
+  { command: "openssl", package: "openssl", use: "the SAML IdP's signing certificates" },
 ] as const;
 
 export function ensureTestTools(): void {

@@ -6,6 +6,7 @@ import { purgeDeviceLogs } from "../domain/devices/purge-device-logs";
 import { purgeExpiredDeviceCredentials } from "../domain/devices/purge-expired-device-credentials";
 import { reevaluateStaleDevices } from "../domain/devices/reevaluate-stale-devices";
 import { timeOutWipes } from "../domain/devices/time-out-wipes";
+import { purgeExpiredSsoState } from "../domain/sso/purge-expired-sso-state";
 import { purgeDeliveries } from "../domain/webhooks/purge-deliveries";
 
 /** A named background job; tests call `run` directly with a fake clock. */
@@ -21,6 +22,11 @@ export const JOBS: readonly Job[] = [
     id: "purge-expired-credentials",
     intervalSeconds: (config) => config.jobs.scan_interval_seconds,
     run: (deps) => purgeExpiredCredentials(deps),
+  },
+  {
+    id: "purge-expired-sso-state",
+    intervalSeconds: (config) => config.jobs.scan_interval_seconds,
+    run: (deps) => purgeExpiredSsoState(deps),
   },
   {
     id: "mark-offline-devices",

@@ -21,7 +21,17 @@ test("Redocly's recommended rules find no error and no warning", async () => {
     absoluteRef: "/openapi.json",
     config,
   });
-  expect(problems.map((problem) => `${problem.severity} ${problem.ruleId}: ${problem.message}`)).toEqual([]);
+  // A redirect is the whole answer of the single sign-on entry points: a 302 there is their success.
+  const isRedirectOperation = (pointer: string | undefined) => {
+    const [, path, method] = (pointer ?? "").match(/^#\/paths\/([^/]+)\/([a-z]+)\/responses/) ?? [];
+    const responses = document.paths[(path ?? "").replaceAll("~1", "/")]?.[method ?? ""]?.responses ?? {};
+    return Object.keys(responses).some((status) => status.startsWith("3"));
+  };
+  const kept = problems.filter(
+    (problem) =>
+      !(problem.ruleId === "operation-2xx-response" && isRedirectOperation(problem.location[0]?.pointer)),
+  );
+  expect(kept.map((problem) => `${problem.severity} ${problem.ruleId}: ${problem.message}`)).toEqual([]);
 });
 
 test("the main resources and the error body are named components, referenced where they are used", () => {
@@ -77,7 +87,10 @@ test("every operation documents a success response and its error responses with 
   for (const [path, item] of Object.entries(document.paths as Record<string, Record<string, any>>)) {
     for (const [method, operation] of Object.entries(item)) {
       const statuses = Object.keys(operation.responses ?? {});
-      expect({ path, method, hasSuccess: statuses.some((status) => status.startsWith("2")) }).toEqual({
+      const succeeds = statuses.some(
+        (status) => status.startsWith("2") || status === "302" || status === "303",
+      );
+      expect({ path, method, hasSuccess: succeeds }).toEqual({
         path,
         method,
         hasSuccess: true,
@@ -99,8 +112,11 @@ test("every operation documents a success response and its error responses with 
           required: ["code", "reason", "message"],
         });
       }
+      // JSON everywhere but the SAML ACS, which the IdP's page posts as a browser form.
       if (operation.requestBody)
-        expect(Object.keys(operation.requestBody.content)).toEqual(["application/json"]);
+        expect(Object.keys(operation.requestBody.content)).toEqual([
+          path === "/api/v1/auth/sso/saml/acs" ? "application/x-www-form-urlencoded" : "application/json",
+        ]);
     }
   }
 });

@@ -151,6 +151,12 @@ describe("every route", () => {
         "POST /api/v1/auth/mfa/verify",
         "POST /api/v1/auth/mfa/webauthn/authentication-options",
         "POST /api/v1/auth/refresh",
+        "GET /api/v1/auth/sso/oidc/authorize",
+        "POST /api/v1/auth/sso/oidc/callback",
+        "GET /api/v1/auth/sso/saml/metadata",
+        "GET /api/v1/auth/sso/saml/login",
+        "POST /api/v1/auth/sso/saml/acs",
+        "POST /api/v1/auth/sso/saml/token",
         "POST /api/v1/devices/enroll",
       ].sort(),
     );

@@ -4,6 +4,7 @@
  * everything Bulwark checks is checked on what that provider really sends.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { JOBS } from "../../src/jobs/jobs";
 import { enableTotp } from "../helpers/mfa";
 import { startOidcProvider, type TestOidcProvider } from "../helpers/oidc-provider";
 import { expectServerErrors } from "../helpers/server-errors";
@@ -125,6 +126,11 @@ describe("connection settings", () => {
     expect(renamed.body.sso.oidc.default_role).toBe("auditor");
     const read = await t.request("GET", "/api/v1/organizations/current", { token: org.adminToken });
     expect(JSON.stringify(read.body)).not.toContain(op.client_secret);
+    const audit = await t.request("GET", "/api/v1/audit-logs?action=organization.update", {
+      token: org.adminToken,
+    });
+    expect(audit.body.data[0].details.sso_fields).toContain("sso.oidc.default_role");
+    expect(JSON.stringify(audit.body)).not.toContain(op.client_secret);
   });
 
   test("a plain-http issuer is refused unless auth.oidc_allow_insecure_issuers", async () => {
@@ -387,5 +393,20 @@ describe("authorize", () => {
     });
     expect([302, 503]).toContain(started.status);
     expectServerErrors(started.status === 503 ? 1 : 0);
+  });
+});
+
+describe("housekeeping", () => {
+  inProcessTest("the purge job forgets states past their 10 minutes", async () => {
+    const t = await newApp();
+    await organizationWithOidc(t);
+    op.setAccount("purged", { email: "purged@corp.test", email_verified: true });
+    const flow = await throughProvider(t, "purged");
+    t.clock.advanceSeconds(601);
+    const purge = JOBS.find((job) => job.id === "purge-expired-sso-state");
+    expect(await purge?.run(t.deps)).toMatchObject({ requests: 1 });
+    const response = await callback(t, flow);
+    expect(response.status).toBe(401);
+    expect(response.body.details).toStartWith("state: no sign-in was started");
   });
 });

@@ -3,7 +3,7 @@ import { and, ne, sql } from "drizzle-orm";
 import { organizations } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { ConflictError, type FieldError, ForbiddenError, ValidationError } from "../errors";
-import { describeDiscoveryFailure, providerConfiguration } from "./oidc-provider-client";
+import { checkIssuerUrl, describeDiscoveryFailure, providerConfiguration } from "./oidc-provider-client";
 import {
   readStoredSso,
   type SsoSettingsInput,
@@ -96,7 +96,15 @@ export async function prepareSsoSettings(
       if (client_secret === "") delete oidc.client_secret;
       else oidc.client_secret = deps.secrets.seal(client_secret);
     }
-    if (fields.issuer !== undefined) oidc.issuer = fields.issuer.replace(/\/+$/, "") || fields.issuer;
+    if (fields.issuer !== undefined) {
+      oidc.issuer = fields.issuer.replace(/\/+$/, "") || fields.issuer;
+      try {
+        checkIssuerUrl(deps, oidc.issuer, "sso.oidc.issuer");
+      } catch (error) {
+        if (!(error instanceof ValidationError)) throw error;
+        errors.push(...error.errors);
+      }
+    }
     errors.push(...checkRedirectUris(oidc.redirect_uris, "sso.oidc.redirect_uris"));
     oidc.allowed_domains = normalizeDomains(oidc.allowed_domains, "sso.oidc.allowed_domains", errors);
     if (oidc.enabled) {

@@ -190,17 +190,21 @@ export async function finishSamlSignIn(
         : "InResponseTo: missing; IdP-initiated sign-in is refused, start at GET /api/v1/auth/sso/saml/login",
     );
   const organizationId = request.organizationId;
-  const fail = (error: DomainError): AcsOutcome => {
-    try {
-      refuseSsoSignIn(deps, organizationId, "saml", null, input.ip, error);
-    } catch {
-      // audited; the browser goes back to the client with the error
-    }
+  // Once the request is known, the browser goes back to the client with the error, not to a JSON page.
+  const backWithError = (error: DomainError): AcsOutcome => {
     const target = new URL(request.redirectUri);
     target.searchParams.set("error", error.reason);
     if (error.details) target.searchParams.set("error_description", error.details);
     target.searchParams.set("state", request.clientState ?? "");
     return { location: target.toString() };
+  };
+  const fail = (error: DomainError): AcsOutcome => {
+    try {
+      refuseSsoSignIn(deps, organizationId, "saml", null, input.ip, error);
+    } catch {
+      // refuseSsoSignIn audits, then throws the error it was given
+    }
+    return backWithError(error);
   };
   const invalid = (details: string) =>
     fail(new UnauthenticatedError("sso_response_invalid", "single sign-on failed", details));
@@ -319,13 +323,8 @@ export async function finishSamlSignIn(
     );
     userId = account.id;
   } catch (error) {
-    if (error instanceof DomainError) {
-      const target = new URL(request.redirectUri);
-      target.searchParams.set("error", error.reason);
-      if (error.details) target.searchParams.set("error_description", error.details);
-      target.searchParams.set("state", request.clientState ?? "");
-      return { location: target.toString() };
-    }
+    // resolveSsoUser audited the refusal already.
+    if (error instanceof DomainError) return backWithError(error);
     throw error;
   }
   const code = `bwc_${randomBytes(32).toString("base64url")}`;

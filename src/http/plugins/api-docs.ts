@@ -5,6 +5,7 @@ import { OptionalKind } from "@sinclair/typebox";
 import { type AnyElysia, Elysia } from "elysia";
 import { EVENT_DATA_SCHEMAS } from "../../domain/events/event-payloads";
 import type { EventType } from "../../domain/events/event-types";
+import { FORM_PATHS } from "./json-body";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
 export const DOCS_PATH = "/api/v1/docs";
@@ -127,6 +128,9 @@ function describeWebhooks(): Record<string, unknown> {
   );
 }
 
+/** Routes whose 200 is XML, by path, with its media type. */
+const XML_RESPONSES = new Map([["/api/v1/auth/sso/saml/metadata", "application/samlmetadata+xml"]]);
+
 const HEADER_REFERENCE = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 /** The headers every response carries (and Retry-After on a 429), declared once. */
@@ -162,7 +166,8 @@ function declareResponseHeaders(paths: Record<string, Record<string, Operation>>
           "X-RateLimit-Reset": HEADER_REFERENCE("X-RateLimit-Reset"),
         };
         if (status === "429") headers["Retry-After"] = HEADER_REFERENCE("Retry-After");
-        (response as { headers?: unknown }).headers = headers;
+        const own = (response as { headers?: Record<string, unknown> }).headers;
+        (response as { headers?: unknown }).headers = { ...own, ...headers };
       }
     }
   }
@@ -197,11 +202,27 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
       if (body)
         operation.requestBody = {
           required: !(OptionalKind in (body as object)),
-          content: { "application/json": { schema: JSON.parse(JSON.stringify(body)) } },
+          content: {
+            // The SAML ACS is posted by the browser as a form (json-body.ts parses it for that path only).
+            [FORM_PATHS.has(cleanPath) ? "application/x-www-form-urlencoded" : "application/json"]: {
+              schema: JSON.parse(JSON.stringify(body)),
+            },
+          },
         };
       const responses = operation.responses ?? {};
       for (const [status, response] of Object.entries(responses)) {
         if (status === "204") responses[status] = { description: response.description ?? "No content" };
+        // Redirects (single sign-on) have no body: where they go is the Location header.
+        if (status === "302" || status === "303")
+          responses[status] = {
+            description: response.description ?? "Redirect",
+            headers: { Location: { description: "Where the browser goes next", schema: { type: "string" } } },
+          } as typeof response;
+        if (XML_RESPONSES.has(cleanPath) && status === "200")
+          responses[status] = {
+            description: response.description ?? "XML",
+            content: { [XML_RESPONSES.get(cleanPath) as string]: { schema: { type: "string" } } },
+          } as typeof response;
       }
       // Every secured route but the self-service ones can refuse a session that must set up MFA first.
       const access = (operation as { "x-bulwark-access"?: string })["x-bulwark-access"];

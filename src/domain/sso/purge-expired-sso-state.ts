@@ -1,0 +1,32 @@
+import { lt } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { samlAssertions, ssoCodes, ssoRequests } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import type { DomainDeps } from "../deps";
+
+/**
+ * Forgets what single sign-on keeps only for a while: pending and answered sign-in requests, SAML one-time
+ * codes, and remembered assertion ids, each once past its expiry (an expired assertion is refused by its
+ * own validity window, so forgetting its id opens no replay).
+ */
+export function purgeExpiredSsoState(deps: DomainDeps): {
+  requests: number;
+  codes: number;
+  assertions: number;
+} {
+  const now = toIso(deps.clock.now());
+  return withTransaction(deps.db, (tx) => ({
+    requests: tx
+      .delete(ssoRequests)
+      .where(lt(ssoRequests.expiresAt, now))
+      .returning({ id: ssoRequests.id })
+      .all().length,
+    codes: tx.delete(ssoCodes).where(lt(ssoCodes.expiresAt, now)).returning({ id: ssoCodes.codeDigest }).all()
+      .length,
+    assertions: tx
+      .delete(samlAssertions)
+      .where(lt(samlAssertions.expiresAt, now))
+      .returning({ id: samlAssertions.assertionId })
+      .all().length,
+  }));
+}
