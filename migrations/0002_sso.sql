@@ -21,11 +21,12 @@ CREATE INDEX `sso_codes_expires_idx` ON `sso_codes` (`expires_at`);--> statement
 CREATE TABLE `sso_identities` (
 	`organization_id` text NOT NULL,
 	`provider` text NOT NULL,
+	`issuer` text NOT NULL,
 	`subject` text NOT NULL,
 	`user_id` text NOT NULL,
 	`created_at` text NOT NULL,
 	`last_sign_in_at` text NOT NULL,
-	PRIMARY KEY(`organization_id`, `provider`, `subject`),
+	PRIMARY KEY(`organization_id`, `provider`, `issuer`, `subject`),
 	FOREIGN KEY (`organization_id`) REFERENCES `organizations`(`id`) ON UPDATE no action ON DELETE no action,
 	FOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade
 );

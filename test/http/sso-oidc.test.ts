@@ -329,6 +329,64 @@ describe("sign-in", () => {
   });
 });
 
+describe("the provider changes", () => {
+  test("a subject linked at one provider means nobody at another: pointing the connection elsewhere signs no one in by it", async () => {
+    const t = await newApp();
+    const org = await organizationWithOidc(t);
+    op.setAccount("shared-sub", { email: "shared@corp.test", email_verified: true });
+    expect((await callback(t, await throughProvider(t, "shared-sub"))).status).toBe(200);
+    // Another provider whose account of the same sub says nothing of its email.
+    const other = await startOidcProvider({ redirectUris: [CALLBACK] });
+    try {
+      other.setAccount("shared-sub", {});
+      const moved = await t.request("PATCH", "/api/v1/organizations/current", {
+        token: org.adminToken,
+        body: {
+          sso: {
+            oidc: { issuer: other.issuer, client_id: other.client_id, client_secret: other.client_secret },
+          },
+        },
+      });
+      expect(moved.status).toBe(200);
+      const state = randomState();
+      const started = await authorize(t, { client_id: other.client_id, redirect_uri: CALLBACK, state });
+      const back = await other.signIn(started.location ?? "", "shared-sub");
+      const response = await callback(t, {
+        code: back.searchParams.get("code"),
+        state,
+        iss: back.searchParams.get("iss"),
+      });
+      expect(response.status).toBe(401);
+      expect(response.body.reason).toBe("sso_email_not_verified");
+    } finally {
+      await other.close();
+    }
+  });
+
+  test("a client secret the provider refuses is a 503 naming the setup, not the user's code", async () => {
+    const t = await newApp();
+    await organizationWithOidc(t, { client_secret: "not-the-secret-the-provider-knows" });
+    op.setAccount("wrong-secret", { email: "wrong-secret@corp.test", email_verified: true });
+    expectServerErrors(503);
+    const response = await callback(t, await throughProvider(t, "wrong-secret"));
+    expect(response.status).toBe(503);
+    expect(response.body.reason).toBe("sso_provider_unavailable");
+    expect(response.body.details).toStartWith("invalid_client: check sso.oidc.client_id and client_secret");
+  });
+
+  test("an API key cannot change the SSO settings, even an admin's", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const key = await t.createApiKey(org.adminToken, ["admin"]);
+    const response = await t.request("PATCH", "/api/v1/organizations/current", {
+      token: key,
+      body: { sso: { oidc: { enabled: false, allowed_domains: ["corp.test"] } } },
+    });
+    expect(response.status).toBe(403);
+    expect(response.body.reason).toBe("api_key_not_allowed");
+  });
+});
+
 describe("authorize", () => {
   test("refuses an unknown client_id and a redirect_uri the connection does not list, without redirecting", async () => {
     const t = await newApp();
@@ -384,6 +442,7 @@ describe("authorize", () => {
     });
     expect(saved.status).toBe(200);
     await other.close();
+    expectServerErrors(503);
     // The discovery of the save is cached: a later start reaches the provider for its keys only at the
     // callback, so the cache is what answers here; a fresh server would rediscover. Either way no 500.
     const started = await authorize(t, {
@@ -392,7 +451,6 @@ describe("authorize", () => {
       state: randomState(),
     });
     expect([302, 503]).toContain(started.status);
-    expectServerErrors(started.status === 503 ? 1 : 0);
   });
 });
 

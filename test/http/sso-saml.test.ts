@@ -279,6 +279,39 @@ describe("sign-in", () => {
     expect(recipient.location?.searchParams.get("error_description")).toStartWith("Recipient:");
   });
 
+  test("a response from another Issuer, though signed with the trusted key, is refused", async () => {
+    const t = await newApp();
+    const org = await organizationWithSaml(t);
+    const login = await startLogin(t, org.organizationId);
+    const response = await idp.respond(org.metadata, login.location, {
+      nameId: "judy",
+      email: "judy@corp.test",
+      overrides: { Issuer: "https://evil-idp.example" },
+    });
+    const acs = await postToAcs(t, response);
+    expect(acs.location?.searchParams.get("error")).toBe("sso_response_invalid");
+    expect(acs.location?.searchParams.get("error_description")).toStartWith("Issuer:");
+  });
+
+  test("a code is worthless once SAML is turned off", async () => {
+    const t = await newApp();
+    const org = await organizationWithSaml(t);
+    const login = await startLogin(t, org.organizationId);
+    const response = await idp.respond(org.metadata, login.location, {
+      nameId: "kim",
+      email: "kim@corp.test",
+    });
+    const code = (await postToAcs(t, response)).location?.searchParams.get("code");
+    const off = await t.request("PATCH", "/api/v1/organizations/current", {
+      token: org.adminToken,
+      body: { sso: { saml: { enabled: false } } },
+    });
+    expect(off.status).toBe(200);
+    const exchanged = await t.request("POST", `${SAML}/token`, { body: { code } });
+    expect(exchanged.status).toBe(400);
+    expect(exchanged.body.reason).toBe("sso_connection_unknown");
+  });
+
   test("an email outside allowed_domains creates nobody, and the client hears why", async () => {
     const t = await newApp();
     const org = await organizationWithSaml(t);

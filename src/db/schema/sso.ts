@@ -2,7 +2,7 @@ import { index, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { SSO_PROVIDERS } from "./enums";
 import { organizations, users } from "./identity";
 
-/** Which identity-provider account is which user: matched by (organization, provider, subject). */
+/** Which identity-provider account is which user: matched by (organization, provider, issuer, subject). */
 export const ssoIdentities = sqliteTable(
   "sso_identities",
   {
@@ -10,6 +10,11 @@ export const ssoIdentities = sqliteTable(
       .notNull()
       .references(() => organizations.id),
     provider: text("provider", { enum: SSO_PROVIDERS }).notNull(),
+    /**
+     * Who vouches for the subject: the OIDC issuer or the SAML IdP's entity ID. A subject is unique only
+     * at its issuer, so pointing the connection at another provider links nobody by an old subject.
+     */
+    issuer: text("issuer").notNull(),
     /** The OIDC `sub` or the SAML NameID. */
     subject: text("subject").notNull(),
     userId: text("user_id")
@@ -19,7 +24,7 @@ export const ssoIdentities = sqliteTable(
     lastSignInAt: text("last_sign_in_at").notNull(),
   },
   (table) => [
-    primaryKey({ columns: [table.organizationId, table.provider, table.subject] }),
+    primaryKey({ columns: [table.organizationId, table.provider, table.issuer, table.subject] }),
     index("sso_identities_user_idx").on(table.userId),
   ],
 );

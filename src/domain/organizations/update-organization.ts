@@ -7,7 +7,7 @@ import type { Principal } from "../auth/principal";
 import type { Actor, DomainDeps } from "../deps";
 import { ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { isMfaEnabled } from "../mfa/user-factors";
-import { prepareSsoSettings } from "../sso/prepare-sso-settings";
+import { assertClientIdFree, prepareSsoSettings } from "../sso/prepare-sso-settings";
 import type { SsoSettingsInput } from "../sso/sso-settings-view";
 import { getOrganization } from "./get-organization";
 import type { OrganizationView, Plan } from "./organization-view";
@@ -39,6 +39,13 @@ export async function updateOrganization(
       "set up your own second factor first",
       "require_mfa: requiring multi-factor authentication needs an administrator who has it (POST /api/v1/auth/mfa/totp)",
     );
+  // Whoever sets the identity provider decides who can sign in as anyone: a person, never an API key.
+  if (input.sso && principal.kind === "api_key")
+    throw new ForbiddenError(
+      "api_key_not_allowed",
+      "API keys cannot change single sign-on settings",
+      "sso: sign in as an administrator to change the identity provider",
+    );
   const before = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
   if (!before) throw new NotFoundError("organization");
   // Checked (discovery is a request) before the transaction, against the settings as they were read.
@@ -47,6 +54,7 @@ export async function updateOrganization(
   withTransaction(deps.db, (tx) => {
     const row = tx.select().from(organizations).where(eq(organizations.id, organizationId)).get();
     if (!row) throw new NotFoundError("organization");
+    if (sso?.oidc?.enabled && sso.oidc.client_id) assertClientIdFree(tx, organizationId, sso.oidc.client_id);
     if (sso && row.updatedAt !== before.updatedAt)
       throw new ConflictError(
         "organization_changed",

@@ -80,11 +80,19 @@ export function describeDiscoveryFailure(error: unknown): string {
   return cause.message;
 }
 
-/** A sign-in that cannot reach the provider is the provider's trouble, not the user's: 503. */
-export function providerUnavailable(error: unknown): UnavailableError {
+/**
+ * A sign-in that cannot reach the provider, or that the provider refuses for Bulwark's own credentials
+ * (invalid_client: a wrong client_secret), is the setup's trouble, not the user's: 503 naming it.
+ */
+export function providerUnavailable(error: unknown, during = "discovery"): UnavailableError {
+  const body = error instanceof client.ResponseBodyError ? error : null;
   return new UnavailableError(
     "sso_provider_unavailable",
-    "the identity provider cannot be reached",
-    `OIDC discovery failed: ${describeDiscoveryFailure(error)}`,
+    body
+      ? "the identity provider refused this service's client credentials"
+      : "the identity provider cannot be reached",
+    body
+      ? `${body.error}: check sso.oidc.client_id and client_secret against the provider (${body.error_description ?? "no description"})`
+      : `${during} failed: ${describeDiscoveryFailure(error)}`,
   );
 }

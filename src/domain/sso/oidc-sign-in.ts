@@ -106,6 +106,12 @@ export async function startOidcSignIn(
 function describeFailure(
   error: unknown,
 ): { reason: "sso_code_rejected" | "sso_id_token_invalid"; details: string } | null {
+  // The provider refusing Bulwark's own credentials is a setup problem (503), not the user's.
+  if (
+    error instanceof client.ResponseBodyError &&
+    ["invalid_client", "unauthorized_client"].includes(error.error)
+  )
+    return null;
   if (error instanceof client.ResponseBodyError)
     return {
       reason: "sso_code_rejected",
@@ -193,7 +199,7 @@ export async function finishOidcSignIn(
     });
   } catch (error) {
     const failure = describeFailure(error);
-    if (!failure) throw providerUnavailable(error);
+    if (!failure) throw providerUnavailable(error, "the token request");
     return refuse(new UnauthenticatedError(failure.reason, "single sign-on failed", failure.details));
   }
   const claims = tokens.claims();
@@ -216,7 +222,7 @@ export async function finishOidcSignIn(
       name ??= typeof info.name === "string" ? info.name : undefined;
     } catch (error) {
       const failure = describeFailure(error);
-      if (!failure) throw providerUnavailable(error);
+      if (!failure) throw providerUnavailable(error, "the userinfo request");
       return refuse(
         new UnauthenticatedError(
           "sso_id_token_invalid",
@@ -232,6 +238,7 @@ export async function finishOidcSignIn(
     connection,
     {
       provider: "oidc",
+      issuer: claims.iss,
       subject: claims.sub,
       email: email ?? null,
       emailVerified: emailVerified === true,

@@ -1,5 +1,6 @@
 import { X509Certificate } from "node:crypto";
 import { and, ne, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
 import { organizations } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { ConflictError, type FieldError, ForbiddenError, ValidationError } from "../errors";
@@ -161,23 +162,7 @@ export async function prepareSsoSettings(
     );
   const oidc = next.oidc;
   if (input.oidc && oidc?.enabled && oidc.issuer && oidc.client_id) {
-    const taken = deps.db
-      .select({ id: organizations.id })
-      .from(organizations)
-      .where(
-        and(
-          ne(organizations.id, organizationId),
-          sql`json_extract(${organizations.ssoSettings}, '$.oidc.enabled') = 1`,
-          sql`json_extract(${organizations.ssoSettings}, '$.oidc.client_id') = ${oidc.client_id}`,
-        ),
-      )
-      .get();
-    if (taken)
-      throw new ConflictError(
-        "sso_client_id_taken",
-        "another organization's OIDC connection uses this client_id",
-        "sso.oidc.client_id: each organization registers its own client at the provider (the client_id selects the organization at sign-in)",
-      );
+    assertClientIdFree(deps.db, organizationId, oidc.client_id);
     try {
       await providerConfiguration(
         deps,
@@ -204,6 +189,30 @@ export async function prepareSsoSettings(
     }
   }
   return next;
+}
+
+/**
+ * The client_id selects the organization at sign-in, so two organizations' enabled connections cannot
+ * share one. Checked before discovery, and again inside the transaction that saves.
+ */
+export function assertClientIdFree(db: DbOrTx, organizationId: string, clientId: string): void {
+  const taken = db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(
+      and(
+        ne(organizations.id, organizationId),
+        sql`json_extract(${organizations.ssoSettings}, '$.oidc.enabled') = 1`,
+        sql`json_extract(${organizations.ssoSettings}, '$.oidc.client_id') = ${clientId}`,
+      ),
+    )
+    .get();
+  if (taken)
+    throw new ConflictError(
+      "sso_client_id_taken",
+      "another organization's OIDC connection uses this client_id",
+      "sso.oidc.client_id: each organization registers its own client at the provider (the client_id selects the organization at sign-in)",
+    );
 }
 
 /** The organization an OIDC client_id selects, with its connection; unknown or disabled: null. */

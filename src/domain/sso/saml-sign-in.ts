@@ -239,6 +239,19 @@ export async function finishSamlSignIn(
   } catch (error) {
     return invalid(`signature or conditions: ${(error as Error).message}`);
   }
+  // node-saml uses idpIssuer for logout messages only: the Issuer of the Response and of the assertion
+  // must both be the organization's IdP.
+  const responseIssuer = String(
+    xpath.select("string(/*[local-name()='Response']/*[local-name()='Issuer'])", document),
+  ).trim();
+  const assertionIssuer = typeof profile.issuer === "string" ? profile.issuer.trim() : "";
+  if (
+    assertionIssuer !== connection.idp_entity_id ||
+    (responseIssuer !== "" && responseIssuer !== connection.idp_entity_id)
+  )
+    return invalid(
+      `Issuer: the response comes from ${assertionIssuer || responseIssuer || "no issuer"}, not from ${connection.idp_entity_id}`,
+    );
   // The Response is signed as a whole (checked above), so its Destination is the IdP's word.
   const destination = root.getAttribute("Destination");
   if (destination !== urls.acsUrl)
@@ -318,7 +331,14 @@ export async function finishSamlSignIn(
       deps,
       organizationId,
       connection,
-      { provider: "saml", subject, email, emailVerified: true, name },
+      {
+        provider: "saml",
+        issuer: connection.idp_entity_id ?? "",
+        subject,
+        email,
+        emailVerified: true,
+        name,
+      },
       input.ip,
     );
     userId = account.id;
@@ -370,7 +390,8 @@ export async function exchangeSamlCode(
     );
   const account = deps.db.select().from(users).where(eq(users.id, row.userId)).get();
   if (!account || account.deletedAt) throw new UnauthenticatedError("account_deleted", "account deleted");
-  samlOrganization(deps, account.organizationId);
+  // The connection may have been turned off within the code's minute.
+  enabledSaml(samlOrganization(deps, account.organizationId).saml);
   if (account.isDisabled || account.isRestricted)
     refuseSsoSignIn(
       deps,

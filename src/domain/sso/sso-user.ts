@@ -20,6 +20,8 @@ export type SsoProvider = (typeof SSO_PROVIDERS)[number];
 /** Who the identity provider says signed in. */
 export interface SsoIdentity {
   provider: SsoProvider;
+  /** The ID token's `iss`, or the SAML IdP's entity ID: the subject means something only at its issuer. */
+  issuer: string;
   /** OIDC `sub`, SAML NameID: stable at the provider. */
   subject: string;
   email: string | null;
@@ -122,6 +124,7 @@ export async function resolveSsoUser(
       and(
         eq(ssoIdentities.organizationId, organizationId),
         eq(ssoIdentities.provider, identity.provider),
+        eq(ssoIdentities.issuer, identity.issuer),
         eq(ssoIdentities.subject, identity.subject),
       ),
     )
@@ -152,7 +155,7 @@ export async function resolveSsoUser(
         new UnauthenticatedError(
           "sso_email_taken",
           "single sign-on failed",
-          `email: ${email} belongs to a user of another organization`,
+          `email: ${email} cannot be linked to an account of this organization`,
         ),
       );
     if (existing) {
@@ -197,6 +200,7 @@ export async function resolveSsoUser(
       new UnauthenticatedError(
         account.isDisabled ? "account_disabled" : "account_restricted",
         account.isDisabled ? "account disabled" : "account restricted",
+        `the Bulwark account ${account.email} is ${account.isDisabled ? "disabled" : "restricted"}; an administrator can change that`,
       ),
       account.id,
     );
@@ -208,6 +212,7 @@ export async function resolveSsoUser(
           and(
             eq(ssoIdentities.organizationId, organizationId),
             eq(ssoIdentities.provider, identity.provider),
+            eq(ssoIdentities.issuer, identity.issuer),
             eq(ssoIdentities.subject, identity.subject),
           ),
         )
@@ -216,13 +221,19 @@ export async function resolveSsoUser(
       .values({
         organizationId,
         provider: identity.provider,
+        issuer: identity.issuer,
         subject: identity.subject,
         userId: account.id,
         createdAt: now,
         lastSignInAt: now,
       })
       .onConflictDoUpdate({
-        target: [ssoIdentities.organizationId, ssoIdentities.provider, ssoIdentities.subject],
+        target: [
+          ssoIdentities.organizationId,
+          ssoIdentities.provider,
+          ssoIdentities.issuer,
+          ssoIdentities.subject,
+        ],
         set: { lastSignInAt: now },
       })
       .run();
