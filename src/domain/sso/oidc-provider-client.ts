@@ -61,8 +61,10 @@ export function providerConfiguration(
   const cached = configurations.get(key);
   if (cached && cached.expiresAt > Date.now() && !options.fresh) return cached.config;
   const config = discover(deps, settings);
-  configurations.set(key, { config, expiresAt: Date.now() + DISCOVERY_CACHE_MS });
-  config.catch(() => configurations.delete(key));
+  const entry = { config, expiresAt: Date.now() + DISCOVERY_CACHE_MS };
+  configurations.set(key, entry);
+  // A failed discovery is not remembered (unless a newer one has replaced it meanwhile).
+  config.catch(() => configurations.get(key) === entry && configurations.delete(key));
   return config;
 }
 

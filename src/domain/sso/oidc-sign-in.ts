@@ -10,7 +10,7 @@ import type { DomainDeps } from "../deps";
 import { ConflictError, UnauthenticatedError, ValidationError } from "../errors";
 import { providerConfiguration, providerUnavailable } from "./oidc-provider-client";
 import { findOidcConnection } from "./prepare-sso-settings";
-import { readStoredSso, type StoredOidc } from "./sso-settings-view";
+import { assertRedirectUriAllowed, readStoredSso, type StoredOidc } from "./sso-settings-view";
 import { refuseSsoSignIn, signInWithSsoIdentity } from "./sso-user";
 
 /** How long a sign-in may take at the provider: the state is single-use and expires after this. */
@@ -45,19 +45,7 @@ export async function startOidcSignIn(
       "sso_connection_unknown",
     );
   const { organization, oidc } = connection;
-  if (!oidc.redirect_uris.includes(input.redirect_uri))
-    throw new ValidationError(
-      "redirect_uri not allowed",
-      [
-        {
-          field: "redirect_uri",
-          message: "must be exactly one of the connection's redirect_uris",
-          received: input.redirect_uri,
-        },
-      ],
-      undefined,
-      "sso_redirect_uri_not_allowed",
-    );
+  assertRedirectUriAllowed(oidc, input.redirect_uri);
   const scopes = new Set(["openid", ...(input.scope ?? "openid profile email").split(" ").filter(Boolean)]);
   let config: client.Configuration;
   try {
@@ -162,29 +150,29 @@ export async function finishOidcSignIn(
         : `state: expired; a sign-in must finish within ${OIDC_STATE_TTL_SECONDS / 60} minutes`;
     const error = new UnauthenticatedError("sso_state_invalid", "single sign-on failed", details);
     if (!request) throw error;
-    refuseSsoSignIn(deps, request.organizationId, "oidc", null, input.ip, error);
+    return refuseSsoSignIn(deps, request.organizationId, "oidc", null, input.ip, error);
   }
-  const { organizationId } = request as NonNullable<typeof request>;
+  const { organizationId } = request;
   const organization = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
   const oidc = organization ? readStoredSso(organization.ssoSettings).oidc : undefined;
   const refuse = (error: UnauthenticatedError): never =>
     refuseSsoSignIn(deps, organizationId, "oidc", null, input.ip, error);
   if (!oidc?.enabled)
-    refuse(
+    return refuse(
       new UnauthenticatedError(
         "sso_state_invalid",
         "single sign-on failed",
         "state: the organization's OIDC connection was turned off after this sign-in started",
       ),
     );
-  const connection = oidc as StoredOidc;
+  const connection: StoredOidc = oidc;
   let config: client.Configuration;
   try {
     config = await providerConfiguration(deps, clientSettings(deps, connection));
   } catch (error) {
     throw providerUnavailable(error);
   }
-  const callback = new URL((request as NonNullable<typeof request>).redirectUri);
+  const callback = new URL(request.redirectUri);
   callback.searchParams.set("code", input.code);
   callback.searchParams.set("state", input.state);
   // RFC 9207: the provider's `iss` proves which provider answered; absent, the connection's is assumed.
@@ -192,8 +180,8 @@ export async function finishOidcSignIn(
   let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
   try {
     tokens = await client.authorizationCodeGrant(config, callback, {
-      pkceCodeVerifier: deps.secrets.open((request as NonNullable<typeof request>).codeVerifier ?? ""),
-      expectedNonce: (request as NonNullable<typeof request>).nonce ?? "",
+      pkceCodeVerifier: deps.secrets.open(request.codeVerifier ?? ""),
+      expectedNonce: request.nonce ?? "",
       expectedState: input.state,
       idTokenExpected: true,
     });

@@ -6,6 +6,7 @@ import type { DomainDeps } from "../deps";
 import { ConflictError, type FieldError, ForbiddenError, ValidationError } from "../errors";
 import { checkIssuerUrl, describeDiscoveryFailure, providerConfiguration } from "./oidc-provider-client";
 import {
+  newConnection,
   readStoredSso,
   type SsoSettingsInput,
   type StoredOidc,
@@ -90,7 +91,7 @@ export async function prepareSsoSettings(
   if (input.oidc) {
     const { client_secret, ...fields } = input.oidc;
     const oidc: StoredOidc = {
-      ...(stored.oidc ?? readStoredSso({ oidc: {} }).oidc),
+      ...(stored.oidc ?? newConnection()),
       ...fields,
     } as StoredOidc;
     if (client_secret !== undefined) {
@@ -120,7 +121,7 @@ export async function prepareSsoSettings(
   }
   if (input.saml) {
     const saml: StoredSaml = {
-      ...(stored.saml ?? readStoredSso({ saml: {} }).saml),
+      ...(stored.saml ?? newConnection()),
       ...input.saml,
     } as StoredSaml;
     if (input.saml.idp_certificate !== undefined) {

@@ -11,7 +11,12 @@ import type { TokenPair } from "../auth/issue-session";
 import type { SignedInUser } from "../auth/sign-in";
 import type { DomainDeps } from "../deps";
 import { DomainError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from "../errors";
-import { readStoredSso, type StoredSaml, samlServiceProviderUrls } from "./sso-settings-view";
+import {
+  assertRedirectUriAllowed,
+  readStoredSso,
+  type StoredSaml,
+  samlServiceProviderUrls,
+} from "./sso-settings-view";
 import { refuseSsoSignIn, resolveSsoUser, startSsoSession } from "./sso-user";
 
 /** How long a sign-in may take at the IdP; the request is single-use and forgotten after this. */
@@ -90,19 +95,7 @@ export async function startSamlSignIn(
 ): Promise<string> {
   const { organization, saml } = samlOrganization(deps, input.organization_id);
   const connection = enabledSaml(saml);
-  if (!connection.redirect_uris.includes(input.redirect_uri))
-    throw new ValidationError(
-      "redirect_uri not allowed",
-      [
-        {
-          field: "redirect_uri",
-          message: "must be exactly one of the connection's redirect_uris",
-          received: input.redirect_uri,
-        },
-      ],
-      undefined,
-      "sso_redirect_uri_not_allowed",
-    );
+  assertRedirectUriAllowed(connection, input.redirect_uri);
   const requestId = `_${randomBytes(20).toString("hex")}`;
   const now = deps.clock.now();
   deps.db

@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { ROLES } from "../../db/schema/enums";
 import { literalUnion } from "../../lib/literal-union";
+import { ValidationError } from "../errors";
 
 const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
   maxItems: 20,
@@ -145,6 +146,28 @@ const COMMON_DEFAULTS: StoredConnectionCommon = {
   default_role: "member",
   auto_provision: true,
 };
+
+/** A connection with nothing set yet: what a first change is merged into. */
+export function newConnection(): StoredConnectionCommon {
+  return { ...COMMON_DEFAULTS };
+}
+
+/** A sign-in may send its result only to one of the connection's redirect_uris, exactly (400 otherwise). */
+export function assertRedirectUriAllowed(connection: StoredConnectionCommon, redirectUri: string): void {
+  if (!connection.redirect_uris.includes(redirectUri))
+    throw new ValidationError(
+      "redirect_uri not allowed",
+      [
+        {
+          field: "redirect_uri",
+          message: "must be exactly one of the connection's redirect_uris",
+          received: redirectUri,
+        },
+      ],
+      undefined,
+      "sso_redirect_uri_not_allowed",
+    );
+}
 
 /** The stored settings with every default filled in (rows saved by older versions lack the newer fields). */
 export function readStoredSso(raw: Record<string, unknown>): StoredSso {

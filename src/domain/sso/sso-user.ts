@@ -81,7 +81,7 @@ export async function signInWithSsoIdentity(
   return startSsoSession(deps, account, identity.provider, ip, { subject: identity.subject });
 }
 
-/** A session for a user an identity provider vouched for; refused if the user was disabled meanwhile. */
+/** A session for a user an identity provider vouched for, audited with the provider. */
 export async function startSsoSession(
   deps: AuthDeps,
   account: UserRow,
@@ -206,17 +206,6 @@ export async function resolveSsoUser(
     );
   const now = toIso(deps.clock.now());
   withTransaction(deps.db, (tx) => {
-    if (linked && linked.id !== account.id)
-      tx.delete(ssoIdentities)
-        .where(
-          and(
-            eq(ssoIdentities.organizationId, organizationId),
-            eq(ssoIdentities.provider, identity.provider),
-            eq(ssoIdentities.issuer, identity.issuer),
-            eq(ssoIdentities.subject, identity.subject),
-          ),
-        )
-        .run();
     tx.insert(ssoIdentities)
       .values({
         organizationId,
@@ -234,7 +223,8 @@ export async function resolveSsoUser(
           ssoIdentities.issuer,
           ssoIdentities.subject,
         ],
-        set: { lastSignInAt: now },
+        // A link to a user deleted since moves to the account found now.
+        set: { userId: account.id, lastSignInAt: now },
       })
       .run();
   });
