@@ -681,6 +681,15 @@ describe("POST /devices/bulk", () => {
     expect(wipe.body).toMatchObject({ succeeded: 2, failed: 0 });
     const command = (await checkIn(t, second.device_token)).body.commands[0];
     expect(command).toMatchObject({ reason: "office closed", notify_user: false });
+    // Each result names its wipe, so a bulk wipe can be polled device by device.
+    const secondResult = wipe.body.results.find(
+      (result: { device_id: string }) => result.device_id === second.id,
+    );
+    expect(secondResult.wipe_id).toBe(command.wipe_id);
+    const polled = await t.request("GET", `${device(second.id)}/wipe/${secondResult.wipe_id}`, {
+      token: admin,
+    });
+    expect(polled.body).toMatchObject({ wipe_id: command.wipe_id, status: "pending" });
     const again = await t.request("POST", `${DEVICES}/bulk`, {
       token: admin,
       body: { action: "wipe", reason: "again", device_ids: [enrolled.id] },

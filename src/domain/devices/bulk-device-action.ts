@@ -28,6 +28,8 @@ export interface BulkDeviceResult {
   error?: string;
   /** The stable reason of the failure, as the single-device endpoint would answer it. */
   reason?: Reason;
+  /** The wipe requested for this device (action wipe), to poll like a single wipe. */
+  wipe_id?: string;
 }
 
 /** The outcome of a bulk request. */
@@ -52,8 +54,8 @@ export function bulkDeviceAction(
   const apply = prepareAction(deps, actor, organizationId, input);
   const results = input.deviceIds.map((deviceId): BulkDeviceResult => {
     try {
-      apply(deviceId);
-      return { device_id: deviceId, success: true };
+      const outcome = apply(deviceId);
+      return { device_id: deviceId, success: true, ...outcome };
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       return { device_id: deviceId, success: false, error: error.message, reason: error.reason };
@@ -81,18 +83,25 @@ function prepareAction(
   actor: Actor,
   organizationId: string,
   input: BulkDeviceInput,
-): (deviceId: string) => unknown {
+): (deviceId: string) => { wipe_id?: string } {
   switch (input.action) {
     case "suspend": {
       const reason = requireReason(input);
-      return (deviceId) =>
+      return (deviceId) => {
         changeDeviceStatus(deps, actor, organizationId, deviceId, { status: "suspended", reason });
+        return {};
+      };
     }
     case "unsuspend":
-      return (deviceId) => changeDeviceStatus(deps, actor, organizationId, deviceId, { status: "online" });
+      return (deviceId) => {
+        changeDeviceStatus(deps, actor, organizationId, deviceId, { status: "online" });
+        return {};
+      };
     case "wipe": {
       const wipe = { reason: requireReason(input), notifyUser: input.notifyUser ?? true };
-      return (deviceId) => requestDeviceWipe(deps, actor, organizationId, deviceId, wipe);
+      return (deviceId) => ({
+        wipe_id: requestDeviceWipe(deps, actor, organizationId, deviceId, wipe).wipe_id,
+      });
     }
     case "assign_policy": {
       const policyId = input.policyId;
@@ -103,7 +112,10 @@ function prepareAction(
       }
       // An unknown policy fails the whole request (404) rather than every device alike.
       if (policyId !== null) resolveEffectivePolicy(deps.db, organizationId, policyId);
-      return (deviceId) => assignDevicePolicy(deps, actor, organizationId, deviceId, policyId);
+      return (deviceId) => {
+        assignDevicePolicy(deps, actor, organizationId, deviceId, policyId);
+        return {};
+      };
     }
   }
 }

@@ -152,6 +152,12 @@ export const BulkResultSchema = Type.Object(
         device_id: Type.String(),
         success: Type.Boolean(),
         error: Type.Optional(Type.String({ description: "Why this device failed, e.g. device not found" })),
+        wipe_id: Type.Optional(
+          Type.String({
+            format: "uuid",
+            description: "Action wipe: the wipe requested, to poll at GET /devices/{id}/wipe/{wipe_id}",
+          }),
+        ),
         reason: Type.Optional(
           literalUnion(REASONS, {
             description: "The stable reason of the failure (device_not_found, device_wiped, ...)",
