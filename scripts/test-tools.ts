@@ -6,7 +6,11 @@
 const TOOLS = [
   { command: "chromium", package: "chromium", use: "WebAuthn tests (Chromium's virtual authenticator)" },
   { command: "zbarimg", package: "zbar-tools", use: "reading the TOTP QR code back" },
-  { command: "openssl", package: "openssl", use: "the SAML IdP's signing certificates" },
+  { command: "openssl", package: "openssl", use: "certificates: the SAML IdP's, CSRs, openssl verify" },
+  { command: "wg", package: "wireguard-tools", use: "checking WireGuard keys and configurations" },
+  { command: "wireguard-go", package: "wireguard-go", use: "bringing a real WireGuard tunnel up" },
+  { command: "ip", package: "iproute2", use: "addressing the test tunnel's interfaces" },
+  { command: "curl", package: "curl", use: "a TLS client presenting a device certificate" },
 ] as const;
 
 export function ensureTestTools(): void {

@@ -16,6 +16,7 @@ import { policyRoutes } from "./http/routes/policies.routes";
 import { ssoRoutes } from "./http/routes/sso.routes";
 import { systemRoutes } from "./http/routes/system.routes";
 import { userRoutes } from "./http/routes/users.routes";
+import { vpnRoutes } from "./http/routes/vpn.routes";
 import { webhookRoutes } from "./http/routes/webhooks.routes";
 
 /** The Elysia application: error mapping, security, OpenAPI and every router. No side effects. */
@@ -39,6 +40,7 @@ export function buildApp(deps: AppDeps) {
     .use(enrollmentTokenRoutes(deps, security))
     .use(deviceRoutes(deps, security))
     .use(agentRoutes(deps, security))
+    .use(vpnRoutes(deps, security))
     .use(webhookRoutes(deps, security));
   routeTable = buildRouteTable(app.routes);
   return app;

@@ -4,6 +4,7 @@ import { type DatabaseHandle, openDatabase } from "./db/client";
 import { migrateDatabase } from "./db/migrate";
 import { loadOrCreateTokenKeys } from "./domain/auth/token-keys";
 import { sealedSecretsReadable } from "./domain/system/check-sealed-secrets";
+import { ensureWireGuardServerKey } from "./domain/vpn/server-key";
 import { sealWebhookSecrets } from "./domain/webhooks/seal-webhook-secrets";
 import type { AppDeps } from "./http/app-deps";
 import { InMemoryRateLimiter } from "./http/rate-limiter";
@@ -40,8 +41,9 @@ export async function bootDependencies(
   };
   if (!sealedSecretsReadable(deps))
     console.warn(
-      `warning: ${config.database.path}.key does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures and authenticator apps fail until that key file is put back`,
+      `warning: ${config.database.path}.key does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
     );
   sealWebhookSecrets(deps);
+  ensureWireGuardServerKey(deps);
   return { deps, database, appliedMigrations: applied };
 }

@@ -4,9 +4,34 @@ import type { Config } from "../config/config-schema";
 import { effectiveBaseUrl } from "../config/load-config";
 import { acquireServeLock } from "../db/serve-lock";
 import { checkFirstAdminSettings, ensureFirstAdmin } from "../domain/users/bootstrap-admin";
-import { assertHostResolves, listenHttp } from "../http/http-server";
+import type { AppDeps } from "../http/app-deps";
+import { assertHostResolves, ListenError, listenError, listenHttp } from "../http/http-server";
+import { startTlsFront, TlsClients, type TlsFront, TlsSetupError } from "../http/tls-front";
 import { startJobs } from "../jobs/scheduler";
 import { createWebhookDispatcher } from "../jobs/webhook-dispatcher";
+
+/**
+ * Starts the TLS front on the configured address, handing connections to the HTTP server's loopback
+ * port; a listen or certificate problem is a ListenError naming it.
+ */
+async function startTls(deps: AppDeps, upstreamPort: number): Promise<TlsFront> {
+  const { host, port, tls_cert, tls_key } = deps.config.server;
+  const clients = new TlsClients();
+  deps.tlsClients = clients;
+  try {
+    return await startTlsFront({
+      hostname: host,
+      port,
+      certFile: tls_cert,
+      keyFile: tls_key,
+      upstreamPort,
+      clients,
+    });
+  } catch (error) {
+    if (error instanceof TlsSetupError) throw new ListenError(error.message);
+    throw listenError(error, host, port);
+  }
+}
 
 /** `bulwark serve`: migrate, create the first admin if needed, start the jobs, listen; stop cleanly on a signal. */
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
@@ -17,8 +42,15 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     console.log(`Applied ${appliedMigrations.length} migration(s): ${appliedMigrations.join(", ")}`);
   const app = buildApp(deps);
   await assertHostResolves(config.server.host);
-  const server = listenHttp(app, deps, { hostname: config.server.host, port: config.server.port });
-  const port = server.port ?? config.server.port;
+  const isTls = config.server.tls_cert !== "";
+  // With TLS, the HTTP server listens on a loopback port only the TLS front in this process uses.
+  const server = listenHttp(
+    app,
+    deps,
+    isTls ? { hostname: "127.0.0.1", port: 0 } : { hostname: config.server.host, port: config.server.port },
+  );
+  const tlsFront = isTls ? await startTls(deps, server.port ?? 0) : null;
+  const port = tlsFront?.port ?? server.port ?? config.server.port;
   // Before the first request is handled (this runs synchronously after listening): the JWT issuer and
   // every other use of the public URL follow the port really listened on when base_url is not set.
   deps.config = Object.freeze({
@@ -31,7 +63,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const jobs = startJobs(deps);
   const webhookDispatcher = createWebhookDispatcher(deps);
   webhookDispatcher.start();
-  const url = `http://${config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host}:${port}`;
+  const url = `${isTls ? "https" : "http"}://${config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host}:${port}`;
   console.log(`Bulwark ${deps.version} listening on ${url}`);
   console.log(`  API docs: ${url}/api/v1/docs   database: ${config.database.path}`);
   if (firstAdmin) {
@@ -54,6 +86,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     isStopping = true;
     console.log(`${signal} received: stopping`);
     jobs.stop();
+    await tlsFront?.stop();
     await server.stop();
     await webhookDispatcher.stop();
     await jobs.idle();
@@ -61,6 +94,15 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     lock?.release();
     process.exit(0);
   };
+  process.on("SIGHUP", () => {
+    if (!tlsFront) return;
+    try {
+      tlsFront.reload();
+      console.log("SIGHUP received: reloaded server.tls_cert and server.tls_key");
+    } catch (error) {
+      console.error(`SIGHUP received: kept the current certificate: ${(error as Error).message}`);
+    }
+  });
   process.on("SIGINT", () => void stop("SIGINT"));
   process.on("SIGTERM", () => void stop("SIGTERM"));
 }

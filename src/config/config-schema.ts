@@ -15,6 +15,9 @@ export const ConfigSchema = Type.Object({
     /** Empty: follows the listen address (`effectiveBaseUrl`). */
     base_url: Type.String({ default: "", pattern: "^(https?://[^\\s?#]+)?$" }),
     trust_proxy: Type.Boolean({ default: false }),
+    /** PEM files; both set: the API is served over HTTPS only (checked by load-config.ts and at listen). */
+    tls_cert: Type.String({ default: "" }),
+    tls_key: Type.String({ default: "" }),
   }),
   database: Type.Object({
     path: Type.String({ default: "./data/bulwark.db", minLength: 1 }),
@@ -54,6 +57,13 @@ export const ConfigSchema = Type.Object({
     /** host:port, an IPv6 address in brackets ([2001:db8::1]:51820); checked by load-config.ts. */
     endpoint: Type.String({ default: "vpn.example.com:51820", minLength: 1 }),
     address_pool: Type.String({ default: "10.100.0.0/16", pattern: "^[0-9.]+/[0-9]{1,2}$" }),
+    /** Empty: Bulwark generates and keeps the server's key pair; set when the WireGuard server runs elsewhere. */
+    server_public_key: Type.String({ default: "" }),
+    /** CIDRs routed through the tunnel; empty: 0.0.0.0/0 under a policy with vpn_required, else the pool. */
+    allowed_ips: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [], maxItems: 100 }),
+    /** DNS servers (or search domains) for the tunnel; may be empty. */
+    dns: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { default: [], maxItems: 20 }),
+    persistent_keepalive: Type.Integer({ default: 25, minimum: 0, maximum: 65535 }),
   }),
   webhooks: Type.Object({
     retry_schedule_seconds: Type.Array(Type.Integer({ minimum: 0, maximum: 30 * 86400 }), {

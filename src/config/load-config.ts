@@ -4,6 +4,7 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseToml } from "smol-toml";
 import { hostRange, parseCidr } from "../lib/ipv4";
+import { isWireGuardKey } from "../lib/wireguard";
 import { type Config, ConfigSchema } from "./config-schema";
 
 /** Raised for any configuration problem; the message names the key. */
@@ -121,6 +122,26 @@ function checkSemantics(config: Config): void {
     throw new ConfigError(`invalid config vpn.endpoint: ${endpointProblem} (got "${config.vpn.endpoint}")`);
   if (config.server.base_url !== "" && !URL.canParse(config.server.base_url))
     throw new ConfigError(`invalid config server.base_url: "${config.server.base_url}" is not a URL`);
+  if ((config.server.tls_cert === "") !== (config.server.tls_key === ""))
+    throw new ConfigError(
+      `invalid config server.${config.server.tls_cert === "" ? "tls_cert" : "tls_key"}: server.tls_cert and server.tls_key go together (set both for HTTPS, or neither)`,
+    );
+  if (config.vpn.server_public_key !== "" && !isWireGuardKey(config.vpn.server_public_key))
+    throw new ConfigError(
+      `invalid config vpn.server_public_key: expected a WireGuard public key (the base64 of 32 bytes, as \`wg pubkey\` prints it), got "${config.vpn.server_public_key}"`,
+    );
+  for (const network of config.vpn.allowed_ips) {
+    if (!isCidr(network))
+      throw new ConfigError(
+        `invalid config vpn.allowed_ips: "${network}" is not a network such as 10.0.0.0/8 or 2001:db8::/32`,
+      );
+  }
+  for (const server of config.vpn.dns) {
+    if (isIP(server) === 0 && !HOST_NAME.test(server))
+      throw new ConfigError(
+        `invalid config vpn.dns: "${server}" is neither an IP address nor a search domain`,
+      );
+  }
   for (const origin of config.auth.webauthn_origins) {
     const url = URL.canParse(origin) ? new URL(origin) : null;
     if (!url || !["http:", "https:"].includes(url.protocol) || url.origin !== origin.replace(/\/$/, ""))
@@ -128,6 +149,15 @@ function checkSemantics(config: Config): void {
         `invalid config auth.webauthn_origins: "${origin}" is not an origin (scheme://host[:port], no path)`,
       );
   }
+}
+
+/** An IPv4 or IPv6 network in CIDR notation (address/prefix, the prefix within the family's bits). */
+function isCidr(text: string): boolean {
+  const match = /^([^/]+)\/(\d{1,3})$/.exec(text);
+  if (!match) return false;
+  const family = isIP(match[1] ?? "");
+  const prefix = Number(match[2]);
+  return family !== 0 && prefix <= (family === 4 ? 32 : 128);
 }
 
 /** An enum's error lists its values; other errors keep TypeBox's wording. */
@@ -184,10 +214,11 @@ function editDistance(a: string, b: string): number {
 export function effectiveBaseUrl(config: Readonly<Config>, port: number): string {
   if (config.server.base_url !== "") return config.server.base_url.replace(/\/$/, "");
   const host = config.server.host;
+  const scheme = config.server.tls_cert === "" ? "http" : "https";
   // Loopback and wildcard listeners are reached as localhost: a name, because passkeys (WebAuthn) refuse
   // an IP address as the relying party, and browsers treat http://localhost as a secure context.
-  if (LOOPBACK_OR_WILDCARD.test(host)) return `http://localhost:${port}`;
-  return `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  if (LOOPBACK_OR_WILDCARD.test(host)) return `${scheme}://localhost:${port}`;
+  return `${scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`;
 }
 
 const LOOPBACK_OR_WILDCARD = /^(127(\.\d{1,3}){3}|::1|0\.0\.0\.0|::|localhost)$/;

@@ -1,9 +1,12 @@
 import type { AuthDeps } from "../domain/auth/auth-deps";
 import type { RateLimiter } from "./rate-limiter";
+import type { TlsClients } from "./tls-front";
 
 /** Everything buildApp needs; created by main.ts (or the test helper) and passed in. */
 export interface AppDeps extends AuthDeps {
   rateLimiter: RateLimiter;
   version: string;
   startedAt: Date;
+  /** Set when Bulwark terminates TLS itself: the client and certificate behind each loopback connection. */
+  tlsClients?: TlsClients;
 }

@@ -57,14 +57,19 @@ export function listenHttp(
       error: (error) => unhandledErrorResponse(null, error),
     });
   } catch (error) {
-    const code = (error as { code?: string }).code ?? "";
-    const address = `${options.hostname.includes(":") ? `[${options.hostname}]` : options.hostname}:${options.port}`;
-    const cause = LISTEN_CAUSES[code] ?? (error as Error).message.split("\n")[0];
-    throw new ListenError(`cannot listen on ${address}: ${cause}`);
+    throw listenError(error, options.hostname, options.port);
   }
   // Route handlers read the client address through app.server.
   app.server = server;
   return server;
+}
+
+/** The ListenError for a failure to listen on hostname:port, naming the cause in one line. */
+export function listenError(error: unknown, hostname: string, port: number): ListenError {
+  const code = (error as { code?: string }).code ?? "";
+  const address = `${hostname.includes(":") ? `[${hostname}]` : hostname}:${port}`;
+  const cause = LISTEN_CAUSES[code] ?? (error as Error).message.split("\n")[0];
+  return new ListenError(`cannot listen on ${address}: ${cause}`);
 }
 
 /**

@@ -23,6 +23,8 @@ describe("loadConfig", () => {
       port: 8080,
       base_url: "",
       trust_proxy: false,
+      tls_cert: "",
+      tls_key: "",
     });
     expect(config.database).toEqual({ path: "./data/bulwark.db", synchronous: "full" });
     expect(config.auth.access_token_ttl_seconds).toBe(86400);
@@ -34,7 +36,14 @@ describe("loadConfig", () => {
       enrollments_per_minute: 1000,
     });
     expect(config.webhooks.retry_schedule_seconds).toEqual([10, 60, 300, 1800, 7200, 21600, 43200, 86400]);
-    expect(config.vpn.address_pool).toBe("10.100.0.0/16");
+    expect(config.vpn).toEqual({
+      endpoint: "vpn.example.com:51820",
+      address_pool: "10.100.0.0/16",
+      server_public_key: "",
+      allowed_ips: [],
+      dns: [],
+      persistent_keepalive: 25,
+    });
   });
 
   test("config.example.toml documents every key with its default", () => {
@@ -143,6 +152,28 @@ describe("values a running server would trip over later are refused at start", (
       "vpn",
     ])
       expect(refused({ BULWARK_VPN_ENDPOINT: endpoint })).toContain("invalid config vpn.endpoint");
+  });
+
+  test("the WireGuard settings are checked: server key, networks, DNS", () => {
+    const key = "HIgo9xNzJMWLKASShiTqIybxZ0U3wGLiUeJ1PKf8ykw=";
+    expect(
+      refused({
+        BULWARK_VPN_SERVER_PUBLIC_KEY: key,
+        BULWARK_VPN_ALLOWED_IPS: "10.0.0.0/8,2001:db8::/32,0.0.0.0/0",
+        BULWARK_VPN_DNS: "10.100.0.1,2001:db8::53,corp.example",
+      }),
+    ).toBe("");
+    expect(refused({ BULWARK_VPN_SERVER_PUBLIC_KEY: "not-a-key" })).toContain("vpn.server_public_key");
+    expect(refused({ BULWARK_VPN_SERVER_PUBLIC_KEY: key.slice(1) })).toContain("vpn.server_public_key");
+    for (const network of ["10.0.0.0", "10.0.0.0/33", "2001:db8::/129", "corp/8"])
+      expect(refused({ BULWARK_VPN_ALLOWED_IPS: network })).toContain("vpn.allowed_ips");
+    expect(refused({ BULWARK_VPN_DNS: "not a server" })).toContain("vpn.dns");
+    expect(refused({ BULWARK_VPN_PERSISTENT_KEEPALIVE: "70000" })).toContain("vpn.persistent_keepalive");
+  });
+
+  test("server.tls_cert and server.tls_key go together", () => {
+    expect(refused({ BULWARK_SERVER_TLS_CERT: "/etc/bulwark/cert.pem" })).toContain("server.tls_key");
+    expect(refused({ BULWARK_SERVER_TLS_KEY: "/etc/bulwark/key.pem" })).toContain("server.tls_cert");
   });
 
   test("auth.webauthn_origins are origins: scheme, host and port, nothing more", () => {

@@ -43,10 +43,22 @@ export interface Enrolled {
   device_name: string;
   platform: string;
   status: string;
-  vpn_config: { endpoint: string; public_key: string; private_key?: string; address: string };
+  vpn_config: {
+    endpoint: string;
+    public_key: string;
+    private_key?: string;
+    address: string;
+    server_public_key: string;
+    allowed_ips: string[];
+    dns: string[];
+    persistent_keepalive: number;
+    wg_quick: string;
+  };
   policy: { id: string; name: string; version: number };
   device_token: string;
   device_token_expires_at: string;
+  device_certificate?: string;
+  certificate_expires_at?: string;
 }
 
 /** Enrolls one device with a fresh single-use token of the admin's organization. */

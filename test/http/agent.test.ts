@@ -194,7 +194,7 @@ describe("POST /agent/checkin", () => {
     expect((await t.request("POST", CHECKIN, { body: {} })).status).toBe(401);
     const asAdmin = await t.request("POST", CHECKIN, { token: org.adminToken, body: {} });
     expect(asAdmin.status).toBe(401);
-    expect(asAdmin.body.details).toBe("agent endpoints need a device token");
+    expect(asAdmin.body.details).toBe("agent endpoints need a device token or a device certificate");
     expect((await checkIn(t, "bwd_unknown")).status).toBe(401);
   });
 

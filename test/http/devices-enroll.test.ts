@@ -61,6 +61,12 @@ describe("POST /devices/enroll", () => {
         public_key: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
         private_key: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
         address: expect.stringMatching(/^10\.100\.\d+\.\d+\/32$/),
+        server_public_key: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
+        // The default policy does not require the VPN for all traffic: only the VPN's own network.
+        allowed_ips: ["10.100.0.0/16"],
+        dns: [],
+        persistent_keepalive: 25,
+        wg_quick: expect.stringContaining("[Peer]"),
       },
       policy: { id: organization.body.default_policy_id, name: "Default policy", version: 1 },
       device_token: expect.stringMatching(/^bwd_/),

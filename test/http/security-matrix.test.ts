@@ -158,6 +158,7 @@ describe("every route", () => {
         "POST /api/v1/auth/sso/saml/acs",
         "POST /api/v1/auth/sso/saml/token",
         "POST /api/v1/devices/enroll",
+        "GET /api/v1/agent/ca.pem",
       ].sort(),
     );
   });

@@ -2,5 +2,6 @@ export * from "./audit";
 export * from "./devices";
 export * from "./events";
 export * from "./identity";
+export * from "./pki";
 export * from "./policies";
 export * from "./sso";

@@ -16,7 +16,8 @@ export type DeviceLogEvent =
   | "wipe.requested"
   | "wipe.completed"
   | "wipe.failed"
-  | "wipe.timed_out";
+  | "wipe.timed_out"
+  | "certificate.renewed";
 
 /** Appends one entry to a device's activity log, in the caller's transaction. */
 export function appendDeviceLog(

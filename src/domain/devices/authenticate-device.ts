@@ -7,11 +7,11 @@ import { UnauthenticatedError } from "../errors";
 
 export const DEVICE_TOKEN_PREFIX = "bwd_";
 
-/** An agent authenticated by its device token. */
+/** An agent authenticated by its device token or its device certificate. */
 export interface DevicePrincipal {
   deviceId: string;
   organizationId: string;
-  tokenId: string;
+  credential: { type: "token" | "certificate"; id: string };
 }
 
 /** Resolves a device token; revoked, expired or wiped-device tokens are refused. */
@@ -40,5 +40,9 @@ export function authenticateDeviceToken(deps: DomainDeps, token: string): Device
     );
   if (row.device.status === "wiped")
     throw new UnauthenticatedError("device_wiped", "invalid device token", "the device has been wiped");
-  return { deviceId: row.device.id, organizationId: row.device.organizationId, tokenId: row.token.id };
+  return {
+    deviceId: row.device.id,
+    organizationId: row.device.organizationId,
+    credential: { type: "token", id: row.token.id },
+  };
 }

@@ -6,6 +6,7 @@ import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { ConflictError, ValidationError } from "../errors";
 import { recordEvent } from "../events/record-event";
+import { revokeDeviceCertificates } from "../pki/device-certificates";
 import { appendDeviceLog } from "./append-device-log";
 import { type DeviceStatus, deviceEventData, findDevice } from "./device-views";
 
@@ -67,7 +68,13 @@ export function changeDeviceStatus(
       .where(eq(devices.id, device.id))
       .run();
     const event = isSuspending ? "device.suspended" : "device.unsuspended";
-    const details = isSuspending && reason ? { reason } : { status, previous_reason: device.suspendedReason };
+    // A suspended device's certificate dies with the suspension; once unsuspended, the agent renews it
+    // with its device token (POST /agent/certificate).
+    const revokedCertificates = isSuspending ? revokeDeviceCertificates(tx, now, device.id, "suspended") : 0;
+    const details =
+      isSuspending && reason
+        ? { reason, ...(revokedCertificates > 0 ? { certificates_revoked: revokedCertificates } : {}) }
+        : { status, previous_reason: device.suspendedReason };
     appendDeviceLog(tx, now, device.id, event, details);
     if (isSuspending && reason)
       recordEvent(tx, now, organizationId, "device.suspended", deviceEventData(device, { reason }));

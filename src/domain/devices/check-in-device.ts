@@ -6,6 +6,7 @@ import type { DomainDeps } from "../deps";
 import { UnauthenticatedError } from "../errors";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
 import type { PolicyData } from "../policies/policy-document";
+import { type DevicePeerSettings, devicePeerSettings } from "../vpn/device-vpn-config";
 import { appendDeviceLog } from "./append-device-log";
 import type { DevicePrincipal } from "./authenticate-device";
 import type { DeviceRow, DeviceStatus } from "./device-views";
@@ -42,6 +43,8 @@ export interface CheckInResult {
   policy: { id: string; name: string; version: number; policy_data: PolicyData };
   commands: WipeCommand[];
   compliance: ComplianceEvaluation;
+  /** The current peer settings, so that a changed endpoint, server key or route reaches the device. */
+  vpn_config: DevicePeerSettings;
   next_checkin_seconds: number;
 }
 
@@ -55,7 +58,7 @@ export function nextCheckInSeconds(offlineAfterSeconds: number): number {
  * the reported versions and facts stored, `device.checkin` logged, compliance re-evaluated (which also
  * settles a re-evaluation its policy change left pending), and
  * `policy.applied` logged once per policy version the agent reports as applied. Answers with the
- * current policy and the pending wipe commands.
+ * current policy, the pending wipe commands and the VPN peer settings.
  */
 export function checkInDevice(deps: DomainDeps, caller: DevicePrincipal, input: CheckInInput): CheckInResult {
   const now = deps.clock.now();
@@ -124,6 +127,7 @@ export function checkInDevice(deps: DomainDeps, caller: DevicePrincipal, input: 
       policy: { id: policy.id, name: policy.name, version: policy.version, policy_data: policy.policyData },
       commands,
       compliance,
+      vpn_config: devicePeerSettings(deps, tx, row, policy.policyData),
       next_checkin_seconds: nextCheckInSeconds(deps.config.devices.offline_after_seconds),
     };
   });

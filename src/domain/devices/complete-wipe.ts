@@ -6,6 +6,7 @@ import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { ConflictError, NotFoundError } from "../errors";
 import { recordEvent } from "../events/record-event";
+import { revokeDeviceCertificates } from "../pki/device-certificates";
 import { appendDeviceLog } from "./append-device-log";
 import type { DevicePrincipal } from "./authenticate-device";
 import { deviceEventData, findDevice } from "./device-views";
@@ -57,6 +58,7 @@ export function completeWipe(
         .set({ revokedAt: timestamp })
         .where(and(eq(deviceTokens.deviceId, device.id), isNull(deviceTokens.revokedAt)))
         .run();
+      revokeDeviceCertificates(tx, now, device.id, "wiped");
       appendDeviceLog(tx, now, device.id, "wipe.completed", details);
       recordEvent(
         tx,

@@ -1,6 +1,6 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { enrollmentTokens } from "../../db/schema";
+import { enrollmentTokens, organizations } from "../../db/schema";
 import { hashSecret } from "../../lib/secrets";
 import { UnauthenticatedError } from "../errors";
 import { type EnrollmentTokenRow, type EnrollmentTokenState, stateOf } from "./enrollment-token-view";
@@ -59,4 +59,23 @@ export function findEnrollmentTokenId(db: DbOrTx, token: string): string | null 
     .where(eq(enrollmentTokens.tokenHash, hashSecret(token)))
     .get();
   return row?.id ?? null;
+}
+
+/**
+ * The organization (id and name) of a usable enrollment token, or null: read before the enrollment
+ * transaction to sign a device certificate with that organization's CA. An unusable token signs nothing.
+ */
+export function enrollmentTokenOrganization(
+  db: DbOrTx,
+  token: string,
+  now: Date,
+): { id: string; name: string } | null {
+  const row = db
+    .select({ token: enrollmentTokens, name: organizations.name })
+    .from(enrollmentTokens)
+    .innerJoin(organizations, eq(organizations.id, enrollmentTokens.organizationId))
+    .where(eq(enrollmentTokens.tokenHash, hashSecret(token)))
+    .get();
+  if (!row || stateOf(row.token, now) !== "active") return null;
+  return { id: row.token.organizationId, name: row.name };
 }

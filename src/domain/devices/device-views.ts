@@ -63,6 +63,22 @@ export const DeviceSchema = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
     compliance: ComplianceReportSchema,
+    certificate: Type.Union(
+      [
+        Type.Object(
+          {
+            serial: Type.String({ description: "Hexadecimal, as `openssl x509 -serial` prints it" }),
+            issued_at: Timestamp,
+            expires_at: Timestamp,
+            revoked: Type.Boolean({ description: "Revoked by renewal, suspension or wipe" }),
+            revoked_at: Type.Union([Timestamp, Type.Null()]),
+          },
+          { title: "DeviceCertificate" },
+        ),
+        Type.Null(),
+      ],
+      { description: "The device's newest client certificate; null when it never sent a CSR" },
+    ),
   },
   { title: "Device" },
 );
@@ -119,8 +135,15 @@ export function toComplianceReport(row: DeviceRow): ComplianceReport {
   };
 }
 
-/** The single-device view; `effectivePolicyId` is the explicit policy or the organization default. */
-export function toDeviceView(row: DeviceRow, effectivePolicyId: string): DeviceView {
+/**
+ * The single-device view; `effectivePolicyId` is the explicit policy or the organization default,
+ * `certificate` the newest client certificate.
+ */
+export function toDeviceView(
+  row: DeviceRow,
+  effectivePolicyId: string,
+  certificate: DeviceView["certificate"],
+): DeviceView {
   return {
     id: row.id,
     organization_id: row.organizationId,
@@ -140,6 +163,7 @@ export function toDeviceView(row: DeviceRow, effectivePolicyId: string): DeviceV
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     compliance: toComplianceReport(row),
+    certificate,
   };
 }
 

@@ -10,14 +10,22 @@ import { recordAudit } from "../audit/record-audit";
 import type { DomainDeps } from "../deps";
 import { ConflictError, ValidationError } from "../errors";
 import { recordEvent } from "../events/record-event";
+import { verifyCertificateSigningRequest } from "../pki/certificate-request";
+import { deviceCa } from "../pki/device-ca";
+import {
+  type SignedDeviceCertificate,
+  signDeviceCertificate,
+  storeDeviceCertificate,
+} from "../pki/device-certificates";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
 import { findPolicyId } from "../policies/find-policy-id";
 import { findLiveUserId } from "../users/find-live-user-id";
+import { type DeviceVpnConfig, devicePeerSettings, deviceVpnConfig } from "../vpn/device-vpn-config";
 import { allocateVpnAddress, vpnAddressRange } from "./allocate-vpn-address";
 import { appendDeviceLog } from "./append-device-log";
 import { DEVICE_TOKEN_PREFIX } from "./authenticate-device";
 import { describePublicKeyProblem } from "./check-public-key";
-import { consumeEnrollmentToken } from "./consume-enrollment-token";
+import { consumeEnrollmentToken, enrollmentTokenOrganization } from "./consume-enrollment-token";
 import type { DeviceRow } from "./device-views";
 import { evaluateCompliance, hasReportedState } from "./evaluate-compliance";
 import type { Platform } from "./platform-versions";
@@ -35,6 +43,8 @@ export interface EnrollDeviceInput {
   osVersion?: string;
   /** The device's own WireGuard public key; when absent, a key pair is generated for it. */
   publicKey?: string;
+  /** A PKCS#10 request (PEM): the device then also gets a client certificate. */
+  csr?: string;
   ip: string | null;
 }
 
@@ -45,17 +55,13 @@ export interface EnrollmentResult {
   platform: Platform;
   status: "online";
   enrolled_at: string;
-  vpn_config: {
-    endpoint: string;
-    /** The device's public key. */
-    public_key: string;
-    /** Only when the key pair was generated here; never stored. */
-    private_key?: string;
-    address: string;
-  };
+  vpn_config: DeviceVpnConfig;
   policy: { id: string; name: string; version: number };
   device_token: string;
   device_token_expires_at: string;
+  /** Only when the enrollment carried a CSR. */
+  device_certificate?: string;
+  certificate_expires_at?: string;
 }
 
 /** The device not wiped that holds a WireGuard public key: one lookup in devices_vpn_public_key_unique. */
@@ -70,9 +76,11 @@ export function selectPublicKeyHolder(db: DbOrTx, publicKey: string) {
  * Enrolls a device with an enrollment token: uses the token, refuses a hardware id already enrolled
  * (and not wiped) in the organization and a public key held by any device not wiped (409), allocates a
  * VPN address, assigns the token's policy (else the default) and issues the device token, all in one
- * transaction. A low-order public key is refused (400). The private key is returned, not kept.
+ * transaction. A low-order public key is refused (400). The private key is returned, not kept. With a
+ * CSR, the certificate is signed before the transaction (signing is asynchronous) for the device id
+ * chosen in advance, and stored in it; a refused enrollment leaves it unsigned or unstored.
  */
-export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): EnrollmentResult {
+export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Promise<EnrollmentResult> {
   const keyProblem = input.publicKey === undefined ? undefined : describePublicKeyProblem(input.publicKey);
   if (keyProblem !== undefined) {
     throw new ValidationError("invalid request body", [
@@ -86,10 +94,15 @@ export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Enroll
   const now = deps.clock.now();
   const timestamp = toIso(now);
   const tokenExpiresAt = toIso(addSeconds(now, DEVICE_TOKEN_LIFETIME_SECONDS));
+  const deviceId = newId();
+  const certificate =
+    input.csr === undefined ? undefined : await signEnrollmentCertificate(deps, input, deviceId, now);
 
   return withTransaction(deps.db, (tx) => {
     const token = consumeEnrollmentToken(tx, now, input.enrollmentToken);
     const organizationId = token.organizationId;
+    if (certificate && certificate.organizationId !== organizationId)
+      throw new Error("the enrollment token changed organization while the certificate was signed");
     const enrolled = tx
       .select({ id: devices.id })
       .from(devices)
@@ -129,7 +142,7 @@ export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Enroll
     const isEvaluated = hasReportedState({ osVersion: input.osVersion });
     const address = allocateVpnAddress(tx, range);
     const device: DeviceRow = {
-      id: newId(),
+      id: deviceId,
       organizationId,
       userId,
       deviceName: input.deviceName,
@@ -171,12 +184,14 @@ export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Enroll
         createdAt: timestamp,
       })
       .run();
+    if (certificate) storeDeviceCertificate(tx, now, device, certificate.signed);
     const details = {
       user_id: userId,
       policy_id: policy.id,
       hardware_id: device.hardwareId,
       vpn_ip: formatIpv4(address),
       enrollment_token_id: token.id,
+      ...(certificate ? { certificate_serial: certificate.signed.serial } : {}),
     };
     appendDeviceLog(tx, now, device.id, "device.enrolled", details);
     recordEvent(tx, now, organizationId, "device.enrolled", {
@@ -198,15 +213,42 @@ export function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Enroll
       platform: input.platform,
       status: "online",
       enrolled_at: timestamp,
-      vpn_config: {
-        endpoint: deps.config.vpn.endpoint,
-        public_key: vpnKeys.publicKey,
-        ...(vpnKeys.privateKey ? { private_key: vpnKeys.privateKey } : {}),
-        address: `${formatIpv4(address)}/32`,
-      },
+      vpn_config: deviceVpnConfig(
+        devicePeerSettings(deps, tx, device, policy.policyData),
+        vpnKeys.privateKey,
+      ),
       policy: { id: policy.id, name: policy.name, version: policy.version },
       device_token: deviceToken,
       device_token_expires_at: tokenExpiresAt,
+      ...(certificate
+        ? {
+            device_certificate: certificate.signed.pem,
+            certificate_expires_at: certificate.signed.expiresAt,
+          }
+        : {}),
     };
   });
+}
+
+/**
+ * Checks the CSR (400 before the enrollment token is used) and signs the certificate with the CA of the
+ * token's organization. An unknown token signs nothing: the transaction answers its 401.
+ */
+async function signEnrollmentCertificate(
+  deps: DomainDeps,
+  input: EnrollDeviceInput,
+  deviceId: string,
+  now: Date,
+): Promise<{ organizationId: string; signed: SignedDeviceCertificate } | undefined> {
+  const request = await verifyCertificateSigningRequest(input.csr ?? "");
+  const organization = enrollmentTokenOrganization(deps.db, input.enrollmentToken, now);
+  if (!organization) return undefined;
+  const ca = await deviceCa(deps, organization.id);
+  const signed = await signDeviceCertificate(
+    ca,
+    request,
+    { deviceId, organizationName: organization.name },
+    now,
+  );
+  return { organizationId: organization.id, signed };
 }

@@ -1,11 +1,12 @@
 import { isNotNull, like } from "drizzle-orm";
-import { mfaMethods, webhooks } from "../../db/schema";
+import { deviceCas, mfaMethods, serverKeys, webhooks } from "../../db/schema";
 import { SecretBoxError } from "../../lib/secret-box";
 import type { DomainDeps } from "../deps";
 
 /**
  * Whether the key file opens the secrets sealed in this database; false after a database was restored
- * (or copied) without its `<database>.key`, when webhook signatures and authenticator apps cannot work.
+ * (or copied) without its `<database>.key`, when webhook signatures, authenticator apps, device
+ * certificates and the VPN server's key cannot work.
  * One sealed value of each kind is tried: they are all sealed with the same key.
  */
 export function sealedSecretsReadable(deps: DomainDeps): boolean {
@@ -16,6 +17,8 @@ export function sealedSecretsReadable(deps: DomainDeps): boolean {
       .where(like(webhooks.secret, "sealed:v1:%"))
       .get(),
     deps.db.select({ sealed: mfaMethods.secret }).from(mfaMethods).where(isNotNull(mfaMethods.secret)).get(),
+    deps.db.select({ sealed: serverKeys.sealedPrivateKey }).from(serverKeys).get(),
+    deps.db.select({ sealed: deviceCas.sealedPrivateKey }).from(deviceCas).get(),
   ];
   try {
     for (const sample of samples) if (sample?.sealed) deps.secrets.open(sample.sealed);

@@ -128,8 +128,11 @@ function describeWebhooks(): Record<string, unknown> {
   );
 }
 
-/** Routes whose 200 is XML, by path, with its media type. */
-const XML_RESPONSES = new Map([["/api/v1/auth/sso/saml/metadata", "application/samlmetadata+xml"]]);
+/** Routes whose 200 is not JSON (XML, PEM), by path, with its media type. */
+const TEXT_RESPONSES = new Map([
+  ["/api/v1/auth/sso/saml/metadata", "application/samlmetadata+xml"],
+  ["/api/v1/agent/ca.pem", "application/x-pem-file"],
+]);
 
 const HEADER_REFERENCE = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
@@ -218,10 +221,10 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
             description: response.description ?? "Redirect",
             headers: { Location: { description: "Where the browser goes next", schema: { type: "string" } } },
           } as typeof response;
-        if (XML_RESPONSES.has(cleanPath) && status === "200")
+        if (TEXT_RESPONSES.has(cleanPath) && status === "200")
           responses[status] = {
-            description: response.description ?? "XML",
-            content: { [XML_RESPONSES.get(cleanPath) as string]: { schema: { type: "string" } } },
+            description: response.description ?? "Text",
+            content: { [TEXT_RESPONSES.get(cleanPath) as string]: { schema: { type: "string" } } },
           } as typeof response;
       }
       // Every secured route but the self-service ones can refuse a session that must set up MFA first.

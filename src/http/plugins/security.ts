@@ -18,7 +18,9 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from "../../domain/errors";
+import { authenticateDeviceCertificate } from "../../domain/pki/device-certificates";
 import type { AppDeps } from "../app-deps";
+import { parseClientCertHeader } from "../client-certificate";
 import { requestPath } from "../request-path";
 
 /** Per-request facts gathered once in onRequest and read by the route macros. */
@@ -179,6 +181,21 @@ export function headersForUnroutedRequest(deps: AppDeps, ip: string): Record<str
 }
 
 /**
+ * The error a failed credential check leaves for the routes that need one. A storage failure answers
+ * 503 on those routes; the request still gets its rate-limit headers, and routes without
+ * authentication still work.
+ */
+function credentialError(error: unknown, requestId: string): DomainError {
+  if (error instanceof DomainError) return error;
+  console.error(`[${requestId}] authentication failed:`, error);
+  return new UnavailableError(
+    "database_unavailable",
+    "service unavailable",
+    "credentials could not be checked",
+  );
+}
+
+/**
  * Who may call a route: one scope; `authenticated`: any signed-in user or API key; `self`: the same, and a
  * session that must first set up MFA (its own profile, sign-out); `user`: a signed-in user, never an API
  * key, that session included (MFA management).
@@ -195,7 +212,10 @@ export function securityPlugin(deps: AppDeps) {
     .onRequest(async ({ request, set, server }) => {
       const incoming = request.headers.get("x-request-id");
       const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
-      const ip = clientIp(deps, request, server?.requestIP(request)?.address);
+      const socket = server?.requestIP(request);
+      // Behind Bulwark's own TLS front the socket is a loopback connection; the front knows the client.
+      const tlsClient = deps.tlsClients?.get(socket?.port);
+      const ip = clientIp(deps, request, tlsClient?.ip ?? socket?.address);
       const state: RequestState = {
         requestId,
         ip,
@@ -224,17 +244,20 @@ export function securityPlugin(deps: AppDeps) {
             state.device = authenticateDeviceToken(deps, credential);
           else state.principal = await authenticateCredential(deps, credential);
         } catch (error) {
-          // A storage failure while checking credentials answers 503 on routes that need them; the
-          // request still gets its rate-limit headers, and routes without authentication still work.
-          state.authError =
-            error instanceof DomainError
-              ? error
-              : new UnavailableError(
-                  "database_unavailable",
-                  "service unavailable",
-                  "credentials could not be checked",
-                );
-          if (!(error instanceof DomainError)) console.error(`[${requestId}] authentication failed:`, error);
+          state.authError = credentialError(error, requestId);
+        }
+      } else if (!isHeaderTooLarge) {
+        // No bearer credential: an agent may present its device certificate, in our TLS handshake or
+        // (only behind a trusted proxy) in the proxy's Client-Cert header.
+        try {
+          const certificate =
+            tlsClient?.certificate ??
+            (deps.config.server.trust_proxy
+              ? parseClientCertHeader(request.headers.get("client-cert"))
+              : null);
+          if (certificate) state.device = authenticateDeviceCertificate(deps, certificate);
+        } catch (error) {
+          state.authError = credentialError(error, requestId);
         }
       }
 
@@ -307,7 +330,7 @@ export function securityPlugin(deps: AppDeps) {
               new UnauthenticatedError(
                 "device_token_required",
                 "invalid or missing authentication",
-                "agent endpoints need a device token",
+                "agent endpoints need a device token or a device certificate",
               )
             );
           }

@@ -1,12 +1,16 @@
+import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { checkInDevice } from "../../domain/devices/check-in-device";
 import { completeWipe } from "../../domain/devices/complete-wipe";
 import { ValidationError } from "../../domain/errors";
+import { deviceCa } from "../../domain/pki/device-ca";
+import { renewDeviceCertificate } from "../../domain/pki/renew-device-certificate";
 import type { AppDeps } from "../app-deps";
 import { requestState, type securityPlugin } from "../plugins/security";
-import { errorResponses } from "../schemas/common";
+import { errorResponses, Uuid } from "../schemas/common";
 import { CheckInBody, CheckInResponse, CompleteWipeBody, WipeIdParams } from "./agent.schemas";
 import { WipeSchema } from "./devices.schemas";
+import { RenewCertificateBody, RenewedCertificateSchema } from "./vpn.schemas";
 
 /**
  * Elysia turns a JSON body that is not an object (`[]`, `5`) into `{}` when every field is optional, so
@@ -21,10 +25,71 @@ function refuseNonObjectBody({ body, request }: { body: unknown; request: Reques
   }
 }
 
-/** /api/v1/agent: the endpoints device agents call with their device token. */
+/**
+ * The organization whose device CA ca.pem serves: the caller's (a device, user or API key credential),
+ * else the `organization_id` asked for; 400 naming it when there is neither.
+ */
+function caOrganizationId(request: Request, organizationId: string | undefined): string {
+  const state = requestState(request);
+  const callerOrganization = state.device?.organizationId ?? state.principal?.organizationId;
+  if (callerOrganization) return callerOrganization;
+  if (state.authError) throw state.authError;
+  if (organizationId) return organizationId.toLowerCase();
+  throw new ValidationError("invalid query", [
+    {
+      field: "organization_id",
+      message: "is required without a credential (or send the device token or certificate)",
+    },
+  ]);
+}
+
+/** /api/v1/agent: the endpoints device agents call with their device token or device certificate. */
 export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
   return new Elysia({ prefix: "/api/v1/agent", tags: ["Agent"] })
     .use(security)
+    .get(
+      "/ca.pem",
+      async ({ query, request }) =>
+        new Response((await deviceCa(deps, caOrganizationId(request, query.organization_id))).pem, {
+          headers: { "content-type": "application/x-pem-file" },
+        }),
+      {
+        query: Type.Object({ organization_id: Type.Optional(Uuid) }),
+        response: {
+          200: Type.String({ description: "The device CA's certificate (PEM)" }),
+          ...errorResponses(400, 401, 404, 429),
+        },
+        detail: {
+          summary: "The organization's device CA certificate",
+          description:
+            "The CA (ECDSA P-256) that signs the organization's device certificates: give it to " +
+            "`openssl verify -CAfile`, or to a reverse proxy that checks client certificates. The " +
+            "organization is the caller's when a device token, device certificate, session or API key " +
+            "comes along; without one, ?organization_id= names it (a CA certificate is public). " +
+            "Created on first use.",
+          security: [],
+        },
+      },
+    )
+    .post(
+      "/certificate",
+      ({ body, device, actor }) => renewDeviceCertificate(deps, device, actor, body.csr),
+      {
+        device: true,
+        body: RenewCertificateBody,
+        response: { 200: RenewedCertificateSchema, ...errorResponses(400, 401, 409, 429) },
+        detail: {
+          summary: "Renew the device certificate",
+          description:
+            "Authorization: Bearer <device_token>, or the current device certificate. Signs a new " +
+            "certificate (one year, CN = device id) for the key in the CSR and revokes every earlier " +
+            "one in the same transaction: use the new one from now on. 400: a CSR that is not PKCS#10 " +
+            "PEM, not ECDSA P-256 or RSA 2048+, or whose signature does not verify. 409 " +
+            "device_suspended: a suspended device gets no certificate (suspension revoked its own); " +
+            "renew with the device token once unsuspended. Renew a month before certificate_expires_at.",
+        },
+      },
+    )
     .post(
       "/checkin",
       ({ body, device }) =>

@@ -8,6 +8,7 @@ import {
 import { PolicyDataSchema } from "../../domain/policies/policy-document";
 import { Timestamp, Uuid } from "../schemas/common";
 import { DeviceStatusSchema } from "./devices.schemas";
+import { PeerSettingsSchema } from "./vpn.schemas";
 
 export const CheckInBody = Type.Object({
   agent_version: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
@@ -55,6 +56,7 @@ export const CheckInResponse = Type.Object(
       violations: Type.Array(ViolationSchema),
       missing: MissingRulesSchema,
     }),
+    vpn_config: PeerSettingsSchema,
     next_checkin_seconds: Type.Integer({ description: "When to check in next" }),
   },
   { title: "CheckInResult" },

@@ -50,6 +50,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
           hardwareId: body.hardware_id,
           osVersion: body.os_version,
           publicKey: body.public_key,
+          csr: body.csr,
           ip: requestState(request).ip,
         });
       },

@@ -12,6 +12,7 @@ import { REASONS } from "../../domain/errors";
 import { literalUnion } from "../../lib/literal-union";
 import { DisplayText } from "../../lib/schema-types";
 import { PageQuery, Timestamp, Uuid } from "../schemas/common";
+import { CsrField, DeviceVpnConfigSchema } from "./vpn.schemas";
 
 const Reason = Type.String({ minLength: 1, maxLength: 500 });
 const WireGuardKey = Type.String({
@@ -45,6 +46,7 @@ export const EnrollBody = Type.Object({
   }),
   os_version: Type.Optional(DisplayText(100, "a version of printable characters, not blank")),
   public_key: Type.Optional(WireGuardKey),
+  csr: Type.Optional(CsrField),
 });
 
 export const EnrollmentResultSchema = Type.Object(
@@ -54,22 +56,20 @@ export const EnrollmentResultSchema = Type.Object(
     platform: PlatformSchema,
     status: Type.Literal("online"),
     enrolled_at: Timestamp,
-    vpn_config: Type.Object({
-      endpoint: Type.String({ description: "host:port of the VPN server" }),
-      public_key: Type.String({ description: "The device's WireGuard public key" }),
-      private_key: Type.Optional(
-        Type.String({
-          description:
-            "The device's WireGuard private key, returned once and never stored; absent when the device sent its own public_key",
-        }),
-      ),
-      address: Type.String({ description: "The device's VPN address, e.g. 10.100.0.2/32" }),
-    }),
+    vpn_config: DeviceVpnConfigSchema,
     policy: Type.Object({ id: Uuid, name: Type.String(), version: Type.Integer() }),
     device_token: Type.String({
       description: "The agent's credential (Authorization: Bearer) for /api/v1/agent; returned once",
     }),
     device_token_expires_at: Timestamp,
+    device_certificate: Type.Optional(
+      Type.String({
+        description:
+          "Only when the request carried a csr: the client certificate (PEM; CN = device id, O = organization), " +
+          "signed by the organization's device CA (GET /agent/ca.pem); valid one year",
+      }),
+    ),
+    certificate_expires_at: Type.Optional(Timestamp),
   },
   { title: "EnrollmentResult" },
 );

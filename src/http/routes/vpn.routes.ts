@@ -1,0 +1,28 @@
+import { Elysia } from "elysia";
+import { vpnServerConfig } from "../../domain/vpn/vpn-server-config";
+import type { AppDeps } from "../app-deps";
+import type { securityPlugin } from "../plugins/security";
+import { errorResponses } from "../schemas/common";
+import { VpnServerConfigSchema } from "./vpn.schemas";
+
+/** /api/v1/vpn: the WireGuard server's side of the devices' tunnels. */
+export function vpnRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
+  return new Elysia({ prefix: "/api/v1/vpn", tags: ["VPN"] })
+    .use(security)
+    .get("/server-config", ({ principal, actor }) => vpnServerConfig(deps, actor, principal.organizationId), {
+      access: "admin",
+      response: { 200: VpnServerConfigSchema, ...errorResponses(401, 403, 429, 503) },
+      detail: {
+        summary: "The WireGuard server's configuration",
+        description:
+          "The server's public key, address (the pool's first host), listen port and one peer per " +
+          "device of the organization that is not suspended or wiped (deleted devices are gone), read at " +
+          "the moment of the call: enrolling, suspending, unsuspending, wiping or deleting a device " +
+          "changes it at once. wg_quick is the server's wg-quick file, with the private key when Bulwark " +
+          "generated the pair (key_managed_by: bulwark); with vpn.server_public_key set, your server keeps " +
+          "its key. Apply it with `wg syncconf wg0 <(wg-quick strip wg0)` after writing it to " +
+          "/etc/wireguard/wg0.conf. Each export is audited (vpn.server_config_export). 503 " +
+          "vpn_server_key_unreadable when the key file beside the database does not open the private key.",
+      },
+    });
+}

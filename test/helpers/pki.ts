@@ -1,0 +1,146 @@
+/**
+ * openssl as the independent counterpart for device certificates: it makes the keys and CSRs an agent
+ * would send, verifies what Bulwark issues against ca.pem, and reads the certificates' fields.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/** Key kinds `openssl req -newkey` can make. */
+export type KeyKind = "p256" | "p384" | "rsa1024" | "rsa2048" | "ed25519";
+
+const NEWKEY: Record<KeyKind, string[]> = {
+  p256: ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"],
+  p384: ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-384"],
+  rsa1024: ["-newkey", "rsa:1024"],
+  rsa2048: ["-newkey", "rsa:2048"],
+  ed25519: ["-newkey", "ed25519"],
+};
+
+/**
+ * Runs openssl in a fresh folder holding `files`; returns its output and the contents of `outputs`
+ * (files it wrote), then removes the folder.
+ */
+export function openssl(args: string[], files: Record<string, string> = {}, outputs: string[] = []) {
+  const folder = mkdtempSync(join(tmpdir(), "bulwark-pki-"));
+  try {
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(folder, name), text);
+    const run = Bun.spawnSync(["openssl", ...args], { cwd: folder, stdout: "pipe", stderr: "pipe" });
+    const written: Record<string, string> = {};
+    if (run.exitCode === 0)
+      for (const name of outputs) written[name] = readFileSync(join(folder, name), "utf8");
+    return { exitCode: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString(), written };
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** A private key and a PKCS#10 request for it, as an agent would make them with `openssl req`. */
+export function makeCsr(kind: KeyKind = "p256", subject = "/CN=agent"): { key: string; csr: string } {
+  const run = openssl(
+    ["req", "-new", ...NEWKEY[kind], "-nodes", "-subj", subject, "-keyout", "key.pem", "-out", "csr.pem"],
+    {},
+    ["key.pem", "csr.pem"],
+  );
+  if (run.exitCode !== 0) throw new Error(`openssl req failed: ${run.stderr}`);
+  return { key: run.written["key.pem"] ?? "", csr: run.written["csr.pem"] ?? "" };
+}
+
+/** `openssl verify -CAfile ca.pem cert.pem`: its exit code and output. */
+export function opensslVerify(caPem: string, certificatePem: string) {
+  const run = openssl(["verify", "-CAfile", "ca.pem", "-purpose", "sslclient", "cert.pem"], {
+    "ca.pem": caPem,
+    "cert.pem": certificatePem,
+  });
+  return { ok: run.exitCode === 0, output: `${run.stdout}${run.stderr}`.trim() };
+}
+
+/** What `openssl x509` prints of a certificate: subject, serial, validity, key usage. */
+export function certificateFields(certificatePem: string) {
+  const run = openssl(
+    [
+      "x509",
+      "-in",
+      "cert.pem",
+      "-noout",
+      "-subject",
+      "-serial",
+      "-startdate",
+      "-enddate",
+      "-nameopt",
+      "RFC2253",
+      "-ext",
+      "basicConstraints,extendedKeyUsage",
+    ],
+    { "cert.pem": certificatePem },
+  );
+  if (run.exitCode !== 0) throw new Error(`openssl x509 failed: ${run.stderr}`);
+  const field = (name: string) => new RegExp(`^${name}=(.*)$`, "m").exec(run.stdout)?.[1]?.trim() ?? "";
+  return {
+    subject: field("subject"),
+    serial: field("serial"),
+    notBefore: new Date(field("notBefore")),
+    notAfter: new Date(field("notAfter")),
+    text: run.stdout,
+  };
+}
+
+/**
+ * A CA of our own making (not Bulwark's) and a client certificate it signs for `commonName`: what an
+ * attacker who knows a device id could forge.
+ */
+export function forgeCertificate(
+  commonName: string,
+  organization: string,
+): { certificate: string; key: string } {
+  const ca = openssl(
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      `/CN=Bulwark device CA/O=${organization}`,
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.pem",
+    ],
+    {},
+    ["ca.key", "ca.pem"],
+  );
+  if (ca.exitCode !== 0) throw new Error(`openssl CA failed: ${ca.stderr}`);
+  const { key, csr } = makeCsr("p256", `/CN=${commonName}/O=${organization}`);
+  const signed = openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      "csr.pem",
+      "-CA",
+      "ca.pem",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-days",
+      "2",
+      "-out",
+      "cert.pem",
+    ],
+    { "csr.pem": csr, "ca.pem": ca.written["ca.pem"] ?? "", "ca.key": ca.written["ca.key"] ?? "" },
+    ["cert.pem"],
+  );
+  if (signed.exitCode !== 0) throw new Error(`openssl x509 -req failed: ${signed.stderr}`);
+  return { certificate: signed.written["cert.pem"] ?? "", key };
+}
+
+/** RFC 9440's Client-Cert value: the certificate's DER bytes as a structured-field byte sequence. */
+export function clientCertHeader(certificatePem: string): string {
+  const der = certificatePem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, "").replace(/\s+/g, "");
+  return `:${der}:`;
+}
