@@ -21,6 +21,8 @@ export const buildBinary = executablePath;
 
 export interface RunningServer {
   url: string;
+  /** The CA (PEM) that signed the server's TLS certificate, for an https server. */
+  ca?: string;
   output: () => string;
   process: ReturnType<typeof Bun.spawn>;
   /** Stops the process (SIGTERM, or the given signal) and waits for it to exit. */
@@ -41,6 +43,7 @@ export async function startServer(
   binary: string,
   folder: string,
   env: Record<string, string> = {},
+  options: { ca?: string } = {},
 ): Promise<RunningServer> {
   const child = Bun.spawn([binary, "serve"], {
     cwd: folder,
@@ -65,7 +68,7 @@ export async function startServer(
   const deadline = Date.now() + 15_000;
   let url: string | undefined;
   while (!url) {
-    url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+    url = /listening on (https?:\/\/\S+)/.exec(output)?.[1];
     if (url) break;
     if (child.exitCode !== null) throw new Error(`bulwark exited early (${child.exitCode}):\n${output}`);
     if (Date.now() > deadline) {
@@ -76,6 +79,7 @@ export async function startServer(
   }
   return {
     url,
+    ca: options.ca,
     output: () => output,
     process: child,
     stop: async (signal = "SIGTERM") => {
@@ -100,6 +104,7 @@ export async function callServer<T = any>(
       ...(token ? { authorization: `Bearer ${token}` } : {}),
     },
     body: body === undefined ? undefined : JSON.stringify(body),
+    ...(server.ca ? { tls: { ca: server.ca } } : {}),
   });
   const text = await response.text();
   if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);

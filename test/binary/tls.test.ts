@@ -1,0 +1,203 @@
+/**
+ * Bulwark terminating TLS itself (server.tls_cert, server.tls_key), against the built executable: the
+ * API answers over HTTPS only, and an agent authenticates with its device certificate in the TLS
+ * handshake. The client is curl (`--cert`), the certificates openssl's.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
+import { forgeCertificate, makeCsr, openssl, opensslVerify } from "../helpers/pki";
+
+const ADMIN = { email: "tls@example.com", password: "tls-password-123" };
+const folder = mkdtempSync(join(tmpdir(), "bulwark-tls-"));
+let binary: string;
+let server: RunningServer;
+let adminToken: string;
+
+/** A self-signed server certificate for localhost and 127.0.0.1, made by openssl. */
+function serverCertificate(): { cert: string; key: string } {
+  const run = openssl(
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=localhost",
+      "-addext",
+      "subjectAltName=DNS:localhost,IP:127.0.0.1",
+      "-keyout",
+      "key.pem",
+      "-out",
+      "cert.pem",
+    ],
+    {},
+    ["key.pem", "cert.pem"],
+  );
+  if (run.exitCode !== 0) throw new Error(run.stderr);
+  return { cert: run.written["cert.pem"] ?? "", key: run.written["key.pem"] ?? "" };
+}
+
+const tls = serverCertificate();
+writeFileSync(join(folder, "server.crt"), tls.cert);
+writeFileSync(join(folder, "server.key"), tls.key);
+const TLS_ENV = {
+  BULWARK_SERVER_TLS_CERT: join(folder, "server.crt"),
+  BULWARK_SERVER_TLS_KEY: join(folder, "server.key"),
+  BULWARK_ADMIN_EMAIL: ADMIN.email,
+  BULWARK_ADMIN_PASSWORD: ADMIN.password,
+};
+
+/** curl over HTTPS trusting the test certificate; `--cert`/`--key` when a client certificate is given. */
+function curl(path: string, options: { body?: unknown; token?: string; cert?: string; key?: string } = {}) {
+  const files: string[] = [];
+  const file = (name: string, text: string) => {
+    const path = join(folder, `${crypto.randomUUID()}-${name}`);
+    writeFileSync(path, text, { mode: 0o600 });
+    files.push(path);
+    return path;
+  };
+  const args = ["curl", "-sS", "--cacert", join(folder, "server.crt"), "-w", "\n%{http_code}"];
+  if (options.cert && options.key)
+    args.push("--cert", file("cert.pem", options.cert), "--key", file("key.pem", options.key));
+  if (options.token) args.push("-H", `authorization: Bearer ${options.token}`);
+  if (options.body !== undefined)
+    args.push("-H", "content-type: application/json", "--data-binary", JSON.stringify(options.body));
+  const run = Bun.spawnSync([...args, `${server.url}${path}`], { stdout: "pipe", stderr: "pipe" });
+  for (const path of files) rmSync(path, { force: true });
+  const output = run.stdout.toString();
+  const newline = output.lastIndexOf("\n");
+  const text = output.slice(0, newline);
+  return {
+    exitCode: run.exitCode,
+    stderr: run.stderr.toString(),
+    status: Number(output.slice(newline + 1)),
+    body: text ? JSON.parse(text) : null,
+  };
+}
+
+async function enrollWithCertificate() {
+  const { token } = await call(server, "POST", "/api/v1/enrollment-tokens", adminToken, {});
+  const { key, csr } = makeCsr("p256");
+  const enrolled = await call(server, "POST", "/api/v1/devices/enroll", undefined, {
+    enrollment_token: token,
+    device_name: "TLS laptop",
+    platform: "linux",
+    agent_version: "1.0.0",
+    hardware_id: `hw-${crypto.randomUUID()}`,
+    csr,
+  });
+  return { ...enrolled, key, certificate: enrolled.device_certificate as string };
+}
+
+beforeAll(async () => {
+  binary = await buildBinary();
+  server = await startServer(binary, folder, TLS_ENV, { ca: tls.cert });
+  adminToken = (await call(server, "POST", "/api/v1/auth/login", undefined, ADMIN)).token;
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+describe("with server.tls_cert and server.tls_key", () => {
+  test("the API answers over HTTPS, and plain HTTP on that port gets no answer", async () => {
+    expect(server.url).toStartWith("https://127.0.0.1:");
+    expect(curl("/api/v1/health").status).toBe(200);
+    const plain = Bun.spawnSync(
+      ["curl", "-sS", server.url.replace("https://", "http://") + "/api/v1/health"],
+      {
+        stdout: "pipe",
+        stderr: "pipe",
+      },
+    );
+    expect(plain.exitCode).not.toBe(0);
+    expect(plain.stdout.toString()).toBe("");
+  });
+
+  test("an agent checks in with its device certificate in the handshake (curl --cert)", async () => {
+    const enrolled = await enrollWithCertificate();
+    const caResponse = await fetch(`${server.url}/api/v1/agent/ca.pem`, {
+      headers: { authorization: `Bearer ${enrolled.device_token}` },
+      tls: { ca: tls.cert },
+    });
+    const ca = await caResponse.text();
+    expect(opensslVerify(ca, enrolled.certificate).ok).toBe(true);
+    const checkIn = curl("/api/v1/agent/checkin", {
+      body: {},
+      cert: enrolled.certificate,
+      key: enrolled.key,
+    });
+    expect(checkIn.status).toBe(200);
+    expect(checkIn.body.device_id).toBe(enrolled.id);
+    // Without a certificate, the device token still works: certificates are requested, not required.
+    const byToken = curl("/api/v1/agent/checkin", { body: {}, token: enrolled.device_token });
+    expect(byToken.status).toBe(200);
+    // And a user signs in without any client certificate.
+    expect(curl("/api/v1/users/me", { token: adminToken }).status).toBe(200);
+  });
+
+  test("another CA's certificate naming the device, a revoked one, or none at all: 401", async () => {
+    const enrolled = await enrollWithCertificate();
+    const forged = forgeCertificate(enrolled.id, "Default");
+    const byForgery = curl("/api/v1/agent/checkin", { body: {}, cert: forged.certificate, key: forged.key });
+    expect(byForgery.status).toBe(401);
+    expect(byForgery.body.reason).toBe("client_certificate_unknown");
+    expect(curl("/api/v1/agent/checkin", { body: {} }).status).toBe(401);
+
+    await call(server, "PUT", `/api/v1/devices/${enrolled.id}/status`, adminToken, {
+      status: "suspended",
+      reason: "stolen",
+    });
+    const revoked = curl("/api/v1/agent/checkin", {
+      body: {},
+      cert: enrolled.certificate,
+      key: enrolled.key,
+    });
+    expect(revoked.status).toBe(401);
+    expect(revoked.body.reason).toBe("client_certificate_revoked");
+  });
+
+  test("a Client-Cert header sent straight to the server is ignored without trust_proxy", async () => {
+    const enrolled = await enrollWithCertificate();
+    const der = enrolled.certificate.replace(/-----[^-]+-----/g, "").replace(/\s+/g, "");
+    const response = await fetch(`${server.url}/api/v1/agent/checkin`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "client-cert": `:${der}:` },
+      body: "{}",
+      tls: { ca: tls.cert },
+    });
+    expect(response.status).toBe(401);
+  });
+});
+
+describe("TLS settings that cannot work stop the start with a message naming them", () => {
+  test.each([
+    ["a missing certificate file", { BULWARK_SERVER_TLS_CERT: "/nonexistent/cert.pem" }, "server.tls_cert"],
+    ["a key that is not the certificate's", { BULWARK_SERVER_TLS_KEY: "other.key" }, "server.tls_key"],
+  ])("%s", async (_, env, key) => {
+    const other = mkdtempSync(join(tmpdir(), "bulwark-tls-bad-"));
+    try {
+      writeFileSync(join(other, "other.key"), serverCertificate().key);
+      const run = Bun.spawnSync([binary, "serve"], {
+        cwd: other,
+        env: { PATH: process.env.PATH ?? "", HOME: other, BULWARK_SERVER_PORT: "0", ...TLS_ENV, ...env },
+        stdout: "pipe",
+        stderr: "pipe",
+        timeout: 15_000,
+      });
+      expect(run.exitCode).not.toBe(0);
+      expect(`${run.stdout}${run.stderr}`).toContain(key);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  });
+});
