@@ -11,6 +11,7 @@ const TOOLS = [
   { command: "wireguard-go", package: "wireguard-go", use: "bringing a real WireGuard tunnel up" },
   { command: "ip", package: "iproute2", use: "addressing the test tunnel's interfaces" },
   { command: "curl", package: "curl", use: "a TLS client presenting a device certificate" },
+  { command: "haproxy", package: "haproxy", use: "the reverse-proxy example forwarding Client-Cert" },
 ] as const;
 
 export function ensureTestTools(): void {
