@@ -62,8 +62,11 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
           summary: "Enroll a device",
           description:
             "Called by the agent with an enrollment token in the body (no bearer). Returns the VPN " +
-            "configuration, the assigned policy and the device token for the agent endpoints. " +
-            "400 also for a low-order public_key. 401: unknown, expired, revoked or used-up enrollment " +
+            "configuration (with the wg_quick file), the assigned policy and the device token for the " +
+            "agent endpoints; with a csr, also a one-year client certificate (device_certificate) that " +
+            "can stand in for the device token. 400 also for a low-order public_key, and for a csr that " +
+            "is not PKCS#10 PEM, not ECDSA P-256 or RSA 2048+, or not signed by its key (the token is " +
+            "not used). 401: unknown, expired, revoked or used-up enrollment " +
             "token; 409: hardware_id already enrolled (and not wiped) in the organization, public_key " +
             "held by another device not wiped (`public key already in use`), or the VPN address pool is exhausted.",
         },
