@@ -6,6 +6,7 @@ import { backupCommand } from "./backup";
 import { migrateCommand } from "./migrate";
 import { orgSetPlanCommand } from "./org-set-plan";
 import { serveCommand } from "./serve";
+import { vpnServerConfigCommand } from "./vpn-server-config";
 
 /** One command: its words, flags, positionals, help line and what it runs. */
 export interface Command {
@@ -60,6 +61,17 @@ export const COMMANDS: readonly Command[] = [
     positionals: 0,
     needsConfig: true,
     run: (config, args) => orgSetPlanCommand(config as Config, args),
+  },
+  {
+    name: "vpn server-config",
+    usage: "vpn server-config [--config FILE]",
+    summary:
+      "print the WireGuard server's wg-quick file: every organization's devices and the server's private\n" +
+      "key (e.g. > /etc/wireguard/wg0.conf); safe while serving",
+    flags: ["config"],
+    positionals: 0,
+    needsConfig: true,
+    run: (config) => vpnServerConfigCommand(config as Config),
   },
   {
     name: "backup",

@@ -14,13 +14,15 @@ export async function runCli(argv: string[]): Promise<number> {
     const [word = "help", ...rest] = argv;
     if (word === "--help" || word === "-h") return runCli(["help"]);
     if (word === "--version") return runCli(["version"]);
-    const isGroup = word === "admin" || word === "org";
+    // Commands of two words (admin create, org set-plan, vpn server-config) form groups.
+    const group = COMMANDS.filter((candidate) => candidate.name.startsWith(`${word} `));
+    const isGroup = group.length > 0;
     const name = isGroup ? `${word} ${rest[0] ?? ""}`.trim() : word;
     const command = COMMANDS.find((candidate) => candidate.name === name);
     if (!command)
       throw new UsageError(
         isGroup
-          ? `unknown ${word} command "${rest[0] ?? ""}" (try: ${word === "admin" ? "admin create" : "org set-plan"})`
+          ? `unknown ${word} command "${rest[0] ?? ""}" (try: ${group.map((candidate) => candidate.name).join(", ")})`
           : `unknown command "${word}" (try: bulwark help)`,
       );
     const args = parseArgs(isGroup ? rest.slice(1) : rest, command.flags);

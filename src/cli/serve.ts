@@ -6,7 +6,7 @@ import { acquireServeLock } from "../db/serve-lock";
 import { checkFirstAdminSettings, ensureFirstAdmin } from "../domain/users/bootstrap-admin";
 import type { AppDeps } from "../http/app-deps";
 import { assertHostResolves, ListenError, listenError, listenHttp } from "../http/http-server";
-import { startTlsFront, TlsClients, type TlsFront, TlsSetupError } from "../http/tls-front";
+import { readTlsFiles, startTlsFront, TlsClients, type TlsFront, TlsSetupError } from "../http/tls-front";
 import { startJobs } from "../jobs/scheduler";
 import { createWebhookDispatcher } from "../jobs/webhook-dispatcher";
 
@@ -36,6 +36,15 @@ async function startTls(deps: AppDeps, upstreamPort: number): Promise<TlsFront> 
 /** `bulwark serve`: migrate, create the first admin if needed, start the jobs, listen; stop cleanly on a signal. */
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
   checkFirstAdminSettings(config.admin);
+  // Unusable TLS files stop the start before anything is created or migrated.
+  if (config.server.tls_cert !== "") {
+    try {
+      readTlsFiles(config.server.tls_cert, config.server.tls_key);
+    } catch (error) {
+      if (error instanceof TlsSetupError) throw new ListenError(error.message);
+      throw error;
+    }
+  }
   const lock = config.database.path === ":memory:" ? null : acquireServeLock(config.database.path);
   const { deps, database, appliedMigrations } = await bootDependencies(config);
   if (appliedMigrations.length > 0)

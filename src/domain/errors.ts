@@ -128,7 +128,6 @@ export const REASONS = [
   "totp_secret_unreadable",
   "device_ca_unreadable",
   "vpn_server_key_unreadable",
-  "vpn_server_key_external",
   "sso_provider_unavailable",
   "internal_error",
 ] as const;

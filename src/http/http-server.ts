@@ -5,7 +5,7 @@ import type { AnyElysia } from "elysia";
 import type { AppDeps } from "./app-deps";
 import { invalidHostResponse, unhandledErrorResponse } from "./plugins/error-handler";
 import { headersForUnroutedRequest, MAX_BODY_BYTES } from "./plugins/security";
-import { normalizeRequestHost } from "./request-path";
+import { normalizeRequestHost, rememberPeer } from "./request-path";
 
 /** Raised when the server cannot listen; the message names the address and the cause in one line. */
 export class ListenError extends Error {}
@@ -48,6 +48,9 @@ export function listenHttp(
           const ip = bunServer.requestIP(request)?.address ?? "127.0.0.1";
           return invalidHostResponse(headersForUnroutedRequest(deps, ip));
         }
+        // Bun answers requestIP only for the request it made; the copy normalizeRequestHost may make
+        // carries the peer here (the client address, and the TLS front's connection).
+        rememberPeer(routable, bunServer.requestIP(request));
         try {
           return await app.fetch(routable);
         } catch (error) {

@@ -18,6 +18,19 @@ export function requestPath(request: Request): string {
  * characters would make the router read the path from the wrong "/", so such a request is re-addressed
  * to `localhost` with the same method, headers, path and body.
  */
+/** The socket peer of each request the server handed to the app, kept across normalizeRequestHost's copy. */
+const peers = new WeakMap<Request, { address: string; port: number } | null>();
+
+/** Records the socket peer (from the original request) for the request the app will see. */
+export function rememberPeer(request: Request, peer: { address: string; port: number } | null): void {
+  peers.set(request, peer);
+}
+
+/** The socket peer listenHttp recorded, or undefined (in-process requests, tests). */
+export function requestPeer(request: Request): { address: string; port: number } | null | undefined {
+  return peers.get(request);
+}
+
 export function normalizeRequestHost(request: Request): Request | null {
   const url = request.url;
   const schemeEnd = url.indexOf("://");

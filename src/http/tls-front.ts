@@ -10,15 +10,23 @@ export interface TlsClient {
   certificate: Uint8Array | null;
 }
 
+/** The address the front connects from; with the HTTP server's own address and port it makes the connection unique. */
+const FRONT_ADDRESS = "127.0.0.1";
+
 /**
  * The client behind each loopback connection from the front to the HTTP server, by the connection's
- * local port: the port the HTTP server sees as the peer's (`server.requestIP(request).port`).
+ * source port: what the HTTP server sees as the peer (`server.requestIP(request)`). Only a peer at
+ * 127.0.0.1 matches: while the front's connection is open, no other socket can connect to the HTTP
+ * server from 127.0.0.1 and that port (TCP keeps the pair of endpoints unique), whereas another local
+ * process could use the same port number from 127.0.0.2.
  */
 export class TlsClients {
   readonly #byPort = new Map<number, TlsClient>();
 
-  get(port: number | undefined): TlsClient | undefined {
-    return port === undefined ? undefined : this.#byPort.get(port);
+  get(peer: { address: string; port: number } | null | undefined): TlsClient | undefined {
+    if (!peer || (peer.address !== FRONT_ADDRESS && peer.address !== `::ffff:${FRONT_ADDRESS}`))
+      return undefined;
+    return this.#byPort.get(peer.port);
   }
 
   set(port: number, client: TlsClient): void {
@@ -80,7 +88,11 @@ export async function startTlsFront(options: TlsFrontOptions): Promise<TlsFront>
     const peer = client.getPeerCertificate(true);
     const certificate = peer?.raw ? new Uint8Array(peer.raw) : null;
     const ip = normalizeAddress(client.remoteAddress ?? "127.0.0.1");
-    const upstream = net.connect({ host: "127.0.0.1", port: options.upstreamPort });
+    const upstream = net.connect({
+      host: "127.0.0.1",
+      port: options.upstreamPort,
+      localAddress: FRONT_ADDRESS,
+    });
     let localPort: number | undefined;
     upstream.on("connect", () => {
       localPort = upstream.localPort;
@@ -125,7 +137,7 @@ export async function startTlsFront(options: TlsFrontOptions): Promise<TlsFront>
 }
 
 /** The certificate chain and key, checked to form a usable pair; errors name the config keys. */
-function readTlsFiles(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {
+export function readTlsFiles(certFile: string, keyFile: string): { cert: Buffer; key: Buffer } {
   const read = (key: string, path: string) => {
     try {
       return readFileSync(path);

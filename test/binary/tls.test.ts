@@ -5,8 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { connect as netConnect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connect as tlsConnect } from "node:tls";
 import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
 import { forgeCertificate, makeCsr, openssl, opensslVerify } from "../helpers/pki";
 
@@ -54,6 +56,13 @@ const TLS_ENV = {
   BULWARK_ADMIN_EMAIL: ADMIN.email,
   BULWARK_ADMIN_PASSWORD: ADMIN.password,
 };
+
+/** Writes a file into the test folder (mode 600) and returns its path. */
+function writeTemp(name: string, text: string): string {
+  const path = join(folder, `${crypto.randomUUID()}-${name}`);
+  writeFileSync(path, text, { mode: 0o600 });
+  return path;
+}
 
 /** curl over HTTPS trusting the test certificate; `--cert`/`--key` when a client certificate is given. */
 function curl(path: string, options: { body?: unknown; token?: string; cert?: string; key?: string } = {}) {
@@ -177,6 +186,136 @@ describe("with server.tls_cert and server.tls_key", () => {
     });
     expect(response.status).toBe(401);
   });
+});
+
+describe("the certificate reaches the app whatever the request looks like, and only from the handshake", () => {
+  test("a short Host header (the request is copied before routing) still carries the certificate", async () => {
+    const enrolled = await enrollWithCertificate();
+    for (const host of ["vpn", "x:1", "mdm.corp.example"]) {
+      const run = Bun.spawnSync(
+        [
+          "curl",
+          "-sS",
+          "-o",
+          "/dev/null",
+          "-w",
+          "%{http_code}",
+          "--cacert",
+          join(folder, "server.crt"),
+          "--cert",
+          writeTemp("c.pem", enrolled.certificate),
+          "--key",
+          writeTemp("k.pem", enrolled.key),
+          "--resolve",
+          `${host.split(":")[0]}:${new URL(server.url).port}:127.0.0.1`,
+          "-k",
+          "-H",
+          `host: ${host}`,
+          "-H",
+          "content-type: application/json",
+          "-d",
+          "{}",
+          `${server.url}/api/v1/agent/checkin`,
+        ],
+        { stdout: "pipe", stderr: "pipe" },
+      );
+      expect({ host, status: run.stdout.toString() }).toEqual({ host, status: "200" });
+    }
+  });
+
+  test("a local process connecting to the internal HTTP port from 127.0.0.2 on a TLS client's port gets no certificate", async () => {
+    const enrolled = await enrollWithCertificate();
+    // A device keeps a TLS connection with its certificate open...
+    const device = tlsConnect({
+      host: "127.0.0.1",
+      port: Number(new URL(server.url).port),
+      ca: tls.cert,
+      cert: enrolled.certificate,
+      key: enrolled.key,
+      servername: "localhost",
+    });
+    await new Promise<void>((resolve, reject) => device.once("secureConnect", resolve).once("error", reject));
+    device.write("GET /api/v1/health HTTP/1.1\r\nhost: localhost\r\n\r\n");
+    await new Promise((resolve) => device.once("data", resolve));
+    // ...so the front holds a loopback connection 127.0.0.1:P -> 127.0.0.1:U to the HTTP server.
+    const pid = server.process.pid;
+    const sockets = (args: string[]) =>
+      Bun.spawnSync(["ss", "-Htnp", ...args], { stdout: "pipe" })
+        .stdout.toString()
+        .split("\n")
+        .filter((line) => line.includes(`pid=${pid},`));
+    const publicPort = new URL(server.url).port;
+    const internalPort = sockets(["-l"])
+      .map((line) => /127\.0\.0\.1:(\d+)/.exec(line)?.[1])
+      .find((port) => port && port !== publicPort);
+    const frontPorts = sockets(["state", "established"])
+      .map(
+        (line) => new RegExp(`127\\.0\\.0\\.1:(\\d+)\\s+127\\.0\\.0\\.1:${internalPort}\\b`).exec(line)?.[1],
+      )
+      .filter((port): port is string => port !== undefined);
+    expect(internalPort).toBeDefined();
+    expect(frontPorts.length).toBeGreaterThan(0);
+    // Another process connects from 127.0.0.2 with the port number of each of the front's connections
+    // (one of them is the device's) and asks without credentials.
+    const statuses: string[] = [];
+    for (const frontPort of frontPorts) {
+      const intruder = netConnect({
+        host: "127.0.0.1",
+        port: Number(internalPort),
+        localAddress: "127.0.0.2",
+        localPort: Number(frontPort),
+      });
+      await new Promise<void>((resolve, reject) => intruder.once("connect", resolve).once("error", reject));
+      intruder.write(
+        "POST /api/v1/agent/checkin HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{}",
+      );
+      let answer = "";
+      intruder.on("data", (chunk) => {
+        answer += chunk.toString();
+      });
+      await new Promise((resolve) => intruder.once("close", resolve));
+      statuses.push(answer.split("\r\n")[0] ?? "");
+    }
+    device.destroy();
+    expect(new Set(statuses)).toEqual(new Set(["HTTP/1.1 401 Unauthorized"]));
+  });
+});
+
+test("with built-in TLS, a Client-Cert header is ignored even with trust_proxy: the handshake is the one source", async () => {
+  const enrolled = await enrollWithCertificate();
+  const other = mkdtempSync(join(tmpdir(), "bulwark-tls-proxy-"));
+  const proxied = await startServer(
+    binary,
+    other,
+    { ...TLS_ENV, BULWARK_SERVER_TRUST_PROXY: "true" },
+    { ca: tls.cert },
+  );
+  try {
+    const { token } = await call(proxied, "POST", "/api/v1/auth/login", undefined, ADMIN);
+    const enrollment = await call(proxied, "POST", "/api/v1/enrollment-tokens", token, {});
+    const { csr } = makeCsr("p256");
+    const device = await call(proxied, "POST", "/api/v1/devices/enroll", undefined, {
+      enrollment_token: enrollment.token,
+      device_name: "Header laptop",
+      platform: "linux",
+      agent_version: "1.0.0",
+      hardware_id: `hw-${crypto.randomUUID()}`,
+      csr,
+    });
+    // The certificate is public (it travels in clear in TLS 1.2, proxies log it): without its key, nothing.
+    const der = device.device_certificate.replace(/-----[^-]+-----/g, "").replace(/\s+/g, "");
+    const response = await fetch(`${proxied.url}/api/v1/agent/checkin`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "client-cert": `:${der}:` },
+      body: "{}",
+      tls: { ca: tls.cert },
+    });
+    expect(response.status).toBe(401);
+    expect(enrolled.id).not.toBe(device.id);
+  } finally {
+    await proxied.stop();
+    rmSync(other, { recursive: true, force: true });
+  }
 });
 
 describe("TLS settings that cannot work stop the start with a message naming them", () => {

@@ -128,3 +128,56 @@ test("the server's key pair survives a restart: devices and the export keep the 
   expect(again.server_public_key).toBe(first.server_public_key);
   expect(again.wg_quick).toBe(first.wg_quick);
 }, 60_000);
+
+test("with a second organization, its admins export only their peers; the operator's CLI exports all, with the key", async () => {
+  const server = servers.at(-1);
+  if (!server) throw new Error("the first test starts the server");
+  const env = { PATH: process.env.PATH ?? "", ...ENV };
+  const created = Bun.spawnSync(
+    [
+      binary,
+      "admin",
+      "create",
+      "--email",
+      "other@example.com",
+      "--password",
+      "other-password-12",
+      "--org",
+      "Other",
+    ],
+    { cwd: folder, env, stdout: "pipe", stderr: "pipe" },
+  );
+  expect({ code: created.exitCode, output: `${created.stdout}${created.stderr}` }).toMatchObject({ code: 0 });
+  const other = await call(server, "POST", "/api/v1/auth/login", undefined, {
+    email: "other@example.com",
+    password: "other-password-12",
+  });
+  const enrollment = await call(server, "POST", "/api/v1/enrollment-tokens", other.token, {});
+  const theirs = await call(server, "POST", "/api/v1/devices/enroll", undefined, {
+    enrollment_token: enrollment.token,
+    device_name: "Other laptop",
+    platform: "macos",
+    agent_version: "1.0.0",
+    hardware_id: `hw-other-${suffix}`,
+  });
+  const exported = await call(server, "GET", "/api/v1/vpn/server-config", other.token);
+  expect(exported.includes_private_key).toBe(false);
+  expect(exported.peers.map((peer: { device_id: string }) => peer.device_id)).toEqual([theirs.id]);
+
+  const cli = Bun.spawnSync([binary, "vpn", "server-config"], {
+    cwd: folder,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  expect(cli.exitCode).toBe(0);
+  const text = cli.stdout.toString();
+  const privateKey = /^PrivateKey = (\S+)$/m.exec(text)?.[1] ?? "";
+  expect(wgPubkey(privateKey)).toBe(exported.server_public_key);
+  expect(text.match(/^\[Peer\]$/gm)).toHaveLength(2);
+  expect(text).toContain(`PublicKey = ${theirs.vpn_config.public_key}`);
+  // What wg itself reads: both organizations' devices are peers of the one server.
+  writeFileSync(join(folder, "all.conf"), text, { mode: 0o600 });
+  const peers = run(["wg-quick", "strip", join(folder, "all.conf")]).match(/^PublicKey = /gm);
+  expect(peers).toHaveLength(2);
+}, 60_000);

@@ -119,6 +119,7 @@ describe("GET /devices/:id", () => {
     expect(response.status).toBe(200);
     expect(Object.keys(response.body).sort()).toEqual([
       "agent_version",
+      "certificate",
       "compliance",
       "created_at",
       "device_name",

@@ -12,6 +12,12 @@ const SERVER_CONFIG = "/api/v1/vpn/server-config";
 const t = await createDeviceTestApp();
 afterAll(() => t.close());
 
+/** Apps of one organization each, closed at the end. */
+const singleApps: TestApp[] = [];
+afterAll(async () => {
+  for (const app of singleApps) await app.close();
+});
+
 async function serverConfig(app: TestApp, adminToken: string) {
   const response = await app.request("GET", SERVER_CONFIG, { token: adminToken });
   expect(response.status).toBe(200);
@@ -24,8 +30,11 @@ async function peerIds(adminToken: string): Promise<string[]> {
 
 describe("the enrollment's vpn_config", () => {
   test("is a working wg-quick file: its keys agree with `wg pubkey` and the server's export", async () => {
-    const org = await t.createOrganization();
-    const enrolled = await enrollDevice(t, org.adminToken);
+    // The installation's only organization: its admin's export carries the server's private key.
+    const single = await createDeviceTestApp();
+    singleApps.push(single);
+    const org = await single.createOrganization();
+    const enrolled = await enrollDevice(single, org.adminToken);
     const vpn = enrolled.vpn_config;
     expect(wgPubkey(vpn.private_key ?? "")).toBe(vpn.public_key);
 
@@ -44,9 +53,9 @@ describe("the enrollment's vpn_config", () => {
     // wg-quick's own lines, which strip removed, are in the file too.
     expect(vpn.wg_quick).toContain(`Address = ${vpn.address}\n`);
 
-    const server = await serverConfig(t, org.adminToken);
+    const server = await serverConfig(single, org.adminToken);
     expect(server.server_public_key).toBe(vpn.server_public_key);
-    expect(server.key_managed_by).toBe("bulwark");
+    expect(server).toMatchObject({ key_managed_by: "bulwark", includes_private_key: true });
     const [serverInterface, ...serverPeers] = wgQuickStrip(server.wg_quick);
     expect(wgPubkey(serverInterface?.values.PrivateKey ?? "")).toBe(vpn.server_public_key);
     expect(serverInterface?.values.ListenPort).toBe("51820");
@@ -153,7 +162,7 @@ describe("GET /vpn/server-config", () => {
     expect(server.wg_quick.match(/^\[Peer\]$/gm)).toHaveLength(2);
   });
 
-  test("is for administrators, and audited: it carries the server's private key", async () => {
+  test("is for administrators, and audited", async () => {
     const org = await t.createOrganization();
     const operator = await t.createUser(org.adminToken, "operator");
     const refused = await t.request("GET", SERVER_CONFIG, { token: operator.token });
@@ -162,10 +171,25 @@ describe("GET /vpn/server-config", () => {
     const audit = await t.request("GET", "/api/v1/audit-logs?action=vpn.server_config_export", {
       token: org.adminToken,
     });
-    expect(audit.body.data[0]).toMatchObject({
-      action: "vpn.server_config_export",
-      details: { peers: 0, includes_private_key: true },
-    });
+    expect(audit.body.data[0]).toMatchObject({ action: "vpn.server_config_export", details: { peers: 0 } });
+  });
+
+  test("with several organizations, no organization's admin gets the server's private key", async () => {
+    // One server serves them all: its key would let one tenant impersonate it to the others' devices.
+    const org = await t.createOrganization();
+    await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const server = await serverConfig(t, org.adminToken);
+    expect(server).toMatchObject({ key_managed_by: "bulwark", includes_private_key: false });
+    const [iface, ...peers] = wgQuickStrip(server.wg_quick);
+    expect(iface?.values).toEqual({ ListenPort: "51820" });
+    expect(server.wg_quick).toContain("`bulwark vpn server-config`");
+    expect(peers).toEqual([
+      {
+        section: "Peer",
+        values: { PublicKey: enrolled.vpn_config.public_key, AllowedIPs: enrolled.vpn_config.address },
+      },
+    ]);
   });
 
   test("with vpn.server_public_key, the operator's server keeps its key: it is used and never invented", async () => {

@@ -91,6 +91,14 @@ async function loadOrCreateDeviceCa(deps: DomainDeps, organizationId: string): P
   };
 }
 
+/**
+ * The CA certificate (PEM) alone: served without opening the private key, so that ca.pem keeps working
+ * when the key file beside the database does not match (signing then answers 503).
+ */
+export async function deviceCaCertificatePem(deps: DomainDeps, organizationId: string): Promise<string> {
+  return selectCa(deps, organizationId)?.certificatePem ?? (await deviceCa(deps, organizationId)).pem;
+}
+
 function selectCa(deps: DomainDeps, organizationId: string) {
   return deps.db.select().from(deviceCas).where(eq(deviceCas.organizationId, organizationId)).get();
 }
@@ -104,7 +112,10 @@ async function createCaCertificate(
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerialNumber(),
     // The id tells two organizations of the same name apart in a proxy's CA bundle.
-    name: [{ CN: [`Bulwark device CA ${organizationId}`] }, { O: [organizationName] }],
+    name: [
+      { CN: [`Bulwark device CA ${organizationId}`] },
+      { O: [organizationNameAttribute(organizationName)] },
+    ],
     notBefore: now,
     notAfter: addSeconds(now, CA_LIFETIME_SECONDS),
     keys,
@@ -117,6 +128,11 @@ async function createCaCertificate(
   });
   const pkcs8 = await crypto.subtle.exportKey("pkcs8", keys.privateKey);
   return { pem: certificate.toString("pem"), privateKeyPem: x509.PemConverter.encode(pkcs8, "PRIVATE KEY") };
+}
+
+/** RFC 5280 caps the organizationName attribute at 64 characters; a longer name is cut there. */
+export function organizationNameAttribute(name: string): string {
+  return [...name].slice(0, 64).join("");
 }
 
 /**

@@ -8,7 +8,7 @@ import type { DomainDeps } from "../deps";
 import type { DevicePrincipal } from "../devices/authenticate-device";
 import { UnauthenticatedError } from "../errors";
 import type { VerifiedCsr } from "./certificate-request";
-import { CA_ALGORITHM, type DeviceCa, randomSerialNumber } from "./device-ca";
+import { CA_ALGORITHM, type DeviceCa, organizationNameAttribute, randomSerialNumber } from "./device-ca";
 import { x509 } from "./x509";
 
 /** SPEC.md: a device certificate is valid for one year. */
@@ -53,7 +53,7 @@ export async function signDeviceCertificate(
       : x509.KeyUsageFlags.digitalSignature;
   const certificate = await x509.X509CertificateGenerator.create({
     serialNumber: randomSerialNumber(),
-    subject: [{ CN: [subject.deviceId] }, { O: [subject.organizationName] }],
+    subject: [{ CN: [subject.deviceId] }, { O: [organizationNameAttribute(subject.organizationName)] }],
     issuer: ca.certificate.subject,
     notBefore,
     notAfter,

@@ -1,6 +1,6 @@
-import { and, asc, eq, inArray, isNotNull } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { devices } from "../../db/schema";
+import { devices, organizations } from "../../db/schema";
 import { formatIpv4, parseIpv4 } from "../../lib/ipv4";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
@@ -19,8 +19,10 @@ export interface VpnServerPeer {
 /** GET /vpn/server-config. */
 export interface VpnServerConfig {
   server_public_key: string;
-  /** Whether the private key is Bulwark's (in wg_quick) or the operator's (vpn.server_public_key). */
+  /** Whether the private key is Bulwark's or the operator's (vpn.server_public_key). */
   key_managed_by: "bulwark" | "operator";
+  /** Whether wg_quick carries the private key (see vpnServerConfig). */
+  includes_private_key: boolean;
   address_pool: string;
   address: string;
   endpoint: string;
@@ -33,14 +35,25 @@ export interface VpnServerConfig {
 const PEER_STATUSES = ["online", "offline", "pending"] as const;
 
 /**
- * The WireGuard server's configuration for one organization's devices, read at the moment of the call
- * (so enrolling, suspending, unsuspending, wiping or deleting a device shows at once): the server's
- * address (the pool's first host), its listen port (the endpoint's), one peer per device that may use
- * the tunnel, and the wg-quick file with the private key when Bulwark holds it. The export is audited:
- * it carries that private key.
+ * The WireGuard server's configuration, read at the moment of the call (so enrolling, suspending,
+ * unsuspending, wiping or deleting a device shows at once): the server's address (the pool's first
+ * host), its listen port (the endpoint's), one peer per device that may use the tunnel, and the
+ * wg-quick file. `scope` is one organization (an admin, through the API) or the whole installation (the
+ * operator, `bulwark vpn server-config`). One server serves every organization, so its private key goes
+ * to an organization's admin only while that organization is the installation's only one: otherwise it
+ * would let one tenant's admin impersonate the server to the others' devices. The export is audited.
  */
-export function vpnServerConfig(deps: DomainDeps, actor: Actor, organizationId: string): VpnServerConfig {
-  const privateKey = wireGuardServerPrivateKey(deps);
+export function vpnServerConfig(
+  deps: DomainDeps,
+  actor: Actor,
+  scope: { organizationId: string } | "installation",
+): VpnServerConfig {
+  const organizationId = scope === "installation" ? null : scope.organizationId;
+  const isOnlyOrganization =
+    organizationId === null ||
+    (deps.db.select({ total: count() }).from(organizations).get()?.total ?? 0) <= 1;
+  const privateKey = isOnlyOrganization ? wireGuardServerPrivateKey(deps) : null;
+  const keyManagedBy = deps.config.vpn.server_public_key === "" ? "bulwark" : "operator";
   const pool = addressPoolCidr(deps.config.vpn.address_pool);
   const serverAddress = `${formatIpv4((parseIpv4(pool.network) ?? 0) + 1)}/${pool.prefixLength}`;
   const listenPort = Number(deps.config.vpn.endpoint.split(":").at(-1));
@@ -55,7 +68,7 @@ export function vpnServerConfig(deps: DomainDeps, actor: Actor, organizationId: 
       .from(devices)
       .where(
         and(
-          eq(devices.organizationId, organizationId),
+          organizationId === null ? undefined : eq(devices.organizationId, organizationId),
           inArray(devices.status, [...PEER_STATUSES]),
           isNotNull(devices.vpnAddress),
         ),
@@ -76,9 +89,14 @@ export function vpnServerConfig(deps: DomainDeps, actor: Actor, organizationId: 
         name: "Interface",
         comment: `Bulwark VPN server: ${peers.length} peer(s); export again (or use the API) after devices change`,
         entries: [
-          privateKey === null
-            ? ["#", `PrivateKey = <the private key of ${serverPublicKey}, kept by your server>`]
-            : ["PrivateKey", privateKey],
+          privateKey !== null
+            ? ["PrivateKey", privateKey]
+            : keyManagedBy === "operator"
+              ? ["#", `PrivateKey = <the private key of ${serverPublicKey}, kept by your server>`]
+              : [
+                  "#",
+                  `PrivateKey = <the private key of ${serverPublicKey}: this installation serves several organizations, so only the operator gets it, with \`bulwark vpn server-config\` on the Bulwark host>`,
+                ],
           ["Address", serverAddress],
           ["ListenPort", listenPort],
         ],
@@ -94,13 +112,14 @@ export function vpnServerConfig(deps: DomainDeps, actor: Actor, organizationId: 
     ]);
     recordAudit(tx, deps.clock.now(), actor, {
       action: "vpn.server_config_export",
-      targetType: "organization",
-      targetId: organizationId,
+      targetType: organizationId === null ? undefined : "organization",
+      targetId: organizationId ?? undefined,
       details: { peers: peers.length, includes_private_key: privateKey !== null },
     });
     return {
       server_public_key: serverPublicKey,
-      key_managed_by: privateKey === null ? "operator" : "bulwark",
+      key_managed_by: keyManagedBy,
+      includes_private_key: privateKey !== null,
       address_pool: `${pool.network}/${pool.prefixLength}`,
       address: serverAddress,
       endpoint: deps.config.vpn.endpoint,

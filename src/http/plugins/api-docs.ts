@@ -293,6 +293,13 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
           scheme: "bearer",
           bearerFormat: "bwd_ device token from enrollment (agent endpoints only)",
         },
+        deviceCertificate: {
+          type: "mutualTLS",
+          description:
+            "The device certificate from enrollment (agent endpoints only): in the TLS handshake when " +
+            "Bulwark terminates TLS (server.tls_cert), or in a trusted proxy's RFC 9440 Client-Cert header " +
+            "(server.trust_proxy)",
+        },
       },
     },
     security: [{ bearerAuth: [] }, { apiKeyHeader: [] }],

@@ -21,7 +21,7 @@ import {
 import { authenticateDeviceCertificate } from "../../domain/pki/device-certificates";
 import type { AppDeps } from "../app-deps";
 import { parseClientCertHeader } from "../client-certificate";
-import { requestPath } from "../request-path";
+import { requestPath, requestPeer } from "../request-path";
 
 /** Per-request facts gathered once in onRequest and read by the route macros. */
 export interface RequestState {
@@ -212,9 +212,9 @@ export function securityPlugin(deps: AppDeps) {
     .onRequest(async ({ request, set, server }) => {
       const incoming = request.headers.get("x-request-id");
       const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
-      const socket = server?.requestIP(request);
+      const socket = requestPeer(request) ?? server?.requestIP(request);
       // Behind Bulwark's own TLS front the socket is a loopback connection; the front knows the client.
-      const tlsClient = deps.tlsClients?.get(socket?.port);
+      const tlsClient = deps.tlsClients?.get(socket);
       const ip = clientIp(deps, request, tlsClient?.ip ?? socket?.address);
       const state: RequestState = {
         requestId,
@@ -248,13 +248,14 @@ export function securityPlugin(deps: AppDeps) {
         }
       } else if (!isHeaderTooLarge) {
         // No bearer credential: an agent may present its device certificate, in our TLS handshake or
-        // (only behind a trusted proxy) in the proxy's Client-Cert header.
+        // (only behind a trusted proxy, and never when Bulwark terminates TLS itself: then the
+        // handshake is the one source) in the proxy's Client-Cert header.
         try {
-          const certificate =
-            tlsClient?.certificate ??
-            (deps.config.server.trust_proxy
+          const certificate = deps.tlsClients
+            ? (tlsClient?.certificate ?? null)
+            : deps.config.server.trust_proxy
               ? parseClientCertHeader(request.headers.get("client-cert"))
-              : null);
+              : null;
           if (certificate) state.device = authenticateDeviceCertificate(deps, certificate);
         } catch (error) {
           state.authError = credentialError(error, requestId);
@@ -321,7 +322,10 @@ export function securityPlugin(deps: AppDeps) {
       }),
       /** Agent endpoints: the caller must present a valid device token. */
       device: (isRequired: true) => ({
-        detail: { "x-bulwark-access": "device", security: [{ deviceToken: [] }] } as Record<string, unknown>,
+        detail: {
+          "x-bulwark-access": "device",
+          security: [{ deviceToken: [] }, { deviceCertificate: [] }],
+        } as Record<string, unknown>,
         resolve({ request }): { device: DevicePrincipal; actor: Actor } {
           const state = requestState(request);
           if (!isRequired || !state.device) {

@@ -3,7 +3,7 @@ import { Elysia } from "elysia";
 import { checkInDevice } from "../../domain/devices/check-in-device";
 import { completeWipe } from "../../domain/devices/complete-wipe";
 import { ValidationError } from "../../domain/errors";
-import { deviceCa } from "../../domain/pki/device-ca";
+import { deviceCaCertificatePem } from "../../domain/pki/device-ca";
 import { renewDeviceCertificate } from "../../domain/pki/renew-device-certificate";
 import type { AppDeps } from "../app-deps";
 import { requestState, type securityPlugin } from "../plugins/security";
@@ -50,7 +50,7 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
     .get(
       "/ca.pem",
       async ({ query, request }) =>
-        new Response((await deviceCa(deps, caOrganizationId(request, query.organization_id))).pem, {
+        new Response(await deviceCaCertificatePem(deps, caOrganizationId(request, query.organization_id)), {
           headers: { "content-type": "application/x-pem-file" },
         }),
       {
@@ -108,10 +108,12 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
         detail: {
           summary: "Check in",
           description:
-            "Authorization: Bearer <device_token>. Updates last_seen (an offline device comes back " +
-            "online; a suspended one stays suspended), stores the reported versions and facts, " +
-            "re-evaluates compliance, logs device.checkin, and logs policy.applied once per policy " +
-            "version the agent reports. Returns the current policy and pending wipe commands.",
+            "Authorization: Bearer <device_token>, or the device certificate (in Bulwark's TLS " +
+            "handshake, or a trusted proxy's Client-Cert header). Updates last_seen (an offline device " +
+            "comes back online; a suspended one stays suspended), stores the reported versions and " +
+            "facts, re-evaluates compliance, logs device.checkin, and logs policy.applied once per " +
+            "policy version the agent reports. Returns the current policy, pending wipe commands and " +
+            "the VPN peer settings (vpn_config: rewrite the tunnel when they changed).",
         },
       },
     )
@@ -127,7 +129,7 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
         detail: {
           summary: "Report the outcome of a wipe command",
           description:
-            "success: the wipe is completed, the device wiped and its device token revoked. Failure: " +
+            "success: the wipe is completed, the device wiped, its device token and certificates revoked. Failure: " +
             "the wipe is failed and the device keeps its status. 409 unless the wipe is pending.",
         },
       },

@@ -53,6 +53,11 @@ export const VpnServerConfigSchema = Type.Object(
         "bulwark: Bulwark generated the key pair and wg_quick carries the private key; operator: " +
         "vpn.server_public_key is set and your server keeps its private key",
     }),
+    includes_private_key: Type.Boolean({
+      description:
+        "Whether wg_quick carries the server's private key: only when Bulwark holds it and this is the " +
+        "installation's only organization (else `bulwark vpn server-config` on the Bulwark host)",
+    }),
     address_pool: Type.String({ description: "vpn.address_pool" }),
     address: Type.String({
       description: "The server's tunnel address: the pool's first host, e.g. 10.100.0.1/16",
