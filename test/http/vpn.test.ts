@@ -5,7 +5,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { generateWireGuardKeyPair } from "../../src/lib/wireguard";
 import { checkIn, createDeviceTestApp, createTestPolicy, enrollDevice } from "../helpers/devices";
-import type { TestApp } from "../helpers/test-app";
+import { inProcessTest, type TestApp } from "../helpers/test-app";
 import { wgPubkey, wgQuickStrip } from "../helpers/wireguard";
 
 const SERVER_CONFIG = "/api/v1/vpn/server-config";
@@ -29,49 +29,54 @@ async function peerIds(adminToken: string): Promise<string[]> {
 }
 
 describe("the enrollment's vpn_config", () => {
-  test("is a working wg-quick file: its keys agree with `wg pubkey` and the server's export", async () => {
-    // The installation's only organization: its admin's export carries the server's private key.
-    const single = await createDeviceTestApp();
-    singleApps.push(single);
-    const org = await single.createOrganization();
-    const enrolled = await enrollDevice(single, org.adminToken);
-    const vpn = enrolled.vpn_config;
-    expect(wgPubkey(vpn.private_key ?? "")).toBe(vpn.public_key);
+  // In-process: the executable creates a first organization of its own at start, and this test needs the
+  // installation's only organization, whose admin's export carries the server's private key (the
+  // executable's own single organization is covered by test/binary/wireguard-tunnel.test.ts).
+  inProcessTest(
+    "is a working wg-quick file: its keys agree with `wg pubkey` and the server's export",
+    async () => {
+      const single = await createDeviceTestApp();
+      singleApps.push(single);
+      const org = await single.createOrganization();
+      const enrolled = await enrollDevice(single, org.adminToken);
+      const vpn = enrolled.vpn_config;
+      expect(wgPubkey(vpn.private_key ?? "")).toBe(vpn.public_key);
 
-    const [iface, peer, ...rest] = wgQuickStrip(vpn.wg_quick);
-    expect(rest).toEqual([]);
-    expect(iface).toEqual({ section: "Interface", values: { PrivateKey: vpn.private_key ?? "" } });
-    expect(peer).toEqual({
-      section: "Peer",
-      values: {
-        PublicKey: vpn.server_public_key,
-        Endpoint: "vpn.example.com:51820",
-        AllowedIPs: "10.100.0.0/16",
-        PersistentKeepalive: "25",
-      },
-    });
-    // wg-quick's own lines, which strip removed, are in the file too.
-    expect(vpn.wg_quick).toContain(`Address = ${vpn.address}\n`);
+      const [iface, peer, ...rest] = wgQuickStrip(vpn.wg_quick);
+      expect(rest).toEqual([]);
+      expect(iface).toEqual({ section: "Interface", values: { PrivateKey: vpn.private_key ?? "" } });
+      expect(peer).toEqual({
+        section: "Peer",
+        values: {
+          PublicKey: vpn.server_public_key,
+          Endpoint: "vpn.example.com:51820",
+          AllowedIPs: "10.100.0.0/16",
+          PersistentKeepalive: "25",
+        },
+      });
+      // wg-quick's own lines, which strip removed, are in the file too.
+      expect(vpn.wg_quick).toContain(`Address = ${vpn.address}\n`);
 
-    const server = await serverConfig(single, org.adminToken);
-    expect(server.server_public_key).toBe(vpn.server_public_key);
-    expect(server).toMatchObject({ key_managed_by: "bulwark", includes_private_key: true });
-    const [serverInterface, ...serverPeers] = wgQuickStrip(server.wg_quick);
-    expect(wgPubkey(serverInterface?.values.PrivateKey ?? "")).toBe(vpn.server_public_key);
-    expect(serverInterface?.values.ListenPort).toBe("51820");
-    expect(server.wg_quick).toContain("Address = 10.100.0.1/16\n");
-    expect(serverPeers).toEqual([
-      { section: "Peer", values: { PublicKey: vpn.public_key, AllowedIPs: vpn.address } },
-    ]);
-    expect(server.peers).toEqual([
-      {
-        device_id: enrolled.id,
-        device_name: enrolled.device_name,
-        public_key: vpn.public_key,
-        allowed_ips: [vpn.address],
-      },
-    ]);
-  });
+      const server = await serverConfig(single, org.adminToken);
+      expect(server.server_public_key).toBe(vpn.server_public_key);
+      expect(server).toMatchObject({ key_managed_by: "bulwark", includes_private_key: true });
+      const [serverInterface, ...serverPeers] = wgQuickStrip(server.wg_quick);
+      expect(wgPubkey(serverInterface?.values.PrivateKey ?? "")).toBe(vpn.server_public_key);
+      expect(serverInterface?.values.ListenPort).toBe("51820");
+      expect(server.wg_quick).toContain("Address = 10.100.0.1/16\n");
+      expect(serverPeers).toEqual([
+        { section: "Peer", values: { PublicKey: vpn.public_key, AllowedIPs: vpn.address } },
+      ]);
+      expect(server.peers).toEqual([
+        {
+          device_id: enrolled.id,
+          device_name: enrolled.device_name,
+          public_key: vpn.public_key,
+          allowed_ips: [vpn.address],
+        },
+      ]);
+    },
+  );
 
   test("routes everything through the tunnel when the policy requires the VPN without a split tunnel", async () => {
     const org = await t.createOrganization();
