@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
-import { clientCertHeader, makeCsr, openssl } from "../helpers/pki";
+import { clientCertHeader, makeCsr, selfSignedCertificate } from "../helpers/pki";
 
 const ADMIN = { email: "proxy@example.com", password: "proxy-password-123" };
 const folder = mkdtempSync(join(tmpdir(), "bulwark-proxy-"));
@@ -62,31 +62,9 @@ beforeAll(async () => {
     await fetch(`${server.url}/api/v1/agent/ca.pem?organization_id=${user.organization_id}`)
   ).text();
 
-  const site = openssl(
-    [
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
-      "-days",
-      "2",
-      "-subj",
-      "/CN=localhost",
-      "-addext",
-      "subjectAltName=DNS:localhost",
-      "-keyout",
-      "key.pem",
-      "-out",
-      "cert.pem",
-    ],
-    {},
-    ["key.pem", "cert.pem"],
-  );
-  file("site.crt", site.written["cert.pem"] ?? "");
-  file("site.pem", `${site.written["cert.pem"]}${site.written["key.pem"]}`);
+  const site = selfSignedCertificate("/CN=localhost", "DNS:localhost");
+  file("site.crt", site.certificate);
+  file("site.pem", `${site.certificate}${site.key}`);
   file("device-ca.pem", ca);
   const upstream = new URL(server.url);
   const config = readFileSync(join(import.meta.dir, "../../deploy/haproxy.cfg"), "utf8")

@@ -86,14 +86,14 @@ export function certificateFields(certificatePem: string) {
 }
 
 /**
- * A CA of our own making (not Bulwark's) and a client certificate it signs for `commonName`: what an
- * attacker who knows a device id could forge.
+ * An ECDSA P-256 self-signed certificate (2 days) and its key, made by `openssl req -x509`: a test CA,
+ * or a server certificate when `subjectAltName` names the host (e.g. "DNS:localhost,IP:127.0.0.1").
  */
-export function forgeCertificate(
-  commonName: string,
-  organization: string,
+export function selfSignedCertificate(
+  subject: string,
+  subjectAltName?: string,
 ): { certificate: string; key: string } {
-  const ca = openssl(
+  const run = openssl(
     [
       "req",
       "-x509",
@@ -105,16 +105,29 @@ export function forgeCertificate(
       "-days",
       "2",
       "-subj",
-      `/CN=Bulwark device CA/O=${organization}`,
+      subject,
+      ...(subjectAltName ? ["-addext", `subjectAltName=${subjectAltName}`] : []),
       "-keyout",
-      "ca.key",
+      "key.pem",
       "-out",
-      "ca.pem",
+      "cert.pem",
     ],
     {},
-    ["ca.key", "ca.pem"],
+    ["key.pem", "cert.pem"],
   );
-  if (ca.exitCode !== 0) throw new Error(`openssl CA failed: ${ca.stderr}`);
+  if (run.exitCode !== 0) throw new Error(`openssl req -x509 failed: ${run.stderr}`);
+  return { certificate: run.written["cert.pem"] ?? "", key: run.written["key.pem"] ?? "" };
+}
+
+/**
+ * A CA of our own making (not Bulwark's) and a client certificate it signs for `commonName`: what an
+ * attacker who knows a device id could forge.
+ */
+export function forgeCertificate(
+  commonName: string,
+  organization: string,
+): { certificate: string; key: string } {
+  const ca = selfSignedCertificate(`/CN=Bulwark device CA/O=${organization}`);
   const { key, csr } = makeCsr("p256", `/CN=${commonName}/O=${organization}`);
   const signed = openssl(
     [
@@ -132,7 +145,7 @@ export function forgeCertificate(
       "-out",
       "cert.pem",
     ],
-    { "csr.pem": csr, "ca.pem": ca.written["ca.pem"] ?? "", "ca.key": ca.written["ca.key"] ?? "" },
+    { "csr.pem": csr, "ca.pem": ca.certificate, "ca.key": ca.key },
     ["cert.pem"],
   );
   if (signed.exitCode !== 0) throw new Error(`openssl x509 -req failed: ${signed.stderr}`);

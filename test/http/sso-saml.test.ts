@@ -72,6 +72,16 @@ async function postToAcs(t: TestApp, samlResponse: string, relayState = "") {
   };
 }
 
+/** One SP-initiated round: start the login, let the IdP answer it as `assertion`, post that to the ACS. */
+async function signInThroughIdp(
+  t: TestApp,
+  org: { organizationId: string; metadata: string },
+  assertion: Parameters<typeof idp.respond>[2],
+) {
+  const login = await startLogin(t, org.organizationId);
+  return postToAcs(t, await idp.respond(org.metadata, login.location, assertion));
+}
+
 describe("the plan gate", () => {
   test("every SAML endpoint and enabling SAML are 403 on the standard plan", async () => {
     const t = await newApp();
@@ -258,23 +268,19 @@ describe("sign-in", () => {
   test("a response addressed to another Destination, or an assertion for another Recipient, is refused", async () => {
     const t = await newApp();
     const org = await organizationWithSaml(t);
-    const first = await startLogin(t, org.organizationId);
-    const misaddressed = await idp.respond(org.metadata, first.location, {
+    const destination = await signInThroughIdp(t, org, {
       nameId: "ivan",
       email: "ivan@corp.test",
       overrides: { Destination: "https://other-sp.example/acs" },
     });
-    const destination = await postToAcs(t, misaddressed);
     expect(destination.location?.searchParams.get("error")).toBe("sso_response_invalid");
     expect(destination.location?.searchParams.get("error_description")).toStartWith("Destination:");
 
-    const second = await startLogin(t, org.organizationId);
-    const otherRecipient = await idp.respond(org.metadata, second.location, {
+    const recipient = await signInThroughIdp(t, org, {
       nameId: "ivan",
       email: "ivan@corp.test",
       overrides: { SubjectRecipient: "https://other-sp.example/acs" },
     });
-    const recipient = await postToAcs(t, otherRecipient);
     expect(recipient.location?.searchParams.get("error")).toBe("sso_response_invalid");
     expect(recipient.location?.searchParams.get("error_description")).toStartWith("Recipient:");
   });
@@ -282,13 +288,11 @@ describe("sign-in", () => {
   test("a response from another Issuer, though signed with the trusted key, is refused", async () => {
     const t = await newApp();
     const org = await organizationWithSaml(t);
-    const login = await startLogin(t, org.organizationId);
-    const response = await idp.respond(org.metadata, login.location, {
+    const acs = await signInThroughIdp(t, org, {
       nameId: "judy",
       email: "judy@corp.test",
       overrides: { Issuer: "https://evil-idp.example" },
     });
-    const acs = await postToAcs(t, response);
     expect(acs.location?.searchParams.get("error")).toBe("sso_response_invalid");
     expect(acs.location?.searchParams.get("error_description")).toStartWith("Issuer:");
   });
@@ -296,12 +300,8 @@ describe("sign-in", () => {
   test("a code is worthless once SAML is turned off", async () => {
     const t = await newApp();
     const org = await organizationWithSaml(t);
-    const login = await startLogin(t, org.organizationId);
-    const response = await idp.respond(org.metadata, login.location, {
-      nameId: "kim",
-      email: "kim@corp.test",
-    });
-    const code = (await postToAcs(t, response)).location?.searchParams.get("code");
+    const signedIn = await signInThroughIdp(t, org, { nameId: "kim", email: "kim@corp.test" });
+    const code = signedIn.location?.searchParams.get("code");
     const off = await t.request("PATCH", "/api/v1/organizations/current", {
       token: org.adminToken,
       body: { sso: { saml: { enabled: false } } },
@@ -315,12 +315,7 @@ describe("sign-in", () => {
   test("an email outside allowed_domains creates nobody, and the client hears why", async () => {
     const t = await newApp();
     const org = await organizationWithSaml(t);
-    const login = await startLogin(t, org.organizationId);
-    const response = await idp.respond(org.metadata, login.location, {
-      nameId: "x",
-      email: "x@elsewhere.test",
-    });
-    const acs = await postToAcs(t, response);
+    const acs = await signInThroughIdp(t, org, { nameId: "x", email: "x@elsewhere.test" });
     expect(acs.location?.searchParams.get("error")).toBe("sso_domain_not_allowed");
   });
 

@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { devices } from "../../db/schema";
-import { hostRange, type Ipv4Range, parseCidr } from "../../lib/ipv4";
+import { hostRange, type Ipv4Cidr, type Ipv4Range, parseCidr } from "../../lib/ipv4";
 import { ConflictError, UnavailableError } from "../errors";
 
-/** The addresses devices may receive from the configured pool (`vpn.address_pool`). */
-export function vpnAddressRange(addressPool: string): Ipv4Range {
+/** The configured pool (`vpn.address_pool`) as a network; 503 if it is not one. */
+export function vpnAddressPool(addressPool: string): Ipv4Cidr {
   const cidr = parseCidr(addressPool);
   if (!cidr) {
     throw new UnavailableError(
@@ -14,7 +14,12 @@ export function vpnAddressRange(addressPool: string): Ipv4Range {
       `vpn.address_pool "${addressPool}" is not an IPv4 network such as 10.100.0.0/16`,
     );
   }
-  return hostRange(cidr);
+  return cidr;
+}
+
+/** The addresses devices may receive from the configured pool (`vpn.address_pool`). */
+export function vpnAddressRange(addressPool: string): Ipv4Range {
+  return hostRange(vpnAddressPool(addressPool));
 }
 
 /**

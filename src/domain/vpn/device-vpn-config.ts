@@ -1,6 +1,7 @@
 import type { DbOrTx } from "../../db/client";
-import { formatIpv4, parseCidr } from "../../lib/ipv4";
+import { formatIpv4 } from "../../lib/ipv4";
 import type { DomainDeps } from "../deps";
+import { vpnAddressPool } from "../devices/allocate-vpn-address";
 import type { PolicyData } from "../policies/policy-document";
 import { wireGuardServerPublicKey } from "./server-key";
 import { formatWgQuick } from "./wg-quick";
@@ -25,8 +26,7 @@ export interface DeviceVpnConfig extends DevicePeerSettings {
 
 /** The pool in CIDR notation, as allowed_ips and the server's Address use it. */
 export function addressPoolCidr(addressPool: string): { network: string; prefixLength: number } {
-  const cidr = parseCidr(addressPool);
-  if (!cidr) return { network: addressPool.split("/")[0] ?? "", prefixLength: 32 };
+  const cidr = vpnAddressPool(addressPool);
   return { network: formatIpv4(cidr.network), prefixLength: cidr.prefixLength };
 }
 

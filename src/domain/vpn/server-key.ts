@@ -30,14 +30,17 @@ export function ensureWireGuardServerKey(deps: DomainDeps): void {
     .run();
 }
 
+/** The stored public key by database: it never changes once made, and every check-in reports it. */
+const publicKeys = new WeakMap<object, string>();
+
 /** The VPN server's public key: `vpn.server_public_key` when set, else the one Bulwark generated. */
 export function wireGuardServerPublicKey(deps: DomainDeps, db: DbOrTx = deps.db): string {
   if (deps.config.vpn.server_public_key !== "") return deps.config.vpn.server_public_key;
-  const stored = storedServerKey(db);
-  if (stored) return stored.publicKey;
-  // Only a database created behind the boot sequence's back lacks the key; make it now.
-  ensureWireGuardServerKey(deps);
-  return storedServerKey(db)?.publicKey ?? "";
+  const cached = publicKeys.get(deps.db);
+  if (cached) return cached;
+  const publicKey = requireServerKey(deps, db).publicKey;
+  publicKeys.set(deps.db, publicKey);
+  return publicKey;
 }
 
 /**
@@ -46,9 +49,7 @@ export function wireGuardServerPublicKey(deps: DomainDeps, db: DbOrTx = deps.db)
  */
 export function wireGuardServerPrivateKey(deps: DomainDeps): string | null {
   if (deps.config.vpn.server_public_key !== "") return null;
-  wireGuardServerPublicKey(deps);
-  const stored = storedServerKey(deps.db);
-  if (!stored) return null;
+  const stored = requireServerKey(deps, deps.db);
   try {
     return deps.secrets.open(stored.sealedPrivateKey);
   } catch (error) {
@@ -59,6 +60,16 @@ export function wireGuardServerPrivateKey(deps: DomainDeps): string | null {
       "it cannot be opened with the key file beside the database (restored without it?)",
     );
   }
+}
+
+/** The stored pair; only a database created behind the boot sequence's back lacks it, and gets it now. */
+function requireServerKey(deps: DomainDeps, db: DbOrTx) {
+  const stored = storedServerKey(db);
+  if (stored) return stored;
+  ensureWireGuardServerKey(deps);
+  const created = storedServerKey(db);
+  if (!created) throw new Error("the WireGuard server key could not be stored");
+  return created;
 }
 
 function storedServerKey(db: DbOrTx) {

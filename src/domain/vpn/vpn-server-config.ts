@@ -1,10 +1,10 @@
 import { and, asc, count, eq, inArray, isNotNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { devices, organizations } from "../../db/schema";
-import { formatIpv4, parseIpv4 } from "../../lib/ipv4";
+import { formatIpv4 } from "../../lib/ipv4";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { addressPoolCidr } from "./device-vpn-config";
+import { vpnAddressPool } from "../devices/allocate-vpn-address";
 import { wireGuardServerPrivateKey, wireGuardServerPublicKey } from "./server-key";
 import { formatWgQuick } from "./wg-quick";
 
@@ -54,8 +54,10 @@ export function vpnServerConfig(
     (deps.db.select({ total: count() }).from(organizations).get()?.total ?? 0) <= 1;
   const privateKey = isOnlyOrganization ? wireGuardServerPrivateKey(deps) : null;
   const keyManagedBy = deps.config.vpn.server_public_key === "" ? "bulwark" : "operator";
-  const pool = addressPoolCidr(deps.config.vpn.address_pool);
-  const serverAddress = `${formatIpv4((parseIpv4(pool.network) ?? 0) + 1)}/${pool.prefixLength}`;
+  const pool = vpnAddressPool(deps.config.vpn.address_pool);
+  const addressPool = `${formatIpv4(pool.network)}/${pool.prefixLength}`;
+  // The pool's first host, which allocation never hands to a device (hostRange).
+  const serverAddress = `${formatIpv4(pool.network + 1)}/${pool.prefixLength}`;
   const listenPort = Number(deps.config.vpn.endpoint.split(":").at(-1));
   return withTransaction(deps.db, (tx) => {
     const rows = tx
@@ -120,7 +122,7 @@ export function vpnServerConfig(
       server_public_key: serverPublicKey,
       key_managed_by: keyManagedBy,
       includes_private_key: privateKey !== null,
-      address_pool: `${pool.network}/${pool.prefixLength}`,
+      address_pool: addressPool,
       address: serverAddress,
       endpoint: deps.config.vpn.endpoint,
       listen_port: listenPort,
