@@ -3,6 +3,7 @@ import m0 from "../../migrations/0000_initial.sql" with { type: "text" };
 import m1 from "../../migrations/0001_mfa.sql" with { type: "text" };
 import m2 from "../../migrations/0002_sso.sql" with { type: "text" };
 import m3 from "../../migrations/0003_device_pki.sql" with { type: "text" };
+import m4 from "../../migrations/0004_gdpr.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -10,4 +11,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0001_mfa", sql: m1 },
   { tag: "0002_sso", sql: m2 },
   { tag: "0003_device_pki", sql: m3 },
+  { tag: "0004_gdpr", sql: m4 },
 ];

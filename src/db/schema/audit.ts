@@ -22,5 +22,7 @@ export const auditLogs = sqliteTable(
     index("audit_logs_organization_idx").on(table.organizationId, table.createdAt),
     index("audit_logs_actor_idx").on(table.organizationId, table.actorId, table.createdAt),
     index("audit_logs_action_idx").on(table.organizationId, table.action, table.createdAt),
+    // Entries about one user (data-protection exports and erasures).
+    index("audit_logs_target_idx").on(table.organizationId, table.targetId),
   ],
 );

@@ -13,13 +13,17 @@ export const enrollmentTokens = sqliteTable(
     uses: integer("uses").notNull().default(0),
     userId: text("user_id"),
     policyId: text("policy_id"),
+    /** Who created it, as audit rows show them: an email or an API key's name. */
     createdBy: text("created_by").notNull(),
+    /** The user who created it (directly or with one of their API keys), for data-protection exports. */
+    createdByUserId: text("created_by_user_id"),
     createdAt: text("created_at").notNull(),
     revokedAt: text("revoked_at"),
   },
   (table) => [
     uniqueIndex("enrollment_tokens_hash_unique").on(table.tokenHash),
     index("enrollment_tokens_organization_idx").on(table.organizationId, table.createdAt),
+    index("enrollment_tokens_creator_idx").on(table.createdByUserId),
   ],
 );
 

@@ -17,3 +17,5 @@ export const MFA_VERIFY_METHODS = ["totp", "webauthn", "recovery_code"] as const
 export const MFA_CHALLENGE_KINDS = ["sign_in", "webauthn_registration"] as const;
 export const SIGN_IN_METHODS = ["password", "mfa", "sso"] as const;
 export const SSO_PROVIDERS = ["oidc", "saml"] as const;
+export const GDPR_REQUEST_TYPES = ["export", "erasure", "restriction", "objection"] as const;
+export const GDPR_REQUEST_STATUSES = ["completed", "needs_review", "rejected"] as const;

@@ -37,9 +37,16 @@ export const users = sqliteTable(
     /** Tokens issued before this instant are refused (password change, disable, delete). */
     tokensValidAfter: text("tokens_valid_after"),
     lastLoginAt: text("last_login_at"),
+    /**
+     * The user objected to the processing of their devices' activity (GDPR): from then on those devices'
+     * log entries keep the event and time only.
+     */
+    deviceActivityObjectedAt: text("device_activity_objected_at"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
     deletedAt: text("deleted_at"),
+    /** Erased at the user's request (GDPR): the row is an anonymous stub kept for the audit trail's ids. */
+    erasedAt: text("erased_at"),
   },
   (table) => [
     uniqueIndex("users_email_unique").on(table.email),

@@ -4,6 +4,7 @@ import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { generateSecret, hashSecret } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
+import { actorUserId } from "../auth/actor-user-id";
 import type { Actor, DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
 import { findPolicyId } from "../policies/find-policy-id";
@@ -37,10 +38,12 @@ export function createEnrollmentToken(
     userId: input.userId ?? null,
     policyId: input.policyId ?? null,
     createdBy: actor.label ?? actor.id ?? actor.type,
+    createdByUserId: null,
     createdAt: toIso(now),
     revokedAt: null,
   };
   withTransaction(deps.db, (tx) => {
+    row.createdByUserId = actorUserId(tx, actor);
     if (row.userId) {
       const userId = findLiveUserId(tx, organizationId, row.userId);
       if (!userId) throw new NotFoundError("user", `no user ${row.userId} in this organization`);
