@@ -53,9 +53,12 @@ export async function authenticateCredential(deps: AuthDeps, credential: string)
   if (credential.startsWith(API_KEY_PREFIX)) return authenticateApiKey(deps, credential);
   const claims = await verifyOwnToken<AccessClaims>(deps, credential, "access");
   const row = sessionLookup(deps.db).get({ sessionId: claims.sid, userId: claims.sub });
-  if (!row || row.sessionUserId !== claims.sub || row.sessionRevokedAt)
-    throw new UnauthenticatedError("session_ended", "invalid token", "the session has ended");
+  if (!row) throw new UnauthenticatedError("session_ended", "invalid token", "the session has ended");
+  // The account's state first: a disabled or restricted user's sessions are ended too, and "account
+  // restricted" tells them more than "the session has ended".
   assertUserActive(row.user);
+  if (row.sessionUserId !== claims.sub || row.sessionRevokedAt)
+    throw new UnauthenticatedError("session_ended", "invalid token", "the session has ended");
   return {
     kind: "user",
     userId: row.user.id,

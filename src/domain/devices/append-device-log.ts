@@ -1,5 +1,5 @@
+import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { deviceLogs } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 
@@ -19,7 +19,12 @@ export type DeviceLogEvent =
   | "wipe.timed_out"
   | "certificate.renewed";
 
-/** Appends one entry to a device's activity log, in the caller's transaction. */
+/**
+ * Appends one entry to a device's activity log, in the caller's transaction. When the device's user has
+ * objected to the processing of their device activity, or their processing is restricted (GDPR), the
+ * entry keeps its event and time and the details are not stored: one statement decides, so the hot
+ * check-in path pays no extra round trip.
+ */
 export function appendDeviceLog(
   tx: DbOrTx,
   now: Date,
@@ -27,7 +32,12 @@ export function appendDeviceLog(
   event: DeviceLogEvent,
   details: Record<string, unknown>,
 ): void {
-  tx.insert(deviceLogs)
-    .values({ id: newId(), deviceId, event, details, createdAt: toIso(now) })
-    .run();
+  tx.run(sql`
+    INSERT INTO device_logs (id, device_id, event, details, created_at)
+    SELECT ${newId()}, ${deviceId}, ${event},
+      CASE WHEN EXISTS (
+        SELECT 1 FROM devices d JOIN users u ON u.id = d.user_id
+        WHERE d.id = ${deviceId} AND (u.is_restricted = 1 OR u.device_activity_objected_at IS NOT NULL)
+      ) THEN '{}' ELSE ${JSON.stringify(details)} END,
+      ${toIso(now)}`);
 }

@@ -2,7 +2,7 @@ import { and, count, eq, isNull, ne } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { users } from "../../db/schema";
 
-/** Other enabled admins than `userId` in the organization. */
+/** Other admins than `userId` in the organization who can act: not disabled, not restricted. */
 export function countOtherActiveAdmins(tx: DbOrTx, organizationId: string, userId: string): number {
   return (
     tx
@@ -13,12 +13,32 @@ export function countOtherActiveAdmins(tx: DbOrTx, organizationId: string, userI
           eq(users.organizationId, organizationId),
           eq(users.role, "admin"),
           eq(users.isDisabled, false),
+          eq(users.isRestricted, false),
           isNull(users.deletedAt),
           ne(users.id, userId),
         ),
       )
       .get()?.value ?? 0
   );
+}
+
+/**
+ * The user is the organization's last admin who can act (not deleted, disabled or restricted): erasing
+ * or restricting them would leave nobody to administer the organization, or to lift the restriction.
+ */
+export function isLastActingAdmin(
+  tx: DbOrTx,
+  user: {
+    id: string;
+    organizationId: string;
+    role: string;
+    isDisabled: boolean;
+    isRestricted: boolean;
+    deletedAt: string | null;
+  },
+): boolean {
+  if (user.deletedAt || user.role !== "admin" || user.isDisabled || user.isRestricted) return false;
+  return countOtherActiveAdmins(tx, user.organizationId, user.id) === 0;
 }
 
 export const LAST_ADMIN = "the last admin of an organization cannot be demoted, disabled or deleted";
