@@ -10,6 +10,7 @@ import { auditLogRoutes } from "./http/routes/audit-logs.routes";
 import { authRoutes } from "./http/routes/auth.routes";
 import { deviceRoutes } from "./http/routes/devices.routes";
 import { enrollmentTokenRoutes } from "./http/routes/enrollment-tokens.routes";
+import { gdprRoutes } from "./http/routes/gdpr.routes";
 import { mfaRoutes } from "./http/routes/mfa.routes";
 import { organizationRoutes } from "./http/routes/organizations.routes";
 import { policyRoutes } from "./http/routes/policies.routes";
@@ -36,6 +37,7 @@ export function buildApp(deps: AppDeps) {
     .use(userRoutes(deps, security))
     .use(organizationRoutes(deps, security))
     .use(auditLogRoutes(deps, security))
+    .use(gdprRoutes(deps, security))
     .use(policyRoutes(deps, security))
     .use(enrollmentTokenRoutes(deps, security))
     .use(deviceRoutes(deps, security))

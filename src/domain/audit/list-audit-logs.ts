@@ -60,15 +60,19 @@ export function listAuditLogs(
   const { data: rows, total } = selectNewestFirstPage(deps.db, auditLogs, where, page);
   return {
     total,
-    data: rows.map((row) => ({
-      id: row.id,
-      timestamp: row.createdAt,
-      actor: { type: row.actorType, id: row.actorId, label: row.actorLabel },
-      action: row.action,
-      target: { type: row.targetType, id: row.targetId },
-      ip: row.ip,
-      outcome: row.outcome,
-      details: row.details,
-    })),
+    data: rows.map(toAuditLogView),
+  };
+}
+
+export function toAuditLogView(row: typeof auditLogs.$inferSelect): AuditLogView {
+  return {
+    id: row.id,
+    timestamp: row.createdAt,
+    actor: { type: row.actorType, id: row.actorId, label: row.actorLabel },
+    action: row.action,
+    target: { type: row.targetType, id: row.targetId },
+    ip: row.ip,
+    outcome: row.outcome,
+    details: row.details,
   };
 }

@@ -31,7 +31,7 @@ export const ApiKeySchema = Type.Object(
 
 export type ApiKeyView = Static<typeof ApiKeySchema>;
 
-function toView(row: typeof apiKeys.$inferSelect): ApiKeyView {
+export function toApiKeyView(row: typeof apiKeys.$inferSelect): ApiKeyView {
   return {
     id: row.id,
     name: row.name,
@@ -95,7 +95,7 @@ export function createApiKey(
       details: { name: row.name, scopes: row.scopes },
     });
   });
-  return { ...toView(row), key };
+  return { ...toApiKeyView(row), key };
 }
 
 /** The calling user's API keys (admins see the whole organization's), newest first, never the key. */
@@ -108,7 +108,7 @@ export function listApiKeys(
     ? eq(apiKeys.organizationId, principal.organizationId)
     : and(eq(apiKeys.organizationId, principal.organizationId), eq(apiKeys.userId, principal.userId));
   const { data: rows, total } = selectNewestFirstPage(deps.db, apiKeys, filter, page);
-  return { data: rows.map(toView), total };
+  return { data: rows.map(toApiKeyView), total };
 }
 
 /** Revokes a key of the caller (or, for admins, of anyone in the organization); it stops working at once. */

@@ -3,10 +3,12 @@ import type { DbOrTx } from "../../db/client";
 import { apiKeys } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 
-/** Every API key of the user stops working at once (the user is deleted). */
-export function revokeUserApiKeys(tx: DbOrTx, now: Date, userId: string): void {
-  tx.update(apiKeys)
+/** Every API key of the user stops working at once (the user is deleted); returns how many were live. */
+export function revokeUserApiKeys(tx: DbOrTx, now: Date, userId: string): number {
+  return tx
+    .update(apiKeys)
     .set({ revokedAt: toIso(now) })
     .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
-    .run();
+    .returning({ id: apiKeys.id })
+    .all().length;
 }

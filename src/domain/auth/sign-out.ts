@@ -50,14 +50,14 @@ export async function signOut(
   });
 }
 
-/** Revokes every session of a user except `keepSessionId` (password change, disable, delete). */
+/** Revokes every session of a user except `keepSessionId` (password change, disable, delete); returns how many. */
 export function revokeUserSessions(
   tx: DbOrTx,
   now: Date,
   userId: string,
   reason: string,
   keepSessionId: string | null = null,
-): void {
+): number {
   const filter = keepSessionId
     ? and(eq(sessions.userId, userId), isNull(sessions.revokedAt), ne(sessions.id, keepSessionId))
     : and(eq(sessions.userId, userId), isNull(sessions.revokedAt));
@@ -65,4 +65,5 @@ export function revokeUserSessions(
   for (const { id } of ended) revokeSession(tx, now, id, reason);
   // A sign-in waiting for its second factor would otherwise outlive the password that started it.
   cancelPendingSignIns(tx, userId);
+  return ended.length;
 }

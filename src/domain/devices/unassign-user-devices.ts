@@ -3,10 +3,12 @@ import type { DbOrTx } from "../../db/client";
 import { devices } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 
-/** A user is gone: the devices assigned to them stay enrolled and managed, with no user. */
-export function unassignUserDevices(tx: DbOrTx, now: Date, userId: string): void {
-  tx.update(devices)
+/** A user is gone: the devices assigned to them stay enrolled and managed, with no user. Returns how many. */
+export function unassignUserDevices(tx: DbOrTx, now: Date, userId: string): number {
+  return tx
+    .update(devices)
     .set({ userId: null, updatedAt: toIso(now) })
     .where(eq(devices.userId, userId))
-    .run();
+    .returning({ id: devices.id })
+    .all().length;
 }

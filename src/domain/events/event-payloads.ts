@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { PLATFORMS } from "../../db/schema/enums";
+import { GDPR_REQUEST_STATUSES, GDPR_REQUEST_TYPES, PLATFORMS } from "../../db/schema/enums";
 import { literalUnion } from "../../lib/literal-union";
 import { ComplianceStatusSchema, MissingRulesSchema, ViolationSchema } from "../devices/evaluate-compliance";
 import type { EventType } from "./event-types";
@@ -105,6 +105,23 @@ export const EVENT_DATA_SCHEMAS = {
   "webhook.test": Type.Object(
     { webhook_id: Id, message: Type.String() },
     { title: "WebhookTestData", description: "Sent by POST /webhooks/:id/test" },
+  ),
+  "gdpr.request_completed": Type.Object(
+    {
+      request_id: Id,
+      type: literalUnion(GDPR_REQUEST_TYPES),
+      status: literalUnion(GDPR_REQUEST_STATUSES, {
+        description: "completed, needs_review (an operator has to act) or rejected",
+      }),
+      user_id: Type.String({ format: "uuid", description: "The person the request is about" }),
+      processing: Nullable(Type.String({ description: "Objections: the processing objected to" })),
+      completed_at: Timestamp,
+    },
+    {
+      title: "GdprRequestCompletedData",
+      description:
+        "A data-protection request (export, erasure, restriction, objection) was answered; no personal data, fetch it with GET /gdpr/requests",
+    },
   ),
 } satisfies Record<EventType, TSchema>;
 

@@ -13,6 +13,7 @@ export const EVENT_TYPES = [
   "policy.deleted",
   "policy.assigned",
   "webhook.test",
+  "gdpr.request_completed",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -28,6 +28,8 @@ export function insertUser(
     passwordHash: input.passwordHash,
     isDisabled: false,
     isRestricted: false,
+    deviceActivityObjectedAt: null,
+    erasedAt: null,
     mfaEnabled: false,
     tokensValidAfter: null,
     lastLoginAt: null,

@@ -17,7 +17,7 @@ export function updateUser(
   principal: Principal,
   actor: Actor,
   id: string,
-  input: { name?: string; role?: Role; disabled?: boolean },
+  input: { name?: string; role?: Role; disabled?: boolean; restricted?: false },
 ): UserView {
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
@@ -35,6 +35,8 @@ export function updateUser(
       name: input.name ?? row.name,
       role: input.role ?? row.role,
       isDisabled: input.disabled ?? row.isDisabled,
+      // Lifting a restriction (GDPR): setting one is POST /gdpr/restrict, so that it is recorded as a request.
+      isRestricted: input.restricted ?? row.isRestricted,
       updatedAt: toIso(now),
     };
     tx.update(users).set(next).where(eq(users.id, id)).run();

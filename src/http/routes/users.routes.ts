@@ -93,7 +93,7 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         body: UpdateUserBody,
         response: { 200: UserSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
         detail: {
-          summary: "Change a user's name, role or disabled flag",
+          summary: "Change a user's name, role or disabled flag, or lift a restriction",
           description:
             "409 when it would leave the organization without an enabled admin; 403 when the user's current or new role carries scopes the caller does not have.",
         },

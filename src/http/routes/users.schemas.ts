@@ -25,6 +25,12 @@ export const UpdateUserBody = Type.Object(
     disabled: Type.Optional(
       Type.Boolean({ description: "A disabled user cannot sign in; their tokens stop working at once" }),
     ),
+    restricted: Type.Optional(
+      Type.Literal(false, {
+        description:
+          "false lifts a restriction of processing (GDPR): the user can sign in again and their API keys work again. A restriction is set with POST /gdpr/restrict, which records the request.",
+      }),
+    ),
   },
   { additionalProperties: false, minProperties: 1 },
 );

@@ -1,0 +1,45 @@
+import { and, eq, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { replaceEmailInJson, replaceEmailLabel } from "../../db/replace-email";
+import { enrollmentTokens } from "../../db/schema";
+import { unassignUserDevices } from "./unassign-user-devices";
+
+/**
+ * An erased user in the devices area: their devices stay enrolled and managed, unassigned; tokens that
+ * would enroll devices for them enroll them unassigned; and their email, as the creator of enrollment
+ * tokens, the initiator of wipes and in device logs, becomes `replacement`. Returns the devices unassigned.
+ */
+export function eraseUserFromDevices(
+  tx: DbOrTx,
+  now: Date,
+  organizationId: string,
+  userId: string,
+  email: string | null,
+  replacement: string,
+): number {
+  const unassigned = unassignUserDevices(tx, now, userId);
+  tx.update(enrollmentTokens)
+    .set({ userId: null })
+    .where(and(eq(enrollmentTokens.organizationId, organizationId), eq(enrollmentTokens.userId, userId)))
+    .run();
+  if (email) {
+    const inOrganization = sql`organization_id = ${organizationId}`;
+    replaceEmailLabel(tx, "enrollment_tokens", "created_by", inOrganization, email, replacement);
+    replaceEmailLabel(tx, "wipes", "initiated_by", inOrganization, email, replacement);
+    const organizationDevices = sql`device_id IN (SELECT id FROM devices WHERE organization_id = ${organizationId})`;
+    replaceEmailInJson(tx, "device_logs", "details", organizationDevices, email, replacement);
+  }
+  return unassigned;
+}
+
+/**
+ * The activity-log entries of the devices assigned to a user keep their event and time only (an
+ * objection to the processing of their device activity); returns how many entries lost details.
+ */
+export function reduceUserDeviceLogs(tx: DbOrTx, organizationId: string, userId: string): number {
+  return tx.all(sql`
+    UPDATE device_logs SET details = '{}'
+    WHERE details != '{}' AND device_id IN (
+      SELECT id FROM devices WHERE organization_id = ${organizationId} AND user_id = ${userId})
+    RETURNING id`).length;
+}

@@ -1,0 +1,74 @@
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { auditLogs, users } from "../../db/schema";
+import type { Principal } from "../auth/principal";
+import { hasScope } from "../auth/scopes";
+import { ForbiddenError, NotFoundError } from "../errors";
+import type { UserRow } from "../users/user-view";
+
+/**
+ * Whom a data-protection request is about: the caller, or (for an admin) the user named by `user_id`.
+ * API keys act only with the admin scope: a narrow key made for automation must not export, erase or
+ * restrict the account of the person who created it.
+ */
+export function gdprSubjectId(principal: Principal, userId: string | undefined): string {
+  const isAdmin = hasScope(principal.scopes, "admin");
+  if (principal.kind === "api_key" && !isAdmin)
+    throw new ForbiddenError(
+      "api_key_not_allowed",
+      "API keys cannot do this",
+      "an API key makes data-protection requests only with the admin scope; sign in to act on your own data",
+    );
+  if (userId === undefined || userId === principal.userId) return principal.userId;
+  if (!isAdmin)
+    throw new ForbiddenError(
+      "scope_missing",
+      "insufficient permissions",
+      "acting for another user needs the admin scope; without user_id a request is about yourself",
+    );
+  return userId;
+}
+
+/** The subject's row and the email it is known by (for a deleted account, the one it had). */
+export interface GdprSubject {
+  row: UserRow;
+  email: string | null;
+}
+
+/**
+ * The subject in the caller's organization (404 otherwise, and for an erased one). With `allowClosed` a
+ * deleted account is found too: a former employee's data is still in audit entries and histories, and
+ * an admin can export or erase it.
+ */
+export function findGdprSubject(
+  db: DbOrTx,
+  organizationId: string,
+  userId: string,
+  options: { allowClosed: boolean },
+): GdprSubject {
+  const row = db
+    .select()
+    .from(users)
+    .where(and(eq(users.id, userId), eq(users.organizationId, organizationId), isNull(users.erasedAt)))
+    .get();
+  if (!row || (row.deletedAt && !options.allowClosed)) throw new NotFoundError("user");
+  return { row, email: row.deletedAt ? formerEmail(db, organizationId, userId) : row.email };
+}
+
+/** A deleted account's email is freed for reuse; the user.delete audit entry remembers it. */
+function formerEmail(db: DbOrTx, organizationId: string, userId: string): string | null {
+  const entry = db
+    .select({ email: sql<string | null>`json_extract(${auditLogs.details}, '$.email')` })
+    .from(auditLogs)
+    .where(
+      and(
+        eq(auditLogs.organizationId, organizationId),
+        eq(auditLogs.action, "user.delete"),
+        eq(auditLogs.targetId, userId),
+      ),
+    )
+    .orderBy(desc(auditLogs.createdAt))
+    .limit(1)
+    .get();
+  return entry?.email ?? null;
+}

@@ -1,0 +1,16 @@
+import { eq } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { ssoCodes, ssoIdentities } from "../../db/schema";
+
+/**
+ * Forgets which identity-provider accounts were an erased user's (and their unexchanged sign-in codes):
+ * signing in there again provisions a new account, as for a stranger. Returns the links deleted.
+ */
+export function unlinkUserIdentities(tx: DbOrTx, userId: string): number {
+  tx.delete(ssoCodes).where(eq(ssoCodes.userId, userId)).run();
+  return tx
+    .delete(ssoIdentities)
+    .where(eq(ssoIdentities.userId, userId))
+    .returning({ userId: ssoIdentities.userId })
+    .all().length;
+}
