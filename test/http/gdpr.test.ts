@@ -205,6 +205,12 @@ describe("DELETE /gdpr/delete", () => {
       body: { reason: "left the company" },
     });
 
+    // A mistyped password leaves an anonymous sign-in attempt naming the email.
+    const mistyped = await t.request("POST", "/api/v1/auth/login", {
+      body: { email: person.email, password: "not-the-password" },
+    });
+    expect(mistyped.status).toBe(401);
+
     const erased = await expectStatus(t, 200, "DELETE", ERASE, { token: person.token });
 
     expect(erased.body).toMatchObject({ type: "erasure", status: "completed", user_id: person.id });

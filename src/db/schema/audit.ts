@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
 import { ACTOR_TYPES, OUTCOMES } from "./enums";
 
@@ -24,5 +25,7 @@ export const auditLogs = sqliteTable(
     index("audit_logs_action_idx").on(table.organizationId, table.action, table.createdAt),
     // Entries about one user (data-protection exports and erasures).
     index("audit_logs_target_idx").on(table.organizationId, table.targetId),
+    // Sign-in attempts name the email tried; an erasure finds the erased person's among them.
+    index("audit_logs_anonymous_label_idx").on(table.actorLabel).where(sql`${table.actorType} = 'anonymous'`),
   ],
 );

@@ -1,14 +1,16 @@
-import { and, count, eq, inArray, or, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { replaceEmailInJson, replaceEmailLabel } from "../../db/replace-email";
+import { replaceEmailInJson } from "../../db/replace-email";
 import { auditLogs } from "../../db/schema";
 
 /**
- * An erased person in the audit trail: entries keep their actor and target ids; entries by them (signed
+ * An erased person in the audit trail. Entries keep their actor and target ids; entries by them (signed
  * in, or through one of their API keys, `actorIds`) lose the actor's label and address; entries by or
- * about them lose emails and identity-provider subjects, and those about them or their second factors
- * lose names (other names are of policies, webhooks...); anywhere else their email becomes
- * `replacement`. Returns how many entries changed.
+ * about them lose emails and identity-provider subjects in their details, and those about them or
+ * their second factors lose names (other names are of policies, webhooks...); sign-in attempts that
+ * named their email (in the organization, or before any organization was known) name `replacement`.
+ * Every statement is served by an index, so the cost follows the person's entries, not the trail's size.
+ * Returns how many entries changed.
  */
 export function anonymiseAuditEntries(
   tx: DbOrTx,
@@ -18,31 +20,50 @@ export function anonymiseAuditEntries(
   email: string | null,
   replacement: string,
 ): number {
+  const changed = new Set<string>();
+  const note = (rows: { id: string }[]) => {
+    for (const row of rows) changed.add(row.id);
+  };
   const inOrganization = eq(auditLogs.organizationId, organizationId);
-  const byThem = inArray(auditLogs.actorId, actorIds);
-  const aboutThem = and(eq(auditLogs.targetType, "user"), eq(auditLogs.targetId, userId));
-  const naming = email
-    ? [sql`instr(${auditLogs.actorLabel}, ${email}) > 0`, sql`instr(${auditLogs.details}, ${email}) > 0`]
-    : [];
-  const changed =
+  note(
     tx
-      .select({ value: count() })
-      .from(auditLogs)
-      .where(and(inOrganization, or(byThem, aboutThem, ...naming)))
-      .get()?.value ?? 0;
-
-  tx.update(auditLogs).set({ actorLabel: null, ip: null }).where(and(inOrganization, byThem)).run();
-  tx.run(sql`
-    UPDATE audit_logs SET details = CASE
-      WHEN (target_type = 'user' AND target_id = ${userId}) OR action LIKE 'mfa.%'
-        THEN json_remove(details, '$.email', '$.subject', '$.name')
-      ELSE json_remove(details, '$.email', '$.subject') END
-    WHERE organization_id = ${organizationId} AND details IS NOT NULL
-      AND ((target_type = 'user' AND target_id = ${userId}) OR actor_id IN ${actorIds})`);
+      .update(auditLogs)
+      .set({ actorLabel: null, ip: null })
+      .where(and(inOrganization, inArray(auditLogs.actorId, actorIds)))
+      .returning({ id: auditLogs.id })
+      .all(),
+  );
+  // Two indexed lookups (by actor, by target): an OR of the two would read the organization's whole trail.
+  const byOrAboutThem = sql`id IN (
+    SELECT id FROM audit_logs WHERE organization_id = ${organizationId} AND actor_id IN ${actorIds}
+    UNION SELECT id FROM audit_logs
+      WHERE organization_id = ${organizationId} AND target_id = ${userId} AND target_type = 'user')`;
+  note(
+    tx.all<{ id: string }>(sql`
+      UPDATE audit_logs SET details = CASE
+        WHEN (target_type = 'user' AND target_id = ${userId}) OR action LIKE 'mfa.%'
+          THEN json_remove(details, '$.email', '$.subject', '$.name')
+        ELSE json_remove(details, '$.email', '$.subject') END
+      WHERE ${byOrAboutThem} AND details IS NOT NULL
+      RETURNING id`),
+  );
   if (email) {
-    const scope = sql`organization_id = ${organizationId}`;
-    replaceEmailLabel(tx, "audit_logs", "actor_label", scope, email, replacement);
-    replaceEmailInJson(tx, "audit_logs", "details", scope, email, replacement);
+    // Any other place their email sits in the details of those entries (a "key name (email)" label).
+    replaceEmailInJson(tx, "audit_logs", "details", byOrAboutThem, email, replacement);
+    note(
+      tx
+        .update(auditLogs)
+        .set({ actorLabel: replacement })
+        .where(
+          and(
+            eq(auditLogs.actorType, "anonymous"),
+            eq(auditLogs.actorLabel, email),
+            or(inOrganization, isNull(auditLogs.organizationId)),
+          ),
+        )
+        .returning({ id: auditLogs.id })
+        .all(),
+    );
   }
-  return changed;
+  return changed.size;
 }

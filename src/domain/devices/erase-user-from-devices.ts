@@ -7,7 +7,8 @@ import { unassignUserDevices } from "./unassign-user-devices";
 /**
  * An erased user in the devices area: their devices stay enrolled and managed, unassigned; tokens that
  * would enroll devices for them enroll them unassigned; and their email, as the creator of enrollment
- * tokens, the initiator of wipes and in device logs, becomes `replacement`. Returns the devices unassigned.
+ * tokens and the initiator of wipes (in the wipe and in the device's wipe.requested log entry), becomes
+ * `replacement`. Returns the devices unassigned.
  */
 export function eraseUserFromDevices(
   tx: DbOrTx,
@@ -24,10 +25,14 @@ export function eraseUserFromDevices(
     .run();
   if (email) {
     const inOrganization = sql`organization_id = ${organizationId}`;
-    replaceEmailLabel(tx, "enrollment_tokens", "created_by", inOrganization, email, replacement);
+    // Device logs name the initiator of a wipe: only the logs of devices this person wiped are read.
+    const suffix = ` (${email})`;
+    const wipedByThem = sql`event = 'wipe.requested' AND device_id IN (
+      SELECT device_id FROM wipes WHERE organization_id = ${organizationId}
+        AND (initiated_by = ${email} OR substr(initiated_by, -length(${suffix})) = ${suffix}))`;
+    replaceEmailInJson(tx, "device_logs", "details", wipedByThem, email, replacement);
     replaceEmailLabel(tx, "wipes", "initiated_by", inOrganization, email, replacement);
-    const organizationDevices = sql`device_id IN (SELECT id FROM devices WHERE organization_id = ${organizationId})`;
-    replaceEmailInJson(tx, "device_logs", "details", organizationDevices, email, replacement);
+    replaceEmailLabel(tx, "enrollment_tokens", "created_by", inOrganization, email, replacement);
   }
   return unassigned;
 }

@@ -5,7 +5,6 @@ import type { Principal } from "../auth/principal";
 import type { Actor, DomainDeps } from "../deps";
 import { eraseUserFromDevices } from "../devices/erase-user-from-devices";
 import { ConflictError } from "../errors";
-import { eraseEmailFromEvents } from "../events/erase-email-from-events";
 import { deleteUserFactors } from "../mfa/delete-user-factors";
 import { eraseEmailFromPolicyHistory } from "../policies/erase-email-from-history";
 import { unlinkUserIdentities } from "../sso/unlink-user-identities";
@@ -23,8 +22,8 @@ export const LAST_ADMIN_ERASURE =
  * deleted; devices stay enrolled but unassigned; the user row becomes an anonymous stub (its id stays
  * so the audit trail holds together); and everything else that named the person loses it: audit
  * entries keep their actor and target ids but not the email, name or address, and the email in policy
- * histories, wipe records, enrollment tokens, device logs and queued webhook events becomes
- * "erased user <id>". The last admin is refused (409), and the refusal recorded.
+ * histories, wipe records, enrollment tokens and device logs becomes "erased user <id>". Events carry
+ * ids, not emails (their schemas say so), and are left as they are. The last admin is refused (409), and the refusal recorded.
  */
 export function eraseUser(
   deps: DomainDeps,
@@ -82,10 +81,7 @@ function eraseAccount(
     sso_links_deleted: unlinkUserIdentities(tx, userId),
     audit_entries_anonymised: anonymiseAuditEntries(tx, organizationId, userId, actorIds, email, replacement),
   };
-  if (email) {
-    eraseEmailFromPolicyHistory(tx, organizationId, email, replacement);
-    eraseEmailFromEvents(tx, organizationId, email, replacement);
-  }
+  if (email) eraseEmailFromPolicyHistory(tx, organizationId, email, replacement);
   forgetRequestReasons(tx, userId);
   anonymiseUser(tx, now, userId);
   return details;

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, asc, eq, inArray, or } from "drizzle-orm";
-import { withTransaction } from "../../db/client";
+import { type Tx, withTransaction } from "../../db/client";
 import {
   apiKeys,
   auditLogs,
@@ -269,22 +269,30 @@ export function exportPersonalData(
           revoked_at: session.revokedAt,
           revoked_reason: session.revokedReason,
         })),
-      audit_entries: tx
-        .select()
-        .from(auditLogs)
-        .where(
-          and(
-            eq(auditLogs.organizationId, organizationId),
-            or(
-              inArray(auditLogs.actorId, actorIds),
-              and(eq(auditLogs.targetType, "user"), eq(auditLogs.targetId, row.id)),
-            ),
-          ),
-        )
-        .orderBy(asc(auditLogs.createdAt), asc(auditLogs.id))
-        .all()
-        .map(toAuditLogView),
+      audit_entries: auditEntriesByOrAbout(tx, organizationId, actorIds, row.id),
       data_protection_requests: gdprRequestsAbout(tx, organizationId, row.id),
     };
   });
+}
+
+/**
+ * Audit entries by the person (or one of their keys) or about them, oldest first: two indexed lookups
+ * (by actor, by target), since an OR of the two would read the organization's whole trail.
+ */
+function auditEntriesByOrAbout(tx: Tx, organizationId: string, actorIds: string[], userId: string) {
+  const inOrganization = eq(auditLogs.organizationId, organizationId);
+  const byThem = tx
+    .select()
+    .from(auditLogs)
+    .where(and(inOrganization, inArray(auditLogs.actorId, actorIds)))
+    .all();
+  const aboutThem = tx
+    .select()
+    .from(auditLogs)
+    .where(and(inOrganization, eq(auditLogs.targetId, userId), eq(auditLogs.targetType, "user")))
+    .all();
+  const entries = new Map([...byThem, ...aboutThem].map((entry) => [entry.id, entry]));
+  return [...entries.values()]
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+    .map(toAuditLogView);
 }

@@ -1,0 +1,1 @@
+CREATE INDEX `audit_logs_anonymous_label_idx` ON `audit_logs` (`actor_label`) WHERE "audit_logs"."actor_type" = 'anonymous';
