@@ -83,6 +83,7 @@ export const REASONS = [
   "policy_template_not_found",
   "policy_version_not_found",
   "user_not_found",
+  "gdpr_request_not_found",
   "webhook_not_found",
   "wipe_not_found",
   // Rules of the domain
@@ -99,6 +100,7 @@ export const REASONS = [
   "device_not_wiped",
   "wipe_pending",
   "wipe_not_pending",
+  "gdpr_request_not_open",
   "hardware_id_enrolled",
   "public_key_taken",
   "vpn_pool_exhausted",
@@ -139,6 +141,7 @@ const NOT_FOUND_REASONS = {
   "API key": "api_key_not_found",
   device: "device_not_found",
   "enrollment token": "enrollment_token_not_found",
+  "data-protection request": "gdpr_request_not_found",
   "MFA method": "mfa_method_not_found",
   organization: "organization_not_found",
   policy: "policy_not_found",

@@ -23,7 +23,7 @@ interface Probe {
   path: string;
   body?: string;
   contentType?: string;
-  credential: "admin" | "device" | "throwaway" | "none";
+  credential: "admin" | "device" | "throwaway" | "bystander" | "none";
   what: string;
   headers?: Record<string, string>;
 }
@@ -34,13 +34,16 @@ let document: {
   paths: Record<string, Record<string, any>>;
   components?: { schemas?: Record<string, Schema> };
 };
-const credentials: Record<"admin" | "device" | "throwaway", string> = {
+const credentials: Record<"admin" | "device" | "throwaway" | "bystander", string> = {
   admin: "",
   device: "",
   throwaway: "",
+  bystander: "",
 };
 /** Operations that end the caller's session: probed with a second session, so the probe keeps its own. */
 const SESSION_ENDING = new Set(["/api/v1/auth/logout", "/api/v1/users/me/password"]);
+/** Operations that end the caller's account (erasure, restriction): probed as a second admin, a bystander. */
+const ACCOUNT_ENDING = new Set(["/api/v1/gdpr/delete", "/api/v1/gdpr/restrict"]);
 /** Real ids, by the resource a path names, so that probes also reach the code past the 404. */
 const realIds: Record<string, string> = {};
 
@@ -75,6 +78,15 @@ beforeAll(async () => {
       admin,
     )
   ).id;
+  await call(
+    "POST",
+    "/api/v1/users",
+    { email: "bystander@example.com", name: "Bystander", role: "admin", password: PASSWORD },
+    admin,
+  );
+  credentials.bystander = (
+    await call("POST", "/api/v1/auth/login", { email: "bystander@example.com", password: PASSWORD })
+  ).token;
   realIds.policies = (await call("POST", "/api/v1/policies", { name: "Probe policy" }, admin)).id;
   const enrollment = await call("POST", "/api/v1/enrollment-tokens", { max_uses: null }, admin);
   realIds["enrollment-tokens"] = enrollment.id;
@@ -251,7 +263,9 @@ function probesFor(operation: Operation): Probe[] {
       ? "none"
       : SESSION_ENDING.has(operation.path)
         ? "throwaway"
-        : "admin";
+        : ACCOUNT_ENDING.has(operation.path)
+          ? "bystander"
+          : "admin";
   const probes: Probe[] = [];
   const add = (
     what: string,

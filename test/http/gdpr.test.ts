@@ -188,6 +188,42 @@ describe("GET /gdpr/export", () => {
     const forMember = await t.request("GET", `${EXPORT}?user_id=${member.id}`, { token: admin });
     expect(forMember.status).toBe(200);
     expect(forMember.body.data_protection_requests[0].requested_by.type).toBe("api_key");
+
+    // Changing an account, a key must name it: forgetting user_id must not erase the key's creator.
+    for (const [method, path] of [
+      ["DELETE", ERASE],
+      ["POST", RESTRICT],
+    ] as const) {
+      const unnamed = await t.request(method, path, { token: admin });
+      expect(unnamed.status).toBe(400);
+      expect(unnamed.body.errors[0].field).toBe("user_id");
+    }
+    await expectStatus(t, 200, "GET", "/api/v1/users/me", { token: org.adminToken });
+    const erased = await expectStatus(t, 200, "DELETE", `${ERASE}?user_id=${member.id}`, { token: admin });
+    expect(erased.body.requested_by.type).toBe("api_key");
+  });
+
+  test("a mistyped or repeated user_id is refused, never read as the caller", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const second = await t.createUser(org.adminToken, "admin");
+    const member = await t.createUser(org.adminToken, "member");
+
+    for (const [method, query] of [
+      ["DELETE", `${ERASE}?userid=${member.id}`],
+      ["POST", `${RESTRICT}?user=${member.id}`],
+      ["DELETE", `${ERASE}?user_id=${member.id}&user_id=${second.id}`],
+      ["POST", `${RESTRICT}?user_id=${member.id}&user_id=${org.adminId}`],
+      ["GET", `${EXPORT}?user_id=${member.id}&user_id=${second.id}`],
+    ] as const) {
+      const refused = await t.request(method, query, { token: org.adminToken });
+      expect(refused.status).toBe(400);
+      expect(refused.body.code).toBe(400);
+    }
+    for (const token of [org.adminToken, second.token, member.token])
+      await expectStatus(t, 200, "GET", "/api/v1/users/me", { token });
+    const requests = await expectStatus(t, 200, "GET", REQUESTS, { token: org.adminToken });
+    expect(requests.body.total).toBe(0);
   });
 });
 
@@ -254,6 +290,15 @@ describe("DELETE /gdpr/delete", () => {
     expect(audit.body.data.some((entry: { target: { id: string } }) => entry.target.id === person.id)).toBe(
       true,
     );
+    const attempts = audit.body.data.filter(
+      (entry: { actor: { type: string }; target: { id: string } }) =>
+        entry.actor.type === "anonymous" && entry.target.id === person.id,
+    );
+    expect(attempts.length).toBeGreaterThan(0);
+    for (const entry of attempts) {
+      expect(entry.ip).toBeNull();
+      expect(entry.actor.label).toBe(`erased user ${person.id}`);
+    }
     const everywhere = [
       audit.body,
       (await t.request("GET", `/api/v1/policies/${policy.body.id}/history`, { token: org.adminToken })).body,
@@ -527,6 +572,28 @@ describe("POST /gdpr/object", () => {
     expect(recorded.body.status).toBe("needs_review");
     expect(recorded.body.result).toContain("usage_analytics");
 
+    // An admin answers it; it cannot be answered twice, by someone else, or from another organization.
+    const answer = { status: "completed", result: "usage analytics turned off for this user in the BI tool" };
+    const path = `${REQUESTS}/${recorded.body.id}`;
+    expect((await t.request("PATCH", path, { token: person.token, body: answer })).status).toBe(403);
+    const other = await t.createOrganization();
+    expect((await t.request("PATCH", path, { token: other.adminToken, body: answer })).status).toBe(404);
+    const answered = await expectStatus(t, 200, "PATCH", path, { token: org.adminToken, body: answer });
+    expect(answered.body).toMatchObject({ id: recorded.body.id, status: "completed", result: answer.result });
+    const twice = await t.request("PATCH", path, {
+      token: org.adminToken,
+      body: { ...answer, status: "rejected" },
+    });
+    expect(twice.status).toBe(409);
+    expect(twice.body.reason).toBe("gdpr_request_not_open");
+    const own = await expectStatus(t, 200, "GET", REQUESTS, { token: person.token });
+    expect(own.body.data[0]).toMatchObject({ id: recorded.body.id, status: "completed" });
+
+    const multiline = await expectStatus(t, 200, "POST", OBJECT, {
+      token: person.token,
+      body: { processing: "location_history", reason: "First line.\nSecond line." },
+    });
+    expect(multiline.body.reason).toBe("First line.\nSecond line.");
     for (const [body, field] of [
       [{ processing: "device_activity" }, "reason"],
       [{ reason: "x" }, "processing"],

@@ -7,7 +7,8 @@ import { auditLogs } from "../../db/schema";
  * An erased person in the audit trail. Entries keep their actor and target ids; entries by them (signed
  * in, or through one of their API keys, `actorIds`) lose the actor's label and address; entries by or
  * about them lose emails and identity-provider subjects in their details, and those about them or
- * their second factors lose names (other names are of policies, webhooks...); sign-in attempts that
+ * their second factors lose names (other names are of policies, webhooks...); sign-in attempts at their
+ * account lose the address they came from; sign-in attempts that
  * named their email (in the organization, or before any organization was known) name `replacement`.
  * Every statement is served by an index, so the cost follows the person's entries, not the trail's size.
  * Returns how many entries changed.
@@ -46,6 +47,22 @@ export function anonymiseAuditEntries(
         ELSE json_remove(details, '$.email', '$.subject') END
       WHERE ${byOrAboutThem} AND details IS NOT NULL
       RETURNING id`),
+  );
+  // Sign-in attempts at their account (anonymous until the password or code was right) came from them.
+  note(
+    tx
+      .update(auditLogs)
+      .set({ ip: null })
+      .where(
+        and(
+          inOrganization,
+          eq(auditLogs.targetId, userId),
+          eq(auditLogs.targetType, "user"),
+          eq(auditLogs.actorType, "anonymous"),
+        ),
+      )
+      .returning({ id: auditLogs.id })
+      .all(),
   );
   if (email) {
     // Any other place their email sits in the details of those entries (a "key name (email)" label).

@@ -14,7 +14,7 @@ import { forgetRequestReasons, type GdprRequestView, recordGdprRequest } from ".
 import { findGdprSubject, gdprSubjectId } from "./gdpr-subject";
 
 export const LAST_ADMIN_ERASURE =
-  "the last admin of an organization cannot be erased: make another user admin first";
+  "the last admin of an organization who can act cannot be erased: make another user admin first (or enable, or lift the restriction of, an existing one)";
 
 /**
  * Erases a user (GDPR article 17). In one transaction: every session, refresh token and API key ends
@@ -31,7 +31,7 @@ export function eraseUser(
   actor: Actor,
   userId: string | undefined,
 ): GdprRequestView {
-  const subjectId = gdprSubjectId(principal, userId);
+  const subjectId = gdprSubjectId(principal, userId, { mustName: true });
   const isSelf = subjectId === principal.userId;
   const organizationId = principal.organizationId;
   const now = deps.clock.now();

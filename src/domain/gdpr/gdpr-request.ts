@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, type SQL } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client";
+import { type DbOrTx, withTransaction } from "../../db/client";
 import { selectNewestFirstPage } from "../../db/paged-query";
 import { gdprRequests } from "../../db/schema";
 import { ACTOR_TYPES, GDPR_REQUEST_STATUSES, GDPR_REQUEST_TYPES } from "../../db/schema/enums";
@@ -12,6 +12,7 @@ import { recordAudit } from "../audit/record-audit";
 import type { Principal } from "../auth/principal";
 import { hasScope } from "../auth/scopes";
 import type { Actor, DomainDeps } from "../deps";
+import { ConflictError, NotFoundError } from "../errors";
 import { recordEvent } from "../events/record-event";
 import { gdprSubjectId } from "./gdpr-subject";
 
@@ -174,4 +175,54 @@ export function listGdprRequests(
   if (filter.type) conditions.push(eq(gdprRequests.type, filter.type));
   const { data, total } = selectNewestFirstPage(deps.db, gdprRequests, and(...conditions), page);
   return { data: data.map(toGdprRequestView), total };
+}
+
+/**
+ * Answers a request Bulwark could not answer by itself (an objection to processing it does not do):
+ * an admin records what was done, or why it was refused. Audited, and sent to webhooks again as
+ * gdpr.request_completed with the new status. Only needs_review requests can be answered (409).
+ */
+export function resolveGdprRequest(
+  deps: DomainDeps,
+  principal: Principal,
+  actor: Actor,
+  id: string,
+  input: { status: "completed" | "rejected"; result: string },
+): GdprRequestView {
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    const row = tx
+      .select()
+      .from(gdprRequests)
+      .where(and(eq(gdprRequests.id, id), eq(gdprRequests.organizationId, principal.organizationId)))
+      .get();
+    if (!row) throw new NotFoundError("data-protection request");
+    if (row.status !== "needs_review")
+      throw new ConflictError(
+        "gdpr_request_not_open",
+        "request already answered",
+        `this request is ${row.status}; only needs_review requests are answered by hand`,
+      );
+    const timestamp = toIso(now);
+    const answered = { ...row, status: input.status, result: input.result, completedAt: timestamp };
+    tx.update(gdprRequests)
+      .set({ status: answered.status, result: answered.result, completedAt: timestamp })
+      .where(eq(gdprRequests.id, id))
+      .run();
+    recordAudit(tx, now, actor, {
+      action: "gdpr.request_resolve",
+      targetType: "user",
+      targetId: row.userId,
+      details: { request_id: id, status: input.status },
+    });
+    recordEvent(tx, now, row.organizationId, "gdpr.request_completed", {
+      request_id: id,
+      type: row.type,
+      status: answered.status,
+      user_id: row.userId,
+      processing: row.processing,
+      completed_at: timestamp,
+    });
+    return toGdprRequestView(answered);
+  });
 }

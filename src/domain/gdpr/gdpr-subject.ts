@@ -3,15 +3,20 @@ import type { DbOrTx } from "../../db/client";
 import { auditLogs, users } from "../../db/schema";
 import type { Principal } from "../auth/principal";
 import { hasScope } from "../auth/scopes";
-import { ForbiddenError, NotFoundError } from "../errors";
+import { ForbiddenError, NotFoundError, ValidationError } from "../errors";
 import type { UserRow } from "../users/user-view";
 
 /**
  * Whom a data-protection request is about: the caller, or (for an admin) the user named by `user_id`.
  * API keys act only with the admin scope: a narrow key made for automation must not export, erase or
- * restrict the account of the person who created it.
+ * restrict the account of the person who created it. A key that changes an account must name it
+ * (`mustName`): automation that forgot user_id would otherwise erase or restrict its own creator.
  */
-export function gdprSubjectId(principal: Principal, userId: string | undefined): string {
+export function gdprSubjectId(
+  principal: Principal,
+  userId: string | undefined,
+  options: { mustName?: boolean } = {},
+): string {
   const isAdmin = hasScope(principal.scopes, "admin");
   if (principal.kind === "api_key" && !isAdmin)
     throw new ForbiddenError(
@@ -19,6 +24,14 @@ export function gdprSubjectId(principal: Principal, userId: string | undefined):
       "API keys cannot do this",
       "an API key makes data-protection requests only with the admin scope; sign in to act on your own data",
     );
+  if (principal.kind === "api_key" && options.mustName && userId === undefined)
+    throw new ValidationError("invalid request parameters", [
+      {
+        field: "user_id",
+        message:
+          "is required with an API key: name the user the request is about (it may be the key's creator)",
+      },
+    ]);
   if (userId === undefined || userId === principal.userId) return principal.userId;
   if (!isAdmin)
     throw new ForbiddenError(

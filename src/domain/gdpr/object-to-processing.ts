@@ -22,7 +22,7 @@ export function objectToProcessing(
   userId: string | undefined,
   input: { processing: string; reason: string },
 ): GdprRequestView {
-  const subjectId = gdprSubjectId(principal, userId);
+  const subjectId = gdprSubjectId(principal, userId, { mustName: true });
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
   return withTransaction(deps.db, (tx) => {

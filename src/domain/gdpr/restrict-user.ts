@@ -9,7 +9,7 @@ import { type GdprRequestView, recordGdprRequest } from "./gdpr-request";
 import { findGdprSubject, gdprSubjectId } from "./gdpr-subject";
 
 export const LAST_ADMIN_RESTRICTION =
-  "the last admin of an organization cannot be restricted: no admin would be left to lift it; make another user admin first";
+  "the last admin of an organization who can act cannot be restricted: no admin would be left to lift it; make another user admin first (or enable, or lift the restriction of, an existing one)";
 
 /**
  * Restricts a user's processing (GDPR article 18): the account cannot sign in (password, SSO or its API
@@ -23,7 +23,7 @@ export function restrictUser(
   actor: Actor,
   userId: string | undefined,
 ): GdprRequestView {
-  const subjectId = gdprSubjectId(principal, userId);
+  const subjectId = gdprSubjectId(principal, userId, { mustName: true });
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
   const answer = withTransaction(deps.db, (tx) => {

@@ -1,14 +1,25 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { ValidationError } from "../../domain/errors";
 import { eraseUser } from "../../domain/gdpr/erase-user";
 import { exportPersonalData, PersonalDataExportSchema } from "../../domain/gdpr/export-personal-data";
-import { GdprRequestSchema, GdprRequestTypeSchema, listGdprRequests } from "../../domain/gdpr/gdpr-request";
+import {
+  GdprRequestSchema,
+  GdprRequestTypeSchema,
+  listGdprRequests,
+  resolveGdprRequest,
+} from "../../domain/gdpr/gdpr-request";
 import { DEVICE_ACTIVITY, objectToProcessing } from "../../domain/gdpr/object-to-processing";
 import { restrictUser } from "../../domain/gdpr/restrict-user";
-import { DisplayText } from "../../lib/schema-types";
 import type { AppDeps } from "../app-deps";
 import type { securityPlugin } from "../plugins/security";
-import { errorResponses, PageQuery, Paginated, pageOf, paginate } from "../schemas/common";
+import { errorResponses, IdParams, PageQuery, Paginated, pageOf, paginate } from "../schemas/common";
+
+/**
+ * Unknown parameters are refused (checked in subjectParameter; this documents it): a mistyped `user_id`
+ * must not turn a request about someone into one about the caller.
+ */
+const STRICT = { additionalProperties: false } as const;
 
 const UserIdQuery = {
   user_id: Type.Optional(
@@ -26,13 +37,41 @@ const ObjectionBody = Type.Object(
       minLength: 1,
       maxLength: 64,
       pattern: "^[a-z][a-z0-9_.-]*$",
-      description: `The processing objected to. "${DEVICE_ACTIVITY}" (the activity logs of the person's devices) is honoured at once; any other value is recorded as needs_review for the operator.`,
+      description: `a lower-case name of the processing objected to (a-z first, then a-z, 0-9, _ . -), e.g. "${DEVICE_ACTIVITY}": the activity logs of the person's devices, honoured at once; any other value is recorded as needs_review for the operator`,
       examples: [DEVICE_ACTIVITY],
     }),
-    reason: DisplayText(2000, "The person's grounds for objecting, in their words"),
+    reason: Type.String({
+      minLength: 1,
+      maxLength: 2000,
+      pattern: "\\S",
+      description:
+        "text with at least one visible character: the person's grounds for objecting, in their words (line breaks allowed)",
+    }),
   },
   { additionalProperties: false },
 );
+
+/**
+ * `user_id` as the request named it. Said twice, it is refused rather than read as one of the two: a
+ * request that erases or restricts someone must name exactly one person.
+ */
+function subjectParameter(
+  request: Request,
+  query: { user_id?: string },
+  known: readonly string[] = ["user_id"],
+): string | undefined {
+  const parameters = new URL(request.url).searchParams;
+  const errors = [...new Set(parameters.keys())]
+    .filter((name) => !known.includes(name))
+    .map((name) => ({
+      field: name,
+      message: `is not a parameter of this route (it takes ${known.join(", ")})`,
+    }));
+  if (parameters.getAll("user_id").length > 1)
+    errors.push({ field: "user_id", message: "must be given at most once" });
+  if (errors.length > 0) throw new ValidationError("invalid request parameters", errors);
+  return query.user_id;
+}
 
 const ACTING_FOR =
   "An admin acts for a user of the organization with `?user_id=`; an API key needs the admin scope.";
@@ -43,8 +82,8 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     .use(security)
     .get(
       "/export",
-      ({ query, principal, actor, set }) => {
-        const document = exportPersonalData(deps, principal, actor, query.user_id);
+      ({ request, query, principal, actor, set }) => {
+        const document = exportPersonalData(deps, principal, actor, subjectParameter(request, query));
         const day = document.generated_at.slice(0, 10);
         set.headers["content-disposition"] =
           `attachment; filename="bulwark-personal-data-${document.profile.id}-${day}.json"`;
@@ -52,7 +91,7 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
       },
       {
         access: "authenticated",
-        query: Type.Object(UserIdQuery),
+        query: Type.Object(UserIdQuery, STRICT),
         response: { 200: PersonalDataExportSchema, ...errorResponses(400, 401, 403, 404, 429) },
         detail: {
           summary: "Export everything held about a person (GDPR articles 15 and 20)",
@@ -60,30 +99,41 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         },
       },
     )
-    .delete("/delete", ({ query, principal, actor }) => eraseUser(deps, principal, actor, query.user_id), {
-      access: "authenticated",
-      query: Type.Object(UserIdQuery),
-      response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      detail: {
-        summary: "Erase a person (GDPR article 17)",
-        description: `At once: every session, refresh token and API key of the user is revoked (the next request with any of them is a 401); second factors and SSO links are deleted; their devices stay enrolled, unassigned; the account becomes an anonymous stub that keeps its id, so audit entries keep actor and target ids but lose the email, name and address, and the email becomes "erased user <id>" in policy histories, wipes, enrollment tokens and device logs. 409 (last_admin) for the organization's last admin, and the refusal is recorded. ${ACTING_FOR}`,
-      },
-    })
-    .post("/restrict", ({ query, principal, actor }) => restrictUser(deps, principal, actor, query.user_id), {
-      access: "authenticated",
-      query: Type.Object(UserIdQuery),
-      response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      detail: {
-        summary: "Restrict the processing of a person's data (GDPR article 18)",
-        description: `The account can no longer sign in (password, SSO) and its API keys are refused (401 account_restricted) until an admin lifts it with PATCH /users/{id} {"restricted": false}; its sessions end now; its devices' activity-log entries keep event and time only. Nothing is deleted. 409 (last_admin) for the organization's last admin: nobody could lift it. ${ACTING_FOR}`,
-      },
-    })
-    .post(
-      "/object",
-      ({ query, body, principal, actor }) => objectToProcessing(deps, principal, actor, query.user_id, body),
+    .delete(
+      "/delete",
+      ({ request, query, principal, actor }) =>
+        eraseUser(deps, principal, actor, subjectParameter(request, query)),
       {
         access: "authenticated",
-        query: Type.Object(UserIdQuery),
+        query: Type.Object(UserIdQuery, STRICT),
+        response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Erase a person (GDPR article 17)",
+          description: `At once: every session, refresh token and API key of the user is revoked (the next request with any of them is a 401); second factors and SSO links are deleted; their devices stay enrolled, unassigned; the account becomes an anonymous stub that keeps its id, so audit entries keep actor and target ids but lose the email, name and address, and the email becomes "erased user <id>" in policy histories, wipes, enrollment tokens and device logs. 409 (last_admin) for the organization's last admin, and the refusal is recorded. ${ACTING_FOR}`,
+        },
+      },
+    )
+    .post(
+      "/restrict",
+      ({ request, query, principal, actor }) =>
+        restrictUser(deps, principal, actor, subjectParameter(request, query)),
+      {
+        access: "authenticated",
+        query: Type.Object(UserIdQuery, STRICT),
+        response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Restrict the processing of a person's data (GDPR article 18)",
+          description: `The account can no longer sign in (password, SSO) and its API keys are refused (401 account_restricted) until an admin lifts it with PATCH /users/{id} {"restricted": false}; its sessions end now; its devices' activity-log entries keep event and time only. Nothing is deleted. 409 (last_admin) for the organization's last admin: nobody could lift it. ${ACTING_FOR}`,
+        },
+      },
+    )
+    .post(
+      "/object",
+      ({ request, query, body, principal, actor }) =>
+        objectToProcessing(deps, principal, actor, subjectParameter(request, query), body),
+      {
+        access: "authenticated",
+        query: Type.Object(UserIdQuery, STRICT),
         body: ObjectionBody,
         response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 429) },
         detail: {
@@ -92,22 +142,51 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         },
       },
     )
+    .patch(
+      "/requests/:id",
+      ({ params, body, principal, actor }) => resolveGdprRequest(deps, principal, actor, params.id, body),
+      {
+        access: "admin",
+        params: IdParams,
+        body: Type.Object(
+          {
+            status: Type.Union([Type.Literal("completed"), Type.Literal("rejected")], {
+              description: "completed: the objection was honoured; rejected: it was refused",
+            }),
+            result: Type.String({
+              minLength: 1,
+              maxLength: 2000,
+              pattern: "\\S",
+              description: "text with at least one visible character: what was done, or why it was refused",
+            }),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Answer a request Bulwark could not answer by itself",
+          description:
+            "An objection to processing Bulwark does not do is recorded as needs_review; an admin records the answer here (status and result). Audited (gdpr.request_resolve) and sent to webhooks as gdpr.request_completed with the new status. 409 gdpr_request_not_open for a request already answered.",
+        },
+      },
+    )
     .get(
       "/requests",
-      ({ query, principal }) => {
+      ({ request, query, principal }) => {
         const page = pageOf(query);
-        return paginate(
-          listGdprRequests(deps, principal, { userId: query.user_id, type: query.type }, page),
-          page,
-        );
+        const userId = subjectParameter(request, query, ["user_id", "type", "page", "page_size"]);
+        return paginate(listGdprRequests(deps, principal, { userId, type: query.type }, page), page);
       },
       {
         access: "authenticated",
-        query: Type.Object({
-          ...PageQuery,
-          ...UserIdQuery,
-          type: Type.Optional(GdprRequestTypeSchema),
-        }),
+        query: Type.Object(
+          {
+            ...PageQuery,
+            ...UserIdQuery,
+            type: Type.Optional(GdprRequestTypeSchema),
+          },
+          STRICT,
+        ),
         response: { 200: Paginated(GdprRequestSchema), ...errorResponses(400, 401, 403, 429) },
         detail: {
           summary: "List data-protection requests, newest first",
