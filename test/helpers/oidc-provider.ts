@@ -1,6 +1,8 @@
+import { expect } from "bun:test";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import Provider from "oidc-provider";
+import type { TestApp } from "./test-app";
 
 /** An account at the test provider: what its claims say about the person. */
 export interface ProviderAccount {
@@ -109,3 +111,72 @@ export async function startOidcProvider(options: { redirectUris: string[] }) {
 }
 
 export type TestOidcProvider = Awaited<ReturnType<typeof startOidcProvider>>;
+
+/** The client redirect URI the tests register with the provider and with Bulwark's connection. */
+export const OIDC_CALLBACK = "https://console.corp.test/sso/callback";
+
+/** A new organization whose OIDC connection points at `op` (emails of corp.test allowed). */
+export async function organizationWithOidc(
+  t: TestApp,
+  op: TestOidcProvider,
+  oidc: Record<string, unknown> = {},
+) {
+  const org = await t.createOrganization();
+  const response = await t.request("PATCH", "/api/v1/organizations/current", {
+    token: org.adminToken,
+    body: {
+      sso: {
+        oidc: {
+          enabled: true,
+          issuer: op.issuer,
+          client_id: op.client_id,
+          client_secret: op.client_secret,
+          redirect_uris: [OIDC_CALLBACK],
+          allowed_domains: ["corp.test"],
+          ...oidc,
+        },
+      },
+    },
+  });
+  expect(response.status).toBe(200);
+  return org;
+}
+
+/** GET Bulwark's /authorize without following the redirect; the Location is the provider's authorization URL. */
+export async function authorizeOidc(t: TestApp, query: Record<string, string>) {
+  const response = await t.fetch(`/api/v1/auth/sso/oidc/authorize?${new URLSearchParams(query)}`, {
+    redirect: "manual",
+  });
+  return { status: response.status, location: response.headers.get("location"), text: await response.text() };
+}
+
+/**
+ * The whole browser round trip: Bulwark's authorize redirect, the provider's forms as `login`, and the
+ * redirect back to the client; `alter` may change the authorization URL on its way to the provider.
+ * Returns what the client passes to POST /auth/sso/oidc/callback.
+ */
+export async function throughOidcProvider(
+  t: TestApp,
+  op: TestOidcProvider,
+  login: string,
+  alter?: (url: URL) => void,
+) {
+  const state = crypto.randomUUID().replaceAll("-", "");
+  const started = await authorizeOidc(t, {
+    client_id: op.client_id,
+    redirect_uri: OIDC_CALLBACK,
+    scope: "openid profile email",
+    state,
+  });
+  expect(started.status).toBe(302);
+  const url = new URL(started.location ?? "");
+  alter?.(url);
+  const back = await op.signIn(url.toString(), login);
+  expect(`${back.origin}${back.pathname}`).toBe(OIDC_CALLBACK);
+  expect(back.searchParams.get("state")).toBe(state);
+  return {
+    state,
+    code: back.searchParams.get("code") ?? "",
+    iss: back.searchParams.get("iss") ?? undefined,
+  };
+}

@@ -6,7 +6,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createWebhookDispatcher } from "../../src/jobs/webhook-dispatcher";
 import { checkIn, createEnrollmentToken, enrollBody, HEALTHY_FACTS } from "../helpers/devices";
 import { enableTotp } from "../helpers/mfa";
-import { startOidcProvider, type TestOidcProvider } from "../helpers/oidc-provider";
+import {
+  OIDC_CALLBACK,
+  organizationWithOidc,
+  startOidcProvider,
+  type TestOidcProvider,
+  throughOidcProvider,
+} from "../helpers/oidc-provider";
 import { freshTestApps, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 import { startWebhookReceiver, verifyBothSignatures } from "../helpers/webhook-receiver";
 
@@ -15,11 +21,10 @@ const ERASE = "/api/v1/gdpr/delete";
 const RESTRICT = "/api/v1/gdpr/restrict";
 const OBJECT = "/api/v1/gdpr/object";
 const REQUESTS = "/api/v1/gdpr/requests";
-const CALLBACK = "https://console.corp.test/sso/callback";
 
 let op: TestOidcProvider;
 beforeAll(async () => {
-  op = await startOidcProvider({ redirectUris: [CALLBACK] });
+  op = await startOidcProvider({ redirectUris: [OIDC_CALLBACK] });
 });
 afterAll(() => op.close());
 
@@ -420,35 +425,13 @@ describe("DELETE /gdpr/delete", () => {
 
   test("SSO: the link to the identity provider goes, and signing in there again makes a new account", async () => {
     const t = await newApp();
-    const org = await t.createOrganization();
-    await expectStatus(t, 200, "PATCH", "/api/v1/organizations/current", {
-      token: org.adminToken,
-      body: {
-        sso: {
-          oidc: {
-            enabled: true,
-            issuer: op.issuer,
-            client_id: op.client_id,
-            client_secret: op.client_secret,
-            redirect_uris: [CALLBACK],
-            allowed_domains: ["corp.test"],
-          },
-        },
-      },
-    });
+    const org = await organizationWithOidc(t, op);
     const login = `dana-${crypto.randomUUID().slice(0, 6)}`;
     op.setAccount(login, { email: `${login}@corp.test`, email_verified: true, name: "Dana Scully" });
-    const signInThroughProvider = async () => {
-      const state = crypto.randomUUID().replaceAll("-", "");
-      const authorize = await t.fetch(
-        `/api/v1/auth/sso/oidc/authorize?${new URLSearchParams({ client_id: op.client_id, redirect_uri: CALLBACK, scope: "openid email profile", state })}`,
-        { redirect: "manual" },
-      );
-      const back = await op.signIn(authorize.headers.get("location") ?? "", login);
-      return expectStatus(t, 200, "POST", "/api/v1/auth/sso/oidc/callback", {
-        body: { state, code: back.searchParams.get("code"), iss: back.searchParams.get("iss") },
+    const signInThroughProvider = async () =>
+      expectStatus(t, 200, "POST", "/api/v1/auth/sso/oidc/callback", {
+        body: await throughOidcProvider(t, op, login),
       });
-    };
     const first = await signInThroughProvider();
 
     const exported = await expectStatus(t, 200, "GET", EXPORT, { token: first.body.token });

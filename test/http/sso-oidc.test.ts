@@ -6,12 +6,18 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { JOBS } from "../../src/jobs/jobs";
 import { enableTotp } from "../helpers/mfa";
-import { startOidcProvider, type TestOidcProvider } from "../helpers/oidc-provider";
+import {
+  authorizeOidc,
+  OIDC_CALLBACK,
+  organizationWithOidc as organizationWithOidcAt,
+  startOidcProvider,
+  type TestOidcProvider,
+  throughOidcProvider,
+} from "../helpers/oidc-provider";
 import { expectServerErrors } from "../helpers/server-errors";
 import { freshTestApps, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 
-const CALLBACK = "https://console.corp.test/sso/callback";
-const AUTHORIZE = "/api/v1/auth/sso/oidc/authorize";
+const CALLBACK = OIDC_CALLBACK;
 const CALLBACK_API = "/api/v1/auth/sso/oidc/callback";
 
 let op: TestOidcProvider;
@@ -25,63 +31,17 @@ const newApp = freshTestApps({
   rate_limit: { unauthenticated_per_minute: 10_000 },
 });
 
-/** An organization whose OIDC connection points at the test provider. */
-async function organizationWithOidc(t: TestApp, oidc: Record<string, unknown> = {}) {
-  const org = await t.createOrganization();
-  const response = await t.request("PATCH", "/api/v1/organizations/current", {
-    token: org.adminToken,
-    body: {
-      sso: {
-        oidc: {
-          enabled: true,
-          issuer: op.issuer,
-          client_id: op.client_id,
-          client_secret: op.client_secret,
-          redirect_uris: [CALLBACK],
-          allowed_domains: ["corp.test"],
-          ...oidc,
-        },
-      },
-    },
-  });
-  expect(response.status).toBe(200);
-  return org;
-}
+const organizationWithOidc = (t: TestApp, oidc: Record<string, unknown> = {}) =>
+  organizationWithOidcAt(t, op, oidc);
 
 function randomState() {
   return crypto.randomUUID().replaceAll("-", "");
 }
 
-/** GET /authorize without following the redirect; the Location is the provider's authorization URL. */
-async function authorize(t: TestApp, query: Record<string, string>) {
-  const response = await t.fetch(`${AUTHORIZE}?${new URLSearchParams(query)}`, { redirect: "manual" });
-  return { status: response.status, location: response.headers.get("location"), text: await response.text() };
-}
+const authorize = authorizeOidc;
 
-/**
- * The whole browser round trip: Bulwark's authorize redirect, the provider's forms as `login`, and the
- * redirect back to the client; `alter` may change the authorization URL on its way to the provider.
- */
-async function throughProvider(t: TestApp, login: string, alter?: (url: URL) => void) {
-  const state = randomState();
-  const started = await authorize(t, {
-    client_id: op.client_id,
-    redirect_uri: CALLBACK,
-    scope: "openid profile email",
-    state,
-  });
-  expect(started.status).toBe(302);
-  const url = new URL(started.location ?? "");
-  alter?.(url);
-  const back = await op.signIn(url.toString(), login);
-  expect(`${back.origin}${back.pathname}`).toBe(CALLBACK);
-  expect(back.searchParams.get("state")).toBe(state);
-  return {
-    state,
-    code: back.searchParams.get("code") ?? "",
-    iss: back.searchParams.get("iss") ?? undefined,
-  };
-}
+const throughProvider = (t: TestApp, login: string, alter?: (url: URL) => void) =>
+  throughOidcProvider(t, op, login, alter);
 
 function callback(t: TestApp, body: Record<string, unknown>) {
   return t.request("POST", CALLBACK_API, { body });

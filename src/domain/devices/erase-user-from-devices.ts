@@ -36,15 +36,3 @@ export function eraseUserFromDevices(
   }
   return unassigned;
 }
-
-/**
- * The activity-log entries of the devices assigned to a user keep their event and time only (an
- * objection to the processing of their device activity); returns how many entries lost details.
- */
-export function reduceUserDeviceLogs(tx: DbOrTx, organizationId: string, userId: string): number {
-  return tx.all(sql`
-    UPDATE device_logs SET details = '{}'
-    WHERE details != '{}' AND device_id IN (
-      SELECT id FROM devices WHERE organization_id = ${organizationId} AND user_id = ${userId})
-    RETURNING id`).length;
-}

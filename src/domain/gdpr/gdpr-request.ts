@@ -131,20 +131,25 @@ export function recordGdprRequest(
       ...row.details,
     },
   });
-  recordEvent(tx, now, outcome.organizationId, "gdpr.request_completed", {
-    request_id: row.id,
-    type: row.type,
-    status: row.status,
-    user_id: row.userId,
-    processing: row.processing,
-    completed_at: timestamp,
-  });
+  announceAnswer(tx, now, row);
   return toGdprRequestView(row);
 }
 
 /** An erased person's own words (objection grounds) go; the requests themselves stay on record. */
 export function forgetRequestReasons(tx: DbOrTx, userId: string): void {
   tx.update(gdprRequests).set({ reason: null }).where(eq(gdprRequests.userId, userId)).run();
+}
+
+/** The gdpr.request_completed event of an answered request: ids, type and status, no personal data. */
+function announceAnswer(tx: DbOrTx, now: Date, row: GdprRequestRow): void {
+  recordEvent(tx, now, row.organizationId, "gdpr.request_completed", {
+    request_id: row.id,
+    type: row.type,
+    status: row.status,
+    user_id: row.userId,
+    processing: row.processing,
+    completed_at: row.completedAt,
+  });
 }
 
 /** Every request about one person, oldest first (for their export). */
@@ -215,14 +220,7 @@ export function resolveGdprRequest(
       targetId: row.userId,
       details: { request_id: id, status: input.status },
     });
-    recordEvent(tx, now, row.organizationId, "gdpr.request_completed", {
-      request_id: id,
-      type: row.type,
-      status: answered.status,
-      user_id: row.userId,
-      processing: row.processing,
-      completed_at: timestamp,
-    });
+    announceAnswer(tx, now, answered);
     return toGdprRequestView(answered);
   });
 }

@@ -1,7 +1,7 @@
 import { withTransaction } from "../../db/client";
 import type { Principal } from "../auth/principal";
 import type { Actor, DomainDeps } from "../deps";
-import { reduceUserDeviceLogs } from "../devices/erase-user-from-devices";
+import { reduceUserDeviceLogs } from "../devices/reduce-user-device-logs";
 import { markDeviceActivityObjection } from "../users/gdpr-account-state";
 import { type GdprRequestView, recordGdprRequest } from "./gdpr-request";
 import { findGdprSubject, gdprSubjectId } from "./gdpr-subject";

@@ -1,4 +1,4 @@
-import { Type } from "@sinclair/typebox";
+import { type TObject, Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { ValidationError } from "../../domain/errors";
 import { eraseUser } from "../../domain/gdpr/erase-user";
@@ -21,7 +21,7 @@ import { errorResponses, IdParams, PageQuery, Paginated, pageOf, paginate } from
  */
 const STRICT = { additionalProperties: false } as const;
 
-const UserIdQuery = {
+const UserIdField = {
   user_id: Type.Optional(
     Type.String({
       maxLength: 100,
@@ -30,6 +30,11 @@ const UserIdQuery = {
     }),
   ),
 };
+const UserIdQuery = Type.Object(UserIdField, STRICT);
+const RequestListQuery = Type.Object(
+  { ...PageQuery, ...UserIdField, type: Type.Optional(GdprRequestTypeSchema) },
+  STRICT,
+);
 
 const ObjectionBody = Type.Object(
   {
@@ -52,14 +57,16 @@ const ObjectionBody = Type.Object(
 );
 
 /**
- * `user_id` as the request named it. Said twice, it is refused rather than read as one of the two: a
- * request that erases or restricts someone must name exactly one person.
+ * `user_id` as the request named it, checked against the route's query schema. Said twice, it is
+ * refused rather than read as one of the two: a request that erases or restricts someone must name
+ * exactly one person.
  */
 function subjectParameter(
   request: Request,
   query: { user_id?: string },
-  known: readonly string[] = ["user_id"],
+  schema: TObject = UserIdQuery,
 ): string | undefined {
+  const known = Object.keys(schema.properties);
   const parameters = new URL(request.url).searchParams;
   const errors = [...new Set(parameters.keys())]
     .filter((name) => !known.includes(name))
@@ -91,7 +98,7 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
       },
       {
         access: "authenticated",
-        query: Type.Object(UserIdQuery, STRICT),
+        query: UserIdQuery,
         response: { 200: PersonalDataExportSchema, ...errorResponses(400, 401, 403, 404, 429) },
         detail: {
           summary: "Export everything held about a person (GDPR articles 15 and 20)",
@@ -105,7 +112,7 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         eraseUser(deps, principal, actor, subjectParameter(request, query)),
       {
         access: "authenticated",
-        query: Type.Object(UserIdQuery, STRICT),
+        query: UserIdQuery,
         response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
         detail: {
           summary: "Erase a person (GDPR article 17)",
@@ -119,7 +126,7 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         restrictUser(deps, principal, actor, subjectParameter(request, query)),
       {
         access: "authenticated",
-        query: Type.Object(UserIdQuery, STRICT),
+        query: UserIdQuery,
         response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
         detail: {
           summary: "Restrict the processing of a person's data (GDPR article 18)",
@@ -133,7 +140,7 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         objectToProcessing(deps, principal, actor, subjectParameter(request, query), body),
       {
         access: "authenticated",
-        query: Type.Object(UserIdQuery, STRICT),
+        query: UserIdQuery,
         body: ObjectionBody,
         response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 429) },
         detail: {
@@ -174,19 +181,12 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
       "/requests",
       ({ request, query, principal }) => {
         const page = pageOf(query);
-        const userId = subjectParameter(request, query, ["user_id", "type", "page", "page_size"]);
+        const userId = subjectParameter(request, query, RequestListQuery);
         return paginate(listGdprRequests(deps, principal, { userId, type: query.type }, page), page);
       },
       {
         access: "authenticated",
-        query: Type.Object(
-          {
-            ...PageQuery,
-            ...UserIdQuery,
-            type: Type.Optional(GdprRequestTypeSchema),
-          },
-          STRICT,
-        ),
+        query: RequestListQuery,
         response: { 200: Paginated(GdprRequestSchema), ...errorResponses(400, 401, 403, 429) },
         detail: {
           summary: "List data-protection requests, newest first",
