@@ -306,6 +306,28 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
   };
 }
 
+/**
+ * Scalar's configuration (option names from @scalar/types, as bundled in @scalar/api-reference 1.46.4).
+ * The page must work air-gapped, so everything that calls or links to scalar.com is off: Scalar shows
+ * most of it only on a loopback address, where an administrator is likely to first open the docs.
+ */
+const SCALAR_CONFIGURATION = {
+  // The Inter and JetBrains Mono fonts would come from fonts.scalar.com.
+  withDefaultFonts: false,
+  // "Ask AI": the agent loads its API registry from api.scalar.com through proxy.scalar.com on every
+  // page load, whatever proxyUrl says.
+  agent: { disabled: true },
+  // The toolbar with "Share" (uploads the document to api.scalar.com) and "Deploy" (dashboard.scalar.com).
+  showDeveloperTools: "never",
+  // "Open API Client", which opens the document in client.scalar.com.
+  hideClientButton: true,
+  // No request proxy: the embedded client already sends straight to this server (Scalar's default
+  // proxy.scalar.com is for its "web" client), and an empty proxyUrl keeps it so. Telemetry is read by
+  // nothing in this version; off all the same.
+  proxyUrl: "",
+  telemetry: false,
+};
+
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
   <head>
@@ -314,7 +336,14 @@ const DOCS_HTML = `<!doctype html>
     <title>Bulwark API</title>
   </head>
   <body>
-    <script id="api-reference" data-url="${OPENAPI_PATH}" data-configuration='{"withDefaultFonts":false,"hideClientButton":false}'></script>
+    <script id="api-reference" data-url="${OPENAPI_PATH}"></script>
+    <script>
+      // The document's server is "/", which Scalar turns into "http://host/" and joins to each path with
+      // a slash too many ("http://host//api/v1/..."); the page's own origin is the same server.
+      document.getElementById("api-reference").setAttribute("data-configuration", JSON.stringify(
+        Object.assign(${JSON.stringify(SCALAR_CONFIGURATION)}, { servers: [{ url: location.origin, description: "This server" }] })
+      ));
+    </script>
     <script src="${SCALAR_BUNDLE_PATH}"></script>
   </body>
 </html>`;
