@@ -78,7 +78,7 @@ async function startExecutable(
     const { value, done } = await reader.read();
     if (done) throw new Error(`server exited:\n${output}`);
     output += new TextDecoder().decode(value);
-    const url = /listening on (https?:\/\/\S+)/.exec(output)?.[1];
+    const url = /listening on (https?:\/\/[^\s"]+)/.exec(output)?.[1];
     if (url) return { url, stop: () => child.kill() };
   }
 }

@@ -45,7 +45,7 @@ while (!url) {
   const { value, done } = await reader.read();
   if (done) throw new Error(`server exited:\n${output}`);
   output += new TextDecoder().decode(value);
-  url = /listening on (http:\/\/\S+)/.exec(output)?.[1];
+  url = /listening on (http:\/\/[^\s"]+)/.exec(output)?.[1];
 }
 
 function memory(): { rssMib: number; peakMib: number } {

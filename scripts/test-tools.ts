@@ -12,6 +12,7 @@ const TOOLS = [
   { command: "ip", package: "iproute2", use: "addressing the test tunnel's interfaces" },
   { command: "curl", package: "curl", use: "a TLS client presenting a device certificate" },
   { command: "haproxy", package: "haproxy", use: "the reverse-proxy example forwarding Client-Cert" },
+  { command: "promtool", package: "prometheus", use: "checking the /metrics scrape with promtool" },
 ] as const;
 
 export function ensureTestTools(): void {
@@ -31,7 +32,9 @@ export function ensureTestTools(): void {
     Bun.spawnSync([...sudo, ...args], { env, stdout: "inherit", stderr: "inherit" }).exitCode === 0;
   // apt can find its lock held by a daily job for a moment: one more try after a pause.
   for (let attempt = 1; attempt <= 2; attempt++) {
-    if (run(["apt-get", "update", "-qq"]) && run(["apt-get", "install", "-y", "-qq", ...packages])) break;
+    // A failing update (one unsigned or unreachable source) must not stop an install the other sources serve.
+    run(["apt-get", "update", "-qq"]);
+    if (run(["apt-get", "install", "-y", "-qq", ...packages])) break;
     if (attempt === 1) Bun.sleepSync(10_000);
   }
   const stillMissing = missing.filter((tool) => !Bun.which(tool.command));

@@ -9,7 +9,10 @@ import { sealWebhookSecrets } from "./domain/webhooks/seal-webhook-secrets";
 import type { AppDeps } from "./http/app-deps";
 import { InMemoryRateLimiter } from "./http/rate-limiter";
 import { type Clock, systemClock } from "./lib/clock";
+import { createLogger, resolveLogFormat } from "./lib/log";
+import { createMetrics } from "./lib/metrics";
 import { createSecretBox, loadOrCreateKeyFile } from "./lib/secret-box";
+import { ServiceActivity } from "./lib/service-activity";
 import { VERSION } from "./version";
 
 /**
@@ -25,10 +28,13 @@ function secretKeyOf(databasePath: string): Uint8Array {
 export async function bootDependencies(
   config: Readonly<Config>,
   clock: Clock = systemClock,
+  /** Where log lines go; standard output by default. */
+  logWrite?: (line: string) => void,
 ): Promise<{ deps: AppDeps; database: DatabaseHandle; appliedMigrations: string[] }> {
   const database = openDatabase({ path: config.database.path, synchronous: config.database.synchronous });
-  const { applied } = migrateDatabase(database.sqlite, undefined, `database ${config.database.path}`);
+  const { applied } = migrateDatabase(database.sqlite, { label: `database ${config.database.path}` });
   const keys = await loadOrCreateTokenKeys(database.db, clock.now());
+  const startedAt = clock.now();
   const deps: AppDeps = {
     db: database.db,
     config,
@@ -37,11 +43,18 @@ export async function bootDependencies(
     keys,
     rateLimiter: new InMemoryRateLimiter(),
     version: VERSION,
-    startedAt: clock.now(),
+    startedAt,
+    log: createLogger({
+      format: resolveLogFormat(config.log.format),
+      level: config.log.level,
+      write: logWrite,
+    }),
+    metrics: createMetrics(VERSION, startedAt),
+    activity: new ServiceActivity(),
   };
   if (!sealedSecretsReadable(deps))
-    console.warn(
-      `warning: ${config.database.path}.key does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
+    deps.log.warn(
+      `${config.database.path}.key does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
     );
   sealWebhookSecrets(deps);
   ensureWireGuardServerKey(deps);

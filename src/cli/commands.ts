@@ -3,8 +3,10 @@ import { VERSION } from "../version";
 import { adminCreateCommand } from "./admin-create";
 import type { ParsedArgs } from "./args";
 import { backupCommand } from "./backup";
+import { configCheckCommand, configExampleCommand } from "./config-commands";
 import { migrateCommand } from "./migrate";
 import { orgSetPlanCommand } from "./org-set-plan";
+import { restoreCommand } from "./restore";
 import { serveCommand } from "./serve";
 import { vpnServerConfigCommand } from "./vpn-server-config";
 
@@ -85,6 +87,39 @@ export const COMMANDS: readonly Command[] = [
     run: (config, args) => backupCommand(config as Config, args.positionals[0]),
   },
   {
+    name: "restore",
+    usage: "restore FILE [--config FILE]",
+    summary:
+      "with the server stopped: replace the database with a backup, after checking that FILE is a Bulwark\n" +
+      "database this version can run and passes SQLite's integrity check; the current database is kept as\n" +
+      "<database>.before-restore",
+    flags: ["config"],
+    positionals: 1,
+    needsConfig: true,
+    run: (config, args) => restoreCommand(config as Config, args.positionals[0]),
+  },
+  {
+    name: "config check",
+    usage: "config check [--config FILE]",
+    summary:
+      "validate the configuration as serve would and print the effective values, each with its source\n" +
+      "(default, file or environment variable), secrets masked",
+    flags: ["config"],
+    positionals: 0,
+    // It loads the configuration itself, to say where each value came from.
+    needsConfig: false,
+    run: (_config, args) => configCheckCommand(args),
+  },
+  {
+    name: "config example",
+    usage: "config example",
+    summary: "print the annotated example configuration (every key, its default and meaning)",
+    flags: [],
+    positionals: 0,
+    needsConfig: false,
+    run: () => configExampleCommand(),
+  },
+  {
     name: "version",
     usage: "version",
     summary: "print the version",
@@ -119,6 +154,6 @@ function helpText(): string {
     ...lines,
     "",
     "Configuration: --config FILE, else ./bulwark.toml if present; every key can be overridden with",
-    "BULWARK_<SECTION>_<KEY> (e.g. BULWARK_SERVER_PORT=9000). See config.example.toml.",
+    "BULWARK_<SECTION>_<KEY> (e.g. BULWARK_SERVER_PORT=9000). `bulwark config example` prints every key.",
   ].join("\n");
 }

@@ -6,7 +6,7 @@ import { migrateDatabase } from "../db/migrate";
 export function migrateCommand(config: Readonly<Config>): void {
   const database = openDatabase({ path: config.database.path, synchronous: config.database.synchronous });
   try {
-    const result = migrateDatabase(database.sqlite, undefined, `database ${config.database.path}`);
+    const result = migrateDatabase(database.sqlite, { label: `database ${config.database.path}` });
     console.log(
       result.applied.length > 0
         ? `Applied ${result.applied.length} migration(s): ${result.applied.join(", ")}`

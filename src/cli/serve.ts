@@ -47,8 +47,11 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   }
   const lock = config.database.path === ":memory:" ? null : acquireServeLock(config.database.path);
   const { deps, database, appliedMigrations } = await bootDependencies(config);
+  const { log } = deps;
   if (appliedMigrations.length > 0)
-    console.log(`Applied ${appliedMigrations.length} migration(s): ${appliedMigrations.join(", ")}`);
+    log.info(`Applied ${appliedMigrations.length} migration(s): ${appliedMigrations.join(", ")}`, {
+      migrations: appliedMigrations,
+    });
   const app = buildApp(deps);
   await assertHostResolves(config.server.host);
   const isTls = config.server.tls_cert !== "";
@@ -73,27 +76,31 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const webhookDispatcher = createWebhookDispatcher(deps);
   webhookDispatcher.start();
   const url = `${isTls ? "https" : "http"}://${config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host}:${port}`;
-  console.log(`Bulwark ${deps.version} listening on ${url}`);
-  console.log(`  API docs: ${url}/api/v1/docs   database: ${config.database.path}`);
+  log.info(`Bulwark ${deps.version} listening on ${url}`, {
+    version: deps.version,
+    url,
+    docs: `${url}/api/v1/docs`,
+    metrics: config.metrics.enabled ? `${url}/metrics` : undefined,
+    database: config.database.path,
+  });
   if (firstAdmin) {
-    console.log("");
-    console.log(
+    // The one message that carries a password, on purpose: the generated one, printed once, on first run.
+    log.info(
       `First run: created the admin ${firstAdmin.email}${firstAdmin.password ? ` with the password ${firstAdmin.password}` : " (password from BULWARK_ADMIN_PASSWORD)"}`,
     );
     if (firstAdmin.password)
-      console.log("  This password is shown only once. Change it with PUT /api/v1/users/me/password.");
-    console.log("  Sign in:");
-    console.log(
-      `  curl -s ${url}/api/v1/auth/login -H 'content-type: application/json' -d '{"email":"${firstAdmin.email}","password":"${firstAdmin.password ?? "<your password>"}"}'`,
+      log.info("This password is shown only once. Change it with PUT /api/v1/users/me/password.");
+    log.info(
+      `Sign in: curl -s ${url}/api/v1/auth/login -H 'content-type: application/json' -d '{"email":"${firstAdmin.email}","password":"${firstAdmin.password ?? "<your password>"}"}'`,
     );
   } else {
-    console.log(`  Sign in: POST ${url}/api/v1/auth/login with {"email": ..., "password": ...}`);
+    log.info(`Sign in: POST ${url}/api/v1/auth/login with {"email": ..., "password": ...}`);
   }
   let isStopping = false;
   const stop = async (signal: string) => {
     if (isStopping) return;
     isStopping = true;
-    console.log(`${signal} received: stopping`);
+    log.info(`${signal} received: stopping`);
     jobs.stop();
     await tlsFront?.stop();
     await server.stop();
@@ -107,9 +114,9 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     if (!tlsFront) return;
     try {
       tlsFront.reload();
-      console.log("SIGHUP received: reloaded server.tls_cert and server.tls_key");
+      log.info("SIGHUP received: reloaded server.tls_cert and server.tls_key");
     } catch (error) {
-      console.error(`SIGHUP received: kept the current certificate: ${(error as Error).message}`);
+      log.error(`SIGHUP received: kept the current certificate: ${(error as Error).message}`);
     }
   });
   process.on("SIGINT", () => void stop("SIGINT"));

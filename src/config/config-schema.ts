@@ -18,6 +18,8 @@ export const ConfigSchema = Type.Object({
     /** PEM files; both set: the API is served over HTTPS only (checked by load-config.ts and at listen). */
     tls_cert: Type.String({ default: "" }),
     tls_key: Type.String({ default: "" }),
+    /** Browser origins (scheme://host[:port]) allowed to call the API from their pages (CORS); checked by load-config.ts. */
+    cors_origins: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { default: [], maxItems: 50 }),
   }),
   database: Type.Object({
     path: Type.String({ default: "./data/bulwark.db", minLength: 1 }),
@@ -73,6 +75,21 @@ export const ConfigSchema = Type.Object({
     timeout_seconds: Type.Integer({ default: 10, minimum: 1, maximum: 300 }),
     allow_private_targets: Type.Boolean({ default: false }),
     retention_days: Type.Integer({ default: 30, minimum: 1, maximum: 36500 }),
+  }),
+  log: Type.Object({
+    /** auto: pretty on a terminal, json otherwise. */
+    format: Type.Union([Type.Literal("auto"), Type.Literal("json"), Type.Literal("pretty")], {
+      default: "auto",
+    }),
+    level: Type.Union(
+      [Type.Literal("debug"), Type.Literal("info"), Type.Literal("warn"), Type.Literal("error")],
+      { default: "info" },
+    ),
+  }),
+  metrics: Type.Object({
+    enabled: Type.Boolean({ default: false }),
+    /** Empty: GET /metrics needs no credential (keep it off the public network then). */
+    token: Type.String({ default: "" }),
   }),
   admin: Type.Object({
     email: Type.String({ default: "" }),

@@ -27,8 +27,23 @@ export type DeepPartial<T> = {
 
 /** Loads defaults, then the TOML file, then `BULWARK_<SECTION>_<KEY>` variables; validates and freezes. */
 export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
+  return loadExplainedConfig(options).config;
+}
+
+/** The configuration, and where each key's value came from. */
+export interface ExplainedConfig {
+  config: Readonly<Config>;
+  /** The TOML file read, if any. */
+  file: string | undefined;
+  /** `section.key` -> `file`, the environment variable's name, or `override`; absent: the default. */
+  sources: ReadonlyMap<string, string>;
+}
+
+/** loadConfig, also saying where each value came from (`bulwark config check`). */
+export function loadExplainedConfig(options: LoadConfigOptions = {}): ExplainedConfig {
   const env = options.env ?? process.env;
   const raw: Record<string, Record<string, unknown>> = {};
+  const sources = new Map<string, string>();
   const filePath =
     options.file ??
     (existsSync(`${options.cwd ?? "."}/bulwark.toml`) ? `${options.cwd ?? "."}/bulwark.toml` : undefined);
@@ -61,6 +76,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
           throw new ConfigError(`unknown config key ${section}.${key} in ${filePath}`);
         raw[section] ??= {};
         (raw[section] as Record<string, unknown>)[key] = value;
+        sources.set(`${section}.${key}`, "file");
       }
     }
   }
@@ -77,10 +93,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
         text,
         keySchema,
       );
+      sources.set(`${section}.${key}`, variable);
     }
   }
   for (const [section, values] of Object.entries(options.overrides ?? {})) {
     raw[section] = { ...raw[section], ...(values as Record<string, unknown>) };
+    for (const key of Object.keys(values as object)) sources.set(`${section}.${key}`, "override");
   }
   const config = Value.Default(ConfigSchema, Value.Clone(fillSections(raw))) as Config;
   const firstError = Value.Errors(ConfigSchema, config).First();
@@ -94,7 +112,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     );
   }
   checkSemantics(config);
-  return deepFreeze(config);
+  return { config: deepFreeze(config), file: filePath, sources };
 }
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
@@ -142,13 +160,22 @@ function checkSemantics(config: Config): void {
         `invalid config vpn.dns: "${server}" is neither an IP address nor a search domain`,
       );
   }
-  for (const origin of config.auth.webauthn_origins) {
-    const url = URL.canParse(origin) ? new URL(origin) : null;
-    if (!url || !["http:", "https:"].includes(url.protocol) || url.origin !== origin.replace(/\/$/, ""))
-      throw new ConfigError(
-        `invalid config auth.webauthn_origins: "${origin}" is not an origin (scheme://host[:port], no path)`,
-      );
+  for (const [key, origins] of [
+    ["auth.webauthn_origins", config.auth.webauthn_origins],
+    ["server.cors_origins", config.server.cors_origins],
+  ] as const) {
+    for (const origin of origins) {
+      const url = URL.canParse(origin) ? new URL(origin) : null;
+      if (!url || !["http:", "https:"].includes(url.protocol) || url.origin !== origin.replace(/\/$/, ""))
+        throw new ConfigError(
+          `invalid config ${key}: "${origin}" is not an origin (scheme://host[:port], no path)`,
+        );
+    }
   }
+  if (config.metrics.token !== "" && config.metrics.token.length < 16)
+    throw new ConfigError(
+      "invalid config metrics.token: use at least 16 characters (for example the output of `openssl rand -hex 32`)",
+    );
 }
 
 /** An IPv4 or IPv6 network in CIDR notation (address/prefix, the prefix within the family's bits). */

@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { VERSION } from "../version";
 import { embeddedMigrations } from "./migrations.generated";
 
 export interface MigrationResult {
@@ -9,34 +10,78 @@ export interface MigrationResult {
 /** The database is not one this executable can use; the message says why in one line. */
 export class DatabaseSchemaError extends Error {}
 
+/** The schema version a migration tag stands for: its number (`0005_gdpr_anonymous_label` is 5). */
+export function schemaVersionOf(tag: string): number {
+  return Number.parseInt(tag, 10) || 0;
+}
+
+/** What a database's `bulwark_migrations` says about it. */
+export interface DatabaseSchema {
+  /** The highest migration recorded, or null for a database no Bulwark has migrated yet. */
+  latestTag: string | null;
+  /** Recorded migrations this executable does not know: the database is newer. */
+  unknownTags: string[];
+  /** The Bulwark version that applied the latest migration, when it recorded one. */
+  migratedBy: string | null;
+}
+
 /**
- * Refuses a database this executable must not touch: one holding tables of something else (no
- * `bulwark_migrations`), and one migrated by a newer Bulwark (a recorded migration this one does not
- * know), whose schema this code would misread or damage.
+ * Reads the schema of a Bulwark database; a database holding other tables and no `bulwark_migrations`
+ * is refused (DatabaseSchemaError), an empty one reads as not migrated yet.
  */
-function assertOwnSchema(sqlite: Database, label: string, known: readonly { tag: string }[]): void {
+export function readDatabaseSchema(
+  sqlite: Database,
+  label: string,
+  known: readonly { tag: string }[] = embeddedMigrations,
+): DatabaseSchema {
   const tables = sqlite
     .query<{ name: string }, []>(
       "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
     )
     .all()
     .map((row) => row.name);
-  if (tables.length === 0) return;
+  if (tables.length === 0) return { latestTag: null, unknownTags: [], migratedBy: null };
   if (!tables.includes("bulwark_migrations")) {
     throw new DatabaseSchemaError(
       `${label} holds tables that are not Bulwark's (${tables.slice(0, 3).join(", ")}${tables.length > 3 ? ", ..." : ""}); point database.path at a new file`,
     );
   }
-  const knownTags = new Set(known.map((migration) => migration.tag));
-  const unknown = sqlite
-    .query<{ tag: string }, []>("SELECT tag FROM bulwark_migrations ORDER BY tag")
+  const hasVersionColumn = sqlite
+    .query<{ name: string }, []>("SELECT name FROM pragma_table_info('bulwark_migrations')")
     .all()
-    .filter((row) => !knownTags.has(row.tag));
-  if (unknown.length > 0) {
-    throw new DatabaseSchemaError(
-      `${label} was migrated by a newer Bulwark (migration ${unknown[0]?.tag} is unknown to this version); run that version or restore a backup`,
-    );
-  }
+    .some((column) => column.name === "bulwark_version");
+  const recorded = sqlite
+    .query<{ tag: string; version: string | null }, []>(
+      `SELECT tag, ${hasVersionColumn ? "bulwark_version" : "NULL"} AS version FROM bulwark_migrations ORDER BY tag`,
+    )
+    .all();
+  const knownTags = new Set(known.map((migration) => migration.tag));
+  const latest = recorded.at(-1);
+  return {
+    latestTag: latest?.tag ?? null,
+    unknownTags: recorded.filter((row) => !knownTags.has(row.tag)).map((row) => row.tag),
+    migratedBy: latest?.version ?? null,
+  };
+}
+
+/**
+ * Refuses a database this executable must not touch: one holding tables of something else, and one
+ * migrated by a newer Bulwark (a recorded migration this one does not know), whose schema this code
+ * would misread or damage. The message names both versions.
+ */
+export function assertUsableSchema(
+  schema: DatabaseSchema,
+  label: string,
+  version: string,
+  known: readonly { tag: string }[] = embeddedMigrations,
+): void {
+  if (schema.unknownTags.length === 0) return;
+  const ours = known.at(-1)?.tag ?? "";
+  const theirs = schema.latestTag ?? "";
+  const by = schema.migratedBy ? `Bulwark ${schema.migratedBy}` : "a newer Bulwark";
+  throw new DatabaseSchemaError(
+    `${label} was migrated by a newer Bulwark: it has schema version ${schemaVersionOf(theirs)} (migration ${schema.unknownTags[0]}, by ${by}), this is Bulwark ${version} with schema version ${schemaVersionOf(ours)}; run ${schema.migratedBy ? `Bulwark ${schema.migratedBy} or later` : "that newer version"}, or restore a backup made before the upgrade`,
+  );
 }
 
 /**
@@ -46,13 +91,19 @@ function assertOwnSchema(sqlite: Database, label: string, known: readonly { tag:
  */
 export function migrateDatabase(
   sqlite: Database,
-  migrations: readonly { tag: string; sql: string }[] = embeddedMigrations,
-  label = "the database",
+  options: { migrations?: readonly { tag: string; sql: string }[]; label?: string; version?: string } = {},
 ): MigrationResult {
-  assertOwnSchema(sqlite, label, migrations);
+  const { migrations = embeddedMigrations, label = "the database", version = VERSION } = options;
+  assertUsableSchema(readDatabaseSchema(sqlite, label, migrations), label, version, migrations);
   sqlite.exec(
-    "CREATE TABLE IF NOT EXISTS bulwark_migrations (tag TEXT PRIMARY KEY, applied_at TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS bulwark_migrations (tag TEXT PRIMARY KEY, applied_at TEXT NOT NULL, bulwark_version TEXT)",
   );
+  // Databases migrated before Bulwark recorded its version get the column (NULL for their migrations).
+  const hasVersionColumn = sqlite
+    .query<{ name: string }, []>("SELECT name FROM pragma_table_info('bulwark_migrations')")
+    .all()
+    .some((column) => column.name === "bulwark_version");
+  if (!hasVersionColumn) sqlite.exec("ALTER TABLE bulwark_migrations ADD COLUMN bulwark_version TEXT");
   const isApplied = sqlite.query<{ tag: string }, [string]>(
     "SELECT tag FROM bulwark_migrations WHERE tag = ?",
   );
@@ -69,8 +120,8 @@ export function migrateDatabase(
         if (isApplied.get(migration.tag)) return false;
         for (const statement of statements) sqlite.exec(statement);
         sqlite
-          .query("INSERT INTO bulwark_migrations (tag, applied_at) VALUES (?, ?)")
-          .run(migration.tag, new Date().toISOString());
+          .query("INSERT INTO bulwark_migrations (tag, applied_at, bulwark_version) VALUES (?, ?, ?)")
+          .run(migration.tag, new Date().toISOString(), version);
         return true;
       })
       .immediate();

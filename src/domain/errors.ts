@@ -43,6 +43,7 @@ export const REASONS = [
   "device_token_invalid",
   "device_token_revoked",
   "device_token_expired",
+  "metrics_token_invalid",
   "client_certificate_invalid",
   "client_certificate_unknown",
   "client_certificate_revoked",
@@ -131,6 +132,7 @@ export const REASONS = [
   "device_ca_unreadable",
   "vpn_server_key_unreadable",
   "sso_provider_unavailable",
+  "metrics_disabled",
   "internal_error",
 ] as const;
 

@@ -1,9 +1,10 @@
 import type { AuthDeps } from "../domain/auth/auth-deps";
+import type { Observability } from "../lib/observability";
 import type { RateLimiter } from "./rate-limiter";
 import type { TlsClients } from "./tls-front";
 
 /** Everything buildApp needs; created by main.ts (or the test helper) and passed in. */
-export interface AppDeps extends AuthDeps {
+export interface AppDeps extends AuthDeps, Observability {
   rateLimiter: RateLimiter;
   version: string;
   startedAt: Date;

@@ -3,6 +3,7 @@ import { isIP } from "node:net";
 import type { Server } from "bun";
 import type { AnyElysia } from "elysia";
 import type { AppDeps } from "./app-deps";
+import { observeRequests, recordRequest, UNMATCHED_ROUTE } from "./observe-requests";
 import { invalidHostResponse, unhandledErrorResponse } from "./plugins/error-handler";
 import { headersForUnroutedRequest, MAX_BODY_BYTES } from "./plugins/security";
 import { normalizeRequestHost, rememberPeer } from "./request-path";
@@ -31,6 +32,7 @@ export function listenHttp(
   options: { hostname: string; port: number },
 ): Server<undefined> {
   let server: Server<undefined>;
+  const handle = observeRequests(app, deps);
   try {
     server = Bun.serve({
       hostname: options.hostname,
@@ -45,19 +47,27 @@ export function listenHttp(
       fetch: async (request, bunServer) => {
         const routable = normalizeRequestHost(request);
         if (!routable) {
+          const startedAt = performance.now();
           const ip = bunServer.requestIP(request)?.address ?? "127.0.0.1";
-          return invalidHostResponse(headersForUnroutedRequest(deps, ip));
+          const response = invalidHostResponse(headersForUnroutedRequest(deps, ip));
+          recordRequest(deps, {
+            method: request.method,
+            route: UNMATCHED_ROUTE,
+            path: "",
+            status: response.status,
+            startedAt,
+            requestId: response.headers.get("x-request-id"),
+            principal: null,
+            ip,
+          });
+          return response;
         }
         // Bun answers requestIP only for the request it made; the copy normalizeRequestHost may make
         // carries the peer here (the client address, and the TLS front's connection).
         rememberPeer(routable, bunServer.requestIP(request));
-        try {
-          return await app.fetch(routable);
-        } catch (error) {
-          return unhandledErrorResponse(routable, error);
-        }
+        return handle(routable);
       },
-      error: (error) => unhandledErrorResponse(null, error),
+      error: (error) => unhandledErrorResponse(deps.log, null, error),
     });
   } catch (error) {
     throw listenError(error, options.hostname, options.port);

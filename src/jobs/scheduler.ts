@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import type { DomainDeps } from "../domain/deps";
-import { JOBS } from "./jobs";
+import type { Observability } from "../lib/observability";
+import { JOBS, type Job } from "./jobs";
 
 export interface RunningJobs {
   stop(): void;
@@ -8,20 +9,49 @@ export interface RunningJobs {
   idle(): Promise<void>;
 }
 
+/**
+ * Runs a job once and reports it: a log line (warn when it failed), the job metrics and the last run
+ * the health check shows. Never throws: a failed run is reported and the next one is on schedule.
+ */
+export async function runJobOnce(deps: DomainDeps & Observability, job: Job): Promise<void> {
+  const startedAt = deps.clock.now();
+  const started = performance.now();
+  let result: unknown;
+  let failure: unknown = null;
+  try {
+    result = await job.run(deps);
+  } catch (error) {
+    failure = error;
+  }
+  const durationMs = performance.now() - started;
+  const outcome = failure === null ? "ok" : "failed";
+  deps.metrics.observeJobRun(job.id, outcome, durationMs / 1000);
+  deps.activity.recordJobRun(job.id, { startedAt, durationMs, outcome });
+  const fields = { job: job.id, outcome, duration_ms: Math.round(durationMs * 100) / 100 };
+  if (failure !== null) deps.log.warn("job run", { ...fields, error: failure });
+  else deps.log.info("job run", { ...fields, result: summary(result) });
+}
+
+/** What a job returned, when it is a count or a record of counts (rows purged, devices marked). */
+function summary(result: unknown): unknown {
+  if (typeof result === "number") return result;
+  if (
+    result &&
+    typeof result === "object" &&
+    Object.values(result).every((value) => typeof value === "number")
+  )
+    return result;
+  return undefined;
+}
+
 /** Starts every job of the one list, each on its own interval; a run never overlaps itself. */
-export function startJobs(deps: DomainDeps): RunningJobs {
+export function startJobs(deps: DomainDeps & Observability): RunningJobs {
   const running = new Set<Promise<unknown>>();
   const crons = JOBS.map((job) => {
     const seconds = job.intervalSeconds(deps.config);
     // Croner checks every second and lets `interval` space the runs, so any number of seconds works.
     return new Cron("* * * * * *", { protect: true, name: job.id, interval: seconds }, async () => {
-      const run = (async () => {
-        try {
-          await job.run(deps);
-        } catch (error) {
-          console.error(`job ${job.id} failed:`, error);
-        }
-      })();
+      const run = runJobOnce(deps, job);
       running.add(run);
       await run;
       running.delete(run);

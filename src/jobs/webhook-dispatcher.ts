@@ -1,8 +1,13 @@
 import type { DomainDeps } from "../domain/deps";
 import { buildDeliveryRequest } from "../domain/webhooks/build-delivery-request";
 import { type ClaimedDelivery, claimDelivery, findDueSubscriptions } from "../domain/webhooks/claim-delivery";
-import { type AttemptOutcome, recordDeliveryAttempt } from "../domain/webhooks/record-delivery-attempt";
+import {
+  type AttemptOutcome,
+  type DeliveryProgress,
+  recordDeliveryAttempt,
+} from "../domain/webhooks/record-delivery-attempt";
 import { checkWebhookTarget, type HostnameLookup } from "../lib/network-address";
+import type { Observability } from "../lib/observability";
 import { type PinnedPost, postPinned } from "../lib/pinned-http";
 
 export interface WebhookDispatcherOptions {
@@ -41,7 +46,7 @@ const LEASE_MARGIN_SECONDS = 5;
  * subscriptions side by side, so a slow or dead receiver only ever holds its own queue.
  */
 export function createWebhookDispatcher(
-  deps: DomainDeps,
+  deps: DomainDeps & Observability,
   options: WebhookDispatcherOptions = {},
 ): WebhookDispatcher {
   const send = options.send ?? postPinned;
@@ -72,7 +77,7 @@ export function createWebhookDispatcher(
     return chosen.map(({ webhookId, organizationId, oldestSequence }) => {
       const worker = deliverInOrder(webhookId, oldestSequence)
         .catch((error) => {
-          console.error(`webhook dispatcher: deliveries of webhook ${webhookId} failed:`, error);
+          deps.log.error("webhook dispatcher: deliveries failed", { webhook_id: webhookId, error });
           return 0;
         })
         .finally(() => {
@@ -96,11 +101,29 @@ export function createWebhookDispatcher(
       const outcome = await attemptDelivery(delivery);
       attempts += 1;
       const progress = recordDeliveryAttempt(deps, delivery, outcome, random);
+      reportAttempt(delivery, outcome, progress);
       // A later event may not overtake this one.
       if (progress === "retrying") break;
       sequence = delivery.eventSequence + 1;
     }
     return attempts;
+  }
+
+  /** A log line and a count per attempt; the attempt itself is in the delivery's history (the API). */
+  function reportAttempt(delivery: ClaimedDelivery, outcome: AttemptOutcome, progress: DeliveryProgress) {
+    if (progress === "discarded") return;
+    deps.metrics.countDeliveryAttempt(progress);
+    deps.log[progress === "succeeded" ? "info" : "warn"]("webhook delivery attempt", {
+      outcome: progress,
+      delivery_id: delivery.id,
+      webhook_id: delivery.webhookId,
+      organization_id: delivery.organizationId,
+      event: delivery.event.type,
+      event_id: delivery.event.id,
+      status_code: outcome.statusCode,
+      duration_ms: outcome.durationMs,
+      error: outcome.error ?? undefined,
+    });
   }
 
   async function attemptDelivery(delivery: ClaimedDelivery): Promise<AttemptOutcome> {
@@ -145,8 +168,9 @@ export function createWebhookDispatcher(
   function poll(): void {
     try {
       startDueWorkers();
+      deps.activity.dispatcherPolled(deps.clock.now());
     } catch (error) {
-      console.error("webhook dispatcher: polling failed:", error);
+      deps.log.error("webhook dispatcher: polling failed", { error });
     }
     if (!isStopping) timer = setTimeout(poll, pollIntervalMs);
   }
@@ -154,10 +178,12 @@ export function createWebhookDispatcher(
   return {
     start() {
       if (timer || isStopping) return;
+      deps.activity.dispatcherStarted();
       timer = setTimeout(poll, 0);
     },
     async stop() {
       isStopping = true;
+      deps.activity.dispatcherStopped();
       if (timer) clearTimeout(timer);
       timer = null;
       await Promise.all(workers.values());

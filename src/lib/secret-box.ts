@@ -70,6 +70,12 @@ export function loadOrCreateKeyFile(path: string): Uint8Array {
     writeFileSync(path, `${randomBytes(KEY_BYTES).toString("base64")}\n`, { mode: 0o600, flag: "wx" });
     chmodSync(path, 0o600);
   }
+  return readKeyFile(path) as Uint8Array;
+}
+
+/** The key in `path`, or null when there is no such file. */
+export function readKeyFile(path: string): Uint8Array | null {
+  if (!existsSync(path)) return null;
   const key = Buffer.from(readFileSync(path, "utf8").trim(), "base64");
   if (key.byteLength !== KEY_BYTES)
     throw new SecretBoxError(`${path} does not hold a ${KEY_BYTES}-byte key (base64); it may be damaged`);

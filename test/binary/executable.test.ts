@@ -3,31 +3,19 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { buildBinary, type RunningServer, startServer } from "../helpers/binary";
+import { buildBinary, expectOneLine, type RunningServer, runCommand, startServer } from "../helpers/binary";
 
 let binary: string;
 beforeAll(async () => {
   binary = await buildBinary();
 }, 120_000);
 
-/** stderr is exactly one line, `bulwark: ...` containing `expected`, with no stack trace. */
-function expectOneLine(stderr: string, expected: string) {
-  const lines = stderr.trim().split("\n");
-  expect(lines, stderr).toHaveLength(1);
-  expect(lines[0]).toStartWith("bulwark: ");
-  expect(lines[0]).toContain(expected);
-}
-
 function emptyFolder(): string {
   return mkdtempSync(join(tmpdir(), "bulwark-run-"));
 }
 
 function run(args: string[], cwd: string, env: Record<string, string> = {}) {
-  const result = Bun.spawnSync([binary, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: cwd, ...env },
-  });
-  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+  return runCommand(binary, args, cwd, env);
 }
 
 async function post(server: RunningServer, path: string, body: unknown, token?: string) {
@@ -59,7 +47,7 @@ describe("the built executable, from an empty folder", () => {
   }, 60_000);
 
   test("sign in, refresh, a replayed refresh token revokes the session, logout ends the access token", async () => {
-    const password = /with the password (\S+)/.exec(server.output())?.[1];
+    const password = /with the password ([^\s"]+)/.exec(server.output())?.[1];
     expect(password).toBeDefined();
     const login = await post(server, "/api/v1/auth/login", { email: "admin@bulwark.local", password });
     expect(login.status).toBe(200);
@@ -126,7 +114,7 @@ describe("the built executable, from an empty folder", () => {
   }, 60_000);
 
   test("the JWT issuer follows the port really listened on when base_url is not set", async () => {
-    const password = /with the password (\S+)/.exec(server.output())?.[1];
+    const password = /with the password ([^\s"]+)/.exec(server.output())?.[1];
     const login = await post(server, "/api/v1/auth/login", { email: "admin@bulwark.local", password });
     const payload = JSON.parse(Buffer.from(login.body.token.split(".")[1], "base64url").toString());
     // Loopback is named localhost (passkeys refuse an IP address as the relying party).
@@ -222,7 +210,13 @@ describe("the command line", () => {
     database.close();
     const refusedNewer = run(["serve"], folder, { BULWARK_SERVER_PORT: "0" });
     expect(refusedNewer.code).toBe(1);
-    expectOneLine(refusedNewer.stderr, "was migrated by a newer Bulwark (migration 9999_from_the_future");
+    expectOneLine(
+      refusedNewer.stderr,
+      "was migrated by a newer Bulwark: it has schema version 9999 (migration 9999_from_the_future, by a newer Bulwark), this is Bulwark ",
+    );
+    expect(refusedNewer.stderr).toMatch(
+      /this is Bulwark \d+\.\d+\.\d+ with schema version [1-9]\d*; run that newer version/,
+    );
   }, 60_000);
 
   test("a first run whose port is taken creates no admin, so the next start still prints the password", async () => {

@@ -25,7 +25,10 @@ describe("loadConfig", () => {
       trust_proxy: false,
       tls_cert: "",
       tls_key: "",
+      cors_origins: [],
     });
+    expect(config.log).toEqual({ format: "auto", level: "info" });
+    expect(config.metrics).toEqual({ enabled: false, token: "" });
     expect(config.database).toEqual({ path: "./data/bulwark.db", synchronous: "full" });
     expect(config.auth.access_token_ttl_seconds).toBe(86400);
     expect(config.auth.login_max_failures).toBe(5);

@@ -1,3 +1,4 @@
+import { expect } from "bun:test";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -68,7 +69,7 @@ export async function startServer(
   const deadline = Date.now() + 15_000;
   let url: string | undefined;
   while (!url) {
-    url = /listening on (https?:\/\/\S+)/.exec(output)?.[1];
+    url = /listening on (https?:\/\/[^\s"]+)/.exec(output)?.[1];
     if (url) break;
     if (child.exitCode !== null) throw new Error(`bulwark exited early (${child.exitCode}):\n${output}`);
     if (Date.now() > deadline) {
@@ -109,4 +110,21 @@ export async function callServer<T = any>(
   const text = await response.text();
   if (response.status >= 300) throw new Error(`${method} ${path}: ${response.status} ${text}`);
   return (text ? JSON.parse(text) : null) as T;
+}
+
+/** Runs one command of the executable to its end from `cwd`, with only PATH, HOME and `env` set. */
+export function runCommand(binary: string, args: string[], cwd: string, env: Record<string, string> = {}) {
+  const result = Bun.spawnSync([binary, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: cwd, ...env },
+  });
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+}
+
+/** stderr is exactly one line, `bulwark: ...` containing `expected`, with no stack trace. */
+export function expectOneLine(stderr: string, expected: string) {
+  const lines = stderr.trim().split("\n");
+  expect(lines, stderr).toHaveLength(1);
+  expect(lines[0]).toStartWith("bulwark: ");
+  expect(lines[0]).toContain(expected);
 }

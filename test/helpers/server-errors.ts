@@ -5,7 +5,7 @@
  */
 import { afterEach } from "bun:test";
 
-const SERVER_FAILURE_LOG = /unhandled error|did not match its schema|authentication failed:/;
+const SERVER_FAILURE_LOG = /unhandled error|did not match its schema|authentication failed/;
 
 const observed: string[] = [];
 let expectedStatuses = new Set<number>();

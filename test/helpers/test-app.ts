@@ -8,6 +8,7 @@ import type { Config } from "../../src/config/config-schema";
 import { type DeepPartial, loadConfig } from "../../src/config/load-config";
 import { setOrganizationPlan } from "../../src/domain/organizations/set-organization-plan";
 import { createAdmin } from "../../src/domain/users/bootstrap-admin";
+import { observeRequests } from "../../src/http/observe-requests";
 import { FakeClock } from "../../src/lib/clock";
 import { executablePath, startServer } from "./binary";
 import { noteServerAnswer } from "./server-errors";
@@ -151,21 +152,31 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
       ...settings,
       // serve fills an empty base_url in from the port it listens on; in-process there is no port.
       server: { base_url: "http://localhost:8080", ...settings.server },
+      log: { format: "json", ...settings.log },
     },
   });
   const clock = new FakeClock("2026-11-01T12:00:00.000Z");
   // Assembled as `serve` assembles it (bootDependencies), on an in-memory database and the fake clock.
-  const { deps, database } = await bootDependencies(config, clock);
+  // The log is kept for the test to read; errors are shown too, since nobody reads an in-memory log.
+  const logLines: string[] = [];
+  const { deps, database } = await bootDependencies(config, clock, (line) => {
+    logLines.push(line);
+    if (line.includes('"level":"error"')) console.error(line);
+  });
   const app = buildApp(deps);
-  const request = requester((path, init) => app.handle(new Request(`http://localhost${path}`, init)));
+  // Through the server's own entry point, which logs and measures every answer.
+  const handle = observeRequests(app, deps);
+  const request = requester((path, init) => handle(new Request(`http://localhost${path}`, init)));
   const helpers = apiHelpers(request, async (email, org) => {
     await createAdmin(deps, { email, password: TEST_PASSWORD, org });
   });
   return {
     target: "in-process" as "in-process" | "executable",
     /** A raw request (streamed bodies, odd headers), answered as the app answers it. */
-    fetch: (path: string, init: RequestInit) => app.handle(new Request(`http://localhost${path}`, init)),
+    fetch: (path: string, init: RequestInit) => handle(new Request(`http://localhost${path}`, init)),
     app,
+    /** The log lines the app has written (JSON). */
+    logLines,
     deps,
     clock,
     config,
@@ -238,6 +249,13 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
     request,
     ...helpers,
     now: () => new Date(),
+    /** What the executable has printed, line by line (its log). */
+    get logLines() {
+      return server
+        .output()
+        .split("\n")
+        .filter((line) => line !== "");
+    },
     setPlan: async (organization: string, plan: "standard" | "enterprise") => {
       const run = Bun.spawn([binary, "org", "set-plan", "--org", organization, "--plan", plan], {
         cwd: folder,

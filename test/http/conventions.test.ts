@@ -289,7 +289,13 @@ describe("GET /api/v1/health", () => {
     const t = await newApp();
     const response = await t.request("GET", "/api/v1/health");
     expect(response.status).toBe(200);
-    expect(response.body).toEqual({ status: "ok", version: VERSION, database: "ok", uptime_seconds: 0 });
+    expect(response.body).toMatchObject({
+      status: "ok",
+      version: VERSION,
+      database: "ok",
+      uptime_seconds: 0,
+    });
+    expect(response.body.outbox).toMatchObject({ pending: 0, due: 0, oldest_pending_age_seconds: 0 });
   });
 
   inProcessTest("counts uptime from the start", async () => {

@@ -146,6 +146,8 @@ describe("every route", () => {
         "GET /.well-known/jwks.json",
         "GET /api/v1/docs",
         "GET /api/v1/health",
+        // Guarded by its own metrics.token, not by a user's scope (test/http/operations.test.ts).
+        "GET /metrics",
         "GET /api/v1/openapi.json",
         "POST /api/v1/auth/login",
         "POST /api/v1/auth/mfa/verify",

@@ -9,7 +9,7 @@ import type { DomainDeps } from "../deps";
  * certificates and the VPN server's key cannot work.
  * One sealed value of each kind is tried: they are all sealed with the same key.
  */
-export function sealedSecretsReadable(deps: DomainDeps): boolean {
+export function sealedSecretsReadable(deps: Pick<DomainDeps, "db" | "secrets">): boolean {
   const samples = [
     deps.db
       .select({ sealed: webhooks.secret })

@@ -132,6 +132,7 @@ function describeWebhooks(): Record<string, unknown> {
 const TEXT_RESPONSES = new Map([
   ["/api/v1/auth/sso/saml/metadata", "application/samlmetadata+xml"],
   ["/api/v1/agent/ca.pem", "application/x-pem-file"],
+  ["/metrics", "text/plain; version=0.0.4"],
 ]);
 
 const HEADER_REFERENCE = (name: string) => ({ $ref: `#/components/headers/${name}` });
@@ -292,6 +293,11 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
           type: "http",
           scheme: "bearer",
           bearerFormat: "bwd_ device token from enrollment (agent endpoints only)",
+        },
+        metricsToken: {
+          type: "http",
+          scheme: "bearer",
+          description: "metrics.token from the configuration (GET /metrics only, when it is set)",
         },
         deviceCertificate: {
           type: "mutualTLS",

@@ -7,6 +7,7 @@ import {
   type Reason,
   ValidationError,
 } from "../../domain/errors";
+import type { Logger } from "../../lib/log";
 import type { AppDeps } from "../app-deps";
 import { requestPath } from "../request-path";
 import { toFieldErrors } from "../validation-errors";
@@ -96,10 +97,14 @@ function errorResponse(described: Described, headers: Record<string, string>, re
  * The answer to a failure outside Elysia's handling (see http-server.ts): the 500 body with the
  * request id and rate-limit headers the request had gathered, if it got that far.
  */
-export function unhandledErrorResponse(request: Request | null, error: unknown): Response {
+export function unhandledErrorResponse(log: Logger, request: Request | null, error: unknown): Response {
   const state = request ? requestStateIfAny(request) : undefined;
-  const where = request ? `${request.method} ${request.url}` : "outside a request";
-  console.error(`[${state?.requestId ?? "-"}] unhandled error on ${where}:`, error);
+  log.error("unhandled error", {
+    request_id: state?.requestId,
+    method: request?.method,
+    path: request ? requestPath(request) : undefined,
+    error,
+  });
   return errorResponse(
     INTERNAL_ERROR,
     (state?.responseHeaders ?? {}) as Record<string, string>,
@@ -127,11 +132,12 @@ export function invalidHostResponse(headers: Record<string, string>): Response {
 }
 
 /** Route patterns by method, used to tell 405 (path exists, other method) from 404. */
-export type RouteTable = { method: string; pattern: RegExp }[];
+export type RouteTable = { method: string; path: string; pattern: RegExp }[];
 
 export function buildRouteTable(routes: { method: string; path: string }[]): RouteTable {
   return routes.map((route) => ({
     method: route.method.toUpperCase(),
+    path: route.path,
     pattern: new RegExp(
       `^${route.path
         .replace(/[.+?^${}()|[\]\\]/g, "\\$&")
@@ -237,8 +243,19 @@ export function errorHandlerPlugin(deps: AppDeps, routeTable: () => RouteTable) 
           : describeFrameworkError(code, error, request, routeTable());
       if (described) return errorResponse(described, headers, requestId);
       if (code === "VALIDATION")
-        console.error(`[${requestId}] response did not match its schema`, (error as { all?: unknown }).all);
-      else console.error(`[${requestId}] unhandled error on ${request.method} ${request.url}:`, error);
+        deps.log.error("response did not match its schema", {
+          request_id: requestId,
+          method: request.method,
+          path: requestPath(request),
+          errors: (error as { all?: unknown }).all,
+        });
+      else
+        deps.log.error("unhandled error", {
+          request_id: requestId,
+          method: request.method,
+          path: requestPath(request),
+          error,
+        });
       return errorResponse(INTERNAL_ERROR, headers, requestId);
     })
     .as("global");

@@ -35,6 +35,8 @@ export interface RequestState {
   isCounted: boolean;
   /** The headers gathered for the response (request id, rate limits), for answers made outside Elysia. */
   responseHeaders: Record<string, unknown>;
+  /** The route template that answers (`/api/v1/devices/:id`), once routing has found one. */
+  route: string | null;
 }
 
 const states = new WeakMap<Request, RequestState>();
@@ -171,6 +173,7 @@ export function headersForUnroutedRequest(deps: AppDeps, ip: string): Record<str
     authError: null,
     isCounted: false,
     responseHeaders: headers,
+    route: null,
   };
   try {
     countRequest(deps, state, headers, [`ip:${ip}`, deps.config.rate_limit.unauthenticated_per_minute]);
@@ -185,9 +188,9 @@ export function headersForUnroutedRequest(deps: AppDeps, ip: string): Record<str
  * 503 on those routes; the request still gets its rate-limit headers, and routes without
  * authentication still work.
  */
-function credentialError(error: unknown, requestId: string): DomainError {
+function credentialError(deps: AppDeps, error: unknown, requestId: string): DomainError {
   if (error instanceof DomainError) return error;
-  console.error(`[${requestId}] authentication failed:`, error);
+  deps.log.error("authentication failed", { request_id: requestId, error });
   return new UnavailableError(
     "database_unavailable",
     "service unavailable",
@@ -224,6 +227,7 @@ export function securityPlugin(deps: AppDeps) {
         authError: null,
         isCounted: false,
         responseHeaders: set.headers,
+        route: null,
       };
       states.set(request, state);
       set.headers["x-request-id"] = requestId;
@@ -244,7 +248,7 @@ export function securityPlugin(deps: AppDeps) {
             state.device = authenticateDeviceToken(deps, credential);
           else state.principal = await authenticateCredential(deps, credential);
         } catch (error) {
-          state.authError = credentialError(error, requestId);
+          state.authError = credentialError(deps, error, requestId);
         }
       } else if (!isHeaderTooLarge) {
         // No bearer credential: an agent may present its device certificate, in our TLS handshake or
@@ -258,7 +262,7 @@ export function securityPlugin(deps: AppDeps) {
               : null;
           if (certificate) state.device = authenticateDeviceCertificate(deps, certificate);
         } catch (error) {
-          state.authError = credentialError(error, requestId);
+          state.authError = credentialError(deps, error, requestId);
         }
       }
 
@@ -272,9 +276,11 @@ export function securityPlugin(deps: AppDeps) {
         throw new BodyTooLargeError(`the body may be at most ${MAX_BODY_BYTES} bytes`);
       }
     })
-    .onTransform(({ request, body, set }) => {
+    .onTransform(({ request, body, set, route }) => {
       const state = states.get(request);
-      if (!state || state.isCounted) return;
+      if (!state) return;
+      state.route = route;
+      if (state.isCounted) return;
       // Enrollment: an imaging station enrolling a batch of laptops with one token gets the token's own
       // budget; bodies without a known token share the per-address budget that guards sign-in.
       const token = (body as { enrollment_token?: unknown } | undefined)?.enrollment_token;

@@ -92,14 +92,17 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
     )
     .post(
       "/checkin",
-      ({ body, device }) =>
-        checkInDevice(deps, device, {
+      ({ body, device }) => {
+        const result = checkInDevice(deps, device, {
           agentVersion: body.agent_version,
           osVersion: body.os_version,
           policyId: body.policy_id,
           policyVersion: body.policy_version,
           facts: body.facts,
-        }),
+        });
+        deps.metrics.countCheckIn(result.compliance.status);
+        return result;
+      },
       {
         device: true,
         transform: refuseNonObjectBody,

@@ -1,10 +1,49 @@
+import { createHash, timingSafeEqual } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { publicJwks } from "../../domain/auth/token-keys";
+import { DomainError, UnauthenticatedError, UnavailableError } from "../../domain/errors";
 import { checkDatabase } from "../../domain/system/check-database";
+import { type OutboxState, operationalSnapshot, outboxState } from "../../domain/system/operational-snapshot";
+import { JOBS } from "../../jobs/jobs";
 import type { AppDeps } from "../app-deps";
 import { errorResponses } from "../schemas/common";
 import { JwksSchema } from "./auth.schemas";
+
+/** A polling dispatcher checks for due deliveries every half second; this long without a poll is stuck. */
+const DISPATCHER_STALL_SECONDS = 60;
+
+const JobHealthSchema = Type.Object(
+  {
+    id: Type.String({ description: "The job's name, as in the logs and the job metrics" }),
+    interval_seconds: Type.Integer(),
+    last_run_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
+      description: "When the last run started; null before the first run since the server started",
+    }),
+    last_outcome: Type.Union([Type.Literal("ok"), Type.Literal("failed"), Type.Null()], {
+      description: "failed: the run threw (the log has the error); the next run is still on schedule",
+    }),
+    last_duration_ms: Type.Union([Type.Number(), Type.Null()]),
+  },
+  { title: "JobHealth" },
+);
+
+const OutboxHealthSchema = Type.Object(
+  {
+    pending: Type.Integer({
+      description: "Deliveries not yet delivered or given up, including those waiting for a retry",
+    }),
+    due: Type.Integer({ description: "Pending deliveries of active subscriptions whose attempt is due now" }),
+    oldest_pending_age_seconds: Type.Integer({ description: "Age of the oldest pending delivery (0: none)" }),
+    oldest_due_wait_seconds: Type.Integer({
+      description: "How long the most overdue delivery has waited since it became due (0: none)",
+    }),
+    dispatcher: Type.Union([Type.Literal("running"), Type.Literal("stopped"), Type.Literal("stalled")], {
+      description: `stalled: it has not looked for due deliveries for ${DISPATCHER_STALL_SECONDS} s`,
+    }),
+  },
+  { title: "OutboxHealth" },
+);
 
 const HealthSchema = Type.Object(
   {
@@ -12,31 +51,129 @@ const HealthSchema = Type.Object(
     version: Type.String(),
     database: Type.Union([Type.Literal("ok"), Type.Literal("unreachable")]),
     uptime_seconds: Type.Integer(),
+    jobs: Type.Array(JobHealthSchema),
+    outbox: Type.Union([OutboxHealthSchema, Type.Null()], {
+      description: "null when the database cannot be read",
+    }),
   },
   { title: "Health" },
 );
 
-/** Health check and the JWKS document; no authentication. */
+/** The dispatcher's state: stalled when it is meant to run but has not polled for a while. */
+function dispatcherState(deps: AppDeps): "running" | "stopped" | "stalled" {
+  const { isRunning, lastPollAt } = deps.activity.dispatcher();
+  if (!isRunning) return "stopped";
+  const since = lastPollAt ?? deps.startedAt;
+  return deps.clock.now().getTime() - since.getTime() > DISPATCHER_STALL_SECONDS * 1000
+    ? "stalled"
+    : "running";
+}
+
+function readOutbox(deps: AppDeps): OutboxState | null {
+  try {
+    return outboxState(deps);
+  } catch {
+    return null;
+  }
+}
+
+/** Equal-time comparison of the presented bearer token with metrics.token. */
+function isMetricsTokenValid(expected: string, authorization: string | null): boolean {
+  const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1] ?? "";
+  const digest = (text: string) => createHash("sha256").update(text).digest();
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
+/** Health check, Prometheus metrics and the JWKS document; no user authentication. */
 export function systemRoutes(deps: AppDeps) {
   return new Elysia({ tags: ["System"] })
     .get(
       "/api/v1/health",
       ({ set }) => {
         const isDatabaseOk = checkDatabase(deps);
-        if (!isDatabaseOk) set.status = 503;
+        const outbox = isDatabaseOk ? readOutbox(deps) : null;
+        const dispatcher = dispatcherState(deps);
+        const isHealthy = isDatabaseOk && outbox !== null && dispatcher !== "stalled";
+        if (!isHealthy) set.status = 503;
         return {
-          status: isDatabaseOk ? ("ok" as const) : ("degraded" as const),
+          status: isHealthy ? ("ok" as const) : ("degraded" as const),
           version: deps.version,
           database: isDatabaseOk ? ("ok" as const) : ("unreachable" as const),
           uptime_seconds: Math.floor((deps.clock.now().getTime() - deps.startedAt.getTime()) / 1000),
+          jobs: JOBS.map((job) => {
+            const run = deps.activity.lastJobRun(job.id);
+            return {
+              id: job.id,
+              interval_seconds: job.intervalSeconds(deps.config),
+              last_run_at: run?.startedAt.toISOString() ?? null,
+              last_outcome: run?.outcome ?? null,
+              last_duration_ms: run ? Math.round(run.durationMs * 100) / 100 : null,
+            };
+          }),
+          outbox: outbox && {
+            pending: outbox.pending,
+            due: outbox.due,
+            oldest_pending_age_seconds: outbox.oldestPendingAgeSeconds,
+            oldest_due_wait_seconds: outbox.oldestDueWaitSeconds,
+            dispatcher,
+          },
         };
       },
       {
         response: { 200: HealthSchema, 503: HealthSchema, ...errorResponses(429) },
         detail: {
           summary: "Health check",
-          description: "503 when the database cannot be reached.",
+          description:
+            "503 (status degraded) when the database cannot be reached or the webhook dispatcher has " +
+            `stopped looking for due deliveries for ${DISPATCHER_STALL_SECONDS} s. A failed job run or a ` +
+            "backlog does not fail the check: they are shown in jobs and outbox, for an operator to read " +
+            "and alert on.",
           security: [],
+        },
+      },
+    )
+    .get(
+      "/metrics",
+      async ({ request }) => {
+        if (!deps.config.metrics.enabled)
+          throw new DomainError(
+            "not_found",
+            "metrics_disabled",
+            "metrics are off",
+            "set metrics.enabled = true (or BULWARK_METRICS_ENABLED=true) to serve them",
+          );
+        const token = deps.config.metrics.token;
+        if (token !== "" && !isMetricsTokenValid(token, request.headers.get("authorization")))
+          throw new UnauthenticatedError(
+            "metrics_token_invalid",
+            "invalid or missing authentication",
+            "send Authorization: Bearer <metrics.token>",
+          );
+        let snapshot: ReturnType<typeof operationalSnapshot>;
+        try {
+          snapshot = operationalSnapshot(deps);
+        } catch (error) {
+          deps.log.error("metrics: the database could not be read", { error });
+          throw new UnavailableError(
+            "database_unavailable",
+            "service unavailable",
+            "the database could not be read",
+          );
+        }
+        const text = await deps.metrics.render(snapshot);
+        return new Response(text, { headers: { "content-type": deps.metrics.contentType } });
+      },
+      {
+        response: { 200: Type.String(), ...errorResponses(401, 404, 429, 503) },
+        detail: {
+          summary: "Prometheus metrics",
+          description:
+            "The Prometheus text format: requests by route template and status with latency " +
+            "histograms, devices by status and compliance, check-ins, the webhook outbox (backlog, due, " +
+            "oldest ages), delivery attempts by outcome, job runs and durations, database size, memory " +
+            "and CPU. 404 unless metrics.enabled; when metrics.token is set, a scrape sends it as " +
+            "Authorization: Bearer <token>.",
+          security: [{ metricsToken: [] }, {}],
         },
       },
     )

@@ -1,0 +1,97 @@
+import { statSync } from "node:fs";
+import { and, count, eq, lte, min, sql } from "drizzle-orm";
+import { devices, webhookDeliveries, webhooks } from "../../db/schema";
+import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
+import { toIso } from "../../lib/clock";
+import type { DomainDeps } from "../deps";
+
+/** The outbox as an operator watches it. */
+export interface OutboxState {
+  /** Deliveries not yet delivered or given up, including those waiting for a retry. */
+  pending: number;
+  /** Pending deliveries of active subscriptions whose attempt is due now. */
+  due: number;
+  /** Age of the oldest pending delivery; 0 when there is none. */
+  oldestPendingAgeSeconds: number;
+  /** How long the most overdue delivery has been due; grows only when nothing is sending. */
+  oldestDueWaitSeconds: number;
+}
+
+/** Everything the metrics' gauges show, read in one go at scrape time. */
+export interface OperationalSnapshot {
+  devices: { status: string; compliance: string; count: number }[];
+  outbox: OutboxState;
+  databaseBytes: { main: number; wal: number };
+}
+
+const secondsSince = (now: Date, iso: string | null) =>
+  iso === null ? 0 : Math.max(0, Math.floor((now.getTime() - Date.parse(iso)) / 1000));
+
+/** The webhook outbox: backlog, due deliveries and how long the oldest have waited. */
+export function outboxState(deps: DomainDeps): OutboxState {
+  const now = deps.clock.now();
+  const pending = deps.db
+    .select({ count: count(), oldest: min(webhookDeliveries.createdAt) })
+    .from(webhookDeliveries)
+    .where(eq(webhookDeliveries.status, "pending"))
+    .get();
+  const due = deps.db
+    .select({ count: count(), oldest: min(webhookDeliveries.nextAttemptAt) })
+    .from(webhookDeliveries)
+    .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+    .where(
+      and(
+        eq(webhookDeliveries.status, "pending"),
+        eq(webhooks.isActive, true),
+        lte(webhookDeliveries.nextAttemptAt, toIso(now)),
+      ),
+    )
+    .get();
+  return {
+    pending: pending?.count ?? 0,
+    due: due?.count ?? 0,
+    oldestPendingAgeSeconds: secondsSince(now, pending?.oldest ?? null),
+    oldestDueWaitSeconds: secondsSince(now, due?.oldest ?? null),
+  };
+}
+
+/** Bytes of a file, 0 when it does not exist (no WAL yet, an in-memory database). */
+function fileBytes(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Devices by status and compliance (every combination, zeros included, so an alert on a series that
+ * drops to zero still sees it), the outbox, and the database's size on disk.
+ */
+export function operationalSnapshot(deps: DomainDeps): OperationalSnapshot {
+  const counted = deps.db
+    .select({ status: devices.status, compliance: devices.complianceStatus, count: count() })
+    .from(devices)
+    .groupBy(devices.status, devices.complianceStatus)
+    .all();
+  const byStatus = DEVICE_STATUSES.flatMap((status) =>
+    COMPLIANCE_STATUSES.map((compliance) => ({
+      status,
+      compliance,
+      count: counted.find((row) => row.status === status && row.compliance === compliance)?.count ?? 0,
+    })),
+  );
+  const path = deps.config.database.path;
+  const page = deps.db
+    .select({ bytes: sql<number>`page_count * page_size` })
+    .from(sql`pragma_page_count(), pragma_page_size()`)
+    .get();
+  return {
+    devices: byStatus,
+    outbox: outboxState(deps),
+    databaseBytes: {
+      main: path === ":memory:" ? (page?.bytes ?? 0) : fileBytes(path),
+      wal: path === ":memory:" ? 0 : fileBytes(`${path}-wal`),
+    },
+  };
+}

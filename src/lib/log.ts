@@ -1,0 +1,112 @@
+/**
+ * Structured logs: one line per entry, a JSON object (`json`) for log shippers or a readable line
+ * (`pretty`) for a terminal. Written synchronously in this process: pino-style worker-thread transports
+ * fail in the compiled executable, and a line must not be lost when the process stops right after it.
+ */
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type LogFormat = "json" | "pretty";
+export type LogFields = Record<string, unknown>;
+
+export interface Logger {
+  debug(message: string, fields?: LogFields): void;
+  info(message: string, fields?: LogFields): void;
+  warn(message: string, fields?: LogFields): void;
+  error(message: string, fields?: LogFields): void;
+  /** False when entries of `level` are dropped: callers skip building their fields. */
+  isEnabled(level: LogLevel): boolean;
+}
+
+export interface LoggerOptions {
+  format: LogFormat;
+  level: LogLevel;
+  /** Where each line goes (without its newline); standard output by default. */
+  write?: (line: string) => void;
+}
+
+const SEVERITY: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+/**
+ * Field names whose values are never written, whatever a caller passes: a safety net under the rule
+ * that no password, token, secret or key is logged. `*_id` fields (api_key_id) are identifiers, not keys.
+ */
+const SECRET_FIELD =
+  /(password|passphrase|secret|token|authorization|cookie|private_key|^key|_key|credential)$/i;
+export const REDACTED = "[redacted]";
+
+/** An Error as a plain object (name, message, stack, and its cause's); anything else as it is. */
+function plain(value: unknown, depth = 0): unknown {
+  if (value instanceof Error) {
+    const described: Record<string, unknown> = {
+      name: value.name,
+      message: value.message,
+      stack: value.stack,
+    };
+    if (value.cause !== undefined && depth < 3) described.cause = plain(value.cause, depth + 1);
+    return described;
+  }
+  if (typeof value === "bigint") return value.toString();
+  return value;
+}
+
+function redacted(fields: LogFields): LogFields {
+  const safe: LogFields = {};
+  for (const [name, value] of Object.entries(fields)) {
+    if (value === undefined) continue;
+    safe[name] = SECRET_FIELD.test(name) ? REDACTED : plain(value);
+  }
+  return safe;
+}
+
+function jsonLine(level: LogLevel, message: string, fields: LogFields): string {
+  try {
+    return JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...fields });
+  } catch {
+    // A field that cannot be written as JSON (a cycle) must not lose the entry.
+    return JSON.stringify({
+      time: new Date().toISOString(),
+      level,
+      msg: message,
+      fields: "[unserializable]",
+    });
+  }
+}
+
+/** `12:00:00.123 WARN  message key=value ...`, with an error's stack on the lines below. */
+function prettyLine(level: LogLevel, message: string, fields: LogFields): string {
+  const parts = [`${new Date().toISOString().slice(11, 23)} ${level.toUpperCase().padEnd(5)} ${message}`];
+  const stacks: string[] = [];
+  for (const [name, value] of Object.entries(fields)) {
+    if (value && typeof value === "object" && "stack" in value && typeof value.stack === "string") {
+      parts.push(`${name}="${(value as { message?: string }).message ?? ""}"`);
+      stacks.push(value.stack);
+      continue;
+    }
+    const text = typeof value === "string" ? value : JSON.stringify(value);
+    parts.push(`${name}=${typeof value === "string" && /[\s"=]/.test(text) ? JSON.stringify(text) : text}`);
+  }
+  return [parts.join(" "), ...stacks.map((stack) => stack.replace(/^/gm, "    "))].join("\n");
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  const threshold = SEVERITY[options.level];
+  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const format = options.format === "json" ? jsonLine : prettyLine;
+  const entry =
+    (level: LogLevel) =>
+    (message: string, fields: LogFields = {}) => {
+      if (SEVERITY[level] < threshold) return;
+      write(format(level, message, redacted(fields)));
+    };
+  return {
+    debug: entry("debug"),
+    info: entry("info"),
+    warn: entry("warn"),
+    error: entry("error"),
+    isEnabled: (level) => SEVERITY[level] >= threshold,
+  };
+}
+
+/** `auto`: readable lines on a terminal, JSON lines otherwise (a service manager, a pipe, a file). */
+export function resolveLogFormat(format: LogFormat | "auto", isTerminal = Boolean(process.stdout.isTTY)) {
+  return format === "auto" ? (isTerminal ? "pretty" : "json") : format;
+}

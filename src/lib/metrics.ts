@@ -1,0 +1,168 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+
+/**
+ * Prometheus metrics, custom ones only: prom-client's default Node.js collectors fail promtool's naming
+ * lint and describe Node internals that Bun does not have. Counters and histograms move as things
+ * happen; gauges are set from a snapshot read at scrape time. Route labels are route templates
+ * (`/api/v1/devices/:id`), never raw paths, so the number of series stays bounded.
+ */
+export interface Metrics {
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  countCheckIn(compliance: string): void;
+  countDeliveryAttempt(outcome: string): void;
+  observeJobRun(job: string, outcome: "ok" | "failed", seconds: number): void;
+  /** The text exposition, with the gauges set from `snapshot`. */
+  render(snapshot: MetricsSnapshot): Promise<string>;
+  readonly contentType: string;
+}
+
+/** What the gauges show, read from the database when scraped. */
+export interface MetricsSnapshot {
+  devices: { status: string; compliance: string; count: number }[];
+  outbox: { pending: number; due: number; oldestPendingAgeSeconds: number; oldestDueWaitSeconds: number };
+  databaseBytes: { main: number; wal: number };
+}
+
+const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const JOB_BUCKETS = [0.001, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300];
+
+export function createMetrics(version: string, startedAt: Date): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const requests = new Counter({
+    name: "bulwark_http_requests_total",
+    help: "HTTP requests answered, by method, route template and status code.",
+    labelNames: ["method", "route", "status"],
+    registers,
+  });
+  const requestDuration = new Histogram({
+    name: "bulwark_http_request_duration_seconds",
+    help: "Time from receiving a request to its response being ready, by method, route template and status code.",
+    labelNames: ["method", "route", "status"],
+    buckets: REQUEST_BUCKETS,
+    registers,
+  });
+  const checkIns = new Counter({
+    name: "bulwark_device_checkins_total",
+    help: "Agent check-ins accepted, by the compliance they left the device in.",
+    labelNames: ["compliance"],
+    registers,
+  });
+  const deliveryAttempts = new Counter({
+    name: "bulwark_webhook_delivery_attempts_total",
+    help: "Webhook delivery attempts, by outcome: succeeded, retrying (will be tried again) or failed (gave up).",
+    labelNames: ["outcome"],
+    registers,
+  });
+  const jobRuns = new Counter({
+    name: "bulwark_job_runs_total",
+    help: "Background job runs, by job and outcome (ok or failed).",
+    labelNames: ["job", "outcome"],
+    registers,
+  });
+  const jobDuration = new Histogram({
+    name: "bulwark_job_duration_seconds",
+    help: "Duration of background job runs, by job.",
+    labelNames: ["job"],
+    buckets: JOB_BUCKETS,
+    registers,
+  });
+  const devices = new Gauge({
+    name: "bulwark_devices",
+    help: "Devices, by status and compliance.",
+    labelNames: ["status", "compliance"],
+    registers,
+  });
+  const outboxPending = new Gauge({
+    name: "bulwark_webhook_deliveries_pending",
+    help: "Webhook deliveries not yet delivered or given up (the outbox backlog), including those waiting for a retry.",
+    registers,
+  });
+  const outboxDue = new Gauge({
+    name: "bulwark_webhook_deliveries_due",
+    help: "Pending webhook deliveries of active subscriptions whose attempt is due now.",
+    registers,
+  });
+  const oldestPendingAge = new Gauge({
+    name: "bulwark_webhook_oldest_pending_delivery_age_seconds",
+    help: "Age of the oldest pending webhook delivery (0 when none).",
+    registers,
+  });
+  const oldestDueWait = new Gauge({
+    name: "bulwark_webhook_oldest_due_delivery_wait_seconds",
+    help: "How long the most overdue delivery has been due without being attempted (0 when none); grows when the dispatcher is stuck.",
+    registers,
+  });
+  const databaseSize = new Gauge({
+    name: "bulwark_database_size_bytes",
+    help: "Size of the SQLite database: the main file and its write-ahead log.",
+    labelNames: ["file"],
+    registers,
+  });
+  const residentMemory = new Gauge({
+    name: "process_resident_memory_bytes",
+    help: "Resident memory size in bytes.",
+    registers,
+  });
+  const heapUsed = new Gauge({
+    name: "bulwark_heap_used_bytes",
+    help: "JavaScript heap in use, in bytes.",
+    registers,
+  });
+  const cpuSeconds = new Counter({
+    name: "process_cpu_seconds_total",
+    help: "User and system CPU time spent, in seconds.",
+    registers,
+    collect() {
+      const usage = process.cpuUsage();
+      this.reset();
+      this.inc((usage.user + usage.system) / 1e6);
+    },
+  });
+  void cpuSeconds;
+  new Gauge({
+    name: "process_start_time_seconds",
+    help: "Start time of the process since the Unix epoch, in seconds.",
+    registers,
+  }).set(Math.floor(startedAt.getTime() / 1000));
+  new Gauge({
+    name: "bulwark_build_info",
+    help: "Always 1; the version label says which Bulwark is running.",
+    labelNames: ["version"],
+    registers,
+  }).set({ version }, 1);
+
+  return {
+    observeRequest(method, route, status, seconds) {
+      const labels = { method, route, status: String(status) };
+      requests.inc(labels);
+      requestDuration.observe(labels, seconds);
+    },
+    countCheckIn(compliance) {
+      checkIns.inc({ compliance });
+    },
+    countDeliveryAttempt(outcome) {
+      deliveryAttempts.inc({ outcome });
+    },
+    observeJobRun(job, outcome, seconds) {
+      jobRuns.inc({ job, outcome });
+      jobDuration.observe({ job }, seconds);
+    },
+    async render(snapshot) {
+      devices.reset();
+      for (const row of snapshot.devices)
+        devices.set({ status: row.status, compliance: row.compliance }, row.count);
+      outboxPending.set(snapshot.outbox.pending);
+      outboxDue.set(snapshot.outbox.due);
+      oldestPendingAge.set(snapshot.outbox.oldestPendingAgeSeconds);
+      oldestDueWait.set(snapshot.outbox.oldestDueWaitSeconds);
+      databaseSize.set({ file: "main" }, snapshot.databaseBytes.main);
+      databaseSize.set({ file: "wal" }, snapshot.databaseBytes.wal);
+      const memory = process.memoryUsage();
+      residentMemory.set(memory.rss);
+      heapUsed.set(memory.heapUsed);
+      return registry.metrics();
+    },
+    contentType: registry.contentType,
+  };
+}
