@@ -13,6 +13,8 @@ const TOOLS = [
   { command: "curl", package: "curl", use: "a TLS client presenting a device certificate" },
   { command: "haproxy", package: "haproxy", use: "the reverse-proxy example forwarding Client-Cert" },
   { command: "promtool", package: "prometheus", use: "checking the /metrics scrape with promtool" },
+  { command: "systemd-analyze", package: "systemd", use: "verifying and rating deploy/bulwark.service" },
+  { command: "nginx", package: "nginx", use: "the nginx example in front of the executable" },
 ] as const;
 
 export function ensureTestTools(): void {

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
-import { clientCertHeader, makeCsr, selfSignedCertificate } from "../helpers/pki";
+import { clientCertHeader, enrollWithCertificate, selfSignedCertificate } from "../helpers/pki";
 
 const ADMIN = { email: "proxy@example.com", password: "proxy-password-123" };
 const folder = mkdtempSync(join(tmpdir(), "bulwark-proxy-"));
@@ -47,20 +47,12 @@ beforeAll(async () => {
     BULWARK_ADMIN_PASSWORD: ADMIN.password,
   });
   const { token, user } = await call(server, "POST", "/api/v1/auth/login", undefined, ADMIN);
-  const enrollment = await call(server, "POST", "/api/v1/enrollment-tokens", token, {});
-  const { key, csr } = makeCsr("p256");
-  const enrolled = await call(server, "POST", "/api/v1/devices/enroll", undefined, {
-    enrollment_token: enrollment.token,
-    device_name: "Proxied laptop",
+  const enrolled = await enrollWithCertificate(server, token, user.organization_id, {
+    name: "Proxied laptop",
     platform: "windows",
-    agent_version: "1.0.0",
-    hardware_id: `hw-${crypto.randomUUID()}`,
-    csr,
   });
-  device = { key, certificate: enrolled.device_certificate, id: enrolled.id };
-  const ca = await (
-    await fetch(`${server.url}/api/v1/agent/ca.pem?organization_id=${user.organization_id}`)
-  ).text();
+  device = enrolled.device;
+  const ca = enrolled.ca;
 
   const site = selfSignedCertificate("/CN=localhost", "DNS:localhost");
   file("site.crt", site.certificate);

@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { callServer, type RunningServer } from "./binary";
 
 /** Key kinds `openssl req -newkey` can make. */
 export type KeyKind = "p256" | "p384" | "rsa1024" | "rsa2048" | "ed25519";
@@ -156,4 +157,33 @@ export function forgeCertificate(
 export function clientCertHeader(certificatePem: string): string {
   const der = certificatePem.replace(/-----(BEGIN|END) CERTIFICATE-----/g, "").replace(/\s+/g, "");
   return `:${der}:`;
+}
+
+/**
+ * Enrolls a device on a running server with a CSR made by openssl: its key, certificate and id, and the
+ * organization's device CA (what a proxy in front verifies device certificates against).
+ */
+export async function enrollWithCertificate(
+  server: RunningServer,
+  adminToken: string,
+  organizationId: string,
+  device: { name: string; platform: string },
+) {
+  const enrollment = await callServer(server, "POST", "/api/v1/enrollment-tokens", adminToken, {});
+  const { key, csr } = makeCsr("p256");
+  const enrolled = await callServer(server, "POST", "/api/v1/devices/enroll", undefined, {
+    enrollment_token: enrollment.token,
+    device_name: device.name,
+    platform: device.platform,
+    agent_version: "1.0.0",
+    hardware_id: `hw-${crypto.randomUUID()}`,
+    csr,
+  });
+  const ca = await (
+    await fetch(`${server.url}/api/v1/agent/ca.pem?organization_id=${organizationId}`)
+  ).text();
+  return {
+    device: { key, certificate: enrolled.device_certificate as string, id: enrolled.id as string },
+    ca,
+  };
 }

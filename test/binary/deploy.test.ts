@@ -1,0 +1,362 @@
+/**
+ * The files in deploy/, checked by the tools that will read them, against the executable:
+ * - bulwark.service: `systemd-analyze verify` (no error, no warning), the hardening docs/production.md
+ *   promises, and `systemd-analyze security --offline` keeping its exposure low. verify needs the
+ *   ExecStart program to exist, so it reads a copy whose only change is ExecStart naming the executable
+ *   under test instead of /usr/local/bin/bulwark.
+ * - nginx.conf: `nginx -t`, then a real nginx in front of the executable: TLS, the device certificate
+ *   forwarded in Client-Cert, the client's own Client-Cert and X-Forwarded-For replaced, oversized
+ *   requests left for Bulwark to refuse with its JSON error body.
+ * - Dockerfile (Docker cannot run here): its build stage copies every file outside src/ that the
+ *   sources import (and its .dockerignore lets exactly those through), its ENV is a configuration the
+ *   executable accepts, and its HEALTHCHECK command, run by bash as Docker would, tells a healthy
+ *   server from a missing one.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
+import { enrollWithCertificate, forgeCertificate, selfSignedCertificate } from "../helpers/pki";
+
+const ROOT = resolve(import.meta.dir, "../..");
+const DEPLOY = join(ROOT, "deploy");
+const folder = mkdtempSync(join(tmpdir(), "bulwark-deploy-"));
+let binary: string;
+
+beforeAll(async () => {
+  binary = await buildBinary();
+}, 120_000);
+
+afterAll(() => {
+  rmSync(folder, { recursive: true, force: true });
+});
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const result = Bun.spawnSync(args, {
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "", ...env },
+  });
+  return { exitCode: result.exitCode, output: `${result.stdout}${result.stderr}`.trim() };
+}
+
+function file(name: string, text: string): string {
+  const path = join(folder, name);
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text, { mode: 0o600 });
+  return path;
+}
+
+describe("deploy/bulwark.service", () => {
+  const unitText = readFileSync(join(DEPLOY, "bulwark.service"), "utf8");
+
+  /** Every `Key=value` of the unit, comments left out; a key may repeat (SystemCallFilter). */
+  function directives(): Map<string, string[]> {
+    const map = new Map<string, string[]>();
+    for (const line of unitText.split("\n")) {
+      const match = /^([A-Za-z]+)=(.*)$/.exec(line.trim());
+      if (match?.[1] !== undefined) map.set(match[1], [...(map.get(match[1]) ?? []), match[2] ?? ""]);
+    }
+    return map;
+  }
+
+  /** The unit as shipped, but starting the executable under test: the one line verify cannot take as is. */
+  function unitForExecutable(): string {
+    const line = "ExecStart=/usr/local/bin/bulwark serve --config /etc/bulwark/bulwark.toml";
+    expect(unitText.split("\n").filter((candidate) => candidate === line)).toHaveLength(1);
+    return file(
+      "systemd/bulwark.service",
+      unitText.replace(line, `ExecStart=${resolve(binary)} serve --config /etc/bulwark/bulwark.toml`),
+    );
+  }
+
+  test("systemd-analyze verify: no error and no warning", () => {
+    const result = run(["systemd-analyze", "verify", unitForExecutable()]);
+    expect(result.output).toBe("");
+    expect(result.exitCode).toBe(0);
+  });
+
+  test("the hardening docs/production.md promises is there", () => {
+    const unit = directives();
+    const expected: Record<string, string> = {
+      Type: "exec",
+      User: "bulwark",
+      Group: "bulwark",
+      StateDirectory: "bulwark",
+      StateDirectoryMode: "0700",
+      ConfigurationDirectory: "bulwark",
+      WorkingDirectory: "/var/lib/bulwark",
+      UMask: "0077",
+      Restart: "on-failure",
+      RestartSec: "5s",
+      LimitNOFILE: "65536",
+      LimitCORE: "0",
+      CapabilityBoundingSet: "",
+      AmbientCapabilities: "",
+      NoNewPrivileges: "yes",
+      PrivateUsers: "yes",
+      RestrictSUIDSGID: "yes",
+      ProtectSystem: "strict",
+      ProtectHome: "yes",
+      PrivateTmp: "yes",
+      PrivateDevices: "yes",
+      PrivateMounts: "yes",
+      RemoveIPC: "yes",
+      ProtectKernelTunables: "yes",
+      ProtectKernelModules: "yes",
+      ProtectKernelLogs: "yes",
+      ProtectControlGroups: "yes",
+      ProtectClock: "yes",
+      ProtectHostname: "yes",
+      ProtectProc: "invisible",
+      ProcSubset: "pid",
+      RestrictAddressFamilies: "AF_INET AF_INET6 AF_UNIX",
+      RestrictNamespaces: "yes",
+      RestrictRealtime: "yes",
+      LockPersonality: "yes",
+      SystemCallErrorNumber: "EPERM",
+      SystemCallArchitectures: "native",
+    };
+    for (const [key, value] of Object.entries(expected)) expect([key, unit.get(key)]).toEqual([key, [value]]);
+    expect(unit.get("SystemCallFilter")).toEqual(["@system-service", "~@privileged @resources"]);
+    expect(unit.get("ExecStart")).toEqual([
+      "/usr/local/bin/bulwark serve --config /etc/bulwark/bulwark.toml",
+    ]);
+    // JavaScriptCore's JIT needs memory both writable and executable (docs/production.md measures it).
+    expect(unit.has("MemoryDenyWriteExecute")).toBe(false);
+  });
+
+  test("systemd-analyze security --offline: exposure below 2 (OK)", () => {
+    const result = run(["systemd-analyze", "security", "--offline=yes", "--no-pager", unitForExecutable()]);
+    expect(result.exitCode).toBe(0);
+    const exposure = /Overall exposure level for bulwark\.service: ([0-9.]+)/.exec(result.output)?.[1];
+    expect(Number(exposure)).toBeLessThan(2);
+  });
+});
+
+describe("deploy/Dockerfile", () => {
+  const dockerfile = readFileSync(join(DEPLOY, "Dockerfile"), "utf8").replace(/\\\n\s*/g, "");
+  const lines = dockerfile.split("\n").filter((line) => line.trim() !== "" && !line.startsWith("#"));
+
+  test("the build stage copies every file outside src/ that the sources import", () => {
+    const buildStage = lines.slice(
+      0,
+      lines.findIndex((line, index) => index > 0 && line.startsWith("FROM ")),
+    );
+    const copied = buildStage
+      .filter((line) => line.startsWith("COPY "))
+      .flatMap((line) => line.split(/\s+/).slice(1, -1))
+      .map((path) => path.replace(/\/$/, ""));
+    const needed = new Set(["package.json", "package-lock.json", "src", "scripts"]);
+    const sources = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" }).filter((name) =>
+      name.endsWith(".ts"),
+    );
+    for (const source of sources) {
+      const text = readFileSync(join(ROOT, "src", source), "utf8");
+      for (const [, specifier] of text.matchAll(/from "(\.{1,2}\/[^"]+)"/g)) {
+        const target = relative(ROOT, resolve(ROOT, "src", dirname(source), specifier ?? ""));
+        needed.add(target.split("/")[0] ?? target);
+      }
+    }
+    expect([...needed].filter((path) => !copied.includes(path))).toEqual([]);
+    // The context BuildKit sends holds exactly what the build stage copies.
+    const ignore = readFileSync(join(DEPLOY, "Dockerfile.dockerignore"), "utf8");
+    const included = [...ignore.matchAll(/^!(.+)$/gm)].map((match) => match[1]);
+    expect(included.sort()).toEqual([...copied].sort());
+  });
+
+  test("its ENV is a configuration the executable accepts, and the user is not root", () => {
+    const env = Object.fromEntries(
+      [...dockerfile.matchAll(/^ENV (.+)$/gm)].flatMap((match) =>
+        (match[1] ?? "")
+          .trim()
+          .split(/\s+/)
+          .map((pair) => pair.split("=") as [string, string]),
+      ),
+    );
+    expect(env).toEqual({
+      BULWARK_SERVER_HOST: "0.0.0.0",
+      BULWARK_DATABASE_PATH: "/var/lib/bulwark/bulwark.db",
+    });
+    const check = run([binary, "config", "check"], env);
+    expect(check.output).toContain('host = "0.0.0.0"  # env BULWARK_SERVER_HOST');
+    expect(check.exitCode).toBe(0);
+    expect(lines).toContain("USER 10001:10001");
+    expect(lines).toContain('VOLUME ["/var/lib/bulwark"]');
+    expect(lines).toContain("EXPOSE 8080");
+    expect(lines).toContain('ENTRYPOINT ["/usr/local/bin/bulwark"]');
+  });
+
+  test("the HEALTHCHECK command passes against a running server and fails without one", async () => {
+    const healthcheck = /^HEALTHCHECK .*? CMD (\[.*\])$/m.exec(dockerfile)?.[1];
+    const command = JSON.parse(healthcheck ?? "null") as string[];
+    expect(command[0]).toBe("bash");
+    const data = join(folder, "docker-data");
+    mkdirSync(data);
+    const server = await startServer(binary, data, { BULWARK_SERVER_HOST: "0.0.0.0" });
+    try {
+      const port = new URL(server.url).port;
+      expect(run(command, { BULWARK_SERVER_PORT: port }).exitCode).toBe(0);
+    } finally {
+      await server.stop();
+    }
+    const port = new URL(server.url).port;
+    expect(run(command, { BULWARK_SERVER_PORT: port }).exitCode).not.toBe(0);
+  }, 30_000);
+});
+
+describe("deploy/nginx.conf", () => {
+  const ADMIN = { email: "nginx@example.com", password: "nginx-password-123" };
+  const PROXY_PORT = 20_000 + Math.floor(Math.random() * 20_000);
+  let server: RunningServer;
+  let nginx: ReturnType<typeof Bun.spawn> | undefined;
+  let device: { key: string; certificate: string; id: string };
+  let adminToken: string;
+
+  /** curl through nginx from 127.0.0.2, trusting its test certificate; the body read as JSON. */
+  function curl(
+    path: string,
+    options: { cert?: string; key?: string; headers?: string[]; body?: unknown; bodyFile?: string } = {},
+  ) {
+    const args = ["curl", "-sS", "--interface", "127.0.0.2", "--cacert", join(folder, "nginx/site.crt")];
+    args.push("-w", "\n%{http_code}");
+    if (options.cert && options.key)
+      args.push("--cert", file("nginx/c.pem", options.cert), "--key", file("nginx/k.pem", options.key));
+    for (const header of options.headers ?? []) args.push("-H", header);
+    if (options.body !== undefined)
+      args.push("-H", "content-type: application/json", "-d", JSON.stringify(options.body));
+    if (options.bodyFile)
+      args.push("-H", "content-type: application/json", "--data-binary", `@${options.bodyFile}`);
+    args.push(`https://localhost:${PROXY_PORT}${path}`);
+    const output = Bun.spawnSync(args, { stdout: "pipe", stderr: "pipe" }).stdout.toString();
+    const newline = output.lastIndexOf("\n");
+    const text = output.slice(0, newline);
+    // nginx's own refusals are HTML.
+    const body = text.startsWith("{") ? JSON.parse(text) : { html: text };
+    return { status: Number(output.slice(newline + 1)), body };
+  }
+
+  /** The shipped file, with this test's certificate files and ports, inside a minimal nginx.conf. */
+  function nginxConfig(upstreamPort: string): string {
+    const site = readFileSync(join(DEPLOY, "nginx.conf"), "utf8")
+      .replaceAll("/etc/nginx/bulwark.crt", join(folder, "nginx/site.crt"))
+      .replaceAll("/etc/nginx/bulwark.key", join(folder, "nginx/site.key"))
+      .replaceAll("/etc/nginx/bulwark-device-ca.pem", join(folder, "nginx/device-ca.pem"))
+      .replace("listen 443 ssl;", `listen 127.0.0.1:${PROXY_PORT} ssl;`)
+      .replace("server 127.0.0.1:8080;", `server 127.0.0.1:${upstreamPort};`);
+    file("nginx/bulwark.conf", site);
+    const temp = join(folder, "nginx/temp");
+    return file(
+      "nginx/nginx.conf",
+      `daemon off;
+pid ${join(folder, "nginx/nginx.pid")};
+error_log stderr;
+events {}
+http {
+    access_log off;
+    client_body_temp_path ${temp}/body;
+    proxy_temp_path ${temp}/proxy;
+    fastcgi_temp_path ${temp}/fastcgi;
+    uwsgi_temp_path ${temp}/uwsgi;
+    scgi_temp_path ${temp}/scgi;
+    include ${join(folder, "nginx/bulwark.conf")};
+}
+`,
+    );
+  }
+
+  beforeAll(async () => {
+    // nginx's workers (nobody, when started as root) reach the temporary folders inside this one.
+    chmodSync(folder, 0o711);
+    const data = join(folder, "nginx-data");
+    mkdirSync(data);
+    server = await startServer(binary, data, {
+      BULWARK_SERVER_TRUST_PROXY: "true",
+      BULWARK_ADMIN_EMAIL: ADMIN.email,
+      BULWARK_ADMIN_PASSWORD: ADMIN.password,
+    });
+    const { token, user } = await call(server, "POST", "/api/v1/auth/login", undefined, ADMIN);
+    adminToken = token;
+    const enrolled = await enrollWithCertificate(server, token, user.organization_id, {
+      name: "Laptop behind nginx",
+      platform: "linux",
+    });
+    device = enrolled.device;
+    const ca = enrolled.ca;
+    const site = selfSignedCertificate("/CN=localhost", "DNS:localhost");
+    file("nginx/site.crt", site.certificate);
+    file("nginx/site.key", site.key);
+    file("nginx/device-ca.pem", ca);
+    mkdirSync(join(folder, "nginx/temp"));
+
+    const config = nginxConfig(new URL(server.url).port);
+    const check = run(["nginx", "-t", "-c", config]);
+    if (check.exitCode !== 0 || /\[(warn|emerg|alert)\]/.test(check.output))
+      throw new Error(`nginx -t:\n${check.output}`);
+    nginx = Bun.spawn(["nginx", "-c", config], { stdout: "ignore", stderr: "pipe" });
+    const deadline = Date.now() + 15_000;
+    while (curl("/api/v1/health").status !== 200) {
+      if (Date.now() > deadline || nginx.exitCode !== null)
+        throw new Error(
+          `nginx did not come up: ${await new Response(nginx.stderr as ReadableStream).text()}`,
+        );
+      await Bun.sleep(100);
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    nginx?.kill("SIGTERM");
+    await nginx?.exited;
+    await server?.stop();
+  });
+
+  test("nginx -t accepts it: no error, no warning", () => {
+    const check = run(["nginx", "-t", "-c", join(folder, "nginx/nginx.conf")]);
+    expect(check.output).toContain("test is successful");
+    expect(check.output).not.toMatch(/\[(warn|emerg|alert)\]/);
+    expect(check.exitCode).toBe(0);
+  });
+
+  test("the health check answers through nginx over TLS", () => {
+    const response = curl("/api/v1/health");
+    expect(response.status).toBe(200);
+    expect(response.body.status).toBe("ok");
+  });
+
+  test("the agent's certificate, checked by nginx, authenticates it through Client-Cert", () => {
+    const response = curl("/api/v1/agent/checkin", { cert: device.certificate, key: device.key, body: {} });
+    expect(response.status).toBe(200);
+    expect(response.body.device_id).toBe(device.id);
+  });
+
+  test("a Client-Cert header the client wrote is replaced by nginx: 401", () => {
+    const response = curl("/api/v1/agent/checkin", {
+      headers: [`client-cert: ${encodeURIComponent(device.certificate)}`],
+      body: {},
+    });
+    expect(response.status).toBe(401);
+    expect(response.body.reason).toBe("device_token_required");
+  });
+
+  test("a certificate of another CA never reaches Bulwark: nginx refuses it", () => {
+    const forged = forgeCertificate(device.id, "Default");
+    const response = curl("/api/v1/agent/checkin", { cert: forged.certificate, key: forged.key, body: {} });
+    expect(response.status).toBe(400);
+  });
+
+  test("a body over 1 MiB and headers over 16 KiB reach Bulwark, which refuses them with its JSON body", () => {
+    const body = file("nginx/big.json", JSON.stringify({ email: "x".repeat(1_200_000), password: "p" }));
+    const tooLarge = curl("/api/v1/auth/login", { bodyFile: body });
+    expect([tooLarge.status, tooLarge.body.reason]).toEqual([413, "body_too_large"]);
+    const longHeaders = curl("/api/v1/health", { headers: [`x-filler: ${"a".repeat(20_000)}`] });
+    expect([longHeaders.status, longHeaders.body.reason]).toEqual([431, "headers_too_large"]);
+  });
+
+  test("the client address is nginx's peer, not an X-Forwarded-For the client wrote", async () => {
+    const login = curl("/api/v1/auth/login", { headers: ["x-forwarded-for: 203.0.113.9"], body: ADMIN });
+    expect(login.status).toBe(200);
+    const audit = await call(server, "GET", "/api/v1/audit-logs?action=auth.login&page_size=1", adminToken);
+    expect(audit.data[0].ip).toBe("127.0.0.2");
+  });
+});
