@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync, renameSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, renameSync, rmSync, statSync } from "node:fs";
+import { dirname } from "node:path";
 import type { Config } from "../config/config-schema";
 import { openDatabase } from "../db/client";
 import { assertUsableSchema, DatabaseSchemaError, readDatabaseSchema, schemaVersionOf } from "../db/migrate";
@@ -25,6 +26,16 @@ function openBackup(file: string): Database {
         : `${file} is not a SQLite database (${cause})`,
     );
   }
+}
+
+/**
+ * Run as root (`sudo bulwark restore`), the new file would belong to root, and the service's own user
+ * could not open it: it gets the owner of the database it replaces (or of its folder).
+ */
+function giveToDatabaseOwner(file: string, databasePath: string): void {
+  if (process.getuid?.() !== 0) return;
+  const owner = statSync(existsSync(databasePath) ? databasePath : dirname(databasePath));
+  chownSync(file, owner.uid, owner.gid);
 }
 
 /** Refuses a backup that SQLite finds damaged, quoting its first finding. */
@@ -78,11 +89,7 @@ export function restoreCommand(config: Readonly<Config>, file: string | undefine
   const path = config.database.path;
   if (path === ":memory:") throw new UsageError("cannot restore into an in-memory database");
   if (!existsSync(file)) throw new CommandFailure(`${file} does not exist`);
-  const kept = `${path}.before-restore`;
-  if (existsSync(kept))
-    throw new CommandFailure(
-      `${kept} is there from an earlier restore: move it away (or delete it) first, so it is not overwritten`,
-    );
+  if (statSync(file).isDirectory()) throw new CommandFailure(`${file} is a folder, not a database file`);
   const lock = acquireServeLock(path);
   try {
     const backup = openBackup(file);
@@ -94,11 +101,17 @@ export function restoreCommand(config: Readonly<Config>, file: string | undefine
         throw new CommandFailure(`${file} is not a Bulwark database (it has no Bulwark tables)`);
       assertUsableSchema(schema, file, VERSION);
       schemaTag = schema.latestTag;
+      const kept = `${path}.before-restore`;
+      if (existsSync(kept))
+        throw new CommandFailure(
+          `${file} is fit to restore, but ${kept} is there from an earlier restore: move it away (or delete it) first, so it is not overwritten`,
+        );
       const staging = `${path}.restoring`;
       rmSync(staging, { force: true });
       // A copy through SQLite, not of the bytes: it includes what a -wal beside FILE still held.
       backup.query("VACUUM INTO ?").run(staging);
       chmodSync(staging, 0o600);
+      giveToDatabaseOwner(staging, path);
       const previous = existsSync(path) ? keepCurrentDatabase(path) : null;
       renameSync(staging, path);
       const pending = embeddedMigrations.filter((migration) => migration.tag > (schemaTag ?? "")).length;

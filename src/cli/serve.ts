@@ -76,7 +76,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const webhookDispatcher = createWebhookDispatcher(deps);
   webhookDispatcher.start();
   const url = `${isTls ? "https" : "http"}://${config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host}:${port}`;
-  log.info(`Bulwark ${deps.version} listening on ${url}`, {
+  log.announce(`Bulwark ${deps.version} listening on ${url}`, {
     version: deps.version,
     url,
     docs: `${url}/api/v1/docs`,
@@ -85,22 +85,22 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   });
   if (firstAdmin) {
     // The one message that carries a password, on purpose: the generated one, printed once, on first run.
-    log.info(
+    log.announce(
       `First run: created the admin ${firstAdmin.email}${firstAdmin.password ? ` with the password ${firstAdmin.password}` : " (password from BULWARK_ADMIN_PASSWORD)"}`,
     );
     if (firstAdmin.password)
-      log.info("This password is shown only once. Change it with PUT /api/v1/users/me/password.");
-    log.info(
+      log.announce("This password is shown only once. Change it with PUT /api/v1/users/me/password.");
+    log.announce(
       `Sign in: curl -s ${url}/api/v1/auth/login -H 'content-type: application/json' -d '{"email":"${firstAdmin.email}","password":"${firstAdmin.password ?? "<your password>"}"}'`,
     );
   } else {
-    log.info(`Sign in: POST ${url}/api/v1/auth/login with {"email": ..., "password": ...}`);
+    log.announce(`Sign in: POST ${url}/api/v1/auth/login with {"email": ..., "password": ...}`);
   }
   let isStopping = false;
   const stop = async (signal: string) => {
     if (isStopping) return;
     isStopping = true;
-    log.info(`${signal} received: stopping`);
+    log.announce(`${signal} received: stopping`);
     jobs.stop();
     await tlsFront?.stop();
     await server.stop();
@@ -108,6 +108,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     await jobs.idle();
     database.close();
     lock?.release();
+    log.announce("stopped");
     process.exit(0);
   };
   process.on("SIGHUP", () => {

@@ -85,7 +85,9 @@ export function loadExplainedConfig(options: LoadConfigOptions = {}): ExplainedC
     for (const [key, keySchema] of Object.entries(sectionSchema.properties)) {
       const variable = `BULWARK_${section}_${key}`.toUpperCase();
       const text = env[variable];
-      if (text === undefined) continue;
+      // Empty is unset: docker compose passes `${VAR}` of an unset variable as "", which must not
+      // silently clear what the file sets (a metrics token, the TLS files).
+      if (text === undefined || text === "") continue;
       raw[section] ??= {};
       (raw[section] as Record<string, unknown>)[key] = parseEnvValue(
         variable,
@@ -172,9 +174,10 @@ function checkSemantics(config: Config): void {
         );
     }
   }
-  if (config.metrics.token !== "" && config.metrics.token.length < 16)
+  const token = config.metrics.token;
+  if (token !== "" && (token.length < 16 || /\s/.test(token)))
     throw new ConfigError(
-      "invalid config metrics.token: use at least 16 characters (for example the output of `openssl rand -hex 32`)",
+      "invalid config metrics.token: use at least 16 characters and no spaces (for example the output of `openssl rand -hex 32`)",
     );
 }
 

@@ -37,21 +37,16 @@ export function corsPreflight(config: Readonly<Config>, request: Request): Respo
   });
 }
 
-/** Adds the CORS headers an allowed origin's page needs to read `response`. */
+/**
+ * Adds the CORS headers an allowed origin's page needs to read `response`; every answer says it varies
+ * by Origin, so a cache never hands one origin's answer to another.
+ */
 export function addCorsHeaders(config: Readonly<Config>, request: Request, response: Response): Response {
   const origin = allowedOrigin(config, request);
-  if (!origin) return response;
-  try {
+  response.headers.append("vary", "Origin");
+  if (origin) {
     response.headers.set("access-control-allow-origin", origin);
     response.headers.set("access-control-expose-headers", EXPOSED_HEADERS);
-    response.headers.append("vary", "Origin");
-    return response;
-  } catch {
-    // Immutable headers (a response passed through from fetch): copy it.
-    const copy = new Response(response.body, response);
-    copy.headers.set("access-control-allow-origin", origin);
-    copy.headers.set("access-control-expose-headers", EXPOSED_HEADERS);
-    copy.headers.append("vary", "Origin");
-    return copy;
   }
+  return response;
 }

@@ -8,6 +8,8 @@ import { requestPath } from "./request-path";
 /** The route label of requests no route answers: raw paths would make one series per probe. */
 export const UNMATCHED_ROUTE = "unmatched";
 
+const MAX_LOGGED_PATH = 200;
+
 /** Methods labelled as themselves; any other is `other`, so made-up methods add no series. */
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
@@ -41,7 +43,9 @@ export function recordRequest(deps: AppDeps, answered: AnsweredRequest): void {
   deps.log[level]("request", {
     method: answered.method,
     route: answered.route,
-    path: answered.path,
+    // A path can be as long as the request line allows; the log keeps its start.
+    path:
+      answered.path.length > MAX_LOGGED_PATH ? `${answered.path.slice(0, MAX_LOGGED_PATH)}…` : answered.path,
     status: answered.status,
     duration_ms: Math.round(seconds * 1e5) / 100,
     request_id: answered.requestId,
@@ -66,12 +70,14 @@ export function observeRequests(app: AnyElysia, deps: AppDeps): (request: Reques
   return async (request) => {
     const startedAt = performance.now();
     let response: Response;
+    const preflight = corsPreflight(deps.config, request);
     try {
-      response = corsPreflight(deps.config, request) ?? (await app.handle(request));
+      response = preflight ?? (await app.handle(request));
     } catch (error) {
       response = unhandledErrorResponse(deps.log, request, error);
     }
-    if (deps.config.server.cors_origins.length > 0) response = addCorsHeaders(deps.config, request, response);
+    if (!preflight && deps.config.server.cors_origins.length > 0)
+      response = addCorsHeaders(deps.config, request, response);
     const state = requestStateIfAny(request);
     const path = requestPath(request);
     // A 404 from the router keeps the unmatched label even when a wildcard route exists.

@@ -12,6 +12,11 @@ export interface Logger {
   info(message: string, fields?: LogFields): void;
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
+  /**
+   * An info entry written whatever log.level says: where the server listens, the first run's generated
+   * password, that it stopped. An operator who turned the log down to warnings still needs these.
+   */
+  announce(message: string, fields?: LogFields): void;
   /** False when entries of `level` are dropped: callers skip building their fields. */
   isEnabled(level: LogLevel): boolean;
 }
@@ -87,9 +92,26 @@ function prettyLine(level: LogLevel, message: string, fields: LogFields): string
   return [parts.join(" "), ...stacks.map((stack) => stack.replace(/^/gm, "    "))].join("\n");
 }
 
+/**
+ * Writes a line to standard output. A reader that went away (a pipe closed, a log collector restarted:
+ * EPIPE) must not stop the service: the line is dropped, and the server keeps answering.
+ */
+function writeToStdout(line: string): void {
+  try {
+    process.stdout.write(`${line}\n`);
+  } catch {
+    // Nowhere left to write to.
+  }
+}
+let isStdoutGuarded = false;
+
 export function createLogger(options: LoggerOptions): Logger {
   const threshold = SEVERITY[options.level];
-  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
+  if (!options.write && !isStdoutGuarded) {
+    isStdoutGuarded = true;
+    process.stdout.on("error", () => {});
+  }
+  const write = options.write ?? writeToStdout;
   const format = options.format === "json" ? jsonLine : prettyLine;
   const entry =
     (level: LogLevel) =>
@@ -102,6 +124,7 @@ export function createLogger(options: LoggerOptions): Logger {
     info: entry("info"),
     warn: entry("warn"),
     error: entry("error"),
+    announce: (message, fields = {}) => write(format("info", message, redacted(fields))),
     isEnabled: (level) => SEVERITY[level] >= threshold,
   };
 }

@@ -80,7 +80,7 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
   });
   const outboxDue = new Gauge({
     name: "bulwark_webhook_deliveries_due",
-    help: "Pending webhook deliveries of active subscriptions whose attempt is due now.",
+    help: "Active webhook subscriptions whose next delivery (deliveries go out in order) is due now.",
     registers,
   });
   const oldestPendingAge = new Gauge({
@@ -90,7 +90,7 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
   });
   const oldestDueWait = new Gauge({
     name: "bulwark_webhook_oldest_due_delivery_wait_seconds",
-    help: "How long the most overdue delivery has been due without being attempted (0 when none); grows when the dispatcher is stuck.",
+    help: "How long the most overdue next delivery of a subscription has waited since it became due (0 when none); grows when nothing is sending.",
     registers,
   });
   const databaseSize = new Gauge({

@@ -5,7 +5,16 @@
  */
 import { Database } from "bun:sqlite";
 import { beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import {
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "smol-toml";
@@ -83,6 +92,14 @@ describe("bulwark restore", () => {
     } finally {
       await again.stop();
     }
+    // Run as root over a database that belongs to the service's user, the restored file is that user's.
+    const data = join(folder, "data");
+    for (const name of readdirSync(data)) chownSync(join(data, name), 65534, 65534);
+    chownSync(data, 65534, 65534);
+    rmSync(join(data, "bulwark.db.before-restore"));
+    expect(process.getuid?.(), "this check runs as root (as npm test does, to install its tools)").toBe(0);
+    expect(run(["restore", backupFile], folder).code).toBe(0);
+    expect(statSync(join(data, "bulwark.db")).uid).toBe(65534);
     // A second restore would overwrite the kept copy: it is refused until that copy is moved away.
     const second = run(["restore", backupFile], folder);
     expect(second.code).toBe(1);
@@ -167,6 +184,28 @@ describe("bulwark restore", () => {
       new RegExp(`this is Bulwark ${version.replaceAll(".", "\\.")} with schema version \\d+`),
     );
   });
+});
+
+describe("the log of serve", () => {
+  test("log.level=warn drops request lines but keeps where it listens, the first-run password and the stop", async () => {
+    const folder = emptyFolder();
+    const server = await startServer(binary, folder, { BULWARK_LOG_LEVEL: "warn" });
+    expect((await fetch(`${server.url}/api/v1/health`)).status).toBe(200);
+    expect(await server.stop()).toBe(0);
+    const lines = server
+      .output()
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { msg: string });
+    expect(lines.map((line) => line.msg)).toEqual([
+      expect.stringContaining("listening on http://127.0.0.1:"),
+      expect.stringMatching(/^First run: created the admin admin@bulwark\.local with the password \S+$/),
+      "This password is shown only once. Change it with PUT /api/v1/users/me/password.",
+      expect.stringContaining("Sign in: curl"),
+      "SIGTERM received: stopping",
+      "stopped",
+    ]);
+  }, 30_000);
 });
 
 describe("bulwark config", () => {

@@ -189,6 +189,14 @@ describe("values a running server would trip over later are refused at start", (
       );
   });
 
+  test("an empty variable is unset: it does not clear what the file sets (docker compose's ${VAR})", () => {
+    const file = writeToml('[metrics]\nenabled = true\ntoken = "from-the-file-0123456789"\n');
+    const config = loadConfig({ file, env: { BULWARK_METRICS_TOKEN: "", BULWARK_LOG_LEVEL: "" } });
+    expect(config.metrics.token).toBe("from-the-file-0123456789");
+    expect(config.log.level).toBe("info");
+    expect(refused({ BULWARK_METRICS_TOKEN: "0123456789 abcdefghij" })).toContain("no spaces");
+  });
+
   test("booleans are true, false, 1 or 0; lists have no empty items; base_url has no query", () => {
     expect(refused({ BULWARK_SERVER_TRUST_PROXY: "TRUE" })).toContain("must be true, false, 1 or 0");
     expect(refused({ BULWARK_WEBHOOKS_RETRY_SCHEDULE_SECONDS: "10,,20" })).toContain("an empty item");

@@ -199,14 +199,14 @@ describe("rate limits", () => {
     const t = await newApp({ rate_limit: { unauthenticated_per_minute: 3 } });
     const remaining: string[] = [];
     for (let index = 0; index < 3; index++) {
-      const response = await t.request("GET", "/api/v1/health");
+      const response = await t.request("GET", "/.well-known/jwks.json");
       expect(response.status).toBe(200);
       expect(response.headers.get("x-ratelimit-limit")).toBe("3");
       remaining.push(response.headers.get("x-ratelimit-remaining") ?? "");
     }
     expect(remaining).toEqual(["2", "1", "0"]);
 
-    const limited = await t.request("GET", "/api/v1/health");
+    const limited = await t.request("GET", "/.well-known/jwks.json");
     expectErrorBody(limited, 429);
     expect(limited.headers.get("x-ratelimit-remaining")).toBe("0");
     const retryAfter = Number(limited.headers.get("retry-after"));
@@ -223,12 +223,12 @@ describe("rate limits", () => {
 
   inProcessTest("the window resets after a minute", async () => {
     const t = await newApp({ rate_limit: { unauthenticated_per_minute: 3 } });
-    for (let index = 0; index < 3; index++) await t.request("GET", "/api/v1/health");
-    expect((await t.request("GET", "/api/v1/health")).status).toBe(429);
+    for (let index = 0; index < 3; index++) await t.request("GET", "/.well-known/jwks.json");
+    expect((await t.request("GET", "/.well-known/jwks.json")).status).toBe(429);
 
     t.clock.advanceSeconds(60);
 
-    const response = await t.request("GET", "/api/v1/health");
+    const response = await t.request("GET", "/.well-known/jwks.json");
     expect(response.status).toBe(200);
     expect(response.headers.get("x-ratelimit-remaining")).toBe("2");
   });
@@ -237,25 +237,31 @@ describe("rate limits", () => {
     const t = await newApp({ server: { trust_proxy: true }, rate_limit: { unauthenticated_per_minute: 1 } });
     const first = { "x-forwarded-for": "203.0.113.1" };
     const second = { "x-forwarded-for": "203.0.113.2" };
-    expect((await t.request("GET", "/api/v1/health", { headers: first })).status).toBe(200);
-    expect((await t.request("GET", "/api/v1/health", { headers: first })).status).toBe(429);
-    expect((await t.request("GET", "/api/v1/health", { headers: second })).status).toBe(200);
+    expect((await t.request("GET", "/.well-known/jwks.json", { headers: first })).status).toBe(200);
+    expect((await t.request("GET", "/.well-known/jwks.json", { headers: first })).status).toBe(429);
+    expect((await t.request("GET", "/.well-known/jwks.json", { headers: second })).status).toBe(200);
   });
 
   test("behind a trusted proxy, the address the proxy appended counts, not ones the client forged", async () => {
     const t = await newApp({ server: { trust_proxy: true }, rate_limit: { unauthenticated_per_minute: 1 } });
     const proxied = (forged: string) => ({ "x-forwarded-for": `${forged}, 203.0.113.1` });
-    expect((await t.request("GET", "/api/v1/health", { headers: proxied("198.51.100.1") })).status).toBe(200);
-    expect((await t.request("GET", "/api/v1/health", { headers: proxied("198.51.100.2") })).status).toBe(429);
+    expect(
+      (await t.request("GET", "/.well-known/jwks.json", { headers: proxied("198.51.100.1") })).status,
+    ).toBe(200);
+    expect(
+      (await t.request("GET", "/.well-known/jwks.json", { headers: proxied("198.51.100.2") })).status,
+    ).toBe(429);
   });
 
   test("X-Forwarded-For is ignored unless the proxy is trusted", async () => {
     const t = await newApp({ rate_limit: { unauthenticated_per_minute: 1 } });
     expect(
-      (await t.request("GET", "/api/v1/health", { headers: { "x-forwarded-for": "203.0.113.1" } })).status,
+      (await t.request("GET", "/.well-known/jwks.json", { headers: { "x-forwarded-for": "203.0.113.1" } }))
+        .status,
     ).toBe(200);
     expect(
-      (await t.request("GET", "/api/v1/health", { headers: { "x-forwarded-for": "203.0.113.2" } })).status,
+      (await t.request("GET", "/.well-known/jwks.json", { headers: { "x-forwarded-for": "203.0.113.2" } }))
+        .status,
     ).toBe(429);
   });
 
@@ -264,8 +270,8 @@ describe("rate limits", () => {
     const org = await t.createOrganization(); // one unauthenticated request (sign-in)
     const member = await t.createUser(org.adminToken, "member"); // one more, plus one for the admin
 
-    expect((await t.request("GET", "/api/v1/health")).status).toBe(200);
-    expect((await t.request("GET", "/api/v1/health")).status).toBe(429);
+    expect((await t.request("GET", "/.well-known/jwks.json")).status).toBe(200);
+    expect((await t.request("GET", "/.well-known/jwks.json")).status).toBe(429);
 
     const asAdmin = await t.request("GET", "/api/v1/users/me", { token: org.adminToken });
     expect(asAdmin.status).toBe(200);

@@ -146,39 +146,58 @@ describe("GET /metrics", () => {
     }
   });
 
-  test("a refused delivery counts as retrying and leaves a backlog with an age, in the metrics and the health check", async () => {
+  test("a refused delivery counts as retrying and leaves a backlog with an age; deliveries queued behind it are not due", async () => {
     const t = await newApp({ metrics: { enabled: true }, webhooks: { retry_schedule_seconds: [3600] } });
     if (t.target === "in-process") t.clock.set(new Date());
     const receiver = startWebhookReceiver(() => new Response("down", { status: 503 }));
     try {
       const org = await t.createOrganization();
       await subscribe(t, org.adminToken, receiver.url);
-      const { token } = await createEnrollmentToken(t, org.adminToken);
-      expect((await t.request("POST", "/api/v1/devices/enroll", { body: enrollBody(token) })).status).toBe(
-        201,
-      );
+      for (let device = 0; device < 2; device++) {
+        const { token } = await createEnrollmentToken(t, org.adminToken);
+        const enrolled = await t.request("POST", "/api/v1/devices/enroll", { body: enrollBody(token) });
+        expect(enrolled.status).toBe(201);
+      }
       await deliverWebhooks(t, () => receiver.received.length, 1);
+      // The second event waits behind the first, which waits an hour for its retry.
       expect(receiver.received).toHaveLength(1);
       if (t.target === "in-process") t.clock.advanceSeconds(90);
       else await Bun.sleep(1100);
 
       const scraped = await (await t.fetch("/metrics", {})).text();
       expect(sample(scraped, "bulwark_webhook_delivery_attempts_total", { outcome: "retrying" })).toBe(1);
-      expect(sample(scraped, "bulwark_webhook_deliveries_pending")).toBe(1);
-      // Waiting for its retry in an hour: in the backlog, not due.
+      expect(sample(scraped, "bulwark_webhook_deliveries_pending")).toBe(2);
+      // Nothing the dispatcher could send now: the backlog grows old, the due wait stays 0.
       expect(sample(scraped, "bulwark_webhook_deliveries_due")).toBe(0);
+      expect(sample(scraped, "bulwark_webhook_oldest_due_delivery_wait_seconds")).toBe(0);
       expect(sample(scraped, "bulwark_webhook_oldest_pending_delivery_age_seconds")).toBeGreaterThanOrEqual(
         1,
       );
 
       const health = await t.request("GET", "/api/v1/health");
       expect(health.status).toBe(200);
-      expect(health.body.outbox).toMatchObject({ pending: 1, due: 0, oldest_due_wait_seconds: 0 });
+      expect(health.body.outbox).toMatchObject({ pending: 2, due: 0, oldest_due_wait_seconds: 0 });
       expect(health.body.outbox.oldest_pending_age_seconds).toBeGreaterThanOrEqual(1);
       expect(health.body.outbox.dispatcher).toBe(t.target === "in-process" ? "stopped" : "running");
+
+      if (t.target === "in-process") {
+        // An hour on, with no dispatcher running: the retry is due and waits, and that shows.
+        t.clock.advanceSeconds(3600 + 400);
+        const stuck = await t.request("GET", "/api/v1/health");
+        expect(stuck.body.outbox).toMatchObject({ pending: 2, due: 1 });
+        expect(stuck.body.outbox.oldest_due_wait_seconds).toBeGreaterThanOrEqual(60);
+      }
     } finally {
       receiver.stop();
     }
+  });
+
+  test("health and scrapes have their own per-address budget: other traffic from the address cannot get them refused", async () => {
+    const t = await newApp({ metrics: { enabled: true }, rate_limit: { unauthenticated_per_minute: 3 } });
+    for (let request = 0; request < 5; request++) await t.request("GET", "/api/v1/nothing-here");
+    expect((await t.request("GET", "/api/v1/users/me")).status).toBe(429);
+    expect((await t.request("GET", "/api/v1/health")).status).toBe(200);
+    expect((await t.fetch("/metrics", {})).status).toBe(200);
   });
 });
 
@@ -262,6 +281,12 @@ describe("the log", () => {
     expect(line?.duration_ms).toBeGreaterThanOrEqual(0);
     const notFound = entries.find((entry) => entry.msg === "request" && entry.status === 404);
     expect(notFound).toMatchObject({ route: "/api/v1/devices/:id", method: "GET" });
+    // A path is logged up to 200 characters, however long the request line was.
+    await t.fetch(`/api/v1/${"x".repeat(5000)}`, {});
+    await Bun.sleep(100);
+    const long = logEntries(t).find((entry) => entry.route === "unmatched") as { path: string };
+    expect(long.path).toStartWith("/api/v1/xxx");
+    expect(long.path.length).toBe(201);
   });
 
   test("a run that signs in, creates keys, tokens, webhooks and devices writes none of their secrets", async () => {
@@ -356,6 +381,7 @@ describe("server.cors_origins", () => {
     expect(listed.headers.get("vary")).toContain("Origin");
 
     const other = "https://evil.example";
+    expect(preflight.headers.get("vary")).toBe("Origin");
     const refusedPreflight = await t.fetch("/api/v1/devices", {
       method: "OPTIONS",
       headers: { origin: other, "access-control-request-method": "GET" },
@@ -365,6 +391,8 @@ describe("server.cors_origins", () => {
       headers: { origin: other, authorization: `Bearer ${org.adminToken}` },
     });
     expect(unlisted.headers.get("access-control-allow-origin")).toBeNull();
+    // Still marked as varying by origin, so that no cache serves it to the listed one.
+    expect(unlisted.headers.get("vary")).toContain("Origin");
   });
 
   test("by default no origin is allowed", async () => {

@@ -74,6 +74,13 @@ describe("POST /api/v1/webhooks", () => {
     expect(response.body.errors.map((error: { field: string }) => error.field)).toContain(field);
   });
 
+  test("a URL with credentials is refused without echoing them", async () => {
+    const response = await createWebhook({ url: "https://hook-user:hook-password-1234@93.184.215.14/" });
+    expect(response.status).toBe(400);
+    expect(response.body.errors[0]).toMatchObject({ field: "url", received: "https://***@93.184.215.14/" });
+    expect(JSON.stringify(response.body)).not.toContain("hook-password-1234");
+  });
+
   test("malformed JSON is a 400", async () => {
     const response = await t.request("POST", "/api/v1/webhooks", { token: org.adminToken, rawBody: "{" });
     expect(response.status).toBe(400);

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { and, count, eq, lte, min, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import { devices, webhookDeliveries, webhooks } from "../../db/schema";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
 import { toIso } from "../../lib/clock";
@@ -9,11 +10,15 @@ import type { DomainDeps } from "../deps";
 export interface OutboxState {
   /** Deliveries not yet delivered or given up, including those waiting for a retry. */
   pending: number;
-  /** Pending deliveries of active subscriptions whose attempt is due now. */
+  /**
+   * Subscriptions whose next delivery (the oldest pending one: a subscription's deliveries go out in
+   * order) is due now: what the dispatcher should be sending. Deliveries queued behind one that waits
+   * for its retry are not due.
+   */
   due: number;
   /** Age of the oldest pending delivery; 0 when there is none. */
   oldestPendingAgeSeconds: number;
-  /** How long the most overdue delivery has been due; grows only when nothing is sending. */
+  /** How long the most overdue of those has been due; grows only when nothing is sending. */
   oldestDueWaitSeconds: number;
 }
 
@@ -35,6 +40,11 @@ export function outboxState(deps: DomainDeps): OutboxState {
     .from(webhookDeliveries)
     .where(eq(webhookDeliveries.status, "pending"))
     .get();
+  const queued = alias(webhookDeliveries, "queued");
+  const headOfQueue = deps.db
+    .select({ sequence: min(queued.eventSequence) })
+    .from(queued)
+    .where(and(eq(queued.webhookId, webhookDeliveries.webhookId), eq(queued.status, "pending")));
   const due = deps.db
     .select({ count: count(), oldest: min(webhookDeliveries.nextAttemptAt) })
     .from(webhookDeliveries)
@@ -44,6 +54,7 @@ export function outboxState(deps: DomainDeps): OutboxState {
         eq(webhookDeliveries.status, "pending"),
         eq(webhooks.isActive, true),
         lte(webhookDeliveries.nextAttemptAt, toIso(now)),
+        eq(webhookDeliveries.eventSequence, headOfQueue),
       ),
     )
     .get();

@@ -51,6 +51,7 @@ const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 /** Fields whose value is never echoed back in `received`: an error body may end up in logs. */
 const SECRET_FIELD = /(password|secret|token|key)$/i;
 const MAX_ECHO_CHARACTERS = 200;
+const URL_CREDENTIALS = /(\/\/)[^/@\s]*@/g;
 const MAX_DETAILS_CHARACTERS = 500;
 
 /** `received` as it may be shown: omitted for secrets, cut to 200 characters (non-strings as JSON text). */
@@ -58,8 +59,10 @@ function echoable(error: FieldError): FieldError {
   const lastSegment = error.field.split(".").at(-1) ?? "";
   const { received, ...rest } = error;
   if (received === undefined || SECRET_FIELD.test(lastSegment)) return rest;
-  const text = typeof received === "string" ? received : (JSON.stringify(received) ?? String(received));
-  if (text.length <= MAX_ECHO_CHARACTERS) return error;
+  const shown = typeof received === "string" ? received : (JSON.stringify(received) ?? String(received));
+  // A URL's user:password@ (a webhook target refused for carrying credentials) is not echoed either.
+  const text = shown.replace(URL_CREDENTIALS, "$1***@");
+  if (text.length <= MAX_ECHO_CHARACTERS) return text === shown ? error : { ...rest, received: text };
   return { ...rest, received: `${text.slice(0, MAX_ECHO_CHARACTERS)}…` };
 }
 

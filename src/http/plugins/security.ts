@@ -54,6 +54,12 @@ export function requestState(request: Request): RequestState {
 }
 
 const PER_ADDRESS_PATHS = new Set(["/api/v1/auth/login", "/api/v1/auth/refresh"]);
+/**
+ * A load balancer's health probe and a Prometheus scrape have a per-address budget of their own: other
+ * traffic from the same address (every client behind a proxy without trust_proxy) must not get them
+ * refused, which would take the only server out of a load balancer or blind the monitoring.
+ */
+const PROBE_PATHS = new Set(["/api/v1/health", "/metrics"]);
 /** Enrollment is counted per enrollment token, once the body naming the token has been read. */
 const ENROLL_PATH = "/api/v1/devices/enroll";
 /** Larger request headers are refused (431); Bun's parser is given room up to 256 KiB to let us say so. */
@@ -104,6 +110,7 @@ function rateLimitBucket(
   // Sign-in and refresh are limited per address whatever token comes along, so attaching any valid
   // token cannot buy a password guesser the larger authenticated budget.
   if (PER_ADDRESS_PATHS.has(path)) return [`ip:${state.ip}`, limits.unauthenticated_per_minute];
+  if (PROBE_PATHS.has(path)) return [`probe:${state.ip}`, limits.unauthenticated_per_minute];
   if (state.device) return [`device:${state.device.deviceId}`, limits.authenticated_per_minute];
   const principal = state.principal;
   if (!principal) return [`ip:${state.ip}`, limits.unauthenticated_per_minute];

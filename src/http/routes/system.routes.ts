@@ -33,10 +33,14 @@ const OutboxHealthSchema = Type.Object(
     pending: Type.Integer({
       description: "Deliveries not yet delivered or given up, including those waiting for a retry",
     }),
-    due: Type.Integer({ description: "Pending deliveries of active subscriptions whose attempt is due now" }),
+    due: Type.Integer({
+      description:
+        "Active subscriptions whose next delivery is due now (a subscription's deliveries go out in order: those behind one waiting for its retry are not due)",
+    }),
     oldest_pending_age_seconds: Type.Integer({ description: "Age of the oldest pending delivery (0: none)" }),
     oldest_due_wait_seconds: Type.Integer({
-      description: "How long the most overdue delivery has waited since it became due (0: none)",
+      description:
+        "How long the most overdue of those has waited since it became due (0: none); grows only when nothing is sending",
     }),
     dispatcher: Type.Union([Type.Literal("running"), Type.Literal("stopped"), Type.Literal("stalled")], {
       description: `stalled: it has not looked for due deliveries for ${DISPATCHER_STALL_SECONDS} s`,
