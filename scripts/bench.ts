@@ -47,6 +47,16 @@ while (!url) {
   output += new TextDecoder().decode(value);
   url = /listening on (http:\/\/[^\s"]+)/.exec(output)?.[1];
 }
+// The server writes a log line per request: keep reading them, as journald or docker would, so that
+// what is measured includes writing the log and a full pipe never holds the server back.
+let logBytes = 0;
+void (async () => {
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    logBytes += value.byteLength;
+  }
+})();
 
 function memory(): { rssMib: number; peakMib: number } {
   const status = readFileSync(`/proc/${server.pid}/status`, "utf8");
@@ -120,5 +130,6 @@ const loaded = memory();
 console.log(
   `memory: idle ${idle.rssMib} MiB RSS; after the runs ${loaded.rssMib} MiB RSS, peak ${loaded.peakMib} MiB`,
 );
+console.log(`log written: ${(logBytes / 1024 / 1024).toFixed(1)} MiB (a JSON line per request)`);
 server.kill("SIGTERM");
 await server.exited;

@@ -3,6 +3,7 @@
  * what is tested and measured is what ships (a `--minify` build once behaved differently from an
  * unminified one).
  */
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "bun";
 
@@ -26,8 +27,36 @@ export const BUILD_FLAGS = [
   "--no-compile-autoload-bunfig",
 ];
 
-/** Builds src/main.ts into a standalone executable at `outfile` and returns its path. */
-export async function buildExecutable(outfile: string): Promise<string> {
-  await $`bun build ${BUILD_FLAGS} src/main.ts --outfile ${outfile}`.cwd(ROOT).quiet();
+/**
+ * Builds src/main.ts into a standalone executable at `outfile` and returns its path. `musl`: for Alpine
+ * and other musl systems, with Bun's musl runtime of the same version from the npm registry (the one
+ * registry our build machines reach; Bun would otherwise download it from GitHub).
+ */
+export async function buildExecutable(outfile: string, options: { musl?: boolean } = {}): Promise<string> {
+  const target = options.musl
+    ? ["--target=bun-linux-x64-musl", `--compile-executable-path=${await muslRuntime()}`]
+    : [];
+  await $`bun build ${BUILD_FLAGS} ${target} src/main.ts --outfile ${outfile}`.cwd(ROOT).quiet();
   return outfile;
+}
+
+/**
+ * Bun's musl runtime (`@oven/bun-linux-x64-musl`, the version of the bun that builds), fetched with
+ * `npm pack` once into node_modules/.cache: npm will not install it on a glibc machine (its package
+ * declares libc musl).
+ */
+async function muslRuntime(): Promise<string> {
+  const version = (await $`bun --version`.cwd(ROOT).text()).trim();
+  const folder = join(ROOT, "node_modules", ".cache", `bun-linux-x64-musl-${version}`);
+  const runtime = join(folder, "package", "bin", "bun");
+  if (existsSync(runtime)) return runtime;
+  mkdirSync(folder, { recursive: true });
+  const packed = (
+    await $`npm pack --silent @oven/bun-linux-x64-musl@${version} --pack-destination ${folder}`
+      .cwd(folder)
+      .text()
+  ).trim();
+  await $`tar -xzf ${packed.split("\n").at(-1) ?? ""}`.cwd(folder).quiet();
+  if (!existsSync(runtime)) throw new Error(`npm pack of @oven/bun-linux-x64-musl@${version} has no bin/bun`);
+  return runtime;
 }

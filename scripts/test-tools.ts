@@ -15,6 +15,7 @@ const TOOLS = [
   { command: "promtool", package: "prometheus", use: "checking the /metrics scrape with promtool" },
   { command: "systemd-analyze", package: "systemd", use: "verifying and rating deploy/bulwark.service" },
   { command: "nginx", package: "nginx", use: "the nginx example in front of the executable" },
+  { command: "readelf", package: "binutils", use: "checking the musl executable's loader and libraries" },
 ] as const;
 
 export function ensureTestTools(): void {
