@@ -1,6 +1,7 @@
 import { statSync } from "node:fs";
 import { and, count, eq, lte, min, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
+import type { Db } from "../../db/client";
 import { devices, webhookDeliveries, webhooks } from "../../db/schema";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
 import { toIso } from "../../lib/clock";
@@ -32,20 +33,22 @@ export interface OperationalSnapshot {
 const secondsSince = (now: Date, iso: string | null) =>
   iso === null ? 0 : Math.max(0, Math.floor((now.getTime() - Date.parse(iso)) / 1000));
 
-/** The webhook outbox: backlog, due deliveries and how long the oldest have waited. */
-export function outboxState(deps: DomainDeps): OutboxState {
-  const now = deps.clock.now();
-  const pending = deps.db
+/**
+ * The outbox's two queries, prepared once per database: the health check runs them on every probe, and
+ * building their SQL text each time cost more than running them.
+ */
+function prepareOutboxQueries(db: Db) {
+  const pending = db
     .select({ count: count(), oldest: min(webhookDeliveries.createdAt) })
     .from(webhookDeliveries)
     .where(eq(webhookDeliveries.status, "pending"))
-    .get();
+    .prepare();
   const queued = alias(webhookDeliveries, "queued");
-  const headOfQueue = deps.db
+  const headOfQueue = db
     .select({ sequence: min(queued.eventSequence) })
     .from(queued)
     .where(and(eq(queued.webhookId, webhookDeliveries.webhookId), eq(queued.status, "pending")));
-  const due = deps.db
+  const due = db
     .select({ count: count(), oldest: min(webhookDeliveries.nextAttemptAt) })
     .from(webhookDeliveries)
     .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
@@ -53,11 +56,26 @@ export function outboxState(deps: DomainDeps): OutboxState {
       and(
         eq(webhookDeliveries.status, "pending"),
         eq(webhooks.isActive, true),
-        lte(webhookDeliveries.nextAttemptAt, toIso(now)),
+        lte(webhookDeliveries.nextAttemptAt, sql.placeholder("now")),
         eq(webhookDeliveries.eventSequence, headOfQueue),
       ),
     )
-    .get();
+    .prepare();
+  return { pending, due };
+}
+
+const outboxQueries = new WeakMap<Db, ReturnType<typeof prepareOutboxQueries>>();
+
+/** The webhook outbox: backlog, due deliveries and how long the oldest have waited. */
+export function outboxState(deps: DomainDeps): OutboxState {
+  const now = deps.clock.now();
+  let queries = outboxQueries.get(deps.db);
+  if (!queries) {
+    queries = prepareOutboxQueries(deps.db);
+    outboxQueries.set(deps.db, queries);
+  }
+  const pending = queries.pending.get();
+  const due = queries.due.get({ now: toIso(now) });
   return {
     pending: pending?.count ?? 0,
     due: due?.count ?? 0,
