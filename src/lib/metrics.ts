@@ -109,7 +109,7 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
     help: "JavaScript heap in use, in bytes.",
     registers,
   });
-  const cpuSeconds = new Counter({
+  new Counter({
     name: "process_cpu_seconds_total",
     help: "User and system CPU time spent, in seconds.",
     registers,
@@ -119,7 +119,6 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
       this.inc((usage.user + usage.system) / 1e6);
     },
   });
-  void cpuSeconds;
   new Gauge({
     name: "process_start_time_seconds",
     help: "Start time of the process since the Unix epoch, in seconds.",
