@@ -1,7 +1,7 @@
 import { type AnyElysia, Elysia } from "elysia";
 import type { AppDeps } from "./http/app-deps";
 import { apiDocsPlugin } from "./http/plugins/api-docs";
-import { buildRouteTable, errorHandlerPlugin, type RouteTable } from "./http/plugins/error-handler";
+import { errorHandlerPlugin, routeTableOf } from "./http/plugins/error-handler";
 import { jsonBodyPlugin } from "./http/plugins/json-body";
 import { normalizeInputPlugin } from "./http/plugins/normalize-input";
 import { securityPlugin } from "./http/plugins/security";
@@ -22,10 +22,9 @@ import { webhookRoutes } from "./http/routes/webhooks.routes";
 
 /** The Elysia application: error mapping, security, OpenAPI and every router. No side effects. */
 export function buildApp(deps: AppDeps) {
-  let routeTable: RouteTable = [];
   const security = securityPlugin(deps);
   const app: AnyElysia = new Elysia({ strictPath: true })
-    .use(errorHandlerPlugin(deps, () => routeTable))
+    .use(errorHandlerPlugin(deps, () => routeTableOf(app)))
     .use(security)
     .use(jsonBodyPlugin())
     .use(normalizeInputPlugin())
@@ -44,6 +43,5 @@ export function buildApp(deps: AppDeps) {
     .use(agentRoutes(deps, security))
     .use(vpnRoutes(deps, security))
     .use(webhookRoutes(deps, security));
-  routeTable = buildRouteTable(app.routes);
   return app;
 }

@@ -3,7 +3,7 @@ import { chmodSync, chownSync, existsSync, renameSync, rmSync, statSync } from "
 import { dirname } from "node:path";
 import type { Config } from "../config/config-schema";
 import { openDatabase } from "../db/client";
-import { assertUsableSchema, DatabaseSchemaError, readDatabaseSchema, schemaVersionOf } from "../db/migrate";
+import { assertUsableSchema, readDatabaseSchema, schemaVersionOf } from "../db/migrate";
 import { embeddedMigrations } from "../db/migrations.generated";
 import { acquireServeLock } from "../db/serve-lock";
 import { sealedSecretsReadable } from "../domain/system/check-sealed-secrets";
@@ -62,8 +62,7 @@ function assertIntact(database: Database, file: string): void {
  * `<database>.before-restore`; first folds the log into the file when SQLite can, so the kept copy is
  * one file.
  */
-function keepCurrentDatabase(path: string): string {
-  const kept = `${path}.before-restore`;
+function keepCurrentDatabase(path: string, kept: string): void {
   try {
     const current = new Database(path);
     current.exec("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -74,7 +73,6 @@ function keepCurrentDatabase(path: string): string {
   renameSync(path, kept);
   if (existsSync(`${path}-wal`)) renameSync(`${path}-wal`, `${kept}-wal`);
   rmSync(`${path}-shm`, { force: true });
-  return kept;
 }
 
 /**
@@ -93,14 +91,13 @@ export function restoreCommand(config: Readonly<Config>, file: string | undefine
   const lock = acquireServeLock(path);
   try {
     const backup = openBackup(file);
-    let schemaTag: string | null;
     try {
       assertIntact(backup, file);
       const schema = readDatabaseSchema(backup, file);
       if (schema.latestTag === null)
         throw new CommandFailure(`${file} is not a Bulwark database (it has no Bulwark tables)`);
       assertUsableSchema(schema, file, VERSION);
-      schemaTag = schema.latestTag;
+      const schemaTag = schema.latestTag;
       const kept = `${path}.before-restore`;
       if (existsSync(kept))
         throw new CommandFailure(
@@ -112,17 +109,15 @@ export function restoreCommand(config: Readonly<Config>, file: string | undefine
       backup.query("VACUUM INTO ?").run(staging);
       chmodSync(staging, 0o600);
       giveToDatabaseOwner(staging, path);
-      const previous = existsSync(path) ? keepCurrentDatabase(path) : null;
+      const hadDatabase = existsSync(path);
+      if (hadDatabase) keepCurrentDatabase(path, kept);
       renameSync(staging, path);
-      const pending = embeddedMigrations.filter((migration) => migration.tag > (schemaTag ?? "")).length;
+      const pending = embeddedMigrations.filter((migration) => migration.tag > schemaTag).length;
       console.log(
-        `Restored ${file} (schema version ${schemaVersionOf(schemaTag)}) to ${path}.${previous ? ` The previous database is kept as ${previous}.` : ""}`,
+        `Restored ${file} (schema version ${schemaVersionOf(schemaTag)}) to ${path}.${hadDatabase ? ` The previous database is kept as ${kept}.` : ""}`,
       );
       if (pending > 0)
         console.log(`The next start of serve applies ${pending} migration(s) to bring it to this version.`);
-    } catch (error) {
-      if (error instanceof DatabaseSchemaError) throw new CommandFailure(error.message);
-      throw error;
     } finally {
       backup.close();
     }

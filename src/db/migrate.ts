@@ -15,6 +15,14 @@ export function schemaVersionOf(tag: string): number {
   return Number.parseInt(tag, 10) || 0;
 }
 
+/** Whether `bulwark_migrations` records versions (databases migrated before it did have no such column). */
+function hasVersionColumn(sqlite: Database): boolean {
+  return sqlite
+    .query<{ name: string }, []>("SELECT name FROM pragma_table_info('bulwark_migrations')")
+    .all()
+    .some((column) => column.name === "bulwark_version");
+}
+
 /** What a database's `bulwark_migrations` says about it. */
 export interface DatabaseSchema {
   /** The highest migration recorded, or null for a database no Bulwark has migrated yet. */
@@ -46,13 +54,9 @@ export function readDatabaseSchema(
       `${label} holds tables that are not Bulwark's (${tables.slice(0, 3).join(", ")}${tables.length > 3 ? ", ..." : ""}); point database.path at a new file`,
     );
   }
-  const hasVersionColumn = sqlite
-    .query<{ name: string }, []>("SELECT name FROM pragma_table_info('bulwark_migrations')")
-    .all()
-    .some((column) => column.name === "bulwark_version");
   const recorded = sqlite
     .query<{ tag: string; version: string | null }, []>(
-      `SELECT tag, ${hasVersionColumn ? "bulwark_version" : "NULL"} AS version FROM bulwark_migrations ORDER BY tag`,
+      `SELECT tag, ${hasVersionColumn(sqlite) ? "bulwark_version" : "NULL"} AS version FROM bulwark_migrations ORDER BY tag`,
     )
     .all();
   const knownTags = new Set(known.map((migration) => migration.tag));
@@ -99,11 +103,8 @@ export function migrateDatabase(
     "CREATE TABLE IF NOT EXISTS bulwark_migrations (tag TEXT PRIMARY KEY, applied_at TEXT NOT NULL, bulwark_version TEXT)",
   );
   // Databases migrated before Bulwark recorded its version get the column (NULL for their migrations).
-  const hasVersionColumn = sqlite
-    .query<{ name: string }, []>("SELECT name FROM pragma_table_info('bulwark_migrations')")
-    .all()
-    .some((column) => column.name === "bulwark_version");
-  if (!hasVersionColumn) sqlite.exec("ALTER TABLE bulwark_migrations ADD COLUMN bulwark_version TEXT");
+  if (!hasVersionColumn(sqlite))
+    sqlite.exec("ALTER TABLE bulwark_migrations ADD COLUMN bulwark_version TEXT");
   const isApplied = sqlite.query<{ tag: string }, [string]>(
     "SELECT tag FROM bulwark_migrations WHERE tag = ?",
   );

@@ -1,7 +1,7 @@
 import type { AnyElysia } from "elysia";
 import type { AppDeps } from "./app-deps";
 import { addCorsHeaders, corsPreflight } from "./cors";
-import { buildRouteTable, type RouteTable, unhandledErrorResponse } from "./plugins/error-handler";
+import { routeTableOf, unhandledErrorResponse } from "./plugins/error-handler";
 import { type RequestState, requestStateIfAny } from "./plugins/security";
 import { requestPath } from "./request-path";
 
@@ -61,10 +61,8 @@ export function recordRequest(deps: AppDeps, answered: AnsweredRequest): void {
  * header), the template its path fits.
  */
 export function observeRequests(app: AnyElysia, deps: AppDeps): (request: Request) => Promise<Response> {
-  let routeTable: RouteTable | null = null;
   const templateOf = (method: string, path: string): string => {
-    routeTable ??= buildRouteTable(app.routes);
-    const fitting = routeTable.filter((route) => route.pattern.test(path));
+    const fitting = routeTableOf(app).filter((route) => route.pattern.test(path));
     return (fitting.find((route) => route.method === method) ?? fitting[0])?.path ?? UNMATCHED_ROUTE;
   };
   return async (request) => {

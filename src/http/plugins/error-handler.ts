@@ -137,7 +137,19 @@ export function invalidHostResponse(headers: Record<string, string>): Response {
 /** Route patterns by method, used to tell 405 (path exists, other method) from 404. */
 export type RouteTable = { method: string; path: string; pattern: RegExp }[];
 
-export function buildRouteTable(routes: { method: string; path: string }[]): RouteTable {
+const routeTables = new WeakMap<object, RouteTable>();
+
+/** The route table of a built app, made once on first use (the error handler's 405s, the request log). */
+export function routeTableOf(app: { routes: { method: string; path: string }[] }): RouteTable {
+  let table = routeTables.get(app);
+  if (!table) {
+    table = buildRouteTable(app.routes);
+    routeTables.set(app, table);
+  }
+  return table;
+}
+
+function buildRouteTable(routes: { method: string; path: string }[]): RouteTable {
   return routes.map((route) => ({
     method: route.method.toUpperCase(),
     path: route.path,
