@@ -1,5 +1,7 @@
 import { verify as verifyGithubSignature } from "@octokit/webhooks-methods";
 import { Webhook } from "standardwebhooks";
+import { createWebhookDispatcher } from "../../src/jobs/webhook-dispatcher";
+import type { TestApp } from "./test-app";
 
 /** One POST as the receiver got it: the raw body exactly as sent, and the headers. */
 export interface ReceivedRequest {
@@ -58,4 +60,18 @@ export async function verifyBothSignatures(request: ReceivedRequest, secret: str
     isStandardValid = false;
   }
   return isGithubValid && isStandardValid;
+}
+
+/**
+ * Delivers what is due to `receiver`: in-process by running the dispatcher until nothing is left, against
+ * the executable by waiting (up to 15 s) for its own dispatcher to have sent `expected` requests.
+ */
+export async function deliverWebhooks(t: TestApp, receiver: WebhookReceiver, expected: number) {
+  if (t.target === "in-process") {
+    const dispatcher = createWebhookDispatcher(t.deps);
+    for (let round = 0; round < 10 && (await dispatcher.runOnce()) > 0; round++);
+    return;
+  }
+  const deadline = Date.now() + 15_000;
+  while (receiver.received.length < expected && Date.now() < deadline) await Bun.sleep(50);
 }

@@ -3,7 +3,6 @@
  * record. Secrets are searched for by value in what the API returns, not by field name.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createWebhookDispatcher } from "../../src/jobs/webhook-dispatcher";
 import { checkIn, createEnrollmentToken, enrollBody, HEALTHY_FACTS } from "../helpers/devices";
 import { enableTotp } from "../helpers/mfa";
 import {
@@ -14,7 +13,7 @@ import {
   throughOidcProvider,
 } from "../helpers/oidc-provider";
 import { freshTestApps, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
-import { startWebhookReceiver, verifyBothSignatures } from "../helpers/webhook-receiver";
+import { deliverWebhooks, startWebhookReceiver, verifyBothSignatures } from "../helpers/webhook-receiver";
 
 const EXPORT = "/api/v1/gdpr/export";
 const ERASE = "/api/v1/gdpr/delete";
@@ -645,13 +644,7 @@ describe("GET /gdpr/requests", () => {
         ["gdpr.export", alice.id],
       ]);
 
-      if (t.target === "in-process") {
-        const dispatcher = createWebhookDispatcher(t.deps);
-        for (let round = 0; round < 10 && (await dispatcher.runOnce()) > 0; round++);
-      } else {
-        const deadline = Date.now() + 15_000;
-        while (receiver.received.length < 3 && Date.now() < deadline) await Bun.sleep(50);
-      }
+      await deliverWebhooks(t, receiver, 3);
       expect(receiver.received.map((request) => [request.payload.event, request.payload.data.type])).toEqual([
         ["gdpr.request_completed", "export"],
         ["gdpr.request_completed", "objection"],

@@ -5,11 +5,10 @@
 import { describe, expect, test } from "bun:test";
 import { JOBS } from "../../src/jobs/jobs";
 import { runJobOnce } from "../../src/jobs/scheduler";
-import { createWebhookDispatcher } from "../../src/jobs/webhook-dispatcher";
 import { checkIn, createEnrollmentToken, enrollBody, HEALTHY_FACTS } from "../helpers/devices";
 import { expectServerErrors } from "../helpers/server-errors";
 import { freshTestApps, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
-import { startWebhookReceiver } from "../helpers/webhook-receiver";
+import { deliverWebhooks, startWebhookReceiver } from "../helpers/webhook-receiver";
 
 const METRICS_TOKEN = "scrape-token-0123456789abcdef";
 const newApp = freshTestApps({ webhooks: { allow_private_targets: true } });
@@ -36,17 +35,6 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 function promtoolCheck(text: string) {
   const result = Bun.spawnSync(["promtool", "check", "metrics"], { stdin: new TextEncoder().encode(text) });
   return { code: result.exitCode, output: `${result.stdout.toString()}${result.stderr.toString()}`.trim() };
-}
-
-/** Sends what the dispatcher has due: in-process by running it, else by waiting for the server's. */
-async function deliverWebhooks(t: TestApp, received: () => number, expected: number) {
-  if (t.target === "in-process") {
-    const dispatcher = createWebhookDispatcher(t.deps);
-    for (let round = 0; round < 10 && (await dispatcher.runOnce()) > 0; round++);
-    return;
-  }
-  const deadline = Date.now() + 15_000;
-  while (received() < expected && Date.now() < deadline) await Bun.sleep(50);
 }
 
 /** A webhook subscription to device.enrolled at `url`. */
@@ -114,7 +102,7 @@ describe("GET /metrics", () => {
       });
       expect(missing.status).toBe(404);
       expect((await checkIn(t, enrolled.body.device_token, { facts: HEALTHY_FACTS })).status).toBe(200);
-      await deliverWebhooks(t, () => receiver.received.length, 1);
+      await deliverWebhooks(t, receiver, 1);
       expect(receiver.received).toHaveLength(1);
 
       const after = await scrape(t);
@@ -158,7 +146,7 @@ describe("GET /metrics", () => {
         const enrolled = await t.request("POST", "/api/v1/devices/enroll", { body: enrollBody(token) });
         expect(enrolled.status).toBe(201);
       }
-      await deliverWebhooks(t, () => receiver.received.length, 1);
+      await deliverWebhooks(t, receiver, 1);
       // The second event waits behind the first, which waits an hour for its retry.
       expect(receiver.received).toHaveLength(1);
       if (t.target === "in-process") t.clock.advanceSeconds(90);
@@ -318,7 +306,7 @@ describe("the log", () => {
       expect(enrolled.status).toBe(201);
       expect((await checkIn(t, enrolled.body.device_token, { facts: HEALTHY_FACTS })).status).toBe(200);
       const user = await t.createUser(org.adminToken, "operator");
-      await deliverWebhooks(t, () => receiver.received.length, 1);
+      await deliverWebhooks(t, receiver, 1);
       expect(receiver.received).toHaveLength(1);
       await Bun.sleep(100);
 

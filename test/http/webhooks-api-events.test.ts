@@ -2,9 +2,8 @@ import { afterAll, expect, test } from "bun:test";
 import { Value } from "@sinclair/typebox/value";
 import { EVENT_DATA_SCHEMAS } from "../../src/domain/events/event-payloads";
 import { EVENT_TYPES } from "../../src/domain/events/event-types";
-import { createWebhookDispatcher } from "../../src/jobs/webhook-dispatcher";
 import { createTestApp, type TestResponse } from "../helpers/test-app";
-import { startWebhookReceiver, verifyBothSignatures } from "../helpers/webhook-receiver";
+import { deliverWebhooks, startWebhookReceiver, verifyBothSignatures } from "../helpers/webhook-receiver";
 
 const SECRET = "api-events-secret-0123456";
 
@@ -82,14 +81,7 @@ test("events of real API calls (policy updated, device enrolled, device wiped) a
     200,
   );
 
-  if (t.target === "in-process") {
-    const dispatcher = createWebhookDispatcher(t.deps);
-    for (let round = 0; round < 10 && (await dispatcher.runOnce()) > 0; round++);
-  } else {
-    // The executable's own dispatcher delivers in the background.
-    const deadline = Date.now() + 15_000;
-    while (receiver.received.length < 3 && Date.now() < deadline) await Bun.sleep(50);
-  }
+  await deliverWebhooks(t, receiver, 3);
 
   // policy.created and device.wipe_requested are not in the filter.
   expect(receiver.received.map((request) => request.payload.event)).toEqual([
