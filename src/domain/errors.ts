@@ -31,6 +31,7 @@ export const REASONS = [
   "token_invalid",
   "token_expired",
   "session_ended",
+  "cross_site_request",
   "refresh_token_invalid",
   "refresh_token_reused",
   "account_disabled",

@@ -12,6 +12,7 @@ import {
 } from "../../src/domain/devices/policy-followers";
 import { selectExpiredDeviceLogs } from "../../src/domain/devices/purge-device-logs";
 import { selectStaleDevices } from "../../src/domain/devices/reevaluate-stale-devices";
+import { selectComplianceCounts, selectStatusCounts } from "../../src/domain/devices/summarize-devices";
 import { selectPendingWipes } from "../../src/domain/devices/wipe-device";
 import { createDeviceTestApp, enrollDevice } from "../helpers/devices";
 
@@ -33,6 +34,10 @@ describe("device list and log queries read pages straight from an index", () => 
     ["status", { status: "online" }, "devices_organization_status_idx"],
     ["platform", { platform: "linux" }, "devices_organization_platform_idx"],
     ["user", { userId: "00000000-0000-7000-8000-000000000000" }, "devices_organization_user_idx"],
+    ["compliance", { compliance: "non_compliant" }, "devices_organization_compliance_idx"],
+    // A name search walks the organization's rows in the order of the index the other filters pick.
+    ["name", { nameContains: "mac" }, "devices_organization_idx"],
+    ["name and status", { nameContains: "mac", status: "online" }, "devices_organization_status_idx"],
   ];
   for (const [name, filter, index] of filters) {
     test(`devices, ${name}: ${index}, no table scan, no sort`, () => {
@@ -51,6 +56,16 @@ describe("device list and log queries read pages straight from an index", () => 
     expect(byEvent).toContain("device_logs_device_event_idx");
     for (const plan of [all, byEvent]) expect(plan).not.toMatch(/SCAN device_logs|TEMP B-TREE/);
   });
+});
+
+test("the devices summary counts by status and by compliance from an index alone", () => {
+  const byStatus = planOf(selectStatusCounts(t.deps.db, "organization")).join("\n");
+  expect(byStatus).toContain("USING COVERING INDEX devices_organization_status_idx (organization_id=?)");
+  const byCompliance = planOf(selectComplianceCounts(t.deps.db, "organization")).join("\n");
+  expect(byCompliance).toContain(
+    "USING COVERING INDEX devices_organization_compliance_idx (organization_id=?)",
+  );
+  for (const plan of [byStatus, byCompliance]) expect(plan).not.toMatch(/SCAN devices|TEMP B-TREE/);
 });
 
 describe("wipe and policy queries read only their own rows, through an index", () => {

@@ -77,6 +77,12 @@ export const devices = sqliteTable(
     index("devices_organization_status_idx").on(table.organizationId, table.status, table.enrolledAt),
     index("devices_organization_platform_idx").on(table.organizationId, table.platform, table.enrolledAt),
     index("devices_organization_user_idx").on(table.organizationId, table.userId, table.enrolledAt),
+    // The compliance filter's pages, and the summary's counts by compliance from the index alone.
+    index("devices_organization_compliance_idx").on(
+      table.organizationId,
+      table.complianceStatus,
+      table.enrolledAt,
+    ),
     // Counts and pages of a policy's devices come from this index alone (status ends it for the wiped filter).
     index("devices_organization_policy_idx").on(
       table.organizationId,

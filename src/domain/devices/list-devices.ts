@@ -2,14 +2,17 @@ import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { devices, organizations } from "../../db/schema";
 import type { DomainDeps } from "../deps";
-import { type DeviceListItem, type DeviceStatus, toDeviceListItem } from "./device-views";
+import { type DeviceListItem, type DeviceRow, type DeviceStatus, toDeviceListItem } from "./device-views";
 import type { Platform } from "./platform-versions";
 
-/** The device list filters; all optional. */
+/** The device list filters; all optional, combined with AND. */
 export interface DeviceListFilter {
   status?: DeviceStatus;
   platform?: Platform;
   userId?: string;
+  compliance?: DeviceRow["complianceStatus"];
+  /** Part of the device name, matched case-insensitively (ASCII letters) and literally: `%` is a percent. */
+  nameContains?: string;
 }
 
 /** Only what a list item shows: the JSON columns (facts, violations) are not read or parsed. */
@@ -24,8 +27,9 @@ const LIST_COLUMNS = {
 };
 
 /**
- * One page of the organization's devices, newest enrolled first. Each filter has an index on
- * (organization, filter, enrolled_at), so a page is read straight from an index.
+ * One page of the organization's devices, newest enrolled first. Each filter but the name has an index on
+ * (organization, filter, enrolled_at), so a page is read straight from an index; the name is matched on
+ * the organization's rows in that index's order.
  */
 export function selectDevicePage(
   db: DbOrTx,
@@ -35,8 +39,10 @@ export function selectDevicePage(
 ) {
   const conditions = filterConditions(filter);
   // Ties in enrolled_at are broken by the last column of the index in use: id in the unfiltered
-  // (organization, enrolled_at, id) index; rowid, which ends every other index, when filtered.
-  const tieBreaker = conditions.length === 0 ? devices.id : sql`${devices}.rowid`;
+  // (organization, enrolled_at, id) index, which a name search alone also walks; rowid, which ends
+  // every other index, when a filter with its own index is set.
+  const hasIndexedFilter = conditions.length > (filter.nameContains === undefined ? 0 : 1);
+  const tieBreaker = hasIndexedFilter ? sql`${devices}.rowid` : devices.id;
   return db
     .select(LIST_COLUMNS)
     .from(devices)
@@ -78,5 +84,15 @@ function filterConditions(filter: DeviceListFilter): SQL[] {
   if (filter.status) conditions.push(eq(devices.status, filter.status));
   if (filter.platform) conditions.push(eq(devices.platform, filter.platform));
   if (filter.userId) conditions.push(eq(devices.userId, filter.userId));
+  if (filter.compliance) conditions.push(eq(devices.complianceStatus, filter.compliance));
+  if (filter.nameContains !== undefined)
+    conditions.push(
+      sql`${devices.deviceName} LIKE ${`%${escapeLikePattern(filter.nameContains)}%`} ESCAPE '\\'`,
+    );
   return conditions;
+}
+
+/** `text` as a LIKE pattern that matches only itself: its `%`, `_` and `\` escaped with `\`. */
+function escapeLikePattern(text: string): string {
+  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
 }

@@ -28,9 +28,9 @@ function clientSettings(deps: DomainDeps, oidc: StoredOidc) {
 
 /**
  * Starts an authorization-code sign-in with PKCE (S256) and a nonce: `client_id` selects the organization
- * whose connection uses it, `redirect_uri` must be one of the connection's, and the state (chosen by the
- * client, kept here with the nonce and code verifier) is single-use for 10 minutes. Returns the provider's
- * authorization URL to redirect to.
+ * whose connection uses it, `redirect_uri` must be one of the connection's or the console's callback, and
+ * the state (chosen by the client, kept here with the nonce and code verifier) is single-use for 10
+ * minutes. Returns the provider's authorization URL to redirect to.
  */
 export async function startOidcSignIn(
   deps: DomainDeps,
@@ -45,7 +45,7 @@ export async function startOidcSignIn(
       "sso_connection_unknown",
     );
   const { organization, oidc } = connection;
-  assertRedirectUriAllowed(oidc, input.redirect_uri);
+  assertRedirectUriAllowed(oidc, input.redirect_uri, deps.config.server.base_url);
   const scopes = new Set(["openid", ...(input.scope ?? "openid profile email").split(" ").filter(Boolean)]);
   let config: client.Configuration;
   try {

@@ -95,7 +95,7 @@ export async function startSamlSignIn(
 ): Promise<string> {
   const { organization, saml } = samlOrganization(deps, input.organization_id);
   const connection = enabledSaml(saml);
-  assertRedirectUriAllowed(connection, input.redirect_uri);
+  assertRedirectUriAllowed(connection, input.redirect_uri, deps.config.server.base_url);
   const requestId = `_${randomBytes(20).toString("hex")}`;
   const now = deps.clock.now();
   deps.db

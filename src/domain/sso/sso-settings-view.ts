@@ -6,7 +6,7 @@ import { ValidationError } from "../errors";
 const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
   maxItems: 20,
   description:
-    "Absolute http(s) URLs of your application that may receive the result of a sign-in; a sign-in naming any other is refused before anything is sent to the identity provider",
+    "Absolute http(s) URLs of your application that may receive the result of a sign-in; a sign-in naming any other is refused before anything is sent to the identity provider. The console's own {base_url}/console/sso/callback is always allowed besides these",
 });
 const AllowedDomains = Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
   maxItems: 100,
@@ -152,21 +152,34 @@ export function newConnection(): StoredConnectionCommon {
   return { ...COMMON_DEFAULTS };
 }
 
-/** A sign-in may send its result only to one of the connection's redirect_uris, exactly (400 otherwise). */
-export function assertRedirectUriAllowed(connection: StoredConnectionCommon, redirectUri: string): void {
-  if (!connection.redirect_uris.includes(redirectUri))
-    throw new ValidationError(
-      "redirect_uri not allowed",
-      [
-        {
-          field: "redirect_uri",
-          message: "must be exactly one of the connection's redirect_uris",
-          received: redirectUri,
-        },
-      ],
-      undefined,
-      "sso_redirect_uri_not_allowed",
-    );
+/** The console's page that finishes a sign-in: a redirect_uri every connection allows. */
+export function consoleSsoCallbackUrl(baseUrl: string): string {
+  return `${baseUrl.replace(/\/+$/, "")}/console/sso/callback`;
+}
+
+/**
+ * A sign-in may send its result only to one of the connection's redirect_uris, exactly, or to this
+ * server's own console (`{base_url}/console/sso/callback`); 400 otherwise.
+ */
+export function assertRedirectUriAllowed(
+  connection: StoredConnectionCommon,
+  redirectUri: string,
+  baseUrl: string,
+): void {
+  if (connection.redirect_uris.includes(redirectUri) || redirectUri === consoleSsoCallbackUrl(baseUrl))
+    return;
+  throw new ValidationError(
+    "redirect_uri not allowed",
+    [
+      {
+        field: "redirect_uri",
+        message: "must be exactly one of the connection's redirect_uris, or the console's sign-in callback",
+        received: redirectUri,
+      },
+    ],
+    undefined,
+    "sso_redirect_uri_not_allowed",
+  );
 }
 
 /** The stored settings with every default filled in (rows saved by older versions lack the newer fields). */

@@ -6,6 +6,12 @@ import { signInWithPassword } from "../../domain/auth/sign-in";
 import { signOut } from "../../domain/auth/sign-out";
 import { MfaChallengeSchema } from "../../domain/mfa/mfa-view";
 import type { AppDeps } from "../app-deps";
+import {
+  clearRefreshCookie,
+  deliverTokens,
+  presentedRefreshToken,
+  refreshTokenFromCookie,
+} from "../browser-session";
 import { requestState, type securityPlugin } from "../plugins/security";
 import {
   errorResponses,
@@ -25,6 +31,7 @@ import {
   LogoutBody,
   RefreshBody,
   RefreshResponse,
+  SignedInWithCookie,
 } from "./auth.schemas";
 
 /** /api/v1/auth: password login, refresh, logout and API keys. */
@@ -33,22 +40,26 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     .use(security)
     .post(
       "/login",
-      async ({ body, request }) => {
+      async ({ body, request, set }) => {
         const result = await signInWithPassword(deps, {
           email: body.email,
           password: body.password,
           ip: requestState(request).ip,
         });
         if (result.kind === "mfa_required") return result.challenge;
-        return {
+        const signedIn = {
           ...result.tokens,
           user: result.user,
           ...(result.mfaSetupRequired ? { mfa_setup_required: true as const } : {}),
         };
+        return deliverTokens(deps, set.headers, signedIn, body.refresh_cookie);
       },
       {
         body: LoginBody,
-        response: { 200: Type.Union([LoginResponse, MfaChallengeSchema]), ...errorResponses(400, 401, 429) },
+        response: {
+          200: Type.Union([LoginResponse, SignedInWithCookie, MfaChallengeSchema]),
+          ...errorResponses(400, 401, 429),
+        },
         detail: {
           summary: "Sign in with email and password",
           description:
@@ -59,23 +70,31 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .post(
       "/refresh",
-      ({ body, request }) =>
-        refreshSession(deps, { refreshToken: body.refresh_token, ip: requestState(request).ip }),
+      async ({ body, request, set }) => {
+        const presented = presentedRefreshToken(deps, request, body.refresh_token);
+        const tokens = await refreshSession(deps, {
+          refreshToken: presented.token,
+          ip: requestState(request).ip,
+        });
+        return deliverTokens(deps, set.headers, tokens, presented.isCookie);
+      },
       {
         body: RefreshBody,
-        response: { 200: RefreshResponse, ...errorResponses(400, 401, 429) },
+        response: { 200: RefreshResponse, ...errorResponses(400, 401, 403, 429) },
         detail: {
           summary: "Exchange a refresh token for a new token pair",
           description:
-            "The presented refresh token is used up. Presenting it again revokes the whole session.",
+            "The presented refresh token is used up. Presenting it again revokes the whole session. Browser apps send no refresh_token: the bulwark_refresh cookie carries it (and gets the new one), and the request must come from this server's pages (Origin header; else 403 cross_site_request).",
           security: [],
         },
       },
     )
     .post(
       "/logout",
-      async ({ body, principal, actor }) => {
-        await signOut(deps, principal, actor, body?.refresh_token);
+      async ({ body, principal, actor, request, set }) => {
+        const fromCookie = refreshTokenFromCookie(request);
+        await signOut(deps, principal, actor, body?.refresh_token ?? fromCookie ?? undefined);
+        if (fromCookie !== null) clearRefreshCookie(deps, set.headers);
         return { message: "signed out" };
       },
       {

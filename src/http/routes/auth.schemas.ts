@@ -1,10 +1,12 @@
 import { Type } from "@sinclair/typebox";
 import { SCOPES } from "../../domain/auth/scopes";
+import { RefreshCookieField, withRefreshCookie } from "../browser-session";
 import { Uuid } from "../schemas/common";
 
 export const LoginBody = Type.Object({
   email: Type.String({ minLength: 1, maxLength: 320, description: "The user's email address" }),
   password: Type.String({ minLength: 1, maxLength: 1024 }),
+  ...RefreshCookieField,
 });
 
 import { ApiKeySchema } from "../../domain/auth/api-keys";
@@ -44,8 +46,18 @@ export const LoginResponse = Type.Object(
   { title: "SignedIn" },
 );
 
-export const RefreshBody = Type.Object({ refresh_token: Type.String({ minLength: 1 }) });
-export const RefreshResponse = TokenPairSchema;
+/** A sign-in's answer when the request asked for the refresh token in the browser's cookie. */
+export const SignedInWithCookie = withRefreshCookie(LoginResponse, "SignedInWithCookie");
+
+export const RefreshBody = Type.Object({
+  refresh_token: Type.Optional(
+    Type.String({ minLength: 1, description: "Required unless the bulwark_refresh cookie carries it" }),
+  ),
+});
+export const RefreshResponse = Type.Union([
+  TokenPairSchema,
+  withRefreshCookie(TokenPairSchema, "RefreshedWithCookie"),
+]);
 
 export const LogoutBody = Type.Object({ refresh_token: Type.Optional(Type.String()) });
 

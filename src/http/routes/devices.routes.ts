@@ -10,6 +10,7 @@ import { getDevice, getDeviceCompliance } from "../../domain/devices/get-device"
 import { getDevicePolicy } from "../../domain/devices/get-device-policy";
 import { listDeviceLogs } from "../../domain/devices/list-device-logs";
 import { listDevices } from "../../domain/devices/list-devices";
+import { summarizeDevices } from "../../domain/devices/summarize-devices";
 import { getDeviceWipe, requestDeviceWipe } from "../../domain/devices/wipe-device";
 import type { AppDeps } from "../app-deps";
 import { requestState, type securityPlugin } from "../plugins/security";
@@ -24,6 +25,7 @@ import {
   DeviceLogSchema,
   DevicePolicySchema,
   DeviceSchema,
+  DeviceSummarySchema,
   EnrollBody,
   EnrollmentResultSchema,
   StatusBody,
@@ -76,16 +78,36 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
       "",
       ({ query, principal }) => {
         const page = pageOf(query);
-        const filter = { status: query.status, platform: query.platform, userId: query.user_id };
+        const filter = {
+          status: query.status,
+          platform: query.platform,
+          userId: query.user_id,
+          compliance: query.compliance,
+          nameContains: query.q,
+        };
         return paginate(listDevices(deps, principal.organizationId, filter, page), page);
       },
       {
         access: "devices:read",
         query: DeviceListQuery,
         response: { 200: Paginated(DeviceListItemSchema), ...errorResponses(400, 401, 403, 429) },
-        detail: { summary: "List devices, newest enrolled first" },
+        detail: {
+          summary: "List devices, newest enrolled first",
+          description:
+            "Every filter given must hold (status, platform, user_id, compliance, q). q finds devices by a part " +
+            "of their name. 400 naming the parameter for a value outside its enum or bounds.",
+        },
       },
     )
+    .get("/summary", ({ principal }) => summarizeDevices(deps, principal.organizationId), {
+      access: "devices:read",
+      response: { 200: DeviceSummarySchema, ...errorResponses(401, 403, 429) },
+      detail: {
+        summary: "Count the organization's devices by status and by compliance",
+        description:
+          "Every status and compliance value is listed, zeros included; each group adds up to total (wiped devices count until deleted).",
+      },
+    })
     .post(
       "/bulk",
       ({ body, principal, actor }) =>

@@ -5,8 +5,10 @@ import {
   DeviceStatusSchema,
   PlatformSchema,
 } from "../../domain/devices/device-views";
+import { ComplianceStatusSchema } from "../../domain/devices/evaluate-compliance";
 import { DevicePolicySchema } from "../../domain/devices/get-device-policy";
 import { DeviceLogSchema } from "../../domain/devices/list-device-logs";
+import { DeviceSummarySchema } from "../../domain/devices/summarize-devices";
 import { WipeSchema } from "../../domain/devices/wipe-device";
 import { REASONS } from "../../domain/errors";
 import { literalUnion } from "../../lib/literal-union";
@@ -20,13 +22,22 @@ const WireGuardKey = Type.String({
   description: "a WireGuard public key: the base64 of 32 bytes, as `wg pubkey` prints it",
 });
 
-export { DeviceListItemSchema, DeviceSchema, DeviceStatusSchema, PlatformSchema };
+export { DeviceListItemSchema, DeviceSchema, DeviceStatusSchema, DeviceSummarySchema, PlatformSchema };
 
 export const DeviceListQuery = Type.Object({
   ...PageQuery,
   status: Type.Optional(DeviceStatusSchema),
   platform: Type.Optional(PlatformSchema),
   user_id: Type.Optional(Type.String({ format: "uuid", description: "Only this user's devices" })),
+  compliance: Type.Optional(ComplianceStatusSchema),
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        "Only devices whose device_name contains this text, ignoring the case of ASCII letters; % and _ match themselves",
+    }),
+  ),
 });
 
 export const EnrollBody = Type.Object({

@@ -19,9 +19,10 @@ import {
 } from "../../domain/mfa/webauthn-json";
 import { DisplayText } from "../../lib/schema-types";
 import type { AppDeps } from "../app-deps";
+import { deliverTokens, RefreshCookieField } from "../browser-session";
 import { requestState, type securityPlugin } from "../plugins/security";
 import { errorResponses } from "../schemas/common";
-import { LoginResponse } from "./auth.schemas";
+import { LoginResponse, SignedInWithCookie } from "./auth.schemas";
 
 const MfaToken = Type.String({ minLength: 1, maxLength: 200, description: "From POST /auth/login" });
 const Password = Type.String({ minLength: 1, maxLength: 1024, description: "The account's password" });
@@ -32,14 +33,14 @@ export function mfaRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
     .use(security)
     .post(
       "/verify",
-      async ({ body, request }) => {
+      async ({ body, request, set }) => {
         const result = await verifySecondFactor(deps, {
           mfaToken: body.mfa_token,
           method: body.method,
           code: body.code,
           ip: requestState(request).ip,
         });
-        return { ...result.tokens, user: result.user };
+        return deliverTokens(deps, set.headers, { ...result.tokens, user: result.user }, body.refresh_cookie);
       },
       {
         body: Type.Object({
@@ -51,8 +52,12 @@ export function mfaRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
             description:
               "totp: the 6 digits; recovery_code: one unused code; webauthn: JSON.stringify(credential.toJSON()) of navigator.credentials.get",
           }),
+          ...RefreshCookieField,
         }),
-        response: { 200: LoginResponse, ...errorResponses(400, 401, 429, 503) },
+        response: {
+          200: Type.Union([LoginResponse, SignedInWithCookie]),
+          ...errorResponses(400, 401, 429, 503),
+        },
         detail: {
           summary: "Finish a sign-in with a second factor",
           description:

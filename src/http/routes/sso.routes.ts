@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { discoverSsoConnections, SsoDiscoverySchema } from "../../domain/sso/discover-sso-connections";
 import { finishOidcSignIn, startOidcSignIn } from "../../domain/sso/oidc-sign-in";
 import {
   exchangeSamlCode,
@@ -9,14 +10,16 @@ import {
 } from "../../domain/sso/saml-sign-in";
 import { Uuid } from "../../lib/schema-types";
 import type { AppDeps } from "../app-deps";
+import { deliverTokens, RefreshCookieField } from "../browser-session";
 import { requestState, type securityPlugin } from "../plugins/security";
 import { errorResponses } from "../schemas/common";
-import { LoginResponse } from "./auth.schemas";
+import { LoginResponse, SignedInWithCookie } from "./auth.schemas";
 
 const RedirectUri = Type.String({
   minLength: 1,
   maxLength: 2000,
-  description: "Where the result goes: exactly one of the connection's redirect_uris",
+  description:
+    "Where the result goes: exactly one of the connection's redirect_uris, or the console's {base_url}/console/sso/callback",
 });
 const ClientState = Type.String({
   minLength: 16,
@@ -32,6 +35,22 @@ function redirect(location: string, status: 302 | 303): Response {
 export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
   return new Elysia({ prefix: "/api/v1/auth/sso", tags: ["Single sign-on"] })
     .use(security)
+    .post("/discover", ({ body }) => discoverSsoConnections(deps, body.email), {
+      body: Type.Object({
+        email: Type.String({
+          format: "email",
+          maxLength: 320,
+          description: "The address the person signs in with; only its domain is looked at",
+        }),
+      }),
+      response: { 200: SsoDiscoverySchema, ...errorResponses(400, 429) },
+      detail: {
+        summary: "Find the single sign-on connections for an email address",
+        description:
+          "Lists the enabled connections whose allowed_domains include the email's domain (ignoring case): OIDC, started with GET /auth/sso/oidc/authorize?client_id=..., and SAML of organizations on the enterprise plan, started with GET /auth/sso/saml/login?organization_id=.... An email without connections gets 200 with an empty list: the answer says nothing about whether an account exists. 400 when email is not an email address.",
+        security: [],
+      },
+    })
     .get("/oidc/authorize", async ({ query }) => redirect(await startOidcSignIn(deps, query), 302), {
       query: Type.Object({
         client_id: Type.String({
@@ -56,15 +75,15 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
       detail: {
         summary: "Start an OpenID Connect sign-in",
         description:
-          "Redirects the browser to the organization's provider with an authorization-code request (PKCE S256 and a nonce kept here). The provider sends the browser back to redirect_uri with code, state and iss; the client then calls POST /auth/sso/oidc/callback. 400 sso_connection_unknown for an unknown or disabled client_id, 400 sso_redirect_uri_not_allowed (nothing is redirected), 409 sso_state_taken when the state is already in use, 503 sso_provider_unavailable when discovery fails.",
+          "Redirects the browser to the organization's provider with an authorization-code request (PKCE S256 and a nonce kept here). The provider sends the browser back to redirect_uri with code, state and iss; the client then calls POST /auth/sso/oidc/callback. redirect_uri is one of the connection's redirect_uris or, for every connection, the console's own {base_url}/console/sso/callback (register that at the provider too for the console's sign-in). 400 sso_connection_unknown for an unknown or disabled client_id, 400 sso_redirect_uri_not_allowed (nothing is redirected), 409 sso_state_taken when the state is already in use, 503 sso_provider_unavailable when discovery fails.",
         security: [],
       },
     })
     .post(
       "/oidc/callback",
-      async ({ body, request }) => {
+      async ({ body, request, set }) => {
         const result = await finishOidcSignIn(deps, { ...body, ip: requestState(request).ip });
-        return { ...result.tokens, user: result.user };
+        return deliverTokens(deps, set.headers, { ...result.tokens, user: result.user }, body.refresh_cookie);
       },
       {
         body: Type.Object({
@@ -77,8 +96,12 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
               description: "RFC 9207: the provider's iss parameter from the redirect, when it sent one",
             }),
           ),
+          ...RefreshCookieField,
         }),
-        response: { 200: LoginResponse, ...errorResponses(400, 401, 429, 503) },
+        response: {
+          200: Type.Union([LoginResponse, SignedInWithCookie]),
+          ...errorResponses(400, 401, 429, 503),
+        },
         detail: {
           summary: "Finish an OpenID Connect sign-in",
           description:
@@ -116,7 +139,7 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
       detail: {
         summary: "Start a SAML sign-in",
         description:
-          "Redirects the browser to the organization's IdP. The IdP posts its response to the ACS, which sends the browser on to redirect_uri with ?code=...&state=... (or ?error=...&error_description=...&state=...). The request is single-use and expires after 10 minutes. 403 saml_requires_enterprise on the standard plan.",
+          "Redirects the browser to the organization's IdP. The IdP posts its response to the ACS, which sends the browser on to redirect_uri with ?code=...&state=... (or ?error=...&error_description=...&state=...). redirect_uri is one of the connection's redirect_uris or, for every connection, the console's own {base_url}/console/sso/callback; any other is a 400 sso_redirect_uri_not_allowed. The request is single-use and expires after 10 minutes. 403 saml_requires_enterprise on the standard plan.",
         security: [],
       },
     })
@@ -152,15 +175,19 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
     )
     .post(
       "/saml/token",
-      async ({ body, request }) => {
+      async ({ body, request, set }) => {
         const result = await exchangeSamlCode(deps, { code: body.code, ip: requestState(request).ip });
-        return { ...result.tokens, user: result.user };
+        return deliverTokens(deps, set.headers, { ...result.tokens, user: result.user }, body.refresh_cookie);
       },
       {
         body: Type.Object({
           code: Type.String({ minLength: 1, maxLength: 200, description: "From the ACS's redirect" }),
+          ...RefreshCookieField,
         }),
-        response: { 200: LoginResponse, ...errorResponses(400, 401, 403, 429) },
+        response: {
+          200: Type.Union([LoginResponse, SignedInWithCookie]),
+          ...errorResponses(400, 401, 403, 429),
+        },
         detail: {
           summary: "Exchange a SAML sign-in's one-time code for tokens",
           description:

@@ -1,0 +1,1 @@
+CREATE INDEX `devices_organization_compliance_idx` ON `devices` (`organization_id`,`compliance_status`,`enrolled_at`);
