@@ -1,10 +1,20 @@
-/** Builds the single executable dist/bulwark (migrations, docs assets and package.json embedded). */
-import { rmSync } from "node:fs";
+/**
+ * Builds the single executable dist/bulwark (migrations, docs assets, the console and package.json
+ * embedded). The console's API types are regenerated from the OpenAPI document first, so an API change
+ * the console does not follow fails `npm run typecheck` (and CI) instead of a page at run time.
+ */
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildExecutable } from "./build-executable";
+import { generateConsoleApiTypes, SCHEMA_FILE } from "./generate-console-api";
 
 /** `--musl`: dist/bulwark-musl as well, for Alpine and other musl systems. */
 const withMusl = process.argv.includes("--musl");
+const consoleTypes = await generateConsoleApiTypes();
+if (readFileSync(SCHEMA_FILE, "utf8") !== consoleTypes) {
+  writeFileSync(SCHEMA_FILE, consoleTypes);
+  console.log("updated src/console/api/schema.d.ts from the OpenAPI document");
+}
 const dist = join(import.meta.dir, "..", "dist");
 rmSync(dist, { recursive: true, force: true });
 const builds: { name: string; musl: boolean }[] = [{ name: "bulwark", musl: false }];

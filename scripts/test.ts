@@ -43,29 +43,6 @@ try {
   process.exit(1);
 }
 
-// Test tools with dependencies of their own: openapi-typescript needs TypeScript 5's compiler API,
-// which the project's TypeScript 7 lacks, so the generated-client check has its own lockfile.
-for (const tool of ["test/tools/openapi-client"]) {
-  const folder = join(root, tool);
-  const installed = join(folder, "node_modules", ".package-lock.json");
-  if (
-    existsSync(installed) &&
-    statSync(installed).mtimeMs >= statSync(join(folder, "package-lock.json")).mtimeMs
-  )
-    continue;
-  console.log(`installing ${tool} (npm ci)`);
-  const install = Bun.spawnSync(["npm", "ci", "--no-audit", "--no-fund"], {
-    cwd: folder,
-    stdout: "inherit",
-    stderr: "inherit",
-  });
-  if (install.exitCode !== 0) {
-    console.error(`npm ci in ${tool} failed`);
-    console.log("0 passed, 1 failed");
-    process.exit(1);
-  }
-}
-
 const args = process.argv.slice(2);
 const EXECUTABLE_SUITES = "test/http";
 

@@ -9,7 +9,8 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createTestApp } from "../helpers/test-app";
 
-const TOOL = join(import.meta.dir, "../tools/openapi-client");
+// tools/openapi-types: openapi-typescript and the TypeScript 5 it needs (an npm workspace of the project).
+const TOOL = join(import.meta.dir, "../../tools/openapi-types");
 const GENERATED = join(TOOL, "generated");
 
 const CLIENT = `
@@ -57,7 +58,7 @@ export const noRoute = () => client.GET("/api/v1/no-such-route");
 
 beforeAll(() => {
   if (!existsSync(join(TOOL, "node_modules", ".bin", "openapi-typescript")))
-    throw new Error(`${TOOL} is not installed: npm test installs it (npm ci --prefix ${TOOL})`);
+    throw new Error(`${TOOL} is not installed: run npm install (it is a workspace of the project)`);
   mkdirSync(GENERATED, { recursive: true });
 });
 

@@ -1,0 +1,11 @@
+/**
+ * The console's API types (src/console/api/schema.d.ts) are generated from the OpenAPI document; a
+ * committed copy that no longer matches the API would let the console call a route that changed.
+ */
+import { expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { generateConsoleApiTypes, SCHEMA_FILE } from "../../scripts/generate-console-api";
+
+test("the console's generated API types match the OpenAPI document (npm run build regenerates them)", async () => {
+  expect(readFileSync(SCHEMA_FILE, "utf8")).toBe(await generateConsoleApiTypes());
+}, 60_000);
