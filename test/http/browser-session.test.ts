@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { enableTotp, unusedCode } from "../helpers/mfa";
-import { freshTestApps, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
+import { freshTestApps, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 
 const newApp = freshTestApps();
 
@@ -70,7 +70,7 @@ describe("browser sessions", () => {
     expect(cookie?.attributes).toContain("Secure");
   });
 
-  test("a refresh by cookie from the console's page rotates the cookie; the old one then ends the session", async () => {
+  test("a refresh by cookie from the console's page rotates the cookie", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     const signedIn = await cookieSignIn(t, org.adminEmail);
@@ -84,14 +84,67 @@ describe("browser sessions", () => {
     const second = refreshCookie(refreshed.headers)?.value ?? "";
     expect(second).not.toBe(first);
     expect((await t.request("GET", "/api/v1/users/me", { token: refreshed.body.token })).status).toBe(200);
+    expect((await refreshWithCookie(t, second, origin)).status).toBe(200);
+  });
 
-    // The used cookie presented again (a stolen copy): the whole session ends, the new cookie too.
+  test("a page reloaded while its refresh was in flight gets a new cookie, and the answer it lost ends", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const signedIn = await cookieSignIn(t, org.adminEmail);
+    const origin = ownOrigin(signedIn.body.token);
+    const first = refreshCookie(signedIn.headers)?.value ?? "";
+    // The answer carrying `lost` never reached the browser, which still holds `first`.
+    const lost = refreshCookie((await refreshWithCookie(t, first, origin)).headers)?.value ?? "";
+
+    const retried = await refreshWithCookie(t, first, origin);
+    expect(retried.status).toBe(200);
+    const kept = refreshCookie(retried.headers)?.value ?? "";
+    expect((await t.request("GET", "/api/v1/users/me", { token: retried.body.token })).status).toBe(200);
+    // One live refresh token per session: the lost one no longer works, the new one does.
+    expect((await refreshWithCookie(t, lost, origin)).status).toBe(401);
+    expect((await refreshWithCookie(t, kept, origin)).status).toBe(200);
+  });
+
+  test("a used cookie whose replacement was used is theft: the whole session ends", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const signedIn = await cookieSignIn(t, org.adminEmail);
+    const origin = ownOrigin(signedIn.body.token);
+    const first = refreshCookie(signedIn.headers)?.value ?? "";
+    const second = refreshCookie((await refreshWithCookie(t, first, origin)).headers)?.value ?? "";
+    const third = await refreshWithCookie(t, second, origin);
+    expect(third.status).toBe(200);
+
     const replay = await refreshWithCookie(t, first, origin);
     expect(replay.status).toBe(401);
     expect(replay.body.reason).toBe("refresh_token_reused");
-    expect((await refreshWithCookie(t, second, origin)).status).toBe(401);
-    expect((await t.request("GET", "/api/v1/users/me", { token: refreshed.body.token })).status).toBe(401);
+    expect((await refreshWithCookie(t, refreshCookie(third.headers)?.value ?? "", origin)).status).toBe(401);
+    expect((await t.request("GET", "/api/v1/users/me", { token: third.body.token })).status).toBe(401);
   });
+
+  inProcessTest(
+    "a used cookie presented more than 30 seconds later is theft, and in the body never retries",
+    async () => {
+      const t = await newApp();
+      const org = await t.createOrganization();
+      const signedIn = await cookieSignIn(t, org.adminEmail);
+      const origin = ownOrigin(signedIn.body.token);
+      const first = refreshCookie(signedIn.headers)?.value ?? "";
+      await refreshWithCookie(t, first, origin);
+      t.clock.advanceSeconds(31);
+      const late = await refreshWithCookie(t, first, origin);
+      expect(late.status).toBe(401);
+      expect(late.body.reason).toBe("refresh_token_reused");
+
+      // A script's refresh token (in the body) has no such window: presented again, the session ends.
+      const pair = (await t.signIn(org.adminEmail)) as { refresh_token: string };
+      await t.request("POST", "/api/v1/auth/refresh", { body: { refresh_token: pair.refresh_token } });
+      const again = await t.request("POST", "/api/v1/auth/refresh", {
+        body: { refresh_token: pair.refresh_token },
+      });
+      expect(again.body.reason).toBe("refresh_token_reused");
+    },
+  );
 
   test("a refresh by cookie from another site, or with no Origin, is refused and uses nothing up", async () => {
     const t = await newApp();

@@ -419,12 +419,13 @@ describe("the console's SSO callback is a redirect_uri of every connection", () 
   test("OIDC: a whole sign-in through the console's callback, which the connection does not list; other URIs stay refused", async () => {
     const t = await newApp();
     const callback = consoleCallback(t);
-    // A provider that knows the console's callback; the Bulwark connection lists only OIDC_CALLBACK.
+    // A provider that knows the console's callback; the Bulwark connection lists no redirect URI at
+    // all, which is allowed: only the console signs in with it.
     const provider = await startOidcProvider({ redirectUris: [callback] });
     try {
-      const org = await organizationWithOidc(t, provider);
+      const org = await organizationWithOidc(t, provider, { redirect_uris: [] });
       const settings = await t.request("GET", "/api/v1/organizations/current", { token: org.adminToken });
-      expect(settings.body.sso.oidc.redirect_uris).toEqual([OIDC_CALLBACK]);
+      expect(settings.body.sso.oidc).toMatchObject({ enabled: true, redirect_uris: [] });
 
       const state = randomState();
       const started = await authorizeOidc(t, {
@@ -452,6 +453,7 @@ describe("the console's SSO callback is a redirect_uri of every connection", () 
       });
 
       for (const redirect_uri of [
+        OIDC_CALLBACK,
         "https://attacker.example/console/sso/callback",
         `${callback}/extra`,
         `${callback}?next=/x`,

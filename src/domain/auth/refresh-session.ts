@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, gte, isNull, ne } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { refreshTokens, sessions, users } from "../../db/schema";
 import { toIso } from "../../lib/clock";
@@ -9,12 +9,22 @@ import { insertRefreshToken, signTokenPair, type TokenPair } from "./issue-sessi
 import type { RefreshClaims } from "./tokens";
 
 /**
+ * How long a browser may present the refresh token it just used again. A page reloaded or closed while
+ * its refresh was in flight never stores the cookie the answer carried, and its next load presents the
+ * used one: within this window, and while the token that replaced it is unused, that is the lost
+ * answer being asked for again, not theft.
+ */
+export const BROWSER_RETRY_SECONDS = 30;
+
+/**
  * Rotates a refresh token: the presented one is used up and a new pair is returned. Presenting a token
- * that was already used is treated as theft: the whole session (every refresh and access token) is revoked.
+ * that was already used is treated as theft: the whole session (every refresh and access token) is
+ * revoked, except for a browser's retry (`isBrowserCookie`, see BROWSER_RETRY_SECONDS), which replaces
+ * the unused successor instead.
  */
 export async function refreshSession(
   deps: AuthDeps,
-  input: { refreshToken: string; ip: string },
+  input: { refreshToken: string; ip: string; isBrowserCookie?: boolean },
 ): Promise<TokenPair> {
   const claims = await verifyOwnToken<RefreshClaims>(deps, input.refreshToken, "refresh");
   const row = deps.db.select().from(refreshTokens).where(eq(refreshTokens.id, claims.jti)).get();
@@ -30,7 +40,8 @@ export async function refreshSession(
     organizationId: user.organizationId,
     ip: input.ip,
   };
-  if (row.usedAt) {
+  const lostSuccessors = input.isBrowserCookie && row.usedAt ? unusedSuccessors(deps.db, row, now) : null;
+  if (row.usedAt && !lostSuccessors) {
     if (!session.revokedAt) {
       withTransaction(deps.db, (tx) => {
         revokeSession(tx, now, session.id, "refresh token reuse");
@@ -55,14 +66,25 @@ export async function refreshSession(
 
   const signed = await signTokenPair(deps, user, session.id);
   withTransaction(deps.db, (tx) => {
-    // Only one concurrent refresh with the same token can win this update.
-    const used = tx
-      .update(refreshTokens)
-      .set({ usedAt: toIso(now) })
-      .where(and(eq(refreshTokens.id, row.id), isNull(refreshTokens.usedAt), isNull(refreshTokens.revokedAt)))
-      .returning({ id: refreshTokens.id })
-      .all();
-    if (used.length !== 1) throw new UnauthenticatedError("refresh_token_invalid", "invalid refresh token");
+    if (lostSuccessors) {
+      // The browser never received these: they end, so the session keeps a single live refresh token.
+      for (const successor of lostSuccessors)
+        tx.update(refreshTokens)
+          .set({ revokedAt: toIso(now) })
+          .where(eq(refreshTokens.id, successor))
+          .run();
+    } else {
+      // Only one concurrent refresh with the same token can win this update.
+      const used = tx
+        .update(refreshTokens)
+        .set({ usedAt: toIso(now) })
+        .where(
+          and(eq(refreshTokens.id, row.id), isNull(refreshTokens.usedAt), isNull(refreshTokens.revokedAt)),
+        )
+        .returning({ id: refreshTokens.id })
+        .all();
+      if (used.length !== 1) throw new UnauthenticatedError("refresh_token_invalid", "invalid refresh token");
+    }
     insertRefreshToken(tx, now, session.id, user.id, signed);
     tx.update(sessions)
       .set({ expiresAt: toIso(signed.refreshExpiresAt) })
@@ -70,6 +92,27 @@ export async function refreshSession(
       .run();
   });
   return signed.pair;
+}
+
+/**
+ * The tokens issued when `used` was used, if that was less than BROWSER_RETRY_SECONDS ago and none of
+ * them has been used or revoked since; null otherwise (then presenting `used` again is theft).
+ */
+function unusedSuccessors(db: DbOrTx, used: typeof refreshTokens.$inferSelect, now: Date): string[] | null {
+  if (!used.usedAt || now.getTime() - Date.parse(used.usedAt) > BROWSER_RETRY_SECONDS * 1000) return null;
+  const successors = db
+    .select({ id: refreshTokens.id, usedAt: refreshTokens.usedAt, revokedAt: refreshTokens.revokedAt })
+    .from(refreshTokens)
+    .where(
+      and(
+        eq(refreshTokens.sessionId, used.sessionId),
+        ne(refreshTokens.id, used.id),
+        gte(refreshTokens.issuedAt, used.usedAt),
+      ),
+    )
+    .all();
+  if (successors.length === 0 || successors.some((token) => token.usedAt || token.revokedAt)) return null;
+  return successors.map((token) => token.id);
 }
 
 /** Marks a session and all of its refresh tokens revoked. */

@@ -111,11 +111,6 @@ export async function prepareSsoSettings(
     oidc.allowed_domains = normalizeDomains(oidc.allowed_domains, "sso.oidc.allowed_domains", errors);
     if (oidc.enabled) {
       errors.push(...required(oidc, ["issuer", "client_id"], "sso.oidc"));
-      if (oidc.redirect_uris.length === 0)
-        errors.push({
-          field: "sso.oidc.redirect_uris",
-          message: "at least one is required while the connection is enabled",
-        });
     }
     next.oidc = oidc;
   }
@@ -146,11 +141,6 @@ export async function prepareSsoSettings(
     saml.allowed_domains = normalizeDomains(saml.allowed_domains, "sso.saml.allowed_domains", errors);
     if (saml.enabled) {
       errors.push(...required(saml, ["idp_entity_id", "idp_sso_url", "idp_certificate"], "sso.saml"));
-      if (saml.redirect_uris.length === 0)
-        errors.push({
-          field: "sso.saml.redirect_uris",
-          message: "at least one is required while the connection is enabled",
-        });
     }
     next.saml = saml;
   }

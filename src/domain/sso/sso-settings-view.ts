@@ -6,7 +6,7 @@ import { ValidationError } from "../errors";
 const RedirectUris = Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), {
   maxItems: 20,
   description:
-    "Absolute http(s) URLs of your application that may receive the result of a sign-in; a sign-in naming any other is refused before anything is sent to the identity provider. The console's own {base_url}/console/sso/callback is always allowed besides these",
+    "Absolute http(s) URLs of your application that may receive the result of a sign-in; a sign-in naming any other is refused before anything is sent to the identity provider. The console's own {base_url}/console/sso/callback is always allowed besides these (so the list may be empty when only the console signs in)",
 });
 const AllowedDomains = Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
   maxItems: 100,

@@ -75,6 +75,7 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         const tokens = await refreshSession(deps, {
           refreshToken: presented.token,
           ip: requestState(request).ip,
+          isBrowserCookie: presented.isCookie,
         });
         return deliverTokens(deps, set.headers, tokens, presented.isCookie);
       },
@@ -84,7 +85,7 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         detail: {
           summary: "Exchange a refresh token for a new token pair",
           description:
-            "The presented refresh token is used up. Presenting it again revokes the whole session. Browser apps send no refresh_token: the bulwark_refresh cookie carries it (and gets the new one), and the request must come from this server's pages (Origin header; else 403 cross_site_request).",
+            "The presented refresh token is used up. Presenting it again revokes the whole session. Browser apps send no refresh_token: the bulwark_refresh cookie carries it (and gets the new one), and the request must come from this server's pages (Origin header; else 403 cross_site_request). A cookie used less than 30 seconds ago whose replacement is still unused (the page was reloaded while its refresh was in flight and never stored the new cookie) gets a new pair, and the lost replacement ends.",
           security: [],
         },
       },
