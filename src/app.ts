@@ -8,6 +8,7 @@ import { securityPlugin } from "./http/plugins/security";
 import { agentRoutes } from "./http/routes/agent.routes";
 import { auditLogRoutes } from "./http/routes/audit-logs.routes";
 import { authRoutes } from "./http/routes/auth.routes";
+import { consoleRoutes } from "./http/routes/console.routes";
 import { deviceRoutes } from "./http/routes/devices.routes";
 import { enrollmentTokenRoutes } from "./http/routes/enrollment-tokens.routes";
 import { gdprRoutes } from "./http/routes/gdpr.routes";
@@ -42,6 +43,7 @@ export function buildApp(deps: AppDeps) {
     .use(deviceRoutes(deps, security))
     .use(agentRoutes(deps, security))
     .use(vpnRoutes(deps, security))
-    .use(webhookRoutes(deps, security));
+    .use(webhookRoutes(deps, security))
+    .use(consoleRoutes());
   return app;
 }

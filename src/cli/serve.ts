@@ -6,6 +6,7 @@ import { acquireServeLock } from "../db/serve-lock";
 import { checkFirstAdminSettings, ensureFirstAdmin } from "../domain/users/bootstrap-admin";
 import type { AppDeps } from "../http/app-deps";
 import { assertHostResolves, ListenError, listenError, listenHttp } from "../http/http-server";
+import { consoleAssets } from "../http/routes/console.routes";
 import { readTlsFiles, startTlsFront, TlsClients, type TlsFront, TlsSetupError } from "../http/tls-front";
 import { startJobs } from "../jobs/scheduler";
 import { createWebhookDispatcher } from "../jobs/webhook-dispatcher";
@@ -53,6 +54,10 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
       migrations: appliedMigrations,
     });
   const app = buildApp(deps);
+  // Bundled (from source) and compressed now, so the first visitor does not wait and a problem shows here.
+  consoleAssets().catch((error: unknown) =>
+    log.error(`the console could not be prepared: ${(error as Error).message}`, { error }),
+  );
   await assertHostResolves(config.server.host);
   const isTls = config.server.tls_cert !== "";
   // With TLS, the HTTP server listens on a loopback port only the TLS front in this process uses.
@@ -79,17 +84,21 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   log.announce(`Bulwark ${deps.version} listening on ${url}`, {
     version: deps.version,
     url,
+    console: `${url}/console/`,
     docs: `${url}/api/v1/docs`,
     metrics: config.metrics.enabled ? `${url}/metrics` : undefined,
     database: config.database.path,
   });
+  log.announce(`Console: ${url}/console/`);
   if (firstAdmin) {
     // The one message that carries a password, on purpose: the generated one, printed once, on first run.
     log.announce(
       `First run: created the admin ${firstAdmin.email}${firstAdmin.password ? ` with the password ${firstAdmin.password}` : " (password from BULWARK_ADMIN_PASSWORD)"}`,
     );
     if (firstAdmin.password)
-      log.announce("This password is shown only once. Change it with PUT /api/v1/users/me/password.");
+      log.announce(
+        "This password is shown only once. Change it in the console (your account page) or with PUT /api/v1/users/me/password.",
+      );
     log.announce(
       `Sign in: curl -s ${url}/api/v1/auth/login -H 'content-type: application/json' -d '{"email":"${firstAdmin.email}","password":"${firstAdmin.password ?? "<your password>"}"}'`,
     );

@@ -199,8 +199,9 @@ describe("the log of serve", () => {
       .map((line) => JSON.parse(line) as { msg: string });
     expect(lines.map((line) => line.msg)).toEqual([
       expect.stringContaining("listening on http://127.0.0.1:"),
+      expect.stringMatching(/^Console: http:\/\/127\.0\.0\.1:\d+\/console\/$/),
       expect.stringMatching(/^First run: created the admin admin@bulwark\.local with the password \S+$/),
-      "This password is shown only once. Change it with PUT /api/v1/users/me/password.",
+      "This password is shown only once. Change it in the console (your account page) or with PUT /api/v1/users/me/password.",
       expect.stringContaining("Sign in: curl"),
       "SIGTERM received: stopping",
       "stopped",

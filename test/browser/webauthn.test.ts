@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type CDPSession, chromium, type Page } from "playwright-core";
 import { executablePath, type RunningServer, startServer } from "../helpers/binary";
+import { jsonRequest } from "../helpers/console-browser";
 
 const ADMIN = { email: "passkeys@example.com", password: "correct-horse-battery" };
 const CHROMIUM = process.env.CHROMIUM_PATH ?? Bun.which("chromium") ?? "/usr/bin/chromium";
@@ -47,18 +48,8 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-async function api(method: string, path: string, options: { token?: string; body?: unknown } = {}) {
-  const response = await fetch(`${origin}${path}`, {
-    method,
-    headers: {
-      accept: "application/json",
-      ...(options.body === undefined ? {} : { "content-type": "application/json" }),
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-    },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
+function api(method: string, path: string, options: { token?: string; body?: unknown } = {}) {
+  return jsonRequest(origin, method, path, options);
 }
 
 /** Every virtual authenticator added so far (the DevTools protocol has no call to list them). */

@@ -90,7 +90,7 @@ describe("headers on every response", () => {
 describe("errors", () => {
   test("an unknown route is a 404 JSON error", async () => {
     const t = await newApp();
-    for (const path of ["/api/v1/nope", "/api/v2/users", "/", "/api/v1/users/me/nothing/here"]) {
+    for (const path of ["/api/v1/nope", "/api/v2/users", "/consoles", "/api/v1/users/me/nothing/here"]) {
       const response = await t.request("GET", path);
       expectErrorBody(response, 404);
     }

@@ -153,6 +153,7 @@ describe("every route", () => {
         "POST /api/v1/auth/mfa/verify",
         "POST /api/v1/auth/mfa/webauthn/authentication-options",
         "POST /api/v1/auth/refresh",
+        "POST /api/v1/auth/sso/discover",
         "GET /api/v1/auth/sso/oidc/authorize",
         "POST /api/v1/auth/sso/oidc/callback",
         "GET /api/v1/auth/sso/saml/metadata",
@@ -161,6 +162,10 @@ describe("every route", () => {
         "POST /api/v1/auth/sso/saml/token",
         "POST /api/v1/devices/enroll",
         "GET /api/v1/agent/ca.pem",
+        // The console's page and files (test/http/console.test.ts); its data comes from the API.
+        "GET /",
+        "GET /console",
+        "GET /console/*",
       ].sort(),
     );
   });

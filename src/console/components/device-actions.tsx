@@ -1,0 +1,252 @@
+import { useState } from "preact/hooks";
+import { type ApiError, api, type Schemas, unwrap } from "../api/client";
+import { navigate } from "../lib/router";
+import { asApiError, fieldErrorOf, formLevelError } from "./device-labels";
+import { ConfirmDialog } from "./dialog";
+import { ErrorNotice, notify } from "./feedback";
+import { Checkbox, Field } from "./form";
+
+type Device = Schemas["Device"];
+type Dialog = "suspend" | "wipe" | "delete" | null;
+
+/**
+ * What can be done to one device, by its state: suspend or unsuspend, wipe (unless wiped or a wipe is
+ * pending), delete (only once wiped). `onChanged` reloads the page's data; `onWipeRequested` starts
+ * following the new wipe.
+ */
+export function DeviceActions({
+  device,
+  isWipePending,
+  onChanged,
+  onWipeRequested,
+}: {
+  device: Device;
+  isWipePending: boolean;
+  onChanged: () => void;
+  onWipeRequested: (wipeId: string) => void;
+}) {
+  const [dialog, setDialog] = useState<Dialog>(null);
+  const [error, setError] = useState<ApiError | undefined>();
+  const [isBusy, setBusy] = useState(false);
+  const isWiped = device.status === "wiped";
+  const open = (which: Dialog) => {
+    setError(undefined);
+    setDialog(which);
+  };
+
+  const unsuspend = async () => {
+    setError(undefined);
+    setBusy(true);
+    try {
+      const change = await unwrap(
+        api.PUT("/api/v1/devices/{id}/status", {
+          params: { path: { id: device.id } },
+          body: { status: "online" },
+        }),
+      );
+      notify(`${device.device_name} unsuspended: it is ${change.status} now`);
+      onChanged();
+    } catch (failure) {
+      setError(asApiError(failure));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      {device.status === "suspended" ? (
+        <button type="button" class="button-secondary" disabled={isBusy} onClick={unsuspend}>
+          Unsuspend
+        </button>
+      ) : null}
+      {!isWiped && device.status !== "suspended" ? (
+        <button type="button" class="button-secondary" onClick={() => open("suspend")}>
+          Suspend…
+        </button>
+      ) : null}
+      {!isWiped && !isWipePending ? (
+        <button type="button" class="button-danger" onClick={() => open("wipe")}>
+          Wipe…
+        </button>
+      ) : null}
+      {isWiped ? (
+        <button type="button" class="button-danger" onClick={() => open("delete")}>
+          Delete…
+        </button>
+      ) : null}
+      {dialog === null && error ? (
+        <div class="wide">
+          <ErrorNotice error={error} />
+        </div>
+      ) : null}
+      <SuspendDialog
+        device={device}
+        open={dialog === "suspend"}
+        onClose={() => setDialog(null)}
+        onDone={() => {
+          setDialog(null);
+          onChanged();
+        }}
+      />
+      <WipeDialog
+        device={device}
+        open={dialog === "wipe"}
+        onClose={() => setDialog(null)}
+        onDone={(wipeId) => {
+          setDialog(null);
+          onWipeRequested(wipeId);
+          onChanged();
+        }}
+      />
+      <DeleteDialog device={device} open={dialog === "delete"} onClose={() => setDialog(null)} />
+    </>
+  );
+}
+
+interface DialogProps {
+  device: Device;
+  open: boolean;
+  onClose: () => void;
+}
+
+/** Suspension needs a reason: it is kept with the device and in the audit log. */
+function SuspendDialog({ device, open, onClose, onDone }: DialogProps & { onDone: () => void }) {
+  const [reason, setReason] = useState("");
+  const [error, setError] = useState<ApiError | undefined>();
+  const submit = async () => {
+    setError(undefined);
+    try {
+      await unwrap(
+        api.PUT("/api/v1/devices/{id}/status", {
+          params: { path: { id: device.id } },
+          body: { status: "suspended", reason },
+        }),
+      );
+      notify(`${device.device_name} suspended`);
+      setReason("");
+      onDone();
+    } catch (failure) {
+      setError(asApiError(failure));
+    }
+  };
+  return (
+    <ConfirmDialog
+      title={`Suspend ${device.device_name}?`}
+      open={open}
+      confirmLabel="Suspend device"
+      isDanger
+      onConfirm={submit}
+      onClose={onClose}
+    >
+      <p>
+        The device loses VPN access and its certificate is revoked until it is unsuspended. It still receives
+        a wipe if one is requested.
+      </p>
+      <ErrorNotice error={formLevelError(error, ["reason"])} />
+      <ReasonField value={reason} error={fieldErrorOf(error, "reason")} onChange={setReason} />
+    </ConfirmDialog>
+  );
+}
+
+/** A wipe is irreversible: the device's name must be typed, and a reason given. */
+function WipeDialog({ device, open, onClose, onDone }: DialogProps & { onDone: (wipeId: string) => void }) {
+  const [reason, setReason] = useState("");
+  const [notifyUser, setNotifyUser] = useState(true);
+  const [error, setError] = useState<ApiError | undefined>();
+  const submit = async () => {
+    setError(undefined);
+    try {
+      const wipe = await unwrap(
+        api.POST("/api/v1/devices/{id}/wipe", {
+          params: { path: { id: device.id } },
+          body: { reason, notify_user: notifyUser },
+        }),
+      );
+      notify(`Wipe of ${device.device_name} requested`);
+      setReason("");
+      onDone(wipe.wipe_id);
+    } catch (failure) {
+      setError(asApiError(failure));
+    }
+  };
+  return (
+    <ConfirmDialog
+      title={`Wipe ${device.device_name}?`}
+      open={open}
+      confirmLabel="Wipe device"
+      typeToConfirm={device.device_name}
+      isDanger
+      onConfirm={submit}
+      onClose={onClose}
+    >
+      <p>
+        At its next check-in, the agent on <strong>{device.device_name}</strong> erases the work profile: work
+        apps, accounts and data. The device then stops being managed. This cannot be undone.
+      </p>
+      <ErrorNotice error={formLevelError(error, ["reason", "notify_user"])} />
+      <ReasonField value={reason} error={fieldErrorOf(error, "reason")} onChange={setReason} />
+      <Checkbox
+        label="Tell the device's user before wiping"
+        checked={notifyUser}
+        error={fieldErrorOf(error, "notify_user")}
+        onChange={setNotifyUser}
+      />
+    </ConfirmDialog>
+  );
+}
+
+/** Deleting forgets a wiped device: its record, log and VPN address. */
+function DeleteDialog({ device, open, onClose }: DialogProps) {
+  const [error, setError] = useState<ApiError | undefined>();
+  const submit = async () => {
+    setError(undefined);
+    try {
+      await unwrap(api.DELETE("/api/v1/devices/{id}", { params: { path: { id: device.id } } }));
+      notify(`${device.device_name} deleted`);
+      navigate("/devices");
+    } catch (failure) {
+      setError(asApiError(failure));
+    }
+  };
+  return (
+    <ConfirmDialog
+      title={`Delete ${device.device_name}?`}
+      open={open}
+      confirmLabel="Delete device"
+      isDanger
+      onConfirm={submit}
+      onClose={onClose}
+    >
+      <p>
+        <strong>{device.device_name}</strong> is removed from the device list with its activity log, and its
+        VPN address is freed. The audit log keeps what happened to it.
+      </p>
+      <ErrorNotice error={error} />
+    </ConfirmDialog>
+  );
+}
+
+function ReasonField({
+  value,
+  error,
+  onChange,
+}: {
+  value: string;
+  error: string | undefined;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <Field label="Reason" hint="Kept with the device and in the audit log." error={error}>
+      {(control) => (
+        <textarea
+          {...control}
+          required
+          maxLength={500}
+          value={value}
+          onInput={(event) => onChange(event.currentTarget.value)}
+        />
+      )}
+    </Field>
+  );
+}

@@ -1,0 +1,304 @@
+/**
+ * The console's device pages in Chromium against the built executable: the list (search, filters, paging,
+ * bulk suspend), a non-compliant device's violations, and a wipe from the dialog to its completion by the
+ * agent, then deletion. Data is set up through the API, as an agent and a script would.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Page } from "playwright-core";
+import {
+  accessibilityViolations,
+  type ConsoleHarness,
+  signInThroughForm,
+  startConsoleHarness,
+  withScreenshotOnFailure,
+} from "../helpers/console-browser";
+
+let harness: ConsoleHarness;
+let adminToken: string;
+/** The device tokens of the named devices, for their agents' check-ins. */
+const agents = new Map<string, { id: string; token: string }>();
+
+const COMPLIANT_FACTS = {
+  disk_encrypted: true,
+  vpn_connected: true,
+  screen_lock_enabled: true,
+  firewall_enabled: true,
+  usb_storage_blocked: true,
+  screenshots_blocked: true,
+};
+
+async function enroll(enrollmentToken: string, name: string, platform: string, osVersion: string) {
+  const answer = await harness.api("POST", "/api/v1/devices/enroll", {
+    body: {
+      enrollment_token: enrollmentToken,
+      device_name: name,
+      platform,
+      agent_version: "1.4.0",
+      hardware_id: `HW-${crypto.randomUUID()}`,
+      os_version: osVersion,
+    },
+  });
+  if (answer.status !== 201) throw new Error(`enrolling ${name} failed: ${JSON.stringify(answer.body)}`);
+  agents.set(name, { id: answer.body.id, token: answer.body.device_token });
+}
+
+async function checkIn(name: string, facts: Record<string, boolean>) {
+  const agent = agents.get(name);
+  const answer = await harness.api("POST", "/api/v1/agent/checkin", { token: agent?.token, body: { facts } });
+  if (answer.status !== 200) throw new Error(`check-in of ${name} failed: ${JSON.stringify(answer.body)}`);
+  return answer.body as { commands: { type: string; wipe_id: string }[] };
+}
+
+beforeAll(async () => {
+  harness = await startConsoleHarness();
+  adminToken = await harness.adminToken();
+  const created = await harness.api("POST", "/api/v1/enrollment-tokens", {
+    token: adminToken,
+    body: { max_uses: null },
+  });
+  const enrollmentToken = created.body.token as string;
+  // 25 others first, so that the named devices (newest first) are on page 1 and the list has a page 2.
+  for (let index = 1; index <= 25; index++) {
+    await enroll(enrollmentToken, `Fleet node ${String(index).padStart(2, "0")}`, "linux", "6.8");
+  }
+  await enroll(enrollmentToken, "Atlas laptop", "macos", "14.4");
+  await enroll(enrollmentToken, "Borealis phone", "android", "14");
+  await enroll(enrollmentToken, "Cirrus desktop", "windows", "11");
+  await enroll(enrollmentToken, "Dover tablet", "ios", "17.1");
+  // The default policy (balanced) requires disk encryption: Borealis breaks that rule.
+  await checkIn("Borealis phone", { ...COMPLIANT_FACTS, disk_encrypted: false });
+  await checkIn("Atlas laptop", COMPLIANT_FACTS);
+  const suspended = await harness.api("PUT", `/api/v1/devices/${agents.get("Fleet node 07")?.id}/status`, {
+    token: adminToken,
+    body: { status: "suspended", reason: "Reported stolen" },
+  });
+  expect(suspended.status).toBe(200);
+}, 120_000);
+
+afterAll(async () => {
+  await harness?.stop();
+});
+
+/** The device table's rows (the header row excepted). */
+function deviceRows(page: Page) {
+  return page.getByRole("table", { name: /^Devices, page/ }).locator("tbody tr");
+}
+
+async function openDevices(page: Page, query = "") {
+  await page.goto(`${harness.origin}/console/devices${query}`);
+  await page.getByRole("heading", { level: 1, name: "Devices" }).waitFor();
+}
+
+describe("console devices", () => {
+  test("the list shows the devices, searches by name, filters by status and compliance, and pages", async () => {
+    const page = await harness.newPage();
+    await withScreenshotOnFailure(page, "devices list", async () => {
+      await signInThroughForm(page, harness.origin);
+      await openDevices(page);
+      for (const name of ["Atlas laptop", "Borealis phone", "Cirrus desktop", "Dover tablet"]) {
+        await page.getByRole("link", { name, exact: true }).waitFor();
+      }
+      expect(await deviceRows(page).count()).toBe(25);
+      const borealis = deviceRows(page).filter({ has: page.getByRole("link", { name: "Borealis phone" }) });
+      expect(await borealis.textContent()).toContain("Non-compliant");
+      expect(await borealis.textContent()).toContain("Android");
+      expect(await accessibilityViolations(page)).toEqual([]);
+
+      // Paging: 29 devices at 25 a page; the page is in the URL, so a reload stays on it.
+      await page.getByText("Page 1 of 2", { exact: true }).waitFor();
+      await page.getByRole("button", { name: "Next" }).click();
+      await page.getByText("Page 2 of 2", { exact: true }).waitFor();
+      await page.getByRole("link", { name: "Fleet node 01" }).waitFor();
+      expect(await deviceRows(page).count()).toBe(4);
+      expect(page.url()).toContain("page=2");
+      await page.reload();
+      await page.getByText("Page 2 of 2", { exact: true }).waitFor();
+      expect(await deviceRows(page).count()).toBe(4);
+
+      // Search by part of the name, in any case: one device, and back to page 1.
+      await page.getByLabel("Search by name").fill("BOREALIS");
+      await page.getByRole("link", { name: "Fleet node 01" }).waitFor({ state: "detached" });
+      await page.getByRole("link", { name: "Borealis phone" }).waitFor();
+      expect(await deviceRows(page).count()).toBe(1);
+      expect(page.url()).toContain("q=BOREALIS");
+      expect(page.url()).not.toContain("page=");
+
+      // Status: only the suspended device.
+      await page.getByLabel("Search by name").fill("");
+      await page.getByRole("link", { name: "Atlas laptop" }).waitFor();
+      await page.getByLabel("Status").selectOption("suspended");
+      await page.getByRole("link", { name: "Atlas laptop" }).waitFor({ state: "detached" });
+      expect(await deviceRows(page).allTextContents()).toEqual([expect.stringContaining("Fleet node 07")]);
+      expect(await deviceRows(page).first().textContent()).toContain("Suspended");
+
+      // Compliance, kept through a reload: only the device that broke a rule.
+      await page.getByLabel("Status").selectOption("");
+      await page.getByLabel("Compliance").selectOption("non_compliant");
+      await page.getByRole("link", { name: "Fleet node 07" }).waitFor({ state: "detached" });
+      await page.reload();
+      expect(await page.getByLabel("Compliance").inputValue()).toBe("non_compliant");
+      await page.getByRole("link", { name: "Borealis phone" }).waitFor();
+      expect(await deviceRows(page).count()).toBe(1);
+
+      // A filter that matches nothing says so.
+      await page.getByLabel("Search by name").fill("no such device");
+      await page.getByText("No devices match these filters").waitFor();
+    });
+  }, 60_000);
+
+  test("two selected devices are suspended together with a reason", async () => {
+    const page = await harness.newPage();
+    await withScreenshotOnFailure(page, "devices bulk suspend", async () => {
+      await signInThroughForm(page, harness.origin);
+      await openDevices(page);
+      await page.getByRole("checkbox", { name: "Select Atlas laptop" }).check();
+      await page.getByRole("checkbox", { name: "Select Cirrus desktop" }).check();
+      const bar = page.getByRole("region", { name: "Bulk actions" });
+      await bar.getByText("2 devices selected").waitFor();
+      await bar.getByRole("button", { name: "Suspend…", exact: true }).click();
+
+      const dialog = page.getByRole("dialog", { name: "Suspend 2 devices?" });
+      await dialog.getByText("Atlas laptop").waitFor();
+      await dialog.getByLabel("Reason").fill("Quarterly audit");
+      await dialog.getByRole("button", { name: "Suspend 2 devices" }).click();
+
+      await page.getByRole("heading", { name: "Suspend: 2 succeeded, 0 failed" }).waitFor();
+      for (const name of ["Atlas laptop", "Cirrus desktop"]) {
+        const row = deviceRows(page).filter({ has: page.getByRole("link", { name, exact: true }) });
+        await row.getByText("Suspended").waitFor();
+      }
+      const untouched = deviceRows(page).filter({ has: page.getByRole("link", { name: "Borealis phone" }) });
+      expect(await untouched.textContent()).toContain("Online");
+
+      const atlas = await harness.api("GET", `/api/v1/devices/${agents.get("Atlas laptop")?.id}`, {
+        token: adminToken,
+      });
+      expect(atlas.body.status).toBe("suspended");
+      expect(atlas.body.suspended_reason).toBe("Quarterly audit");
+    });
+  }, 60_000);
+
+  test("a non-compliant device shows the rule it breaks", async () => {
+    const page = await harness.newPage();
+    await withScreenshotOnFailure(page, "device compliance", async () => {
+      await signInThroughForm(page, harness.origin);
+      await openDevices(page);
+      await page.getByRole("link", { name: "Borealis phone" }).click();
+      await page.getByRole("heading", { level: 1, name: "Borealis phone" }).waitFor();
+      const violations = page.getByRole("table", { name: /rules the device does not meet/ });
+      const rule = violations.getByRole("row").filter({ hasText: "storage.encryption_required" });
+      await rule.waitFor();
+      expect(await rule.getByRole("cell").allTextContents()).toEqual([
+        expect.stringContaining("Disk encrypted"),
+        "Yes",
+        "No",
+        expect.stringContaining("Critical"),
+      ]);
+      await page.getByRole("link", { name: "Default policy" }).waitFor();
+      await page
+        .getByRole("list", { name: /^Activity/ })
+        .getByText("Checked in")
+        .waitFor();
+      expect(await accessibilityViolations(page)).toEqual([]);
+    });
+  }, 60_000);
+
+  test("a wipe asked in the dialog completes when the agent confirms it, and the wiped device is deleted", async () => {
+    const page = await harness.newPage();
+    const dover = agents.get("Dover tablet");
+    await withScreenshotOnFailure(page, "device wipe", async () => {
+      await signInThroughForm(page, harness.origin);
+      await page.goto(`${harness.origin}/console/devices/${dover?.id}`);
+      await page.getByRole("heading", { level: 1, name: "Dover tablet" }).waitFor();
+      await page.getByRole("button", { name: "Wipe…" }).click();
+
+      const dialog = page.getByRole("dialog", { name: "Wipe Dover tablet?" });
+      await dialog.getByLabel("Reason").fill("Left the company");
+      const confirm = dialog.getByRole("button", { name: "Wipe device" });
+      expect(await confirm.isDisabled()).toBe(true);
+      await dialog.getByLabel("Type Dover tablet to confirm").fill("Dover tablet");
+      await confirm.click();
+
+      const progress = page.getByRole("region", { name: "Wipe in progress" });
+      await progress.getByRole("status").filter({ hasText: "Pending" }).waitFor();
+      await progress.getByText("Left the company").waitFor();
+
+      // The agent receives the command at its check-in and confirms it.
+      const checkedIn = await checkIn("Dover tablet", COMPLIANT_FACTS);
+      const command = checkedIn.commands.find((item) => item.type === "wipe");
+      expect(command).toBeDefined();
+      const completed = await harness.api("POST", `/api/v1/agent/wipes/${command?.wipe_id}/complete`, {
+        token: dover?.token,
+        body: { success: true },
+      });
+      expect(completed.status).toBe(200);
+
+      const finished = page.getByRole("region", { name: "Latest wipe" });
+      await finished.getByRole("status").filter({ hasText: "Completed" }).waitFor();
+      await page.locator(".page-header").getByText("Wiped").waitFor();
+      await page
+        .getByRole("list", { name: /^Activity/ })
+        .getByText("Wipe completed")
+        .waitFor();
+
+      // After a reload the page still finds the wipe (through the activity log).
+      await page.reload();
+      await page
+        .getByRole("region", { name: "Latest wipe" })
+        .getByRole("status")
+        .filter({ hasText: "Completed" })
+        .waitFor();
+
+      await page.getByRole("button", { name: "Delete…" }).click();
+      const deletion = page.getByRole("dialog", { name: "Delete Dover tablet?" });
+      await deletion.getByRole("button", { name: "Delete device" }).click();
+      await page.getByRole("heading", { level: 1, name: "Devices" }).waitFor();
+      expect(new URL(page.url()).pathname).toBe("/console/devices");
+      await page.getByRole("link", { name: "Atlas laptop" }).waitFor();
+      expect(await page.getByRole("link", { name: "Dover tablet" }).count()).toBe(0);
+      const gone = await harness.api("GET", `/api/v1/devices/${dover?.id}`, { token: adminToken });
+      expect(gone.status).toBe(404);
+    });
+  }, 60_000);
+
+  test("an auditor sees the devices but no action that changes them", async () => {
+    const auditor = { email: "auditor@example.com", password: "correct-horse-battery-staple" };
+    const created = await harness.api("POST", "/api/v1/users", {
+      token: adminToken,
+      body: { ...auditor, name: "Audrey Auditor", role: "auditor" },
+    });
+    expect(created.status).toBe(201);
+    const page = await harness.newPage();
+    await withScreenshotOnFailure(page, "devices read only", async () => {
+      await signInThroughForm(page, harness.origin, auditor);
+      await openDevices(page);
+      await page.getByRole("link", { name: "Borealis phone" }).waitFor();
+      expect(await page.getByRole("checkbox").count()).toBe(0);
+      expect(await page.getByRole("link", { name: "Enroll a device" }).count()).toBe(0);
+      await page.getByRole("link", { name: "Borealis phone" }).click();
+      await page.getByRole("heading", { level: 1, name: "Borealis phone" }).waitFor();
+      await page.getByRole("region", { name: "Compliance" }).waitFor();
+      await page.getByRole("link", { name: "Default policy" }).waitFor();
+      for (const action of ["Suspend…", "Wipe…", "Apply policy"]) {
+        expect(await page.getByRole("button", { name: action }).count()).toBe(0);
+      }
+    });
+  }, 60_000);
+
+  test("the list and a device page have no accessibility violations on a phone in dark mode", async () => {
+    const page = await harness.newPage({ colorScheme: "dark" });
+    await withScreenshotOnFailure(page, "devices phone dark", async () => {
+      // Signed in at desktop width, where the helper finds the navigation it waits for (a phone hides it).
+      await signInThroughForm(page, harness.origin);
+      await page.setViewportSize({ width: 390, height: 844 });
+      await openDevices(page);
+      await page.getByRole("checkbox", { name: "Select Borealis phone" }).check();
+      await page.getByRole("region", { name: "Bulk actions" }).waitFor();
+      expect(await accessibilityViolations(page)).toEqual([]);
+      await page.getByRole("link", { name: "Borealis phone" }).click();
+      await page.getByRole("heading", { level: 1, name: "Borealis phone" }).waitFor();
+      await page.getByRole("list", { name: /^Activity/ }).waitFor();
+      expect(await accessibilityViolations(page)).toEqual([]);
+    });
+  }, 60_000);
+});
