@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, type CDPSession, chromium, type Page } from "playwright-core";
 import { executablePath, type RunningServer, startServer } from "../helpers/binary";
-import { jsonRequest } from "../helpers/console-browser";
+import { jsonRequest } from "../helpers/json-request";
 
 const ADMIN = { email: "passkeys@example.com", password: "correct-horse-battery" };
 const CHROMIUM = process.env.CHROMIUM_PATH ?? Bun.which("chromium") ?? "/usr/bin/chromium";

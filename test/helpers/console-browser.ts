@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { executablePath, type RunningServer, startServer } from "./binary";
+import { jsonRequest } from "./json-request";
 
 export const ADMIN = { email: "admin@example.com", password: "correct-horse-battery", name: "Ada Admin" };
 const CHROMIUM = process.env.CHROMIUM_PATH ?? Bun.which("chromium") ?? "/usr/bin/chromium";
@@ -16,27 +17,6 @@ const AXE_SOURCE = readFileSync(
   join(import.meta.dir, "..", "..", "node_modules", "axe-core", "axe.min.js"),
   "utf8",
 );
-
-/** A JSON request to a server at `origin`, as a script would send it; the answer's status, headers and body. */
-export async function jsonRequest(
-  origin: string,
-  method: string,
-  path: string,
-  options: { token?: string; body?: unknown } = {},
-  // biome-ignore lint/suspicious/noExplicitAny: tests read the answers' fields as they need them
-): Promise<{ status: number; headers: Headers; body: any }> {
-  const response = await fetch(`${origin}${path}`, {
-    method,
-    headers: {
-      accept: "application/json",
-      ...(options.body === undefined ? {} : { "content-type": "application/json" }),
-      ...(options.token ? { authorization: `Bearer ${options.token}` } : {}),
-    },
-    body: options.body === undefined ? undefined : JSON.stringify(options.body),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
-}
 
 export interface ConsoleHarness {
   server: RunningServer;
