@@ -253,6 +253,35 @@ describe("GET /devices/summary", () => {
   });
 });
 
+describe("GET /devices/:id latest_wipe", () => {
+  test("names the newest wipe request, so a page opened later follows a pending wipe to its end", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const device = await enrollDevice(t, org.adminToken);
+    const view = async () =>
+      (await t.request("GET", `${DEVICES}/${device.id}`, { token: org.adminToken })).body.latest_wipe;
+    expect(await view()).toBeNull();
+
+    const wipe = await t.request("POST", `${DEVICES}/${device.id}/wipe`, {
+      token: org.adminToken,
+      body: { reason: "Lost at the airport" },
+    });
+    expect(wipe.status).toBe(202);
+    expect(await view()).toMatchObject({
+      wipe_id: wipe.body.wipe_id,
+      status: "pending",
+      reason: "Lost at the airport",
+      completed_at: null,
+    });
+    const done = await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
+      token: device.device_token,
+      body: { success: true },
+    });
+    expect(done.status).toBe(200);
+    expect(await view()).toMatchObject({ wipe_id: wipe.body.wipe_id, status: "completed" });
+  });
+});
+
 describe("the OpenAPI document", () => {
   test("lists the summary, the list's new filters and the discovery, with their error responses", async () => {
     const t = await newApp();

@@ -127,6 +127,7 @@ describe("GET /devices/:id", () => {
       "hardware_id",
       "id",
       "last_seen",
+      "latest_wipe",
       "organization_id",
       "os_version",
       "platform",

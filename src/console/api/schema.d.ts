@@ -1990,6 +1990,7 @@ export interface components {
              * @description ISO 8601 UTC timestamp
              */
             last_seen: string;
+            latest_wipe: components["schemas"]["DeviceLatestWipe"];
             /**
              * Format: uuid
              * @description UUID
@@ -2103,6 +2104,38 @@ export interface components {
             /** @description The WireGuard tunnel is up. */
             vpn_connected?: boolean;
         };
+        /**
+         * DeviceLatestWipe
+         * @description The newest wipe request, pending or finished (follow it at GET /devices/:id/wipe/:wipe_id); null when none
+         */
+        DeviceLatestWipe: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            completed_at: string | null;
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            device_id: string;
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            initiated_at: string;
+            initiated_by: string;
+            notify_user: boolean;
+            reason: string;
+            /** @enum {string} */
+            status: "pending" | "completed" | "failed" | "timed_out";
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            wipe_id: string;
+        } | null;
         /** DeviceListItem */
         DeviceListItem: {
             /** @enum {string} */
@@ -3677,6 +3710,7 @@ export type SchemaDeviceComplianceChangedData = components['schemas']['DeviceCom
 export type SchemaDeviceDeletedData = components['schemas']['DeviceDeletedData'];
 export type SchemaDeviceEnrolledData = components['schemas']['DeviceEnrolledData'];
 export type SchemaDeviceFacts = components['schemas']['DeviceFacts'];
+export type SchemaDeviceLatestWipe = components['schemas']['DeviceLatestWipe'];
 export type SchemaDeviceListItem = components['schemas']['DeviceListItem'];
 export type SchemaDeviceLogEntry = components['schemas']['DeviceLogEntry'];
 export type SchemaDeviceOfflineData = components['schemas']['DeviceOfflineData'];

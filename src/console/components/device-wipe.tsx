@@ -12,26 +12,6 @@ type WipeStatus = Wipe["status"];
 /** How often a pending wipe is asked about: it ends at an agent's check-in, which nobody can hurry. */
 const POLL_MS = 3000;
 
-/**
- * The device's latest wipe, found in its activity log: GET /devices/:id does not say whether a wipe is
- * pending, but each request writes a `wipe.requested` entry holding its wipe_id. Undefined while unknown,
- * null when there is none (or the log could not be read: the activity section shows that error).
- */
-export function useLatestWipeId(deviceId: string): string | null | undefined {
-  const latest = useApi(
-    () =>
-      unwrap(
-        api.GET("/api/v1/devices/{id}/logs", {
-          params: { path: { id: deviceId }, query: { event: "wipe.requested", page_size: 1 } },
-        }),
-      ),
-    [deviceId],
-  );
-  if (!latest.data) return latest.error ? null : undefined;
-  const wipeId = latest.data.data[0]?.details.wipe_id;
-  return typeof wipeId === "string" ? wipeId : null;
-}
-
 const STATUS_TEXT: Record<WipeStatus, string> = {
   pending: "Waiting for the device's agent to check in and confirm the wipe.",
   completed: "The agent confirmed that the work profile was erased.",

@@ -6,7 +6,7 @@ import { DeviceActivity } from "../components/device-activity";
 import { DeviceCompliance } from "../components/device-compliance";
 import { platformLabel, RelativeTime } from "../components/device-labels";
 import { DevicePolicy } from "../components/device-policy";
-import { DeviceWipeProgress, useLatestWipeId, useWipeProgress } from "../components/device-wipe";
+import { DeviceWipeProgress, useWipeProgress } from "../components/device-wipe";
 import { ErrorNotice, Loading, notify } from "../components/feedback";
 import { PageHeader } from "../components/layout";
 import { StatusBadge } from "../components/status";
@@ -25,10 +25,10 @@ export function DevicePage({ params }: PageProps) {
   const mayWrite = can(session, "devices:write");
   const { query } = useLocation();
   const device = useApi(() => unwrap(api.GET("/api/v1/devices/{id}", { params: { path: { id } } })), [id]);
-  // A wipe asked for here, else the latest one the log knows (after a reload, or asked elsewhere).
+  // A wipe asked for here, else the device's newest one (after a reload, or asked elsewhere).
   const [requestedWipeId, setRequestedWipeId] = useState<string | null>(null);
   useEffect(() => setRequestedWipeId(null), [id]);
-  const latestWipeId = useLatestWipeId(id);
+  const latestWipeId = device.data ? (device.data.latest_wipe?.wipe_id ?? null) : undefined;
   const wipeId = requestedWipeId ?? latestWipeId;
   const [logVersion, setLogVersion] = useState(0);
   const refresh = useCallback(() => {

@@ -10,7 +10,7 @@ import { revokeDeviceCertificates } from "../pki/device-certificates";
 import { appendDeviceLog } from "./append-device-log";
 import type { DevicePrincipal } from "./authenticate-device";
 import { deviceEventData, findDevice } from "./device-views";
-import { toWipeView, type WipeView } from "./wipe-device";
+import { toWipeView, type WipeView } from "./wipe-view";
 
 /**
  * The agent's report on a wipe command. Success: the wipe is `completed`, the device `wiped` and every

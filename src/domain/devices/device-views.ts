@@ -9,6 +9,7 @@ import { Timestamp, Uuid } from "../../lib/schema-types";
 import { NotFoundError } from "../errors";
 import type { ComplianceReport, Violation } from "./evaluate-compliance";
 import { ComplianceReportSchema, ComplianceStatusSchema } from "./evaluate-compliance";
+import { WipeSchema, type WipeView } from "./wipe-view";
 
 /** A stored device. */
 export type DeviceRow = typeof devices.$inferSelect;
@@ -79,6 +80,14 @@ export const DeviceSchema = Type.Object(
       ],
       { description: "The device's newest client certificate; null when it never sent a CSR" },
     ),
+    // Its own name: the document makes a nullable field's schema nullable, which must not reach Wipe.
+    latest_wipe: Type.Union(
+      [Type.Object(WipeSchema.properties, { title: "DeviceLatestWipe" }), Type.Null()],
+      {
+        description:
+          "The newest wipe request, pending or finished (follow it at GET /devices/:id/wipe/:wipe_id); null when none",
+      },
+    ),
   },
   { title: "Device" },
 );
@@ -137,12 +146,13 @@ export function toComplianceReport(row: DeviceRow): ComplianceReport {
 
 /**
  * The single-device view; `effectivePolicyId` is the explicit policy or the organization default,
- * `certificate` the newest client certificate.
+ * `certificate` the newest client certificate, `latestWipe` the newest wipe request.
  */
 export function toDeviceView(
   row: DeviceRow,
   effectivePolicyId: string,
   certificate: DeviceView["certificate"],
+  latestWipe: WipeView | null,
 ): DeviceView {
   return {
     id: row.id,
@@ -164,6 +174,7 @@ export function toDeviceView(
     updated_at: row.updatedAt,
     compliance: toComplianceReport(row),
     certificate,
+    latest_wipe: latestWipe,
   };
 }
 

@@ -1,44 +1,19 @@
-import { type Static, Type } from "@sinclair/typebox";
 import { and, asc, eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { wipes } from "../../db/schema";
-import { WIPE_STATUSES } from "../../db/schema/enums";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
-import { literalUnion } from "../../lib/literal-union";
-import { Timestamp, Uuid } from "../../lib/schema-types";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { ConflictError, NotFoundError, ValidationError } from "../errors";
 import { recordEvent } from "../events/record-event";
 import { appendDeviceLog } from "./append-device-log";
 import { deviceEventData, findDevice } from "./device-views";
+import { toWipeView, type WipeView } from "./wipe-view";
 
 type WipeRow = typeof wipes.$inferSelect;
 
 /** A wipe operation as polled by administrators. */
-const WipeStatusSchema = literalUnion(WIPE_STATUSES, {
-  description: "timed_out: not confirmed within devices.wipe_timeout_seconds",
-});
-
-export const WipeSchema = Type.Object(
-  {
-    wipe_id: Uuid,
-    device_id: Uuid,
-    status: WipeStatusSchema,
-    reason: Type.String(),
-    notify_user: Type.Boolean(),
-    initiated_at: Timestamp,
-    initiated_by: Type.String(),
-    completed_at: Type.Union([Timestamp, Type.Null()], {
-      description: "When the wipe completed, failed or timed out",
-    }),
-    error: Type.Union([Type.String(), Type.Null()]),
-  },
-  { title: "Wipe" },
-);
-
-export type WipeView = Static<typeof WipeSchema>;
 
 /** The answer to a wipe request (SPEC.md's initiation response). */
 export interface WipeInitiation {
@@ -47,21 +22,6 @@ export interface WipeInitiation {
   status: "pending";
   initiated_at: string;
   initiated_by: string;
-}
-
-/** The polling view of a wipe row. */
-export function toWipeView(row: WipeRow): WipeView {
-  return {
-    wipe_id: row.id,
-    device_id: row.deviceId,
-    status: row.status,
-    reason: row.reason,
-    notify_user: row.notifyUser,
-    initiated_at: row.initiatedAt,
-    initiated_by: row.initiatedBy,
-    completed_at: row.completedAt,
-    error: row.error,
-  };
 }
 
 /**

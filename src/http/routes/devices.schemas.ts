@@ -9,7 +9,7 @@ import { ComplianceStatusSchema } from "../../domain/devices/evaluate-compliance
 import { DevicePolicySchema } from "../../domain/devices/get-device-policy";
 import { DeviceLogSchema } from "../../domain/devices/list-device-logs";
 import { DeviceSummarySchema } from "../../domain/devices/summarize-devices";
-import { WipeSchema } from "../../domain/devices/wipe-device";
+import { WipeSchema } from "../../domain/devices/wipe-view";
 import { REASONS } from "../../domain/errors";
 import { literalUnion } from "../../lib/literal-union";
 import { DisplayText } from "../../lib/schema-types";
