@@ -33,7 +33,7 @@ describe("POST /agent/checkin", () => {
     expect(
       (await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken })).body.status,
     ).toBe("online");
-    markOfflineDevices(t.deps);
+    await markOfflineDevices(t.deps);
     expect(
       (await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken })).body.status,
     ).toBe("offline");
