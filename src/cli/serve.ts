@@ -84,12 +84,13 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   log.announce(`Bulwark ${deps.version} listening on ${url}`, {
     version: deps.version,
     url,
-    console: `${url}/console/`,
+    console: `${deps.config.server.base_url}/console/`,
     docs: `${url}/api/v1/docs`,
     metrics: config.metrics.enabled ? `${url}/metrics` : undefined,
     database: config.database.path,
   });
-  log.announce(`Console: ${url}/console/`);
+  // At the public address (base_url), not the listen address: passkeys and SSO are bound to it.
+  log.announce(`Console: ${deps.config.server.base_url}/console/`);
   if (firstAdmin) {
     // The one message that carries a password, on purpose: the generated one, printed once, on first run.
     log.announce(

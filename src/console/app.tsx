@@ -3,7 +3,7 @@ import { useEffect } from "preact/hooks";
 import { Loading } from "./components/feedback";
 import { Shell } from "./components/layout";
 import { match, navigate, useLocation } from "./lib/router";
-import { resumeSession, sessionStore } from "./lib/session";
+import { resumeSession, sessionStore, takeSignedOut } from "./lib/session";
 import { useStore } from "./lib/store";
 import { AccountPage } from "./pages/account";
 import { ApiKeysPage } from "./pages/api-keys";
@@ -55,7 +55,7 @@ export function App() {
 
   useEffect(() => {
     if (session === null && !isPublic) {
-      const here = `${location.pathname.slice("/console".length)}${location.search}`;
+      const here = takeSignedOut() ? "/" : `${location.pathname.slice("/console".length)}${location.search}`;
       navigate(here && here !== "/" ? `/sign-in?next=${encodeURIComponent(here)}` : "/sign-in", {
         replace: true,
       });

@@ -199,7 +199,8 @@ describe("the log of serve", () => {
       .map((line) => JSON.parse(line) as { msg: string });
     expect(lines.map((line) => line.msg)).toEqual([
       expect.stringContaining("listening on http://127.0.0.1:"),
-      expect.stringMatching(/^Console: http:\/\/127\.0\.0\.1:\d+\/console\/$/),
+      // The public address (base_url): localhost, where passkeys and SSO callbacks work, not 127.0.0.1.
+      expect.stringMatching(/^Console: http:\/\/localhost:\d+\/console\/$/),
       expect.stringMatching(/^First run: created the admin admin@bulwark\.local with the password \S+$/),
       "This password is shown only once. Change it in the console (your account page) or with PUT /api/v1/users/me/password.",
       expect.stringContaining("Sign in: curl"),

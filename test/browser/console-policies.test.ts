@@ -69,8 +69,14 @@ function descriptionOf(control: Locator): Promise<string> {
   );
 }
 
-function isFocused(control: Locator): Promise<boolean> {
-  return control.evaluate((element) => element === document.activeElement);
+/** Whether focus reaches the control; the page moves it after rendering, so this waits up to 5 s. */
+async function isFocused(control: Locator): Promise<boolean> {
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    if (await control.evaluate((element) => element === document.activeElement)) return true;
+    await Bun.sleep(50);
+  }
+  return false;
 }
 
 async function openPolicies(page: Page) {

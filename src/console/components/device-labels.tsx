@@ -47,7 +47,7 @@ export function RelativeTime({ value }: { value: string | null | undefined }) {
 
 /** "3 devices", "1 device". */
 export function countDevices(count: number): string {
-  return `${count} ${count === 1 ? "device" : "devices"}`;
+  return `${count.toLocaleString()} ${count === 1 ? "device" : "devices"}`;
 }
 
 /** The server's message for one field of a 400 (errors[].field), to show next to that field. */

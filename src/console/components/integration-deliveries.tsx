@@ -4,8 +4,9 @@ import { setQuery, useLocation } from "../lib/router";
 import { useApi } from "../lib/use-api";
 import { EmptyState, ErrorNotice, Loading } from "./feedback";
 import { Field } from "./form";
-import { DeliveryStatusBadge, shortId, TableWrap, When } from "./integration-labels";
+import { DeliveryStatusBadge, shortId, When } from "./integration-labels";
 import { Pagination } from "./pagination";
+import { TableWrap } from "./table-wrap";
 
 type Delivery = Schemas["WebhookDelivery"];
 type DeliveryStatus = Delivery["status"];

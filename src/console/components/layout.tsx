@@ -22,6 +22,7 @@ export const NAV_ITEMS: NavItem[] = [
   { href: "/api-keys", label: "API keys" },
   { href: "/audit", label: "Audit log", scope: "audit:read" },
   { href: "/settings", label: "Organization", scope: "admin" },
+  { href: "/account", label: "Your account" },
 ];
 
 function isCurrent(href: string, path: string): boolean {

@@ -75,8 +75,9 @@ export function match(pattern: string, path: string): Record<string, string> | n
 type AnchorProps = AnchorHTMLAttributes<HTMLAnchorElement> & { href: string; children?: ComponentChildren };
 
 /** A link inside the console: a real <a href> (open in a new tab works) that routes without reloading. */
-export function Link({ href, children, ...rest }: AnchorProps) {
+export function Link({ href, children, onClick: onClickToo, ...rest }: AnchorProps) {
   const onClick = (event: MouseEvent) => {
+    if (typeof onClickToo === "function") onClickToo(event as Parameters<typeof onClickToo>[0]);
     const isPlainClick =
       event.button === 0 && !event.metaKey && !event.ctrlKey && !event.shiftKey && !event.altKey;
     if (event.defaultPrevented || !isPlainClick) return;

@@ -70,13 +70,24 @@ export async function resumeSession(): Promise<void> {
   }
 }
 
+/** Signs out here and on the server; the sign-in page that follows remembers no page of this user's. */
 export async function signOut(): Promise<void> {
   try {
     await api.POST("/api/v1/auth/logout", { body: {} });
   } finally {
     setAccessToken(null);
+    hasSignedOut = true;
     sessionStore.set(null);
   }
+}
+
+let hasSignedOut = false;
+
+/** True once, after an explicit sign-out (then the sign-in page carries no `next`). */
+export function takeSignedOut(): boolean {
+  const value = hasSignedOut;
+  hasSignedOut = false;
+  return value;
 }
 
 whenSessionLost(() => sessionStore.set(null));

@@ -1,8 +1,10 @@
 import { api, unwrap } from "../api/client";
 import type { PageProps } from "../app";
+import { platformLabel } from "../components/device-labels";
 import { EmptyState, ErrorNotice, Loading } from "../components/feedback";
 import { PageHeader } from "../components/layout";
 import { StatusBadge } from "../components/status";
+import { TableWrap } from "../components/table-wrap";
 import { formatDateTime, formatNumber, formatRelative, humanize } from "../lib/format";
 import { Link } from "../lib/router";
 import { can, sessionStore } from "../lib/session";
@@ -111,7 +113,7 @@ export function DashboardPage(_: PageProps) {
                 <li key={device.id}>
                   <Link href={`/devices/${device.id}`}>{device.device_name}</Link>{" "}
                   <span class="muted small">
-                    {humanize(device.platform)} · last seen {formatRelative(device.last_seen)}
+                    {platformLabel(device.platform)} · last seen {formatRelative(device.last_seen)}
                   </span>
                 </li>
               ))}
@@ -133,7 +135,7 @@ export function DashboardPage(_: PageProps) {
             events.data.data.length === 0 ? (
               <p class="muted">Nothing has happened yet.</p>
             ) : (
-              <div class="table-wrap">
+              <TableWrap label="The ten latest audit log entries">
                 <table>
                   <caption class="visually-hidden">The ten latest audit log entries</caption>
                   <thead>
@@ -159,7 +161,7 @@ export function DashboardPage(_: PageProps) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
             )
           ) : null}
           <Link href="/audit">The full audit log</Link>

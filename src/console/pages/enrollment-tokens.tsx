@@ -10,9 +10,10 @@ import {
   EnrollmentTokenForm,
   ownerNames,
 } from "../components/integration-enrollment-form";
-import { asApiError, shortId, TableWrap, TokenStateBadge, When } from "../components/integration-labels";
+import { asApiError, shortId, TokenStateBadge, When } from "../components/integration-labels";
 import { PageHeader } from "../components/layout";
 import { Pagination } from "../components/pagination";
+import { TableWrap } from "../components/table-wrap";
 import { formatDateTime, formatNumber } from "../lib/format";
 import { Link, setQuery, useLocation } from "../lib/router";
 import { can, sessionStore } from "../lib/session";

@@ -35,6 +35,8 @@ function SecondFactor({
   const [code, setCode] = useState("");
   const [error, setError] = useState<ApiError>();
   const [isBusy, setBusy] = useState(false);
+  // The step replaces the password form: focus its heading, or keyboard focus would fall to the page.
+  useEffect(() => document.querySelector<HTMLElement>("main h1")?.focus(), []);
 
   const verify = async (value: string, as: MfaMethod) => {
     setBusy(true);
@@ -204,6 +206,10 @@ export function SignInPage() {
       else await finishSignIn(answer, next);
     } catch (failure) {
       setError(failure as ApiError);
+      // The button was disabled while busy, which drops focus: back to the password, to try again.
+      requestAnimationFrame(() =>
+        document.querySelector<HTMLInputElement>('input[name="password"]')?.focus(),
+      );
     } finally {
       setBusy(false);
     }

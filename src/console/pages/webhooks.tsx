@@ -9,7 +9,6 @@ import {
   DeliveryStatusBadge,
   fieldErrorOf,
   formLevelError,
-  TableWrap,
   When,
 } from "../components/integration-labels";
 import {
@@ -21,6 +20,7 @@ import {
 import { PageHeader } from "../components/layout";
 import { Pagination } from "../components/pagination";
 import { StatusBadge } from "../components/status";
+import { TableWrap } from "../components/table-wrap";
 import { formatNumber } from "../lib/format";
 import { Link, setQuery, useLocation } from "../lib/router";
 import { can, sessionStore } from "../lib/session";

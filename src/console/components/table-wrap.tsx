@@ -1,0 +1,29 @@
+import type { ComponentChildren } from "preact";
+
+/**
+ * A table that scrolls sideways on a phone. It is a focusable, named region so keyboard users can
+ * scroll it too (a table of plain text has nothing else to focus). `position: relative` makes the
+ * wrapper the containing block of the visually hidden texts in cells (absolutely positioned): without
+ * it they escape the scrolling box and widen the whole page. (Until .table-wrap carries it in styles.css.)
+ */
+export function TableWrap({
+  label,
+  isLoading,
+  children,
+}: {
+  label: string;
+  isLoading?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <section
+      class="table-wrap"
+      aria-label={label}
+      // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrolling region must be reachable by keyboard (WCAG 2.1.1)
+      tabIndex={0}
+      aria-busy={isLoading}
+    >
+      {children}
+    </section>
+  );
+}
