@@ -38,19 +38,17 @@ interface BuiltFile {
 export async function loadConsoleAssets(): Promise<ConsoleAssets> {
   const built = hasEmbeddedFiles(consoleHtml) ? await embeddedFiles(consoleHtml) : await bundleFromSource();
   const files = new Map<string, ConsoleAsset>();
-  let page: ConsoleAsset | null = null;
   let pageText = "";
   for (const file of built) {
     if (file.isPage) pageText = new TextDecoder().decode(file.bytes);
     else files.set(`${CONSOLE_PATH}/${file.name}`, compressed(file.contentType, file.bytes, true));
   }
-  for (const file of built) {
-    if (file.isPage) continue;
+  for (const file of built.filter((each) => !each.isPage)) {
     pageText = pageText
       .replaceAll(`"/${file.name}"`, `"${CONSOLE_PATH}/${file.name}"`)
       .replaceAll(`"./${file.name}"`, `"${CONSOLE_PATH}/${file.name}"`);
   }
-  page = compressed("text/html; charset=utf-8", new TextEncoder().encode(pageText), false);
+  const page = compressed("text/html; charset=utf-8", new TextEncoder().encode(pageText), false);
   return { page, files };
 }
 
