@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, unwrap } from "../api/client";
-import { asApiError, fieldError, formError } from "./admin-form-errors";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { ErrorNotice, notify } from "./feedback";
 import { Field } from "./form";
 
@@ -33,7 +33,7 @@ export function ChangePasswordForm() {
       setRepeated("");
       notify("Password changed; your other sessions were signed out");
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
     } finally {
       setBusy(false);
     }

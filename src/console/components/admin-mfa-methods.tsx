@@ -1,10 +1,11 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
+import { asApiError } from "../lib/api-errors";
 import { formatDateTime, formatNumber, formatRelative } from "../lib/format";
-import { asApiError } from "./admin-form-errors";
 import { ConfirmDialog } from "./dialog";
 import { ErrorNotice, notify } from "./feedback";
 import { Field } from "./form";
+import { RelativeTime } from "./relative-time";
 
 type Method = Schemas["MfaMethod"];
 
@@ -80,10 +81,10 @@ export function MfaMethodTable({ methods, onRemoved }: { methods: Method[]; onRe
                 <td>{method.name}</td>
                 <td>{METHOD_TYPES[method.type]}</td>
                 <td>
-                  <When value={method.created_at} empty="—" />
+                  <RelativeTime value={method.created_at} empty="—" />
                 </td>
                 <td>
-                  <When value={method.last_used_at} empty="never" />
+                  <RelativeTime value={method.last_used_at} empty="never" />
                 </td>
                 <td>
                   <button
@@ -145,7 +146,7 @@ function RemoveMethodDialog({
       setPassword("");
       onRemoved();
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
       setPassword("");
     }
   };
@@ -198,7 +199,7 @@ export function RecoveryCodesSummary({
       notify("New recovery codes made; the old ones no longer work");
       onRegenerated(recovery_codes);
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
       setPassword("");
     }
   };

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, unwrap } from "../api/client";
-import { asApiError, fieldError, formError } from "./admin-form-errors";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { ErrorNotice } from "./feedback";
 import { Field } from "./form";
 

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
-import { asApiError, fieldError, formError } from "./admin-form-errors";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { CopyField } from "./copy";
 import { ErrorNotice } from "./feedback";
 import { Field } from "./form";
@@ -29,7 +29,7 @@ export function TotpSetup({ onEnabled }: { onEnabled: (recoveryCodes: string[] |
     try {
       setEnrolment(await unwrap(api.POST("/api/v1/auth/mfa/totp", { body: {} })));
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
     } finally {
       setBusy(false);
     }
@@ -47,7 +47,7 @@ export function TotpSetup({ onEnabled }: { onEnabled: (recoveryCodes: string[] |
       setCode("");
       onEnabled(result.recovery_codes);
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
       setCode("");
     } finally {
       setBusy(false);

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
+import { fieldError, formError } from "../lib/api-errors";
 import { formatNumber, humanize } from "../lib/format";
 import { Link } from "../lib/router";
-import { fieldError, formError } from "./admin-form-errors";
 import { type Organization, type OrganizationChange, useOrganizationSave } from "./admin-organization-save";
 import { ErrorNotice } from "./feedback";
 import { Checkbox, Field } from "./form";

@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
 import type { operations } from "../api/schema";
-import { asApiError } from "./admin-form-errors";
+import { asApiError } from "../lib/api-errors";
 import { notify } from "./feedback";
 
 export type Organization = Schemas["Organization"];
@@ -24,7 +24,7 @@ export function useOrganizationSave(onSaved: (organization: Organization) => voi
       notify(confirmation);
       onSaved(organization);
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
     } finally {
       setBusy(false);
     }

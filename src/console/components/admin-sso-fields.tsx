@@ -1,6 +1,6 @@
 import type { ComponentChildren } from "preact";
 import type { ApiError } from "../api/client";
-import { fieldError } from "./admin-form-errors";
+import { fieldError, listFieldError } from "../lib/api-errors";
 import { ROLE_INFO, ROLES, type Role } from "./admin-roles";
 import { Checkbox, Field } from "./form";
 
@@ -113,7 +113,7 @@ export function ConnectionCommonFields({
           </>
         }
         value={value.redirectUris}
-        error={fieldError(error, `${prefix}.redirect_uris`)}
+        error={listFieldError(error, `${prefix}.redirect_uris`)}
         placeholder="https://app.example.com/sso/callback"
         onChange={(redirectUris) => onChange({ ...value, redirectUris })}
       />
@@ -134,7 +134,7 @@ export function ConnectionCommonFields({
         label="Allowed email domains"
         hint="One per line (example.com). People with these email domains are offered this sign-in, and new ones get an account when automatic creation is on."
         value={value.allowedDomains}
-        error={fieldError(error, `${prefix}.allowed_domains`)}
+        error={listFieldError(error, `${prefix}.allowed_domains`)}
         placeholder="example.com"
         onChange={(allowedDomains) => onChange({ ...value, allowedDomains })}
       />

@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { fieldError, formError } from "./admin-form-errors";
+import { fieldError, formError } from "../lib/api-errors";
 import { type Organization, useOrganizationSave } from "./admin-organization-save";
 import {
   type ConnectionCommon,

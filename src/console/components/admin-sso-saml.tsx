@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
+import { fieldError, formError } from "../lib/api-errors";
 import { humanize } from "../lib/format";
-import { fieldError, formError } from "./admin-form-errors";
 import { type Organization, useOrganizationSave } from "./admin-organization-save";
 import {
   type ConnectionCommon,

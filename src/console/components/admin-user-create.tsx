@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
-import { asApiError, fieldError, formError } from "./admin-form-errors";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { type Role, RoleFieldset } from "./admin-roles";
 import { Dialog } from "./dialog";
 import { ErrorNotice } from "./feedback";
@@ -51,7 +51,7 @@ function CreateUserForm({
       );
       onCreated(user);
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
     } finally {
       setBusy(false);
     }

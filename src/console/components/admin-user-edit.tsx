@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
-import { asApiError, fieldError, formError } from "./admin-form-errors";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { type Role, RoleFieldset } from "./admin-roles";
 import { Dialog } from "./dialog";
 import { ErrorNotice, notify } from "./feedback";
@@ -71,7 +71,7 @@ function EditUserForm({
       notify(`${body.name ?? user.name} saved`);
       onSaved();
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
     } finally {
       setBusy(false);
     }
@@ -148,7 +148,7 @@ function LockoutSection({ user }: { user: User }) {
       await unwrap(api.DELETE("/api/v1/users/{id}/lockout", { params: { path: { id: user.id } } }));
       notify(`${user.name} can sign in again now`);
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
     } finally {
       setBusy(false);
     }

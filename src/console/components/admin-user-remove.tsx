@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
-import { asApiError } from "./admin-form-errors";
+import { asApiError } from "../lib/api-errors";
 import { userErrorTitle } from "./admin-user-edit";
 import { ConfirmDialog } from "./dialog";
 import { ErrorNotice, notify } from "./feedback";
@@ -26,7 +26,7 @@ export function DeleteUserDialog({
       notify(`${user.name} deleted`);
       onDeleted();
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
     }
   };
   return (
@@ -75,7 +75,7 @@ export function ResetMfaDialog({
       notify(`${user.name}'s second factors removed`);
       onReset();
     } catch (failure) {
-      setError(asApiError(failure));
+      setError(asApiError(failure, "Something went wrong"));
     }
   };
   return (

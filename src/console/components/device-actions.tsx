@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { navigate } from "../lib/router";
-import { asApiError, fieldErrorOf, formLevelError } from "./device-labels";
 import { ConfirmDialog } from "./dialog";
 import { ErrorNotice, notify } from "./feedback";
 import { Checkbox, Field } from "./form";
@@ -143,8 +143,8 @@ function SuspendDialog({ device, open, onClose, onDone }: DialogProps & { onDone
         The device loses VPN access and its certificate is revoked until it is unsuspended. It still receives
         a wipe if one is requested.
       </p>
-      <ErrorNotice error={formLevelError(error, ["reason"])} />
-      <ReasonField value={reason} error={fieldErrorOf(error, "reason")} onChange={setReason} />
+      <ErrorNotice error={formError(error, ["reason"])} />
+      <ReasonField value={reason} error={fieldError(error, "reason")} onChange={setReason} />
     </ConfirmDialog>
   );
 }
@@ -184,12 +184,12 @@ function WipeDialog({ device, open, onClose, onDone }: DialogProps & { onDone: (
         At its next check-in, the agent on <strong>{device.device_name}</strong> erases the work profile: work
         apps, accounts and data. The device then stops being managed. This cannot be undone.
       </p>
-      <ErrorNotice error={formLevelError(error, ["reason", "notify_user"])} />
-      <ReasonField value={reason} error={fieldErrorOf(error, "reason")} onChange={setReason} />
+      <ErrorNotice error={formError(error, ["reason", "notify_user"])} />
+      <ReasonField value={reason} error={fieldError(error, "reason")} onChange={setReason} />
       <Checkbox
         label="Tell the device's user before wiping"
         checked={notifyUser}
-        error={fieldErrorOf(error, "notify_user")}
+        error={fieldError(error, "notify_user")}
         onChange={setNotifyUser}
       />
     </ConfirmDialog>

@@ -3,10 +3,11 @@ import { api, unwrap } from "../api/client";
 import { formatDateTime, humanize } from "../lib/format";
 import { Link, setQuery } from "../lib/router";
 import { useApi } from "../lib/use-api";
-import { oneOf, RelativeTime } from "./device-labels";
+import { oneOf } from "./device-labels";
 import { EmptyState, ErrorNotice, Loading } from "./feedback";
 import { Field } from "./form";
 import { Pagination } from "./pagination";
+import { RelativeTime } from "./relative-time";
 import { StatusBadge } from "./status";
 
 const LOG_PAGE_SIZE = 20;

@@ -1,10 +1,11 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { formatNumber } from "../lib/format";
 import { Link } from "../lib/router";
 import { can, sessionStore } from "../lib/session";
 import { useStore } from "../lib/store";
-import { asApiError, countDevices, fieldErrorOf, formLevelError } from "./device-labels";
+import { countDevices } from "./device-labels";
 import { DevicePolicySelect, policyIdOf } from "./device-policy-select";
 import { ConfirmDialog } from "./dialog";
 import { ErrorNotice } from "./feedback";
@@ -182,12 +183,12 @@ function DeviceBulkDialog({
         <>
           <p>{explanations[action]}</p>
           <SelectedNames selected={selected} />
-          <ErrorNotice error={formLevelError(error, ["reason", "policy_id"])} />
+          <ErrorNotice error={formError(error, ["reason", "policy_id"])} />
           {needsReason ? (
             <Field
               label="Reason"
               hint="Kept with each device and in the audit log."
-              error={fieldErrorOf(error, "reason")}
+              error={fieldError(error, "reason")}
             >
               {(control) => (
                 <textarea
@@ -208,11 +209,7 @@ function DeviceBulkDialog({
             />
           ) : null}
           {action === "assign_policy" ? (
-            <DevicePolicySelect
-              value={policy}
-              error={fieldErrorOf(error, "policy_id")}
-              onChange={setPolicy}
-            />
+            <DevicePolicySelect value={policy} error={fieldError(error, "policy_id")} onChange={setPolicy} />
           ) : null}
         </>
       ) : null}

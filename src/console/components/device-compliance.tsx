@@ -1,5 +1,5 @@
 import type { Schemas } from "../api/client";
-import { RelativeTime } from "./device-labels";
+import { RelativeTime } from "./relative-time";
 import { StatusBadge } from "./status";
 
 type Report = Schemas["ComplianceReport"];

@@ -1,9 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
 import { type ApiError, api, unwrap } from "../api/client";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { formatDateTime } from "../lib/format";
 import { Link } from "../lib/router";
 import { useApi } from "../lib/use-api";
-import { asApiError, fieldErrorOf, formLevelError } from "./device-labels";
 import { DevicePolicySelect, FOLLOW_DEFAULT, policyIdOf } from "./device-policy-select";
 import { ErrorNotice, Loading, notify } from "./feedback";
 
@@ -115,14 +115,14 @@ function ChangePolicy({
       <DevicePolicySelect
         label="Change policy"
         value={choice}
-        error={fieldErrorOf(error, "policy_id")}
+        error={fieldError(error, "policy_id")}
         onChange={setChoice}
       />
       <button type="submit" disabled={isBusy || choice === current || choice === ""}>
         {isBusy ? "Applying…" : "Apply policy"}
       </button>
       <div class="wide">
-        <ErrorNotice error={formLevelError(error, ["policy_id"])} />
+        <ErrorNotice error={formError(error, ["policy_id"])} />
       </div>
     </form>
   );

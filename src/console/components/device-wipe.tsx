@@ -2,8 +2,8 @@ import { useEffect, useRef } from "preact/hooks";
 import { api, type Schemas, unwrap } from "../api/client";
 import { formatDateTime, humanize } from "../lib/format";
 import { type Loaded, useApi } from "../lib/use-api";
-import { RelativeTime } from "./device-labels";
 import { ErrorNotice, Loading } from "./feedback";
+import { RelativeTime } from "./relative-time";
 import { StatusBadge } from "./status";
 
 type Wipe = Schemas["Wipe"];

@@ -1,11 +1,11 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { formatDateTime } from "../lib/format";
 import type { Scope, Session } from "../lib/session";
 import { CopyField } from "./copy";
 import { ErrorNotice } from "./feedback";
 import { Checkbox, Field } from "./form";
-import { asApiError, fieldErrorOf, formLevelError } from "./integration-labels";
 
 export type CreatedApiKey = Schemas["CreatedApiKey"];
 
@@ -79,16 +79,16 @@ export function ApiKeyForm({
       setBusy(false);
     }
   };
-  const scopesError = fieldErrorOf(error, "scopes");
+  const scopesError = fieldError(error, "scopes");
 
   return (
     <form onSubmit={submit} aria-labelledby="new-key">
       <h2 id="new-key">Create an API key</h2>
-      <ErrorNotice error={formLevelError(error, FIELDS)} title="The key could not be created" />
+      <ErrorNotice error={formError(error, FIELDS)} title="The key could not be created" />
       <Field
         label="Name"
         hint="What uses it, to recognise it later (for example “inventory sync”)."
-        error={fieldErrorOf(error, "name")}
+        error={fieldError(error, "name")}
       >
         {(control) => (
           <input
@@ -133,7 +133,7 @@ export function ApiKeyForm({
         <Field
           label="Expires after (days)"
           hint="1 to 3650. Leave it empty for the server's default (90 days unless configured otherwise)."
-          error={fieldErrorOf(error, "expires_in_days")}
+          error={fieldError(error, "expires_in_days")}
         >
           {(control) => (
             <input

@@ -1,8 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
+import { asApiError } from "../lib/api-errors";
 import { can, sessionStore } from "../lib/session";
 import { useStore } from "../lib/store";
-import { asApiError } from "./integration-labels";
 
 /** The largest page the API gives. */
 const CHOICE_PAGE_SIZE = 100;

@@ -4,8 +4,9 @@ import { setQuery, useLocation } from "../lib/router";
 import { useApi } from "../lib/use-api";
 import { EmptyState, ErrorNotice, Loading } from "./feedback";
 import { Field } from "./form";
-import { DeliveryStatusBadge, shortId, When } from "./integration-labels";
+import { DeliveryStatusBadge, shortId } from "./integration-labels";
 import { Pagination } from "./pagination";
+import { RelativeTime } from "./relative-time";
 import { TableWrap } from "./table-wrap";
 
 type Delivery = Schemas["WebhookDelivery"];
@@ -142,7 +143,7 @@ function DeliveryTable({
                 <DeliveryStatusBadge status={delivery.status} />
                 {delivery.status === "pending" && delivery.next_attempt_at ? (
                   <p class="muted small">
-                    next try <When value={delivery.next_attempt_at} />
+                    next try <RelativeTime value={delivery.next_attempt_at} />
                   </p>
                 ) : null}
               </td>
@@ -151,7 +152,7 @@ function DeliveryTable({
               <td class="numeric">{formatDuration(delivery.last_duration_ms)}</td>
               <td>{delivery.last_error ? <span class="small">{delivery.last_error}</span> : "—"}</td>
               <td>
-                <When
+                <RelativeTime
                   value={
                     delivery.completed_at ?? delivery.attempts_log.at(-1)?.started_at ?? delivery.created_at
                   }

@@ -1,11 +1,12 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { formatDateTime, formatNumber } from "../lib/format";
 import { CopyField } from "./copy";
 import { ErrorNotice } from "./feedback";
 import { Checkbox, Field } from "./form";
 import { type Choices, type EnrollmentChoices, userLabel } from "./integration-choices";
-import { asApiError, fieldErrorOf, formLevelError, shortId } from "./integration-labels";
+import { shortId } from "./integration-labels";
 
 export type CreatedToken = Schemas["CreatedEnrollmentToken"];
 
@@ -70,12 +71,12 @@ export function EnrollmentTokenForm({
   return (
     <form onSubmit={submit} aria-labelledby="new-token">
       <h2 id="new-token">Create a token</h2>
-      <ErrorNotice error={formLevelError(error, FIELDS)} title="The token could not be created" />
+      <ErrorNotice error={formError(error, FIELDS)} title="The token could not be created" />
       <div class="filters">
         <Field
           label="Expires after (hours)"
           hint="1 to 8760; 168 is a week."
-          error={fieldErrorOf(error, "expires_in_hours")}
+          error={fieldError(error, "expires_in_hours")}
         >
           {(control) => (
             <input
@@ -94,7 +95,7 @@ export function EnrollmentTokenForm({
         <Field
           label="Devices it may enroll"
           hint="Each enrollment uses it once."
-          error={fieldErrorOf(error, "max_uses")}
+          error={fieldError(error, "max_uses")}
         >
           {(control) => (
             <input
@@ -126,7 +127,7 @@ export function EnrollmentTokenForm({
           noneLabel="The organization default"
           choices={policies}
           value={policyId}
-          error={fieldErrorOf(error, "policy_id")}
+          error={fieldError(error, "policy_id")}
           optionLabel={(policy) => `${policy.name}${policy.is_default ? " (the default)" : ""}`}
           onChange={setPolicyId}
         />
@@ -137,7 +138,7 @@ export function EnrollmentTokenForm({
           noneLabel="Nobody"
           choices={users}
           value={userId}
-          error={fieldErrorOf(error, "user_id")}
+          error={fieldError(error, "user_id")}
           optionLabel={userLabel}
           onChange={setUserId}
         />

@@ -3,45 +3,6 @@ import { ApiError } from "../api/client";
 import { formatDateTime, formatRelative } from "../lib/format";
 import { StatusBadge } from "./status";
 
-/** Whatever a call threw, as an ApiError to show. */
-export function asApiError(error: unknown): ApiError {
-  return error instanceof ApiError ? error : new ApiError(0, { code: 0, message: String(error) });
-}
-
-/**
- * The server's messages for one field of a 400, to show next to it; `events` also collects
- * `events.3` (the server names the item of a list that is wrong).
- */
-export function fieldErrorOf(error: ApiError | undefined, field: string): string | undefined {
-  const messages = (error?.body.errors ?? [])
-    .filter((item) => item.field === field || item.field.startsWith(`${field}.`))
-    .map((item) => item.message);
-  return messages.length > 0 ? [...new Set(messages)].join("; ") : undefined;
-}
-
-/** The error unless every problem in it is already shown next to one of `fields`. */
-export function formLevelError(error: ApiError | undefined, fields: string[]): ApiError | undefined {
-  const errors = error?.body.errors ?? [];
-  const isAllInline =
-    errors.length > 0 &&
-    errors.every((item) =>
-      fields.some((field) => item.field === field || item.field.startsWith(`${field}.`)),
-    );
-  return isAllInline ? undefined : error;
-}
-
-/** "5 minutes ago", with the exact time for pointer users (title) and screen readers (hidden text). */
-export function When({ value, empty = "never" }: { value: string | null | undefined; empty?: string }) {
-  if (!value) return <span class="muted">{empty}</span>;
-  const exact = formatDateTime(value);
-  return (
-    <time dateTime={value} title={exact}>
-      {formatRelative(value)}
-      <span class="visually-hidden"> ({exact})</span>
-    </time>
-  );
-}
-
 /** A random secret of 43 URL-safe characters (32 bytes from the browser's CSPRNG). */
 export function generateSecret(): string {
   const bytes = crypto.getRandomValues(new Uint8Array(32));

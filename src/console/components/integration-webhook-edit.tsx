@@ -1,10 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { CopyField } from "./copy";
 import { ConfirmDialog } from "./dialog";
 import { ErrorNotice, notify } from "./feedback";
 import { Checkbox, Field } from "./form";
-import { asApiError, fieldErrorOf, formLevelError } from "./integration-labels";
 import { EventsFieldset, SecretField } from "./integration-webhook-fields";
 
 type Webhook = Schemas["Webhook"];
@@ -64,8 +64,8 @@ export function WebhookEditForm({
   return (
     <form onSubmit={submit} aria-labelledby="edit-webhook" class="card">
       <h2 id="edit-webhook">Edit</h2>
-      <ErrorNotice error={formLevelError(error, EDIT_FIELDS)} title="The webhook could not be saved" />
-      <Field label="URL" error={fieldErrorOf(error, "url")}>
+      <ErrorNotice error={formError(error, EDIT_FIELDS)} title="The webhook could not be saved" />
+      <Field label="URL" error={fieldError(error, "url")}>
         {(control) => (
           <input
             {...control}
@@ -77,11 +77,11 @@ export function WebhookEditForm({
           />
         )}
       </Field>
-      <EventsFieldset value={events} error={fieldErrorOf(error, "events")} onChange={setEvents} />
+      <EventsFieldset value={events} error={fieldError(error, "events")} onChange={setEvents} />
       <Checkbox
         label="Active"
         hint="While inactive it receives no new events and its pending deliveries wait; turning it back on resumes them in order."
-        error={fieldErrorOf(error, "active")}
+        error={fieldError(error, "active")}
         checked={isActive}
         onChange={setActive}
       />
@@ -159,12 +159,12 @@ export function WebhookSecretRotation({ webhook }: { webhook: Webhook }) {
           }}
         >
           <p class="muted">The current secret is never shown. Rotate it to give the receiver a new one.</p>
-          <ErrorNotice error={formLevelError(error, ["secret"])} title="The secret could not be rotated" />
+          <ErrorNotice error={formError(error, ["secret"])} title="The secret could not be rotated" />
           <SecretField
             label="New signing secret"
             value={secret}
             isRequired
-            error={fieldErrorOf(error, "secret")}
+            error={fieldError(error, "secret")}
             onChange={setSecret}
           />
           <div class="button-row">

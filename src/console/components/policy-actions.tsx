@@ -1,11 +1,11 @@
 import { useEffect, useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
+import { asApiError } from "../lib/api-errors";
 import { formatNumber } from "../lib/format";
 import { Link, navigate } from "../lib/router";
 import { createStore, useStore } from "../lib/store";
 import { ConfirmDialog } from "./dialog";
 import { ErrorNotice, notify } from "./feedback";
-import { asApiError } from "./policy-validation";
 
 type Policy = Schemas["Policy"];
 

@@ -1,11 +1,11 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
+import { asApiError } from "../lib/api-errors";
 import { navigate } from "../lib/router";
 import type { Loaded } from "../lib/use-api";
 import { Dialog } from "./dialog";
 import { ErrorNotice, Loading, notify } from "./feedback";
 import { Field } from "./form";
-import { asApiError } from "./policy-validation";
 
 type Template = Schemas["PolicyTemplate"];
 

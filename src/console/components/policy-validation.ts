@@ -1,11 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
-import { ApiError, api, unwrap } from "../api/client";
+import { type ApiError, api, unwrap } from "../api/client";
+import { asApiError } from "../lib/api-errors";
 import type { FieldProblem, PolicyDocumentDraft } from "./policy-form-model";
-
-/** Whatever a call threw, as an ApiError to show. */
-export function asApiError(error: unknown): ApiError {
-  return error instanceof ApiError ? error : new ApiError(0, { code: 0, message: String(error) });
-}
 
 export type PolicyValidation =
   | { status: "unchanged" }

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
-import { ApiError } from "../api/client";
+import type { ApiError } from "../api/client";
+import { asApiError } from "./api-errors";
 
 export interface Loaded<T> {
   data?: T | undefined;
@@ -26,9 +27,7 @@ export function useApi<T>(load: () => Promise<T>, keys: unknown[]): Loaded<T> {
       },
       (error: unknown) => {
         if (request !== latest.current) return;
-        const failure =
-          error instanceof ApiError ? error : new ApiError(0, { code: 0, message: String(error) });
-        setState((previous) => ({ data: previous.data, error: failure, isLoading: false }));
+        setState((previous) => ({ data: previous.data, error: asApiError(error), isLoading: false }));
       },
     );
   }, [...keys, generation]);

@@ -4,11 +4,12 @@ import type { PageProps } from "../app";
 import { ConfirmDialog } from "../components/dialog";
 import { EmptyState, ErrorNotice, Loading, notify } from "../components/feedback";
 import { ApiKeyCreated, ApiKeyForm, type CreatedApiKey } from "../components/integration-api-key-form";
-import { asApiError, When } from "../components/integration-labels";
 import { PageHeader } from "../components/layout";
 import { Pagination } from "../components/pagination";
+import { RelativeTime } from "../components/relative-time";
 import { StatusBadge } from "../components/status";
 import { TableWrap } from "../components/table-wrap";
+import { asApiError } from "../lib/api-errors";
 import { formatNumber } from "../lib/format";
 import { setQuery, useLocation } from "../lib/router";
 import { can, sessionStore } from "../lib/session";
@@ -155,13 +156,13 @@ function KeyTable({
                 ))}
               </td>
               <td>
-                <When value={key.created_at} />
+                <RelativeTime value={key.created_at} />
               </td>
               <td>
-                <When value={key.expires_at} />
+                <RelativeTime value={key.expires_at} />
               </td>
               <td>
-                <When value={key.last_used_at} />
+                <RelativeTime value={key.last_used_at} />
               </td>
               <td>
                 <KeyStateBadge apiKey={key} />

@@ -13,10 +13,11 @@ import {
   hasDeviceListFilters,
   readDeviceListFilters,
 } from "../components/device-filters";
-import { countDevices, platformLabel, RelativeTime } from "../components/device-labels";
+import { countDevices, platformLabel } from "../components/device-labels";
 import { EmptyState, ErrorNotice, Loading, notify } from "../components/feedback";
 import { PageHeader } from "../components/layout";
 import { Pagination } from "../components/pagination";
+import { RelativeTime } from "../components/relative-time";
 import { StatusBadge } from "../components/status";
 import { formatNumber } from "../lib/format";
 import { Link, setQuery, useLocation } from "../lib/router";

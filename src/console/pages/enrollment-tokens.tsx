@@ -10,10 +10,12 @@ import {
   EnrollmentTokenForm,
   ownerNames,
 } from "../components/integration-enrollment-form";
-import { asApiError, shortId, TokenStateBadge, When } from "../components/integration-labels";
+import { shortId, TokenStateBadge } from "../components/integration-labels";
 import { PageHeader } from "../components/layout";
 import { Pagination } from "../components/pagination";
+import { RelativeTime } from "../components/relative-time";
 import { TableWrap } from "../components/table-wrap";
+import { asApiError } from "../lib/api-errors";
 import { formatDateTime, formatNumber } from "../lib/format";
 import { Link, setQuery, useLocation } from "../lib/router";
 import { can, sessionStore } from "../lib/session";
@@ -156,10 +158,10 @@ function TokenTable({
             return (
               <tr key={token.id}>
                 <td>
-                  <When value={token.created_at} />
+                  <RelativeTime value={token.created_at} />
                 </td>
                 <td>
-                  <When value={token.expires_at} />
+                  <RelativeTime value={token.expires_at} />
                 </td>
                 <td class="numeric">
                   {formatNumber(token.uses)} of{" "}

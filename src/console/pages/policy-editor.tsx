@@ -12,7 +12,8 @@ import {
   toPolicyDocument,
 } from "../components/policy-form-model";
 import type { PolicyData } from "../components/policy-settings";
-import { asApiError, type PolicyValidation, usePolicyValidation } from "../components/policy-validation";
+import { type PolicyValidation, usePolicyValidation } from "../components/policy-validation";
+import { asApiError } from "../lib/api-errors";
 import { Link, navigate } from "../lib/router";
 import { can, sessionStore } from "../lib/session";
 import { useStore } from "../lib/store";

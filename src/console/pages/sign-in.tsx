@@ -1,8 +1,9 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, type Schemas, unwrap } from "../api/client";
+import { type ApiError, api, type Schemas, unwrap } from "../api/client";
 import { ErrorNotice } from "../components/feedback";
 import { Field } from "../components/form";
 import { Logo } from "../components/logo";
+import { asApiError, localError } from "../lib/api-errors";
 import { BASE, navigate, useLocation } from "../lib/router";
 import { startSession } from "../lib/session";
 
@@ -71,15 +72,7 @@ function SecondFactor({
       if (!credential) return;
       await verify(JSON.stringify(credential.toJSON()), "webauthn");
     } catch (failure) {
-      setError(
-        failure instanceof ApiError
-          ? failure
-          : new ApiError(0, {
-              code: 0,
-              message: "The passkey was not used",
-              details: (failure as Error).message,
-            }),
-      );
+      setError(asApiError(failure, "The passkey was not used"));
     }
   };
 
@@ -307,8 +300,7 @@ export function SsoCallbackPage() {
     sessionStorage.removeItem("bulwark-sso");
     const state = query.get("state");
     const code = query.get("code");
-    const fail = (message: string, details?: string) =>
-      setError(new ApiError(0, { code: 0, message, ...(details ? { details } : {}) }));
+    const fail = (message: string, details?: string) => setError(localError(message, details));
     if (query.get("error"))
       return fail(
         "The identity provider refused the sign-in",

@@ -4,11 +4,13 @@ import type { PageProps } from "../app";
 import { ConfirmDialog } from "../components/dialog";
 import { ErrorNotice, Loading, notify } from "../components/feedback";
 import { WebhookDeliveries } from "../components/integration-deliveries";
-import { asApiError, DeliveryStatusBadge, When } from "../components/integration-labels";
+import { DeliveryStatusBadge } from "../components/integration-labels";
 import { WebhookEditForm, WebhookSecretRotation } from "../components/integration-webhook-edit";
 import { describeEvents } from "../components/integration-webhook-fields";
 import { PageHeader } from "../components/layout";
+import { RelativeTime } from "../components/relative-time";
 import { StatusBadge } from "../components/status";
+import { asApiError } from "../lib/api-errors";
 import { formatDateTime } from "../lib/format";
 import { Link, navigate } from "../lib/router";
 import { useApi } from "../lib/use-api";
@@ -91,7 +93,7 @@ function WebhookDetails({ webhook }: { webhook: Webhook }) {
               {webhook.last_delivery.status_code !== null
                 ? `HTTP ${webhook.last_delivery.status_code}, `
                 : ""}
-              <When value={webhook.last_delivery.attempted_at} />
+              <RelativeTime value={webhook.last_delivery.attempted_at} />
             </>
           ) : (
             <span class="muted">None yet</span>

@@ -4,13 +4,7 @@ import type { PageProps } from "../app";
 import { CopyField } from "../components/copy";
 import { EmptyState, ErrorNotice, Loading, notify } from "../components/feedback";
 import { Field } from "../components/form";
-import {
-  asApiError,
-  DeliveryStatusBadge,
-  fieldErrorOf,
-  formLevelError,
-  When,
-} from "../components/integration-labels";
+import { DeliveryStatusBadge } from "../components/integration-labels";
 import {
   ALL_EVENTS,
   describeEvents,
@@ -19,8 +13,10 @@ import {
 } from "../components/integration-webhook-fields";
 import { PageHeader } from "../components/layout";
 import { Pagination } from "../components/pagination";
+import { RelativeTime } from "../components/relative-time";
 import { StatusBadge } from "../components/status";
 import { TableWrap } from "../components/table-wrap";
+import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { formatNumber } from "../lib/format";
 import { Link, setQuery, useLocation } from "../lib/router";
 import { can, sessionStore } from "../lib/session";
@@ -166,7 +162,7 @@ function WebhookTable({
                     ) : null}
                     <br />
                     <span class="small">
-                      <When value={webhook.last_delivery.attempted_at} />
+                      <RelativeTime value={webhook.last_delivery.attempted_at} />
                     </span>
                   </>
                 ) : (
@@ -207,12 +203,8 @@ function WebhookCreateForm({ onCreated }: { onCreated: (webhook: Webhook, secret
   return (
     <form onSubmit={submit} aria-labelledby="new-webhook">
       <h2 id="new-webhook">Add a webhook</h2>
-      <ErrorNotice error={formLevelError(error, FIELDS)} title="The webhook could not be added" />
-      <Field
-        label="URL"
-        hint="The http(s) address that receives the POSTs."
-        error={fieldErrorOf(error, "url")}
-      >
+      <ErrorNotice error={formError(error, FIELDS)} title="The webhook could not be added" />
+      <Field label="URL" hint="The http(s) address that receives the POSTs." error={fieldError(error, "url")}>
         {(control) => (
           <input
             {...control}
@@ -225,12 +217,12 @@ function WebhookCreateForm({ onCreated }: { onCreated: (webhook: Webhook, secret
           />
         )}
       </Field>
-      <EventsFieldset value={events} error={fieldErrorOf(error, "events")} onChange={setEvents} />
+      <EventsFieldset value={events} error={fieldError(error, "events")} onChange={setEvents} />
       <SecretField
         label="Signing secret"
         value={secret}
         isRequired
-        error={fieldErrorOf(error, "secret")}
+        error={fieldError(error, "secret")}
         onChange={setSecret}
       />
       <div class="button-row">

@@ -62,7 +62,7 @@ const PER_ADDRESS_PATHS = new Set(["/api/v1/auth/login", "/api/v1/auth/refresh"]
 const PROBE_PATHS = new Set(["/api/v1/health", "/metrics"]);
 /** Enrollment is counted per enrollment token, once the body naming the token has been read. */
 const ENROLL_PATH = "/api/v1/devices/enroll";
-const CONSOLE_PREFIX = "/console";
+const CONSOLE_PATHS = new Set(["/", "/console"]);
 /** Larger request headers are refused (431); Bun's parser is given room up to 256 KiB to let us say so. */
 const MAX_HEADER_BYTES = 16 * 1024;
 const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
@@ -113,7 +113,7 @@ function rateLimitBucket(
   if (PER_ADDRESS_PATHS.has(path)) return [`ip:${state.ip}`, limits.unauthenticated_per_minute];
   if (PROBE_PATHS.has(path)) return [`probe:${state.ip}`, limits.unauthenticated_per_minute];
   // The console's page and files: loading it must not use up the budget that guards sign-in.
-  if (path === "/" || path.startsWith(CONSOLE_PREFIX))
+  if (CONSOLE_PATHS.has(path) || path.startsWith("/console/"))
     return [`console:${state.ip}`, limits.unauthenticated_per_minute];
   if (state.device) return [`device:${state.device.deviceId}`, limits.authenticated_per_minute];
   const principal = state.principal;
