@@ -51,6 +51,8 @@ interface Totals {
   failed: number;
   skipped: number;
   exitCode: number;
+  /** bun test's "(fail) ..." lines: repeated at the end, where a CI log's tail shows them. */
+  failures: string[];
 }
 
 /** Runs bun test, echoing its output, and reads the totals from its closing lines. */
@@ -71,7 +73,8 @@ async function runBunTest(label: string, testArgs: string[], env: Record<string,
   }
   const exitCode = await child.exited;
   const count = (word: string) => Number(new RegExp(`^\\s*(\\d+) ${word}$`, "m").exec(output)?.[1] ?? 0);
-  return { passed: count("pass"), failed: count("fail"), skipped: count("skip"), exitCode };
+  const failures = output.split("\n").filter((line) => line.startsWith("(fail)"));
+  return { passed: count("pass"), failed: count("fail"), skipped: count("skip"), exitCode, failures };
 }
 
 const inProcess = await runBunTest("every suite, in-process", args, {});
@@ -89,7 +92,7 @@ const onExecutable: Totals =
     ? await runBunTest("the HTTP suites, against dist/bulwark", [...executablePaths, ...flags], {
         TEST_TARGET: "executable",
       })
-    : { passed: 0, failed: 0, skipped: 0, exitCode: 0 };
+    : { passed: 0, failed: 0, skipped: 0, exitCode: 0, failures: [] };
 if (executablePaths.length === 0)
   console.log("\n(no HTTP suite selected: nothing to run against dist/bulwark)");
 
@@ -99,6 +102,12 @@ const failed =
   onExecutable.failed +
   (inProcess.exitCode !== 0 && inProcess.failed === 0 ? 1 : 0) +
   (onExecutable.exitCode !== 0 && onExecutable.failed === 0 ? 1 : 0);
+for (const [label, totals] of [
+  ["in-process", inProcess],
+  ["against dist/bulwark", onExecutable],
+] as const) {
+  if (totals.failures.length > 0) console.log(`\nfailed ${label}:\n${totals.failures.join("\n")}`);
+}
 console.log(
   `\nin-process: ${inProcess.passed} passed, ${inProcess.failed} failed; against dist/bulwark: ${onExecutable.passed} passed, ${onExecutable.failed} failed, ${onExecutable.skipped} need the in-process app (fake clock or database) and ran in-process only`,
 );
