@@ -3,6 +3,7 @@ import type { Config } from "./config/config-schema";
 import { type DatabaseHandle, openDatabase } from "./db/client";
 import { migrateDatabase } from "./db/migrate";
 import { loadOrCreateTokenKeys } from "./domain/auth/token-keys";
+import { CheckInBatcher } from "./domain/devices/check-in-batcher";
 import { sealedSecretsReadable } from "./domain/system/check-sealed-secrets";
 import { ensureWireGuardServerKey } from "./domain/vpn/server-key";
 import { sealWebhookSecrets } from "./domain/webhooks/seal-webhook-secrets";
@@ -35,21 +36,30 @@ export async function bootDependencies(
   const { applied } = migrateDatabase(database.sqlite, { label: `database ${config.database.path}` });
   const keys = await loadOrCreateTokenKeys(database.db, clock.now());
   const startedAt = clock.now();
-  const deps: AppDeps = {
+  const log = createLogger({
+    format: resolveLogFormat(config.log.format),
+    level: config.log.level,
+    write: logWrite,
+  });
+  const metrics = createMetrics(VERSION, startedAt);
+  const domainDeps = {
     db: database.db,
     config,
     clock,
     secrets: createSecretBox(secretKeyOf(config.database.path)),
+  };
+  const deps: AppDeps = {
+    ...domainDeps,
     keys,
     rateLimiter: new InMemoryRateLimiter(),
     version: VERSION,
     startedAt,
-    log: createLogger({
-      format: resolveLogFormat(config.log.format),
-      level: config.log.level,
-      write: logWrite,
+    log,
+    metrics,
+    checkIns: new CheckInBatcher(domainDeps, {
+      committed: (size) => metrics.observeCheckInBatch(size),
+      failed: (error, size) => log.error("check-ins could not be saved", { check_ins: size, error }),
     }),
-    metrics: createMetrics(VERSION, startedAt),
     activity: new ServiceActivity(),
   };
   if (!sealedSecretsReadable(deps))

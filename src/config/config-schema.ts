@@ -51,6 +51,8 @@ export const ConfigSchema = Type.Object({
     offline_after_seconds: Type.Integer({ default: 900, minimum: 1, maximum: YEAR }),
     wipe_timeout_seconds: Type.Integer({ default: 259200, minimum: 1, maximum: YEAR }),
     log_retention_days: Type.Integer({ default: 90, minimum: 1, maximum: 36500 }),
+    /** A check-in that changes nothing reported is logged at most this often; 0 logs every check-in. */
+    checkin_log_interval_seconds: Type.Integer({ default: 3600, minimum: 0, maximum: YEAR }),
   }),
   jobs: Type.Object({
     scan_interval_seconds: Type.Integer({ default: 60, minimum: 1, maximum: 86400 }),

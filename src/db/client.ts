@@ -113,6 +113,17 @@ function retryWhileLocked(work: () => void): boolean {
   }
 }
 
+/**
+ * The SQLite connection under a database or transaction handle, for a hot path's constant SQL text: its
+ * `prepare` hands back the statement compiled for that text the first time (the statement cache), so
+ * nothing is built or parsed per call. Drizzle keeps the connection on its session.
+ */
+export function connectionOf(db: DbOrTx): Database {
+  const client = (db as unknown as { session?: { client?: Database } }).session?.client;
+  if (!client) throw new Error("drizzle's session no longer exposes its SQLite connection");
+  return client;
+}
+
 /** Runs `work` in one immediate transaction (state change, audit row and outbox event together). */
 export function withTransaction<T>(db: Db, work: (tx: Tx) => T): T {
   return db.transaction(work, { behavior: "immediate" });

@@ -6,6 +6,7 @@ import m3 from "../../migrations/0003_device_pki.sql" with { type: "text" };
 import m4 from "../../migrations/0004_gdpr.sql" with { type: "text" };
 import m5 from "../../migrations/0005_gdpr_anonymous_label.sql" with { type: "text" };
 import m6 from "../../migrations/0006_device_compliance_index.sql" with { type: "text" };
+import m7 from "../../migrations/0007_device_checkin_logged.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -16,4 +17,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0004_gdpr", sql: m4 },
   { tag: "0005_gdpr_anonymous_label", sql: m5 },
   { tag: "0006_device_compliance_index", sql: m6 },
+  { tag: "0007_device_checkin_logged", sql: m7 },
 ];

@@ -9,6 +9,8 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 export interface Metrics {
   observeRequest(method: string, route: string, status: number, seconds: number): void;
   countCheckIn(compliance: string): void;
+  /** A group commit of check-ins: how many it held. */
+  observeCheckInBatch(size: number): void;
   countDeliveryAttempt(outcome: string): void;
   observeJobRun(job: string, outcome: "ok" | "failed", seconds: number): void;
   /** The text exposition, with the gauges set from `snapshot`. */
@@ -65,6 +67,12 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
     help: "Duration of background job runs, by job.",
     labelNames: ["job"],
     buckets: JOB_BUCKETS,
+    registers,
+  });
+  const checkInBatchSize = new Histogram({
+    name: "bulwark_checkin_batch_size",
+    help: "Check-ins written together in one committed transaction (group commit).",
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256],
     registers,
   });
   const devices = new Gauge({
@@ -139,6 +147,9 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
     },
     countCheckIn(compliance) {
       checkIns.inc({ compliance });
+    },
+    observeCheckInBatch(size) {
+      checkInBatchSize.observe(size);
     },
     countDeliveryAttempt(outcome) {
       deliveryAttempts.inc({ outcome });

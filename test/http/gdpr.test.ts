@@ -481,7 +481,10 @@ describe("POST /gdpr/restrict", () => {
         (entry: { details: object }) => Object.keys(entry.details).length > 0,
       ),
     ).toBe(true);
-    expect((await checkIn(t, device.device_token, { facts: HEALTHY_FACTS })).status).toBe(200);
+    // A new agent version: logged at once (an unchanged heartbeat would wait for the hourly entry).
+    expect(
+      (await checkIn(t, device.device_token, { agent_version: "1.9.0", facts: HEALTHY_FACTS })).status,
+    ).toBe(200);
     const logs = await expectStatus(t, 200, "GET", `/api/v1/devices/${device.id}/logs?event=device.checkin`, {
       token: org.adminToken,
     });

@@ -90,7 +90,7 @@ export interface paths {
         put?: never;
         /**
          * Check in
-         * @description Authorization: Bearer <device_token>, or the device certificate (in Bulwark's TLS handshake, or a trusted proxy's Client-Cert header). Updates last_seen (an offline device comes back online; a suspended one stays suspended), stores the reported versions and facts, re-evaluates compliance, logs device.checkin, and logs policy.applied once per policy version the agent reports. Returns the current policy, pending wipe commands and the VPN peer settings (vpn_config: rewrite the tunnel when they changed).
+         * @description Authorization: Bearer <device_token>, or the device certificate (in Bulwark's TLS handshake, or a trusted proxy's Client-Cert header). Updates last_seen (an offline device comes back online; a suspended one stays suspended), stores the reported versions and facts, re-evaluates compliance, logs device.checkin when the report changed or once per devices.checkin_log_interval_seconds (default an hour) otherwise, and logs policy.applied once per policy version the agent reports. The answer comes once the check-in is committed (check-ins arriving together share one transaction); 503 database_unavailable when it could not be saved: check in again. Returns the current policy, pending wipe commands and the VPN peer settings (vpn_config: rewrite the tunnel when they changed).
          */
         post: operations["postApiV1AgentCheckin"];
         delete?: never;

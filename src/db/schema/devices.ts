@@ -64,6 +64,11 @@ export const devices = sqliteTable(
      * batches. Rows that were never evaluated (or predate the flag) default to stale.
      */
     complianceStale: integer("compliance_stale", { mode: "boolean" }).notNull().default(true),
+    /**
+     * When a device.checkin entry was last written: a check-in that changes nothing the device reports
+     * is logged at most once per devices.checkin_log_interval_seconds.
+     */
+    checkinLoggedAt: text("checkin_logged_at"),
     createdAt: text("created_at").notNull(),
     updatedAt: text("updated_at").notNull(),
   },

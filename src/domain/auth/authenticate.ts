@@ -1,5 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { oncePerDatabase } from "../../db/prepared";
 import { apiKeys, organizations, sessions, users } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
@@ -14,12 +15,10 @@ export const API_KEY_PREFIX = "bwk_";
 // last_used_at is written at most this often per key, so busy automation does not turn reads into writes.
 const LAST_USED_RESOLUTION_SECONDS = 60;
 
-// This lookup runs on every request; building Drizzle's SQL costs more than running it, so it is
+// These lookups run on every request; building Drizzle's SQL costs more than running it, so they are
 // prepared once per database.
-const sessionLookups = new WeakMap<Db, ReturnType<typeof prepareSessionLookup>>();
-
-function prepareSessionLookup(db: Db) {
-  return db
+const sessionLookup = oncePerDatabase((db: Db) =>
+  db
     .select({
       user: users,
       plan: organizations.plan,
@@ -32,17 +31,17 @@ function prepareSessionLookup(db: Db) {
     .innerJoin(organizations, eq(organizations.id, users.organizationId))
     .leftJoin(sessions, eq(sessions.id, sql.placeholder("sessionId")))
     .where(eq(users.id, sql.placeholder("userId")))
-    .prepare();
-}
-
-function sessionLookup(db: Db) {
-  let lookup = sessionLookups.get(db);
-  if (!lookup) {
-    lookup = prepareSessionLookup(db);
-    sessionLookups.set(db, lookup);
-  }
-  return lookup;
-}
+    .prepare(),
+);
+const apiKeyLookup = oncePerDatabase((db: Db) =>
+  db
+    .select({ key: apiKeys, user: users, plan: organizations.plan })
+    .from(apiKeys)
+    .innerJoin(users, eq(users.id, apiKeys.userId))
+    .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
+    .where(eq(apiKeys.keyHash, sql.placeholder("keyHash")))
+    .prepare(),
+);
 
 /**
  * Resolves a bearer credential (access token or API key) to a principal, checking on every request that
@@ -77,13 +76,7 @@ export async function authenticateCredential(deps: AuthDeps, credential: string)
 
 function authenticateApiKey(deps: AuthDeps, key: string): Principal {
   const now = deps.clock.now();
-  const row = deps.db
-    .select({ key: apiKeys, user: users, plan: organizations.plan })
-    .from(apiKeys)
-    .innerJoin(users, eq(users.id, apiKeys.userId))
-    .innerJoin(organizations, eq(organizations.id, apiKeys.organizationId))
-    .where(eq(apiKeys.keyHash, hashSecret(key)))
-    .get();
+  const row = apiKeyLookup(deps.db).get({ keyHash: hashSecret(key) });
   if (!row) throw new UnauthenticatedError("api_key_invalid", "invalid API key");
   if (row.key.revokedAt)
     throw new UnauthenticatedError("api_key_revoked", "invalid API key", "the API key has been revoked");

@@ -1,5 +1,4 @@
-import { sql } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client";
+import { connectionOf, type DbOrTx } from "../../db/client";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 
@@ -32,12 +31,17 @@ export function appendDeviceLog(
   event: DeviceLogEvent,
   details: Record<string, unknown>,
 ): void {
-  tx.run(sql`
-    INSERT INTO device_logs (id, device_id, event, details, created_at)
-    SELECT ${newId()}, ${deviceId}, ${event},
-      CASE WHEN EXISTS (
-        SELECT 1 FROM devices d JOIN users u ON u.id = d.user_id
-        WHERE d.id = ${deviceId} AND (u.is_restricted = 1 OR u.device_activity_objected_at IS NOT NULL)
-      ) THEN '{}' ELSE ${JSON.stringify(details)} END,
-      ${toIso(now)}`);
+  connectionOf(tx)
+    .prepare(INSERT_LOG)
+    .run({ id: newId(), deviceId, event, details: JSON.stringify(details), createdAt: toIso(now) });
 }
+
+// One constant text: prepared once (the connection's statement cache), never built per entry.
+const INSERT_LOG = `
+  INSERT INTO device_logs (id, device_id, event, details, created_at)
+  SELECT $id, $deviceId, $event,
+    CASE WHEN EXISTS (
+      SELECT 1 FROM devices d JOIN users u ON u.id = d.user_id
+      WHERE d.id = $deviceId AND (u.is_restricted = 1 OR u.device_activity_objected_at IS NOT NULL)
+    ) THEN '{}' ELSE $details END,
+    $createdAt`;

@@ -30,7 +30,7 @@ export function assignDevicePolicy(
     const device = findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped")
       throw new ConflictError("device_wiped", "device has been wiped", "its policy is final");
-    const policy = resolveEffectivePolicy(tx, organizationId, policyId);
+    const policy = resolveEffectivePolicy(deps.db, organizationId, policyId);
     // The stored id is the policy's own spelling, whatever case the request used.
     const assignedPolicyId = policyId === null ? null : policy.id;
     if (device.policyId === assignedPolicyId) return toDevicePolicyView(device, policy);

@@ -1,4 +1,6 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { oncePerDatabase } from "../../db/prepared";
 import { devices, deviceTokens } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
@@ -14,17 +16,22 @@ export interface DevicePrincipal {
   credential: { type: "token" | "certificate"; id: string };
 }
 
-/** Resolves a device token; revoked, expired or wiped-device tokens are refused. */
-export function authenticateDeviceToken(deps: DomainDeps, token: string): DevicePrincipal {
-  const row = deps.db
+// Every agent request: prepared once per database.
+const tokenLookup = oncePerDatabase((db: Db) =>
+  db
     .select({
       token: deviceTokens,
       device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
     })
     .from(deviceTokens)
     .innerJoin(devices, eq(devices.id, deviceTokens.deviceId))
-    .where(eq(deviceTokens.tokenHash, hashSecret(token)))
-    .get();
+    .where(eq(deviceTokens.tokenHash, sql.placeholder("tokenHash")))
+    .prepare(),
+);
+
+/** Resolves a device token; revoked, expired or wiped-device tokens are refused. */
+export function authenticateDeviceToken(deps: DomainDeps, token: string): DevicePrincipal {
+  const row = tokenLookup(deps.db).get({ tokenHash: hashSecret(token) });
   if (!row) throw new UnauthenticatedError("device_token_invalid", "invalid device token");
   if (row.token.revokedAt)
     throw new UnauthenticatedError(

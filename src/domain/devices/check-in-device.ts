@@ -1,7 +1,8 @@
-import { eq } from "drizzle-orm";
-import { withTransaction } from "../../db/client";
-import { devices } from "../../db/schema";
-import { toIso } from "../../lib/clock";
+import { and, asc, eq, sql } from "drizzle-orm";
+import type { Db, Tx } from "../../db/client";
+import { oncePerDatabase } from "../../db/prepared";
+import { devices, wipes } from "../../db/schema";
+import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 import { UnauthenticatedError } from "../errors";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
@@ -11,8 +12,7 @@ import { appendDeviceLog } from "./append-device-log";
 import type { DevicePrincipal } from "./authenticate-device";
 import type { DeviceRow, DeviceStatus } from "./device-views";
 import type { ComplianceEvaluation, DeviceFacts } from "./evaluate-compliance";
-import { reevaluateDeviceCompliance } from "./reevaluate-device-compliance";
-import { selectPendingWipes } from "./wipe-device";
+import { judgeDeviceCompliance, recordComplianceChange } from "./reevaluate-device-compliance";
 
 /** The longest interval an agent is told to wait between check-ins. */
 export const MAX_CHECKIN_INTERVAL_SECONDS = 300;
@@ -53,82 +53,145 @@ export function nextCheckInSeconds(offlineAfterSeconds: number): number {
   return Math.max(1, Math.min(MAX_CHECKIN_INTERVAL_SECONDS, Math.floor(offlineAfterSeconds / 3)));
 }
 
+// A check-in's reads and its one write, prepared once per database (the hot path of a fleet).
+const deviceById = oncePerDatabase((db: Db) =>
+  db
+    .select()
+    .from(devices)
+    .where(eq(devices.id, sql.placeholder("id")))
+    .prepare(),
+);
+const pendingWipes = oncePerDatabase((db: Db) =>
+  db
+    .select()
+    .from(wipes)
+    .where(and(eq(wipes.deviceId, sql.placeholder("deviceId")), eq(wipes.status, "pending")))
+    .orderBy(asc(wipes.initiatedAt))
+    .prepare(),
+);
+const CHECK_IN_COLUMNS = [
+  "status",
+  "lastSeen",
+  "agentVersion",
+  "osVersion",
+  "facts",
+  "updatedAt",
+  "appliedPolicyId",
+  "appliedPolicyVersion",
+  "policyAppliedAt",
+  "complianceStatus",
+  "complianceViolations",
+  "complianceMissing",
+  "complianceCheckedAt",
+  "complianceStale",
+  "checkinLoggedAt",
+] as const satisfies readonly (keyof DeviceRow)[];
+type CheckInColumns = Pick<DeviceRow, (typeof CHECK_IN_COLUMNS)[number]>;
+const saveCheckIn = oncePerDatabase((db: Db) =>
+  db
+    .update(devices)
+    .set(Object.fromEntries(CHECK_IN_COLUMNS.map((column) => [column, sql.placeholder(column)])))
+    .where(eq(devices.id, sql.placeholder("id")))
+    .prepare(),
+);
+
 /**
- * Records an agent check-in: last_seen = now, offline -> online (a suspended device stays suspended),
- * the reported versions and facts stored, `device.checkin` logged, compliance re-evaluated (which also
- * settles a re-evaluation its policy change left pending), and
- * `policy.applied` logged once per policy version the agent reports as applied. Answers with the
- * current policy, the pending wipe commands and the VPN peer settings.
+ * Records an agent check-in in the caller's transaction (the check-in batcher's): last_seen = now,
+ * offline -> online (a suspended device stays suspended), the reported versions and facts stored and
+ * compliance re-evaluated, all in one write (which also settles a re-evaluation its policy change left
+ * pending). `device.checkin` is logged when the report changed (versions, facts, compliance) or the last
+ * entry is older than devices.checkin_log_interval_seconds; `policy.applied` once per policy version the
+ * agent reports as applied. Answers with the current policy, the pending wipe commands and the VPN peer
+ * settings.
  */
-export function checkInDevice(deps: DomainDeps, caller: DevicePrincipal, input: CheckInInput): CheckInResult {
+export function checkInDevice(
+  deps: DomainDeps,
+  tx: Tx,
+  caller: DevicePrincipal,
+  input: CheckInInput,
+): CheckInResult {
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  return withTransaction(deps.db, (tx) => {
-    const row = tx.select().from(devices).where(eq(devices.id, caller.deviceId)).get();
-    // The device may have been wiped between authentication and this transaction.
-    if (!row || row.status === "wiped") {
-      throw new UnauthenticatedError("device_wiped", "invalid device token", "the device has been wiped");
-    }
-    const policy = resolveEffectivePolicy(tx, row.organizationId, row.policyId);
-    const isPolicyApplied =
-      input.policyVersion === policy.version && (input.policyId ?? policy.id) === policy.id;
-    const isNewlyApplied =
-      isPolicyApplied && (row.appliedPolicyId !== policy.id || row.appliedPolicyVersion !== policy.version);
-    const updated: DeviceRow = {
-      ...row,
-      status: row.status === "offline" || row.status === "pending" ? "online" : row.status,
-      lastSeen: timestamp,
-      agentVersion: input.agentVersion ?? row.agentVersion,
-      osVersion: input.osVersion ?? row.osVersion,
-      facts: input.facts ?? row.facts,
-      updatedAt: timestamp,
-      ...(isNewlyApplied
-        ? { appliedPolicyId: policy.id, appliedPolicyVersion: policy.version, policyAppliedAt: timestamp }
-        : {}),
-    };
-    tx.update(devices)
-      .set({
-        status: updated.status,
-        lastSeen: updated.lastSeen,
-        agentVersion: updated.agentVersion,
-        osVersion: updated.osVersion,
-        facts: updated.facts,
-        updatedAt: updated.updatedAt,
-        appliedPolicyId: updated.appliedPolicyId,
-        appliedPolicyVersion: updated.appliedPolicyVersion,
-        policyAppliedAt: updated.policyAppliedAt,
-      })
-      .where(eq(devices.id, row.id))
-      .run();
+  const row = deviceById(deps.db).get({ id: caller.deviceId });
+  // The device may have been wiped between authentication and this transaction.
+  if (!row || row.status === "wiped") {
+    throw new UnauthenticatedError("device_wiped", "invalid device token", "the device has been wiped");
+  }
+  const policy = resolveEffectivePolicy(deps.db, row.organizationId, row.policyId);
+  const isPolicyApplied =
+    input.policyVersion === policy.version && (input.policyId ?? policy.id) === policy.id;
+  const isNewlyApplied =
+    isPolicyApplied && (row.appliedPolicyId !== policy.id || row.appliedPolicyVersion !== policy.version);
+  const reported: DeviceRow = {
+    ...row,
+    status: row.status === "offline" || row.status === "pending" ? "online" : row.status,
+    lastSeen: timestamp,
+    agentVersion: input.agentVersion ?? row.agentVersion,
+    osVersion: input.osVersion ?? row.osVersion,
+    facts: input.facts ?? row.facts,
+    updatedAt: timestamp,
+    ...(isNewlyApplied
+      ? { appliedPolicyId: policy.id, appliedPolicyVersion: policy.version, policyAppliedAt: timestamp }
+      : {}),
+  };
+  const compliance = judgeDeviceCompliance(now, reported, policy);
+  const isReportChanged =
+    reported.agentVersion !== row.agentVersion ||
+    reported.osVersion !== row.osVersion ||
+    !sameFacts(reported.facts, row.facts) ||
+    isNewlyApplied ||
+    compliance.result.status !== row.complianceStatus;
+  const isLogDue =
+    isReportChanged ||
+    row.checkinLoggedAt === null ||
+    addSeconds(new Date(row.checkinLoggedAt), deps.config.devices.checkin_log_interval_seconds) <= now;
+  const updated: DeviceRow = {
+    ...reported,
+    ...compliance.columns,
+    checkinLoggedAt: isLogDue ? timestamp : row.checkinLoggedAt,
+  };
+  const values = Object.fromEntries(
+    CHECK_IN_COLUMNS.map((column) => [column, updated[column]]),
+  ) as CheckInColumns;
+  saveCheckIn(deps.db).run({ ...values, id: row.id });
+  if (isLogDue) {
     appendDeviceLog(tx, now, row.id, "device.checkin", {
       agent_version: updated.agentVersion,
       os_version: updated.osVersion,
       policy_version: input.policyVersion ?? null,
       facts: input.facts ?? null,
     });
-    if (isNewlyApplied) {
-      appendDeviceLog(tx, now, row.id, "policy.applied", { policy_id: policy.id, version: policy.version });
-    }
-    const compliance = reevaluateDeviceCompliance(tx, now, updated, policy);
-    const commands = selectPendingWipes(tx, row.id)
-      .all()
-      .map(
-        (wipe): WipeCommand => ({
-          type: "wipe",
-          wipe_id: wipe.id,
-          reason: wipe.reason,
-          notify_user: wipe.notifyUser,
-          initiated_at: wipe.initiatedAt,
-        }),
-      );
-    return {
-      device_id: row.id,
-      status: updated.status,
-      policy: { id: policy.id, name: policy.name, version: policy.version, policy_data: policy.policyData },
-      commands,
-      compliance,
-      vpn_config: devicePeerSettings(deps, tx, row, policy.policyData),
-      next_checkin_seconds: nextCheckInSeconds(deps.config.devices.offline_after_seconds),
-    };
-  });
+  }
+  if (isNewlyApplied) {
+    appendDeviceLog(tx, now, row.id, "policy.applied", { policy_id: policy.id, version: policy.version });
+  }
+  recordComplianceChange(tx, now, reported, policy, compliance.result);
+  const commands = pendingWipes(deps.db)
+    .all({ deviceId: row.id })
+    .map(
+      (wipe): WipeCommand => ({
+        type: "wipe",
+        wipe_id: wipe.id,
+        reason: wipe.reason,
+        notify_user: wipe.notifyUser,
+        initiated_at: wipe.initiatedAt,
+      }),
+    );
+  return {
+    device_id: row.id,
+    status: updated.status,
+    policy: { id: policy.id, name: policy.name, version: policy.version, policy_data: policy.policyData },
+    commands,
+    compliance: compliance.result,
+    vpn_config: devicePeerSettings(deps, tx, row, policy.policyData),
+    next_checkin_seconds: nextCheckInSeconds(deps.config.devices.offline_after_seconds),
+  };
+}
+
+/** Whether two fact reports say the same (key order aside). */
+function sameFacts(a: DeviceRow["facts"], b: DeviceRow["facts"]): boolean {
+  if (a === b) return true;
+  if (!a || !b) return false;
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((key) => a[key] === b[key]);
 }

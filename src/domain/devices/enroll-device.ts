@@ -133,7 +133,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
     // The token's user or policy may have been deleted since it was issued; the device then has none.
     const userId = token.userId ? (findLiveUserId(tx, organizationId, token.userId) ?? null) : null;
     const policyId = token.policyId ? (findPolicyId(tx, organizationId, token.policyId) ?? null) : null;
-    const policy = resolveEffectivePolicy(tx, organizationId, policyId);
+    const policy = resolveEffectivePolicy(deps.db, organizationId, policyId);
     const compliance = evaluateCompliance({
       platform: input.platform,
       osVersion: input.osVersion,
@@ -166,6 +166,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       complianceMissing: compliance.missing,
       complianceCheckedAt: isEvaluated ? timestamp : null,
       complianceStale: false,
+      checkinLoggedAt: null,
       createdAt: timestamp,
       updatedAt: timestamp,
     };

@@ -1,33 +1,60 @@
-import { desc, eq } from "drizzle-orm";
-import { wipes } from "../../db/schema";
+import { and, desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { oncePerDatabase } from "../../db/prepared";
+import { deviceCertificates, devices, wipes } from "../../db/schema";
 import type { DomainDeps } from "../deps";
-import { deviceCertificateView } from "../pki/device-certificates";
+import { NotFoundError } from "../errors";
+import { toCertificateView } from "../pki/device-certificates";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
 import { type DeviceView, findDevice, toComplianceReport, toDeviceView } from "./device-views";
 import type { ComplianceReport } from "./evaluate-compliance";
 import { toWipeView } from "./wipe-view";
 
+// The device page's reads, prepared once per database: a fleet's dashboards and scripts call it most.
+const deviceQuery = oncePerDatabase((db: Db) =>
+  db
+    .select()
+    .from(devices)
+    .where(
+      and(
+        eq(devices.id, sql.placeholder("id")),
+        eq(devices.organizationId, sql.placeholder("organizationId")),
+      ),
+    )
+    .prepare(),
+);
+const certificateQuery = oncePerDatabase((db: Db) =>
+  db
+    .select()
+    .from(deviceCertificates)
+    .where(eq(deviceCertificates.deviceId, sql.placeholder("deviceId")))
+    .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
+    .limit(1)
+    .prepare(),
+);
+/** The device's newest wipe request: a console reloaded while one is pending keeps following it. */
+const latestWipeQuery = oncePerDatabase((db: Db) =>
+  db
+    .select()
+    .from(wipes)
+    .where(eq(wipes.deviceId, sql.placeholder("deviceId")))
+    .orderBy(desc(wipes.initiatedAt))
+    .limit(1)
+    .prepare(),
+);
+
 /** One device of the organization, with its compliance report and effective policy id. */
 export function getDevice(deps: DomainDeps, organizationId: string, deviceId: string): DeviceView {
-  const device = findDevice(deps.db, organizationId, deviceId);
+  const device = deviceQuery(deps.db).get({ id: deviceId.toLowerCase(), organizationId });
+  if (!device) throw new NotFoundError("device");
+  const certificate = certificateQuery(deps.db).get({ deviceId: device.id });
+  const wipe = latestWipeQuery(deps.db).get({ deviceId: device.id });
   return toDeviceView(
     device,
     resolveEffectivePolicy(deps.db, organizationId, device.policyId).id,
-    deviceCertificateView(deps.db, device.id),
-    latestWipe(deps, device.id),
+    certificate ? toCertificateView(certificate) : null,
+    wipe ? toWipeView(wipe) : null,
   );
-}
-
-/** The device's newest wipe request: a console reloaded while one is pending keeps following it. */
-function latestWipe(deps: DomainDeps, deviceId: string) {
-  const row = deps.db
-    .select()
-    .from(wipes)
-    .where(eq(wipes.deviceId, deviceId))
-    .orderBy(desc(wipes.initiatedAt))
-    .limit(1)
-    .get();
-  return row ? toWipeView(row) : null;
 }
 
 /** A device's compliance report as last evaluated. */

@@ -45,7 +45,7 @@ export function reevaluateStaleDeviceBatch(
       const key = `${device.organizationId}/${device.policyId ?? ""}`;
       let policy = policies.get(key);
       if (policy === undefined) {
-        policy = resolveEffectivePolicy(tx, device.organizationId, device.policyId);
+        policy = resolveEffectivePolicy(deps.db, device.organizationId, device.policyId);
         policies.set(key, policy);
       }
       reevaluateDeviceCompliance(tx, now, device, policy);

@@ -130,7 +130,11 @@ export function deviceCertificateView(db: DbOrTx, deviceId: string): DeviceCerti
     .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
     .limit(1)
     .get();
-  if (!row) return null;
+  return row ? toCertificateView(row) : null;
+}
+
+/** What a device's page says of a certificate row. */
+export function toCertificateView(row: typeof deviceCertificates.$inferSelect): DeviceCertificateView {
   return {
     serial: row.serial,
     issued_at: row.createdAt,

@@ -1,5 +1,6 @@
-import { and, eq } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client";
+import { and, eq, sql } from "drizzle-orm";
+import type { Db } from "../../db/client";
+import { oncePerDatabase } from "../../db/prepared";
 import { organizations, policies, policyVersions } from "../../db/schema";
 import { NotFoundError } from "../errors";
 import type { PolicyData } from "./policy-document";
@@ -9,44 +10,105 @@ export interface EffectivePolicy {
   id: string;
   name: string;
   version: number;
+  /** Shared and frozen: a version's document never changes, so it is parsed once and cached. */
   policyData: PolicyData;
   /** When the current version was written. */
   changedAt: string;
   isDefault: boolean;
 }
 
-/**
- * Resolves the current version of `explicitPolicyId` (in any case), or of the organization default when
- * it is null.
- */
-export function resolveEffectivePolicy(
-  db: DbOrTx,
-  organizationId: string,
-  explicitPolicyId: string | null,
-): EffectivePolicy {
-  const organization = db
-    .select({ defaultPolicyId: organizations.defaultPolicyId })
+// Every check-in and device read resolves a policy: prepared once per database.
+const currentVersionQuery = oncePerDatabase((db: Db) =>
+  db
+    .select({
+      id: policies.id,
+      name: policies.name,
+      version: policies.currentVersion,
+      changedAt: policyVersions.changedAt,
+      defaultPolicyId: organizations.defaultPolicyId,
+    })
     .from(organizations)
-    .where(eq(organizations.id, organizationId))
-    .get();
-  const policyId = explicitPolicyId?.toLowerCase() ?? organization?.defaultPolicyId;
-  if (!policyId) throw new NotFoundError("policy", "the organization has no default policy");
-  const row = db
-    .select({ policy: policies, version: policyVersions })
-    .from(policies)
+    .innerJoin(
+      policies,
+      and(
+        eq(policies.organizationId, organizations.id),
+        eq(policies.id, sql`coalesce(${sql.placeholder("policyId")}, ${organizations.defaultPolicyId})`),
+      ),
+    )
     .innerJoin(
       policyVersions,
       and(eq(policyVersions.policyId, policies.id), eq(policyVersions.version, policies.currentVersion)),
     )
-    .where(and(eq(policies.id, policyId), eq(policies.organizationId, organizationId)))
-    .get();
+    .where(eq(organizations.id, sql.placeholder("organizationId")))
+    .prepare(),
+);
+
+const documentQuery = oncePerDatabase((db: Db) =>
+  db
+    .select({ policyData: policyVersions.policyData })
+    .from(policyVersions)
+    .where(
+      and(
+        eq(policyVersions.policyId, sql.placeholder("policyId")),
+        eq(policyVersions.version, sql.placeholder("version")),
+      ),
+    )
+    .prepare(),
+);
+
+/** Parsed documents by policy id and version (versions are immutable); bounded, emptied when full. */
+const MAX_CACHED_DOCUMENTS = 4096;
+const documents = new WeakMap<Db, Map<string, PolicyData>>();
+
+function versionDocument(db: Db, policyId: string, version: number): PolicyData {
+  let cache = documents.get(db);
+  if (!cache) {
+    cache = new Map();
+    documents.set(db, cache);
+  }
+  const key = `${policyId}/${version}`;
+  const cached = cache.get(key);
+  if (cached) return cached;
+  const row = documentQuery(db).get({ policyId, version });
   if (!row) throw new NotFoundError("policy");
+  const document = deepFreeze(row.policyData as PolicyData);
+  if (cache.size >= MAX_CACHED_DOCUMENTS) cache.clear();
+  cache.set(key, document);
+  return document;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object" && !Object.isFrozen(value)) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * Resolves the current version of `explicitPolicyId` (in any case), or of the organization default when
+ * it is null. Takes the database, not a transaction: its prepared query runs in the caller's transaction.
+ */
+export function resolveEffectivePolicy(
+  db: Db,
+  organizationId: string,
+  explicitPolicyId: string | null,
+): EffectivePolicy {
+  const row = currentVersionQuery(db).get({
+    organizationId,
+    policyId: explicitPolicyId?.toLowerCase() ?? null,
+  });
+  if (!row) {
+    throw explicitPolicyId === null
+      ? new NotFoundError("policy", "the organization has no default policy")
+      : new NotFoundError("policy");
+  }
   return {
-    id: row.policy.id,
-    name: row.policy.name,
-    version: row.policy.currentVersion,
-    policyData: row.version.policyData as PolicyData,
-    changedAt: row.version.changedAt,
-    isDefault: row.policy.id === organization?.defaultPolicyId,
+    id: row.id,
+    name: row.name,
+    version: row.version,
+    policyData: versionDocument(db, row.id, row.version),
+    changedAt: row.changedAt,
+    isDefault: row.id === row.defaultPolicyId,
   };
 }

@@ -1,6 +1,5 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { checkInDevice } from "../../domain/devices/check-in-device";
 import { completeWipe } from "../../domain/devices/complete-wipe";
 import { ValidationError } from "../../domain/errors";
 import { deviceCaCertificatePem } from "../../domain/pki/device-ca";
@@ -92,8 +91,8 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
     )
     .post(
       "/checkin",
-      ({ body, device }) => {
-        const result = checkInDevice(deps, device, {
+      async ({ body, device }) => {
+        const result = await deps.checkIns.checkIn(device, {
           agentVersion: body.agent_version,
           osVersion: body.os_version,
           policyId: body.policy_id,
@@ -114,8 +113,11 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
             "Authorization: Bearer <device_token>, or the device certificate (in Bulwark's TLS " +
             "handshake, or a trusted proxy's Client-Cert header). Updates last_seen (an offline device " +
             "comes back online; a suspended one stays suspended), stores the reported versions and " +
-            "facts, re-evaluates compliance, logs device.checkin, and logs policy.applied once per " +
-            "policy version the agent reports. Returns the current policy, pending wipe commands and " +
+            "facts, re-evaluates compliance, logs device.checkin when the report changed or once per " +
+            "devices.checkin_log_interval_seconds (default an hour) otherwise, and logs policy.applied " +
+            "once per policy version the agent reports. The answer comes once the check-in is " +
+            "committed (check-ins arriving together share one transaction); 503 database_unavailable " +
+            "when it could not be saved: check in again. Returns the current policy, pending wipe commands and " +
             "the VPN peer settings (vpn_config: rewrite the tunnel when they changed).",
         },
       },

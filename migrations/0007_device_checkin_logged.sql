@@ -1,0 +1,1 @@
+ALTER TABLE `devices` ADD `checkin_logged_at` text;

@@ -1,0 +1,185 @@
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { authenticateDeviceToken } from "../../src/domain/devices/authenticate-device";
+import { checkIn, enrollDevice, HEALTHY_FACTS } from "../helpers/devices";
+import { expectServerErrors } from "../helpers/server-errors";
+import { freshTestApps, inProcessTest, type TestApp } from "../helpers/test-app";
+
+const newApp = freshTestApps({ rate_limit: { unauthenticated_per_minute: 100_000 } });
+const folder = mkdtempSync(join(tmpdir(), "bulwark-checkin-batch-"));
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+async function checkInEntries(t: TestApp, adminToken: string, deviceId: string): Promise<unknown[]> {
+  const response = await t.request(
+    "GET",
+    `/api/v1/devices/${deviceId}/logs?event=device.checkin&page_size=100`,
+    {
+      token: adminToken,
+    },
+  );
+  expect(response.status).toBe(200);
+  return response.body.data.map((entry: { details: unknown }) => entry.details);
+}
+
+describe("device.checkin entries", () => {
+  inProcessTest(
+    "a heartbeat that reports nothing new is logged once an hour; a change in versions, facts or compliance at once",
+    async () => {
+      const t = await newApp();
+      const org = await t.createOrganization();
+      const device = await enrollDevice(t, org.adminToken);
+      const heartbeat = { agent_version: "1.4.0", os_version: "14.4", facts: HEALTHY_FACTS };
+      const count = async () => (await checkInEntries(t, org.adminToken, device.id)).length;
+
+      expect((await checkIn(t, device.device_token, heartbeat)).status).toBe(200);
+      expect(await count()).toBe(1);
+      for (let minute = 1; minute <= 3; minute++) {
+        t.clock.advanceSeconds(60);
+        expect((await checkIn(t, device.device_token, heartbeat)).status).toBe(200);
+        // The device row always has the latest, logged or not.
+        const current = await t.request("GET", `/api/v1/devices/${device.id}`, { token: org.adminToken });
+        expect(current.body.last_seen).toBe(t.now().toISOString());
+      }
+      expect(await count()).toBe(1);
+
+      // Facts in another order are the same report.
+      const reordered = Object.fromEntries(Object.entries(HEALTHY_FACTS).reverse());
+      await checkIn(t, device.device_token, { ...heartbeat, facts: reordered });
+      expect(await count()).toBe(1);
+
+      // A changed fact (which also changes compliance) is logged at once, then heartbeats are quiet again.
+      const unencrypted = { ...heartbeat, facts: { ...HEALTHY_FACTS, disk_encrypted: false } };
+      await checkIn(t, device.device_token, unencrypted);
+      await checkIn(t, device.device_token, unencrypted);
+      expect(await count()).toBe(2);
+      const compliance = await t.request("GET", `/api/v1/devices/${device.id}/compliance`, {
+        token: org.adminToken,
+      });
+      expect(compliance.body.status).toBe("non_compliant");
+
+      await checkIn(t, device.device_token, { ...unencrypted, agent_version: "1.5.0" });
+      await checkIn(t, device.device_token, { ...unencrypted, agent_version: "1.5.0", os_version: "14.5" });
+      expect(await count()).toBe(4);
+
+      // An hour after the last entry, an unchanged heartbeat is logged again.
+      const same = { ...unencrypted, agent_version: "1.5.0", os_version: "14.5" };
+      t.clock.advanceSeconds(3599);
+      await checkIn(t, device.device_token, same);
+      expect(await count()).toBe(4);
+      t.clock.advanceSeconds(1);
+      await checkIn(t, device.device_token, same);
+      const entries = await checkInEntries(t, org.adminToken, device.id);
+      expect(entries).toHaveLength(5);
+      expect(entries[0]).toEqual({
+        agent_version: "1.5.0",
+        os_version: "14.5",
+        policy_version: null,
+        facts: { ...HEALTHY_FACTS, disk_encrypted: false },
+      });
+    },
+  );
+
+  test("devices.checkin_log_interval_seconds = 0 logs every check-in", async () => {
+    const t = await newApp({ devices: { checkin_log_interval_seconds: 0 } });
+    const org = await t.createOrganization();
+    const device = await enrollDevice(t, org.adminToken);
+    for (let index = 0; index < 3; index++)
+      expect((await checkIn(t, device.device_token, { facts: HEALTHY_FACTS })).status).toBe(200);
+    expect(await checkInEntries(t, org.adminToken, device.id)).toHaveLength(3);
+  });
+});
+
+describe("group commit", () => {
+  inProcessTest(
+    "check-ins queued together are committed in one transaction and each gets its own answer; one that fails fails alone",
+    async () => {
+      const t = await newApp({ metrics: { enabled: true } });
+      const org = await t.createOrganization();
+      const devices = [];
+      for (let index = 0; index < 12; index++) devices.push(await enrollDevice(t, org.adminToken));
+      const principals = devices.map((device) => authenticateDeviceToken(t.deps, device.device_token));
+      // The last device is wiped after it authenticated: inside the batch, its check-in is refused.
+      const wiped = devices[11] as (typeof devices)[number];
+      const wipe = await t.request("POST", `/api/v1/devices/${wiped.id}/wipe`, {
+        token: org.adminToken,
+        body: { reason: "lost" },
+      });
+      const completed = await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
+        token: wiped.device_token,
+        body: { success: true },
+      });
+      expect(completed.status).toBe(200);
+      const batches = async () => {
+        const text = (await t.request("GET", "/metrics")).body as string;
+        const value = (name: string) => Number(new RegExp(`^${name} (\\d+)`, "m").exec(text)?.[1] ?? 0);
+        return {
+          count: value("bulwark_checkin_batch_size_count"),
+          sum: value("bulwark_checkin_batch_size_sum"),
+        };
+      };
+      const before = await batches();
+
+      // Queued in one turn of the event loop, as requests that arrive together are.
+      const outcomes = await Promise.allSettled(
+        principals.map((principal, index) =>
+          t.deps.checkIns.checkIn(principal, { agentVersion: `3.0.${index}`, facts: HEALTHY_FACTS }),
+        ),
+      );
+
+      for (const [index, outcome] of outcomes.slice(0, 11).entries()) {
+        expect(outcome.status).toBe("fulfilled");
+        const device = devices[index] as (typeof devices)[number];
+        if (outcome.status === "fulfilled") expect(outcome.value.device_id).toBe(device.id);
+        const stored = await t.request("GET", `/api/v1/devices/${device.id}`, {
+          token: org.adminToken,
+        });
+        expect(stored.body.agent_version).toBe(`3.0.${index}`);
+      }
+      const refused = outcomes[11];
+      expect(refused?.status).toBe("rejected");
+      if (refused?.status === "rejected") expect(refused.reason.reason).toBe("device_wiped");
+      expect(await batches()).toEqual({ count: before.count + 1, sum: before.sum + 12 });
+    },
+  );
+
+  inProcessTest(
+    "a batch that cannot be committed answers each of its check-ins with a 503, keeps none of them, and the next one succeeds",
+    async () => {
+      const t = await newApp({ database: { path: join(folder, "locked.db") } });
+      const org = await t.createOrganization();
+      const devices = [];
+      for (let index = 0; index < 3; index++) devices.push(await enrollDevice(t, org.adminToken));
+      // Another process (a backup tool, a second writer) holds the write lock past the busy timeout.
+      t.deps.db.$client.exec("PRAGMA busy_timeout = 100");
+      const other = new Database(join(folder, "locked.db"));
+      other.exec("BEGIN IMMEDIATE");
+      expectServerErrors(503);
+      const answers = await Promise.all(
+        devices.map((device) => checkIn(t, device.device_token, { agent_version: "9.9.9" })),
+      );
+      for (const answer of answers) {
+        expect(answer.status).toBe(503);
+        expect(answer.body).toMatchObject({
+          reason: "database_unavailable",
+          details: "the check-in could not be saved; check in again",
+        });
+      }
+      expect(t.logLines.some((line) => line.includes("check-ins could not be saved"))).toBe(true);
+      other.exec("COMMIT");
+      other.close();
+
+      for (const device of devices) {
+        const stored = await t.request("GET", `/api/v1/devices/${device.id}`, { token: org.adminToken });
+        expect(stored.body.agent_version).toBe("1.4.0");
+        expect(await checkInEntries(t, org.adminToken, device.id)).toHaveLength(0);
+      }
+      expect(
+        (await checkIn(t, (devices[0] as (typeof devices)[number]).device_token, { agent_version: "9.9.9" }))
+          .status,
+      ).toBe(200);
+    },
+  );
+});
