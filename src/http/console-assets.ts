@@ -4,15 +4,15 @@ import consoleHtml from "../console/index.html";
 /** Where the console lives; `/` redirects here. */
 export const CONSOLE_PATH = "/console";
 
-/** One file of the console, compressed once at start (the executable's copy never changes). */
+/** One file of the console, each compressed form made once (the executable's copy never changes). */
 export interface ConsoleAsset {
   contentType: string;
   etag: string;
   /** Hash-named files are cached for a year; the page itself is revalidated on every load. */
   isImmutable: boolean;
   identity: Uint8Array<ArrayBuffer>;
-  gzip: Uint8Array<ArrayBuffer>;
-  brotli: Uint8Array<ArrayBuffer>;
+  readonly gzip: Uint8Array<ArrayBuffer>;
+  readonly brotli: Uint8Array<ArrayBuffer>;
 }
 
 export interface ConsoleAssets {
@@ -86,19 +86,31 @@ async function bundleFromSource(): Promise<BuiltFile[]> {
   );
 }
 
+/**
+ * A file with its compressed forms, each made when first asked for and then kept: compressing the whole
+ * console at brotli's best took most of the start, before the first request could be answered.
+ */
 function compressed(
   contentType: string,
   identity: Uint8Array<ArrayBuffer>,
   isImmutable: boolean,
 ): ConsoleAsset {
+  let gzip: Uint8Array<ArrayBuffer> | undefined;
+  let brotli: Uint8Array<ArrayBuffer> | undefined;
   return {
     contentType,
     etag: `"${new Bun.CryptoHasher("sha256").update(identity).digest("base64url").slice(0, 22)}"`,
     isImmutable,
     identity,
-    gzip: Bun.gzipSync(identity, { level: 9 }),
-    brotli: new Uint8Array(
-      brotliCompressSync(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }),
-    ),
+    get gzip() {
+      gzip ??= Bun.gzipSync(identity, { level: 9 });
+      return gzip;
+    },
+    get brotli() {
+      brotli ??= new Uint8Array(
+        brotliCompressSync(identity, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }),
+      );
+      return brotli;
+    },
   };
 }
