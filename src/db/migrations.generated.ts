@@ -7,6 +7,8 @@ import m4 from "../../migrations/0004_gdpr.sql" with { type: "text" };
 import m5 from "../../migrations/0005_gdpr_anonymous_label.sql" with { type: "text" };
 import m6 from "../../migrations/0006_device_compliance_index.sql" with { type: "text" };
 import m7 from "../../migrations/0007_device_checkin_logged.sql" with { type: "text" };
+import m8 from "../../migrations/0008_event_retention_indexes.sql" with { type: "text" };
+import m9 from "../../migrations/0009_device_counts.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -18,4 +20,6 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0005_gdpr_anonymous_label", sql: m5 },
   { tag: "0006_device_compliance_index", sql: m6 },
   { tag: "0007_device_checkin_logged", sql: m7 },
+  { tag: "0008_event_retention_indexes", sql: m8 },
+  { tag: "0009_device_counts", sql: m9 },
 ];

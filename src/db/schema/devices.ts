@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES, PLATFORMS, WIPE_STATUSES } from "./enums";
 
 export const enrollmentTokens = sqliteTable(
@@ -99,6 +99,27 @@ export const devices = sqliteTable(
     index("devices_organization_hardware_idx").on(table.organizationId, table.hardwareId),
     index("devices_status_last_seen_idx").on(table.status, table.lastSeen),
     index("devices_compliance_stale_idx").on(table.complianceStale, table.organizationId, table.id),
+  ],
+);
+
+/**
+ * How many devices of an organization are in each status, platform and compliance status: kept by
+ * triggers on devices (migration 0009), so filtered totals and summaries at a million devices add up a
+ * few rows instead of counting rows. Rows may reach 0; they are not deleted.
+ */
+export const deviceCounts = sqliteTable(
+  "device_counts",
+  {
+    organizationId: text("organization_id").notNull(),
+    status: text("status", { enum: DEVICE_STATUSES }).notNull(),
+    platform: text("platform", { enum: PLATFORMS }).notNull(),
+    complianceStatus: text("compliance_status", { enum: COMPLIANCE_STATUSES }).notNull(),
+    count: integer("count").notNull(),
+  },
+  (table) => [
+    primaryKey({
+      columns: [table.organizationId, table.status, table.platform, table.complianceStatus],
+    }),
   ],
 );
 

@@ -15,6 +15,8 @@ export const events = sqliteTable(
   (table) => [
     uniqueIndex("events_id_unique").on(table.id),
     index("events_organization_idx").on(table.organizationId, table.sequence),
+    // The retention purge reads only the events past retention, not the whole outbox.
+    index("events_created_idx").on(table.createdAt),
   ],
 );
 
@@ -62,6 +64,8 @@ export const webhookDeliveries = sqliteTable(
     index("webhook_deliveries_due_idx").on(table.status, table.nextAttemptAt),
     index("webhook_deliveries_webhook_idx").on(table.webhookId, table.eventSequence),
     index("webhook_deliveries_completed_idx").on(table.completedAt),
+    // Whether an event still has a delivery (the retention purge), without scanning every delivery.
+    index("webhook_deliveries_event_idx").on(table.eventSequence),
   ],
 );
 

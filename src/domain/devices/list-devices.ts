@@ -1,6 +1,6 @@
 import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { devices, organizations } from "../../db/schema";
+import { deviceCounts, devices, organizations } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { type DeviceListItem, type DeviceRow, type DeviceStatus, toDeviceListItem } from "./device-views";
 import type { Platform } from "./platform-versions";
@@ -63,20 +63,48 @@ export function listDevices(
   page: { page: number; pageSize: number },
 ): { data: DeviceListItem[]; total: number } {
   const rows = selectDevicePage(deps.db, organizationId, filter, page).all();
+  return { data: rows.map(toDeviceListItem), total: countDevices(deps.db, organizationId, filter) };
+}
+
+/**
+ * How many devices match: the organization's maintained device count without a filter, the counts kept
+ * by status, platform and compliance (device_counts) for those filters, and a count of rows only for a
+ * user or a name.
+ */
+function countDevices(db: DbOrTx, organizationId: string, filter: DeviceListFilter): number {
   const conditions = filterConditions(filter);
-  const total =
-    conditions.length === 0
-      ? deps.db
-          .select({ value: organizations.deviceCount })
-          .from(organizations)
-          .where(eq(organizations.id, organizationId))
-          .get()?.value
-      : deps.db
-          .select({ value: count() })
-          .from(devices)
-          .where(and(eq(devices.organizationId, organizationId), ...conditions))
-          .get()?.value;
-  return { data: rows.map(toDeviceListItem), total: total ?? 0 };
+  if (conditions.length === 0) {
+    return (
+      db
+        .select({ value: organizations.deviceCount })
+        .from(organizations)
+        .where(eq(organizations.id, organizationId))
+        .get()?.value ?? 0
+    );
+  }
+  if (filter.userId === undefined && filter.nameContains === undefined) {
+    return (
+      db
+        .select({ value: sql<number>`coalesce(sum(${deviceCounts.count}), 0)` })
+        .from(deviceCounts)
+        .where(
+          and(
+            eq(deviceCounts.organizationId, organizationId),
+            filter.status ? eq(deviceCounts.status, filter.status) : undefined,
+            filter.platform ? eq(deviceCounts.platform, filter.platform) : undefined,
+            filter.compliance ? eq(deviceCounts.complianceStatus, filter.compliance) : undefined,
+          ),
+        )
+        .get()?.value ?? 0
+    );
+  }
+  return (
+    db
+      .select({ value: count() })
+      .from(devices)
+      .where(and(eq(devices.organizationId, organizationId), ...conditions))
+      .get()?.value ?? 0
+  );
 }
 
 function filterConditions(filter: DeviceListFilter): SQL[] {

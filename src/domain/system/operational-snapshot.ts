@@ -2,7 +2,7 @@ import { statSync } from "node:fs";
 import { and, count, eq, lte, min, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Db } from "../../db/client";
-import { devices, webhookDeliveries, webhooks } from "../../db/schema";
+import { deviceCounts, webhookDeliveries, webhooks } from "../../db/schema";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
 import { toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
@@ -98,10 +98,15 @@ function fileBytes(path: string): number {
  * drops to zero still sees it), the outbox, and the database's size on disk.
  */
 export function operationalSnapshot(deps: DomainDeps): OperationalSnapshot {
+  // The counts triggers keep (device_counts), not a scan of the devices at every scrape.
   const counted = deps.db
-    .select({ status: devices.status, compliance: devices.complianceStatus, count: count() })
-    .from(devices)
-    .groupBy(devices.status, devices.complianceStatus)
+    .select({
+      status: deviceCounts.status,
+      compliance: deviceCounts.complianceStatus,
+      count: sql<number>`sum(${deviceCounts.count})`,
+    })
+    .from(deviceCounts)
+    .groupBy(deviceCounts.status, deviceCounts.complianceStatus)
     .all();
   const byStatus = DEVICE_STATUSES.flatMap((status) =>
     COMPLIANCE_STATUSES.map((compliance) => ({

@@ -1,5 +1,5 @@
 import { and, eq, inArray, lt, notExists } from "drizzle-orm";
-import { withTransaction } from "../../db/client";
+import { type DbOrTx, withTransaction } from "../../db/client";
 import { events, webhookDeliveries } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
@@ -21,21 +21,28 @@ export function purgeDeliveries(deps: DomainDeps): { deliveries: number; events:
       )
       .returning({ id: webhookDeliveries.id })
       .all();
-    const purgedEvents = tx
-      .delete(events)
-      .where(
-        and(
-          lt(events.createdAt, cutoff),
-          notExists(
-            tx
-              .select({ id: webhookDeliveries.id })
-              .from(webhookDeliveries)
-              .where(eq(webhookDeliveries.eventSequence, events.sequence)),
-          ),
-        ),
-      )
-      .returning({ sequence: events.sequence })
-      .all();
+    const purgedEvents = deleteExpiredEvents(tx, cutoff).all();
     return { deliveries: deliveries.length, events: purgedEvents.length };
   });
+}
+
+/**
+ * Outbox events older than `cutoff` with no delivery left. Both sides are read from an index (created_at;
+ * event_sequence), so the purge that runs every minute reads what it deletes, not the whole outbox.
+ */
+export function deleteExpiredEvents(tx: DbOrTx, cutoff: string) {
+  return tx
+    .delete(events)
+    .where(
+      and(
+        lt(events.createdAt, cutoff),
+        notExists(
+          tx
+            .select({ id: webhookDeliveries.id })
+            .from(webhookDeliveries)
+            .where(eq(webhookDeliveries.eventSequence, events.sequence)),
+        ),
+      ),
+    )
+    .returning({ sequence: events.sequence });
 }
