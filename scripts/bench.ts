@@ -22,7 +22,7 @@ import {
   type WrkResult,
   wrk,
 } from "./bench/processes";
-import { benchDeviceId, benchDeviceToken, seedDevices } from "./bench/seed-devices";
+import { BENCH_TOKEN_PREFIX, benchDeviceId, seedDevices } from "./bench/seed-devices";
 import { buildExecutable } from "./build-executable";
 
 const option = (name: string, fallback: string) => {
@@ -136,7 +136,7 @@ writeFileSync(
   checkinScript,
   `local body = '{"agent_version":"1.0.0","os_version":"14.4","facts":{"disk_encrypted":true,"firewall_enabled":true,"screen_lock_enabled":true,"vpn_connected":true}}'
 request = function()
-  local token = "${benchDeviceToken(0).replace(/0$/, "")}" .. math.random(0, ${CHECKIN_TOKENS - 1})
+  local token = "${BENCH_TOKEN_PREFIX}" .. math.random(1, ${CHECKIN_TOKENS - 1})
   return wrk.format("POST", "/api/v1/agent/checkin", { ["content-type"] = "application/json", ["authorization"] = "Bearer " .. token }, body)
 end
 `,
@@ -146,7 +146,7 @@ writeFileSync(
   upsertScript,
   `local body = '{"agent_version":"1.0.0","os_version":"14.4","facts":{"disk_encrypted":true,"firewall_enabled":true,"screen_lock_enabled":true,"vpn_connected":true}}'
 request = function()
-  return wrk.format("POST", "/", { ["content-type"] = "application/json", ["authorization"] = "Bearer bwd_bench_" .. math.random(0, ${CHECKIN_TOKENS - 1}) }, body)
+  return wrk.format("POST", "/", { ["content-type"] = "application/json", ["authorization"] = "Bearer ${BENCH_TOKEN_PREFIX}" .. math.random(1, ${CHECKIN_TOKENS - 1}) }, body)
 end
 `,
 );

@@ -9,9 +9,11 @@ import { createHash } from "node:crypto";
 
 const PLATFORMS = ["linux", "windows", "macos", "android", "ios"];
 
-/** The token of the `index`th seeded device (only the first `tokenCount` get one). */
-export function benchDeviceToken(index: number): string {
-  return `bwd_bench_${index}`;
+/** Seeded device tokens are this prefix and the device's number (1 to `tokenCount` - 1 get one). */
+export const BENCH_TOKEN_PREFIX = "bwd_bench_";
+
+function benchDeviceToken(index: number): string {
+  return `${BENCH_TOKEN_PREFIX}${index}`;
 }
 
 /** The id of the `index`th seeded device: a valid UUID, so the API accepts it in a path. */
