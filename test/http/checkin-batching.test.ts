@@ -94,7 +94,7 @@ describe("device.checkin entries", () => {
 
 describe("group commit", () => {
   inProcessTest(
-    "check-ins queued together are committed in one transaction and each gets its own answer; one that fails fails alone",
+    "check-ins queued together are committed in one transaction and each gets its own answer after it; one that fails fails alone",
     async () => {
       const t = await newApp({ metrics: { enabled: true } });
       const org = await t.createOrganization();
@@ -122,14 +122,31 @@ describe("group commit", () => {
       };
       const before = await batches();
 
+      // The 11th device's log entry is refused by the database: its check-in fails inside its savepoint,
+      // after its device row was written, and that write is undone while the others are kept.
+      const refusedLog = devices[10] as (typeof devices)[number];
+      t.deps.db.$client.exec(
+        `CREATE TEMP TRIGGER refuse_log BEFORE INSERT ON device_logs WHEN new.device_id = '${refusedLog.id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+      );
+      const committedWhenAnswered: boolean[] = [];
+
       // Queued in one turn of the event loop, as requests that arrive together are.
       const outcomes = await Promise.allSettled(
         principals.map((principal, index) =>
-          t.deps.checkIns.checkIn(principal, { agentVersion: `3.0.${index}`, facts: HEALTHY_FACTS }),
+          t.deps.checkIns
+            .checkIn(principal, { agentVersion: `3.0.${index}`, facts: HEALTHY_FACTS })
+            .finally(() => committedWhenAnswered.push(!t.deps.db.$client.inTransaction)),
         ),
       );
+      t.deps.db.$client.exec("DROP TRIGGER refuse_log");
+      // Every answer came after the commit.
+      expect(committedWhenAnswered).toEqual(Array(12).fill(true));
 
-      for (const [index, outcome] of outcomes.slice(0, 11).entries()) {
+      const failedInSavepoint = outcomes[10];
+      expect(failedInSavepoint?.status).toBe("rejected");
+      const untouched = await t.request("GET", `/api/v1/devices/${refusedLog.id}`, { token: org.adminToken });
+      expect(untouched.body.agent_version).toBe("1.4.0");
+      for (const [index, outcome] of outcomes.slice(0, 10).entries()) {
         expect(outcome.status).toBe("fulfilled");
         const device = devices[index] as (typeof devices)[number];
         if (outcome.status === "fulfilled") expect(outcome.value.device_id).toBe(device.id);

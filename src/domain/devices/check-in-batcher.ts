@@ -1,4 +1,4 @@
-import { withTransaction } from "../../db/client";
+import { connectionOf, withTransaction } from "../../db/client";
 import type { DomainDeps } from "../deps";
 import { UnavailableError } from "../errors";
 import type { DevicePrincipal } from "./authenticate-device";
@@ -68,25 +68,37 @@ export class CheckInBatcher {
             );
             outcomes.push({ ok: true, result });
           } catch (error) {
+            // Some failures (disk full, I/O error) make SQLite roll the whole transaction back: then
+            // nothing of the batch holds, and it fails as a whole.
+            if (!connectionOf(tx).inTransaction) throw error;
             outcomes.push({ ok: false, error });
           }
         }
       });
     } catch (error) {
-      this.hooks.failed?.(error, batch.length);
       const unavailable = new UnavailableError(
         "database_unavailable",
         "service unavailable",
         "the check-in could not be saved; check in again",
       );
       for (const pending of batch) pending.reject(unavailable);
+      this.report(() => this.hooks.failed?.(error, batch.length));
       return;
     }
-    this.hooks.committed?.(batch.length);
     batch.forEach((pending, index) => {
       const outcome = outcomes[index];
       if (outcome?.ok) pending.resolve(outcome.result);
       else pending.reject(outcome?.error);
     });
+    this.report(() => this.hooks.committed?.(batch.length));
+  }
+
+  /** Runs a hook after the answers are settled; a failing hook never leaves a check-in unanswered. */
+  private report(hook: () => void): void {
+    try {
+      hook();
+    } catch {
+      // Metrics and logs are best effort here.
+    }
   }
 }

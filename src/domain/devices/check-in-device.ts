@@ -90,7 +90,11 @@ type CheckInColumns = Pick<DeviceRow, (typeof CHECK_IN_COLUMNS)[number]>;
 const saveCheckIn = oncePerDatabase((db: Db) =>
   db
     .update(devices)
-    .set(Object.fromEntries(CHECK_IN_COLUMNS.map((column) => [column, sql.placeholder(column)])))
+    // facts goes in as written (JSON text or NULL): the column's encoder would store null as 'null'.
+    .set({
+      ...Object.fromEntries(CHECK_IN_COLUMNS.map((column) => [column, sql.placeholder(column)])),
+      facts: sql`${sql.placeholder("facts")}`,
+    })
     .where(eq(devices.id, sql.placeholder("id")))
     .prepare(),
 );
@@ -153,7 +157,11 @@ export function checkInDevice(
   const values = Object.fromEntries(
     CHECK_IN_COLUMNS.map((column) => [column, updated[column]]),
   ) as CheckInColumns;
-  saveCheckIn(deps.db).run({ ...values, id: row.id });
+  saveCheckIn(deps.db).run({
+    ...values,
+    facts: updated.facts === null ? null : JSON.stringify(updated.facts),
+    id: row.id,
+  });
   if (isLogDue) {
     appendDeviceLog(tx, now, row.id, "device.checkin", {
       agent_version: updated.agentVersion,
