@@ -1,7 +1,7 @@
-import { and, asc, eq, sql } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { oncePerDatabase } from "../../db/prepared";
-import { devices, wipes } from "../../db/schema";
+import { devices } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 import { UnauthenticatedError } from "../errors";
@@ -13,6 +13,7 @@ import type { DevicePrincipal } from "./authenticate-device";
 import type { DeviceRow, DeviceStatus } from "./device-views";
 import type { ComplianceEvaluation, DeviceFacts } from "./evaluate-compliance";
 import { judgeDeviceCompliance, recordComplianceChange } from "./reevaluate-device-compliance";
+import { selectPendingWipes } from "./wipe-device";
 
 /** The longest interval an agent is told to wait between check-ins. */
 export const MAX_CHECKIN_INTERVAL_SECONDS = 300;
@@ -62,12 +63,7 @@ const deviceById = oncePerDatabase((db: Db) =>
     .prepare(),
 );
 const pendingWipes = oncePerDatabase((db: Db) =>
-  db
-    .select()
-    .from(wipes)
-    .where(and(eq(wipes.deviceId, sql.placeholder("deviceId")), eq(wipes.status, "pending")))
-    .orderBy(asc(wipes.initiatedAt))
-    .prepare(),
+  selectPendingWipes(db, sql.placeholder("deviceId")).prepare(),
 );
 const CHECK_IN_COLUMNS = [
   "status",

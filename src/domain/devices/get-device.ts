@@ -1,10 +1,10 @@
 import { and, desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { oncePerDatabase } from "../../db/prepared";
-import { deviceCertificates, devices, wipes } from "../../db/schema";
+import { devices, wipes } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
-import { toCertificateView } from "../pki/device-certificates";
+import { deviceCertificateView } from "../pki/device-certificates";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
 import { type DeviceView, findDevice, toComplianceReport, toDeviceView } from "./device-views";
 import type { ComplianceReport } from "./evaluate-compliance";
@@ -23,15 +23,6 @@ const deviceQuery = oncePerDatabase((db: Db) =>
     )
     .prepare(),
 );
-const certificateQuery = oncePerDatabase((db: Db) =>
-  db
-    .select()
-    .from(deviceCertificates)
-    .where(eq(deviceCertificates.deviceId, sql.placeholder("deviceId")))
-    .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
-    .limit(1)
-    .prepare(),
-);
 /** The device's newest wipe request: a console reloaded while one is pending keeps following it. */
 const latestWipeQuery = oncePerDatabase((db: Db) =>
   db
@@ -47,12 +38,11 @@ const latestWipeQuery = oncePerDatabase((db: Db) =>
 export function getDevice(deps: DomainDeps, organizationId: string, deviceId: string): DeviceView {
   const device = deviceQuery(deps.db).get({ id: deviceId.toLowerCase(), organizationId });
   if (!device) throw new NotFoundError("device");
-  const certificate = certificateQuery(deps.db).get({ deviceId: device.id });
   const wipe = latestWipeQuery(deps.db).get({ deviceId: device.id });
   return toDeviceView(
     device,
     resolveEffectivePolicy(deps.db, organizationId, device.policyId).id,
-    certificate ? toCertificateView(certificate) : null,
+    deviceCertificateView(deps.db, device.id),
     wipe ? toWipeView(wipe) : null,
   );
 }

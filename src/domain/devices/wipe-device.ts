@@ -1,4 +1,4 @@
-import { and, asc, eq } from "drizzle-orm";
+import { and, asc, eq, type Placeholder } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { wipes } from "../../db/schema";
 import { toIso } from "../../lib/clock";
@@ -28,7 +28,7 @@ export interface WipeInitiation {
  * The device's pending wipes, oldest first: one range of wipes_device_status_idx, read in index order
  * (the check-in sends them all as commands; a wipe request refuses while there is one).
  */
-export function selectPendingWipes(db: DbOrTx, deviceId: string) {
+export function selectPendingWipes(db: DbOrTx, deviceId: string | Placeholder) {
   return db
     .select()
     .from(wipes)

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
-import { and, desc, eq, isNull } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client";
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Db, DbOrTx } from "../../db/client";
+import { oncePerDatabase } from "../../db/prepared";
 import { deviceCertificates, devices } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -121,20 +122,21 @@ export function revokeDeviceCertificates(
     .all().length;
 }
 
-/** The device's newest certificate, or null when it never had one. */
-export function deviceCertificateView(db: DbOrTx, deviceId: string): DeviceCertificateView | null {
-  const row = db
+// The device page shows it on every read: prepared once per database.
+const newestCertificate = oncePerDatabase((db: Db) =>
+  db
     .select()
     .from(deviceCertificates)
-    .where(eq(deviceCertificates.deviceId, deviceId))
+    .where(eq(deviceCertificates.deviceId, sql.placeholder("deviceId")))
     .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
     .limit(1)
-    .get();
-  return row ? toCertificateView(row) : null;
-}
+    .prepare(),
+);
 
-/** What a device's page says of a certificate row. */
-export function toCertificateView(row: typeof deviceCertificates.$inferSelect): DeviceCertificateView {
+/** The device's newest certificate, or null when it never had one. */
+export function deviceCertificateView(db: Db, deviceId: string): DeviceCertificateView | null {
+  const row = newestCertificate(db).get({ deviceId });
+  if (!row) return null;
   return {
     serial: row.serial,
     issued_at: row.createdAt,

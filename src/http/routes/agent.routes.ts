@@ -106,7 +106,7 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
         device: true,
         transform: refuseNonObjectBody,
         body: CheckInBody,
-        response: { 200: CheckInResponse, ...errorResponses(400, 401, 429) },
+        response: { 200: CheckInResponse, ...errorResponses(400, 401, 429, 503) },
         detail: {
           summary: "Check in",
           description:
