@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
 import { asApiError } from "../lib/api-errors";
-import { formatDateTime, formatNumber, formatRelative } from "../lib/format";
+import { formatNumber } from "../lib/format";
 import { ConfirmDialog } from "./dialog";
 import { ErrorNotice, notify } from "./feedback";
 import { Field } from "./form";
@@ -13,15 +13,6 @@ const METHOD_TYPES: Record<Method["type"], string> = {
   totp: "Authenticator app",
   webauthn: "Passkey or security key",
 };
-
-function When({ value, empty }: { value: string | null; empty: string }) {
-  if (!value) return <span class="muted">{empty}</span>;
-  return (
-    <time dateTime={value} title={formatDateTime(value)}>
-      {formatRelative(value)}
-    </time>
-  );
-}
 
 /** A wrong password is a 401 (counted like a failed sign-in): it belongs under the password field. */
 function passwordError(error: ApiError | undefined): string | undefined {

@@ -1,5 +1,4 @@
-import { ApiError, type Schemas } from "../api/client";
-import { formatDateTime, formatRelative } from "../lib/format";
+import type { Schemas } from "../api/client";
 
 export type Platform = Schemas["DeviceListItem"]["platform"];
 export type DeviceStatus = Schemas["DeviceListItem"]["status"];

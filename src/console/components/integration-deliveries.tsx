@@ -2,10 +2,10 @@ import { api, type Schemas, unwrap } from "../api/client";
 import { formatNumber } from "../lib/format";
 import { setQuery, useLocation } from "../lib/router";
 import { useApi } from "../lib/use-api";
-import { EmptyState, ErrorNotice, Loading } from "./feedback";
+import { EmptyState, ErrorNotice } from "./feedback";
 import { Field } from "./form";
 import { DeliveryStatusBadge, shortId } from "./integration-labels";
-import { Pagination } from "./pagination";
+import { PagedList } from "./pagination";
 import { RelativeTime } from "./relative-time";
 import { TableWrap } from "./table-wrap";
 
@@ -67,8 +67,14 @@ export function WebhookDeliveries({ webhookId, refreshKey }: { webhookId: string
         </button>
       </div>
       <ErrorNotice error={list.error} title="The deliveries could not be loaded" />
-      {list.data ? (
-        list.data.total === 0 ? (
+      <PagedList
+        list={list}
+        page={page}
+        pageSize={PAGE_SIZE}
+        caption="Deliveries"
+        pagesLabel="Delivery pages"
+        loadingLabel="Loading deliveries"
+        empty={
           <EmptyState title={status ? "No deliveries with this outcome" : "No deliveries yet"}>
             <p>
               {status
@@ -76,25 +82,12 @@ export function WebhookDeliveries({ webhookId, refreshKey }: { webhookId: string
                 : "Send a test event, or wait for the next event it subscribes to; then Refresh."}
             </p>
           </EmptyState>
-        ) : (
-          <>
-            <DeliveryTable
-              rows={list.data.data}
-              caption={`Deliveries, page ${formatNumber(page)} of ${formatNumber(list.data.total_pages)}`}
-              isLoading={list.isLoading}
-            />
-            <Pagination
-              page={page}
-              pageSize={PAGE_SIZE}
-              total={list.data.total}
-              label="Delivery pages"
-              onPage={(next) => setQuery({ page: next === 1 ? undefined : next })}
-            />
-          </>
-        )
-      ) : list.isLoading ? (
-        <Loading label="Loading deliveries" />
-      ) : null}
+        }
+      >
+        {(rows, tableCaption) => (
+          <DeliveryTable rows={rows} caption={tableCaption} isLoading={list.isLoading} />
+        )}
+      </PagedList>
     </section>
   );
 }

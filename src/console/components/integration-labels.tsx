@@ -1,6 +1,3 @@
-import type { ComponentChildren } from "preact";
-import { ApiError } from "../api/client";
-import { formatDateTime, formatRelative } from "../lib/format";
 import { StatusBadge } from "./status";
 
 /** A random secret of 43 URL-safe characters (32 bytes from the browser's CSPRNG). */

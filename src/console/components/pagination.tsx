@@ -1,4 +1,8 @@
+import type { ComponentChildren } from "preact";
 import { formatNumber } from "../lib/format";
+import { setQuery } from "../lib/router";
+import type { Loaded } from "../lib/use-api";
+import { Loading } from "./feedback";
 
 /** "1–20 of 100,000" and previous/next/first/last; the server pages, the browser never holds the whole list. */
 export function Pagination({
@@ -45,5 +49,56 @@ export function Pagination({
         </button>
       </div>
     </nav>
+  );
+}
+
+/** One page of a list as the API answers it. */
+interface ListPage<Row> {
+  data: Row[];
+  total: number;
+  total_pages: number;
+}
+
+/**
+ * A server-paged list whose page is in the URL (`?page=`): a loading notice before the first answer,
+ * `empty` when nothing matches, else the page's table (given its caption, "API keys, page 2 of 5") and
+ * the pages.
+ */
+export function PagedList<Row>({
+  list,
+  page,
+  pageSize,
+  caption,
+  pagesLabel,
+  loadingLabel,
+  empty,
+  children,
+}: {
+  list: Loaded<ListPage<Row>>;
+  page: number;
+  pageSize: number;
+  /** What the table lists ("API keys"), the start of its caption. */
+  caption: string;
+  pagesLabel: string;
+  loadingLabel: string;
+  empty: ComponentChildren;
+  children: (rows: Row[], caption: string) => ComponentChildren;
+}) {
+  if (!list.data) return list.isLoading ? <Loading label={loadingLabel} /> : null;
+  if (list.data.total === 0) return <>{empty}</>;
+  return (
+    <>
+      {children(
+        list.data.data,
+        `${caption}, page ${formatNumber(page)} of ${formatNumber(list.data.total_pages)}`,
+      )}
+      <Pagination
+        page={page}
+        pageSize={pageSize}
+        total={list.data.total}
+        label={pagesLabel}
+        onPage={(next) => setQuery({ page: next === 1 ? undefined : next })}
+      />
+    </>
   );
 }

@@ -2,15 +2,14 @@ import { useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
 import type { PageProps } from "../app";
 import { ConfirmDialog } from "../components/dialog";
-import { EmptyState, ErrorNotice, Loading, notify } from "../components/feedback";
+import { EmptyState, ErrorNotice, notify } from "../components/feedback";
 import { ApiKeyCreated, ApiKeyForm, type CreatedApiKey } from "../components/integration-api-key-form";
 import { PageHeader } from "../components/layout";
-import { Pagination } from "../components/pagination";
+import { PagedList } from "../components/pagination";
 import { RelativeTime } from "../components/relative-time";
 import { StatusBadge } from "../components/status";
 import { TableWrap } from "../components/table-wrap";
 import { asApiError } from "../lib/api-errors";
-import { formatNumber } from "../lib/format";
 import { setQuery, useLocation } from "../lib/router";
 import { can, sessionStore } from "../lib/session";
 import { useStore } from "../lib/store";
@@ -74,31 +73,23 @@ export function ApiKeysPage(_: PageProps) {
       </div>
       <h2>Keys</h2>
       <ErrorNotice error={list.error} title="The API keys could not be loaded" />
-      {list.data ? (
-        list.data.total === 0 ? (
+      <PagedList
+        list={list}
+        page={page}
+        pageSize={PAGE_SIZE}
+        caption="API keys"
+        pagesLabel="API key pages"
+        loadingLabel="Loading API keys"
+        empty={
           <EmptyState title="No API keys yet">
             <p>Create one above for each script or integration, so each can be revoked on its own.</p>
           </EmptyState>
-        ) : (
-          <>
-            <KeyTable
-              rows={list.data.data}
-              caption={`API keys, page ${formatNumber(page)} of ${formatNumber(list.data.total_pages)}`}
-              isLoading={list.isLoading}
-              onRevoke={setRevoking}
-            />
-            <Pagination
-              page={page}
-              pageSize={PAGE_SIZE}
-              total={list.data.total}
-              label="API key pages"
-              onPage={(next) => setQuery({ page: next === 1 ? undefined : next })}
-            />
-          </>
-        )
-      ) : list.isLoading ? (
-        <Loading label="Loading API keys" />
-      ) : null}
+        }
+      >
+        {(rows, tableCaption) => (
+          <KeyTable rows={rows} caption={tableCaption} isLoading={list.isLoading} onRevoke={setRevoking} />
+        )}
+      </PagedList>
       <RevokeKeyDialog
         apiKey={revoking}
         onClose={() => setRevoking(null)}

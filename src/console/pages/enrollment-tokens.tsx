@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { api, type Schemas, unwrap } from "../api/client";
 import type { PageProps } from "../app";
 import { ConfirmDialog } from "../components/dialog";
-import { EmptyState, ErrorNotice, Loading, notify } from "../components/feedback";
+import { EmptyState, ErrorNotice, notify } from "../components/feedback";
 import { type EnrollmentChoices, useEnrollmentChoices } from "../components/integration-choices";
 import {
   type CreatedToken,
@@ -12,7 +12,7 @@ import {
 } from "../components/integration-enrollment-form";
 import { shortId, TokenStateBadge } from "../components/integration-labels";
 import { PageHeader } from "../components/layout";
-import { Pagination } from "../components/pagination";
+import { PagedList } from "../components/pagination";
 import { RelativeTime } from "../components/relative-time";
 import { TableWrap } from "../components/table-wrap";
 import { asApiError } from "../lib/api-errors";
@@ -73,8 +73,14 @@ export function EnrollmentTokensPage(_: PageProps) {
       ) : null}
       <h2 id="tokens">Tokens</h2>
       <ErrorNotice error={list.error} title="The enrollment tokens could not be loaded" />
-      {list.data ? (
-        list.data.total === 0 ? (
+      <PagedList
+        list={list}
+        page={page}
+        pageSize={PAGE_SIZE}
+        caption="Enrollment tokens"
+        pagesLabel="Enrollment token pages"
+        loadingLabel="Loading enrollment tokens"
+        empty={
           <EmptyState title="No enrollment tokens yet">
             <p>
               {mayWrite
@@ -82,28 +88,19 @@ export function EnrollmentTokensPage(_: PageProps) {
                 : "Ask an administrator or operator to create one."}
             </p>
           </EmptyState>
-        ) : (
-          <>
-            <TokenTable
-              rows={list.data.data}
-              caption={`Enrollment tokens, page ${formatNumber(page)} of ${formatNumber(list.data.total_pages)}`}
-              choices={choices}
-              mayWrite={mayWrite}
-              isLoading={list.isLoading}
-              onRevoke={setRevoking}
-            />
-            <Pagination
-              page={page}
-              pageSize={PAGE_SIZE}
-              total={list.data.total}
-              label="Enrollment token pages"
-              onPage={(next) => setQuery({ page: next === 1 ? undefined : next })}
-            />
-          </>
-        )
-      ) : list.isLoading ? (
-        <Loading label="Loading enrollment tokens" />
-      ) : null}
+        }
+      >
+        {(rows, tableCaption) => (
+          <TokenTable
+            rows={rows}
+            caption={tableCaption}
+            choices={choices}
+            mayWrite={mayWrite}
+            isLoading={list.isLoading}
+            onRevoke={setRevoking}
+          />
+        )}
+      </PagedList>
       <RevokeTokenDialog
         token={revoking}
         onClose={() => setRevoking(null)}

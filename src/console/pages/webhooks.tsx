@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
 import type { PageProps } from "../app";
 import { CopyField } from "../components/copy";
-import { EmptyState, ErrorNotice, Loading, notify } from "../components/feedback";
+import { EmptyState, ErrorNotice, notify } from "../components/feedback";
 import { Field } from "../components/form";
 import { DeliveryStatusBadge } from "../components/integration-labels";
 import {
@@ -12,12 +12,11 @@ import {
   SecretField,
 } from "../components/integration-webhook-fields";
 import { PageHeader } from "../components/layout";
-import { Pagination } from "../components/pagination";
+import { PagedList } from "../components/pagination";
 import { RelativeTime } from "../components/relative-time";
 import { StatusBadge } from "../components/status";
 import { TableWrap } from "../components/table-wrap";
 import { asApiError, fieldError, formError } from "../lib/api-errors";
-import { formatNumber } from "../lib/format";
 import { Link, setQuery, useLocation } from "../lib/router";
 import { can, sessionStore } from "../lib/session";
 import { useStore } from "../lib/store";
@@ -87,8 +86,14 @@ export function WebhooksPage(_: PageProps) {
       </div>
       <h2>Subscriptions</h2>
       <ErrorNotice error={list.error} title="The webhooks could not be loaded" />
-      {list.data ? (
-        list.data.total === 0 ? (
+      <PagedList
+        list={list}
+        page={page}
+        pageSize={PAGE_SIZE}
+        caption="Webhooks"
+        pagesLabel="Webhook pages"
+        loadingLabel="Loading webhooks"
+        empty={
           <EmptyState title="No webhooks yet">
             <p>
               {isAdmin
@@ -96,25 +101,12 @@ export function WebhooksPage(_: PageProps) {
                 : "An administrator can add webhooks."}
             </p>
           </EmptyState>
-        ) : (
-          <>
-            <WebhookTable
-              rows={list.data.data}
-              caption={`Webhooks, page ${formatNumber(page)} of ${formatNumber(list.data.total_pages)}`}
-              isLoading={list.isLoading}
-            />
-            <Pagination
-              page={page}
-              pageSize={PAGE_SIZE}
-              total={list.data.total}
-              label="Webhook pages"
-              onPage={(next) => setQuery({ page: next === 1 ? undefined : next })}
-            />
-          </>
-        )
-      ) : list.isLoading ? (
-        <Loading label="Loading webhooks" />
-      ) : null}
+        }
+      >
+        {(rows, tableCaption) => (
+          <WebhookTable rows={rows} caption={tableCaption} isLoading={list.isLoading} />
+        )}
+      </PagedList>
     </>
   );
 }
