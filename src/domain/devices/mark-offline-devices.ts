@@ -7,7 +7,7 @@ import { recordEvent } from "../events/record-event";
 import { appendDeviceLog } from "./append-device-log";
 
 /** Devices changed per transaction, so one run never holds the write lock for long. */
-export const OFFLINE_BATCH_SIZE = 500;
+export const OFFLINE_BATCH_SIZE = 100;
 
 /**
  * Marks online devices that have not checked in for `devices.offline_after_seconds` as offline, with a
@@ -30,7 +30,13 @@ export async function markOfflineDevices(deps: DomainDeps): Promise<number> {
         .update(devices)
         .set({ status: "offline", updatedAt: timestamp })
         .where(inArray(devices.id, stale))
-        .returning()
+        .returning({
+          id: devices.id,
+          organizationId: devices.organizationId,
+          deviceName: devices.deviceName,
+          platform: devices.platform,
+          lastSeen: devices.lastSeen,
+        })
         .all();
       for (const device of rows) {
         const details = {

@@ -1,6 +1,4 @@
-import { and, eq } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client";
-import { events, webhookDeliveries, webhooks } from "../../db/schema";
+import { connectionOf, type DbOrTx } from "../../db/client";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { EventData } from "./event-payloads";
@@ -17,6 +15,9 @@ export interface RecordedEvent {
  * Appends an event to the outbox and fans it out to the organization's webhook subscriptions that are
  * active now and listen for it, all inside the caller's transaction: if the change commits, so does
  * every delivery row; if it rolls back, nothing is sent.
+ *
+ * Jobs record an event per device (600k devices going offline are 600k events), so the three statements
+ * are constant texts prepared once through the connection's statement cache, never built per event.
  */
 export function recordEvent<T extends EventType>(
   tx: DbOrTx,
@@ -26,15 +27,10 @@ export function recordEvent<T extends EventType>(
   data: EventData<T>,
 ): RecordedEvent {
   const event = insertEvent(tx, now, organizationId, type, data);
-  const subscriptions = tx
-    .select({ id: webhooks.id, events: webhooks.events })
-    .from(webhooks)
-    .where(and(eq(webhooks.organizationId, organizationId), eq(webhooks.isActive, true)))
-    .all();
-  for (const subscription of subscriptions) {
-    if (!subscription.events.includes("*") && !subscription.events.includes(type)) continue;
-    insertPendingDelivery(tx, subscription.id, event);
-  }
+  const subscriptions = connectionOf(tx)
+    .prepare<{ id: string }, [{ organizationId: string; type: string }]>(SUBSCRIBED_WEBHOOKS)
+    .all({ organizationId, type });
+  for (const subscription of subscriptions) insertPendingDelivery(tx, subscription.id, event);
   return event;
 }
 
@@ -48,28 +44,34 @@ export function insertEvent<T extends EventType>(
 ): RecordedEvent {
   const id = newId();
   const createdAt = toIso(now);
-  const inserted = tx
-    .insert(events)
-    .values({ id, organizationId, type, data, createdAt })
-    .returning({ sequence: events.sequence })
-    .get();
+  const inserted = connectionOf(tx)
+    .prepare<{ sequence: number }, [Record<string, string>]>(INSERT_EVENT)
+    .get({ id, organizationId, type, data: JSON.stringify(data), createdAt });
+  if (!inserted) throw new Error("INSERT ... RETURNING gave no row");
   return { id, sequence: inserted.sequence, type, createdAt };
 }
 
 /** Queues one delivery of `event` to a subscription, due at once; returns the delivery id. */
 export function insertPendingDelivery(tx: DbOrTx, webhookId: string, event: RecordedEvent): string {
   const id = newId();
-  tx.insert(webhookDeliveries)
-    .values({
-      id,
-      webhookId,
-      eventSequence: event.sequence,
-      status: "pending",
-      attempts: 0,
-      nextAttemptAt: event.createdAt,
-      createdAt: event.createdAt,
-      updatedAt: event.createdAt,
-    })
-    .run();
+  connectionOf(tx)
+    .prepare(INSERT_DELIVERY)
+    .run({ id, webhookId, eventSequence: event.sequence, createdAt: event.createdAt });
   return id;
 }
+
+const INSERT_EVENT = `
+  INSERT INTO events (id, organization_id, type, data, created_at)
+  VALUES ($id, $organizationId, $type, $data, $createdAt)
+  RETURNING sequence`;
+
+// webhooks.events is a JSON array of event types, "*" for all of them.
+const SUBSCRIBED_WEBHOOKS = `
+  SELECT w.id FROM webhooks w
+  WHERE w.organization_id = $organizationId AND w.is_active = 1
+    AND EXISTS (SELECT 1 FROM json_each(w.events) e WHERE e.value IN ('*', $type))`;
+
+const INSERT_DELIVERY = `
+  INSERT INTO webhook_deliveries
+    (id, webhook_id, event_sequence, status, attempts, next_attempt_at, created_at, updated_at)
+  VALUES ($id, $webhookId, $eventSequence, 'pending', 0, $createdAt, $createdAt, $createdAt)`;
