@@ -82,7 +82,7 @@ test("the counts kept by triggers match the devices through enrollment, check-in
   expect(summary.body.by_status.suspended).toBe(1);
 });
 
-test("the triggers that keep the counts exist after every migration (a migration that rebuilds devices must recreate them)", () => {
+test("the triggers that keep the counts and the list version exist after every migration (a migration that rebuilds devices must recreate them)", () => {
   const triggers = t.deps.db.$client
     .query("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'devices' ORDER BY name")
     .all();
@@ -90,5 +90,7 @@ test("the triggers that keep the counts exist after every migration (a migration
     { name: "devices_count_delete" },
     { name: "devices_count_insert" },
     { name: "devices_count_update" },
+    { name: "devices_list_version_delete" },
+    { name: "devices_list_version_update" },
   ]);
 });

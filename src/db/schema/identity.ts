@@ -13,6 +13,12 @@ export const organizations = sqliteTable("organizations", {
     .notNull()
     .default(sql`'{}'`),
   deviceCount: integer("device_count").notNull().default(0),
+  /**
+   * Bumped by triggers (migration 0010) whenever a device leaves the organization's list or changes its
+   * place in it (deleted, enrolled_at or organization changed); enrolling only adds at the head. Deep
+   * device-list pages keep anchors that stay valid while it is unchanged.
+   */
+  deviceListVersion: integer("device_list_version").notNull().default(0),
   /** Users without a second factor get sessions good only for setting one up. */
   requireMfa: integer("require_mfa", { mode: "boolean" }).notNull().default(false),
   createdAt: text("created_at").notNull(),

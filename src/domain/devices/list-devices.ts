@@ -2,6 +2,7 @@ import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { deviceCounts, devices, organizations } from "../../db/schema";
 import type { DomainDeps } from "../deps";
+import { selectUnfilteredDevicePage } from "./device-page-anchors";
 import { type DeviceListItem, type DeviceRow, type DeviceStatus, toDeviceListItem } from "./device-views";
 import type { Platform } from "./platform-versions";
 
@@ -53,8 +54,9 @@ export function selectDevicePage(
 }
 
 /**
- * The organization's devices, filtered and paginated. The unfiltered total is the organization's
- * maintained device count, so the common listing never counts rows.
+ * The organization's devices, filtered and paginated. The unfiltered list reads deep pages from anchors
+ * (device-page-anchors.ts) and its total is the organization's maintained device count, so the common
+ * listing never counts rows.
  */
 export function listDevices(
   deps: DomainDeps,
@@ -62,6 +64,7 @@ export function listDevices(
   filter: DeviceListFilter,
   page: { page: number; pageSize: number },
 ): { data: DeviceListItem[]; total: number } {
+  if (filterConditions(filter).length === 0) return selectUnfilteredDevicePage(deps.db, organizationId, page);
   const rows = selectDevicePage(deps.db, organizationId, filter, page).all();
   return { data: rows.map(toDeviceListItem), total: countDevices(deps.db, organizationId, filter) };
 }

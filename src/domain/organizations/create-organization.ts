@@ -20,6 +20,7 @@ export function createOrganization(
     defaultPolicyId: null as string | null,
     ssoSettings: {},
     deviceCount: 0,
+    deviceListVersion: 0,
     requireMfa: false,
     createdAt: timestamp,
     updatedAt: timestamp,
