@@ -1,9 +1,3 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-} from "@simplewebauthn/server";
 import { Value } from "@sinclair/typebox/value";
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
@@ -28,6 +22,14 @@ import {
   type RequestOptions,
 } from "./webauthn-json";
 
+/**
+ * @simplewebauthn/server, loaded on first use: it brings @peculiar/x509 and its ASN.1 schemas, ~80 ms of
+ * every start otherwise. @peculiar/x509 needs reflect-metadata loaded before it.
+ */
+function webauthnServer() {
+  return import("reflect-metadata").then(() => import("@simplewebauthn/server"));
+}
+
 const CEREMONY_TIMEOUT_MS = 300_000;
 const CHALLENGE_TTL_SECONDS = 300;
 
@@ -42,7 +44,7 @@ export async function webauthnRegistrationOptions(
 ): Promise<CreationOptions> {
   const rp = relyingParty(deps.config);
   const user = findLiveUser(deps.db, principal.organizationId, principal.userId);
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthnServer()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: user.email,
@@ -105,15 +107,17 @@ export async function registerWebauthn(
       "request POST /api/v1/auth/mfa/webauthn/registration-options first (its challenge lives 5 minutes)",
       "webauthn_options_required",
     );
-  const verification = await verifyRegistrationResponse({
-    response: input.response as never,
-    expectedChallenge: challenge.webauthnChallenge,
-    expectedOrigin: rp.origins,
-    expectedRPID: rp.id,
-    requireUserVerification: false,
-  }).catch((error: Error) => {
-    throw invalidResponse("response", error.message);
-  });
+  const verification = await (await webauthnServer())
+    .verifyRegistrationResponse({
+      response: input.response as never,
+      expectedChallenge: challenge.webauthnChallenge,
+      expectedOrigin: rp.origins,
+      expectedRPID: rp.id,
+      requireUserVerification: false,
+    })
+    .catch((error: Error) => {
+      throw invalidResponse("response", error.message);
+    });
   if (!verification.verified) throw invalidResponse("response", "the registration could not be verified");
   const { credential } = verification.registrationInfo;
   return withTransaction(deps.db, (tx) => {
@@ -168,7 +172,7 @@ export async function webauthnAuthenticationOptions(
   const rp = relyingParty(deps.config);
   const methods = webauthnMethods(deps.db, challenge.userId);
   if (methods.length === 0) throw notEnrolled("webauthn");
-  const options = await generateAuthenticationOptions({
+  const options = await (await webauthnServer()).generateAuthenticationOptions({
     rpID: rp.id,
     timeout: CEREMONY_TIMEOUT_MS,
     userVerification: "preferred",
@@ -221,7 +225,7 @@ export async function checkAssertion(
   const method = webauthnMethods(deps.db, challenge.userId).find((row) => row.credentialId === assertion.id);
   if (!method?.publicKey) return "invalid";
   try {
-    const result = await verifyAuthenticationResponse({
+    const result = await (await webauthnServer()).verifyAuthenticationResponse({
       response: assertion as never,
       expectedChallenge: challenge.webauthnChallenge,
       expectedOrigin: rp.origins,

@@ -1,6 +1,7 @@
 import { createPublicKey } from "node:crypto";
+import type * as X509 from "@peculiar/x509";
 import { ValidationError } from "../errors";
-import { x509 } from "./x509";
+import { loadX509 } from "./x509";
 
 /** Longer PEM text is not a CSR for a P-256 or RSA key (an RSA-8192 request is under 6 KB). */
 const MAX_CSR_CHARS = 16_384;
@@ -8,7 +9,7 @@ const MAX_RSA_BITS = 8192;
 
 /** A certificate signing request whose signature verified, and the kind of key it carries. */
 export interface VerifiedCsr {
-  publicKey: InstanceType<typeof x509.PublicKey>;
+  publicKey: InstanceType<typeof X509.PublicKey>;
   keyType: "ec" | "rsa";
 }
 
@@ -19,6 +20,7 @@ export interface VerifiedCsr {
  * 400 on `field`.
  */
 export async function verifyCertificateSigningRequest(pem: string, field = "csr"): Promise<VerifiedCsr> {
+  const x509 = await loadX509();
   const refuse = (message: string): never => {
     throw new ValidationError("invalid request body", [
       { field, message, received: pem.length > 200 ? `${pem.slice(0, 200)}...` : pem },
@@ -29,7 +31,7 @@ export async function verifyCertificateSigningRequest(pem: string, field = "csr"
     refuse(
       "must be a PEM certificate signing request (-----BEGIN CERTIFICATE REQUEST-----), as `openssl req` writes it",
     );
-  let request: InstanceType<typeof x509.Pkcs10CertificateRequest>;
+  let request: InstanceType<typeof X509.Pkcs10CertificateRequest>;
   try {
     request = new x509.Pkcs10CertificateRequest(
       pem.replace(/NEW CERTIFICATE REQUEST/g, "CERTIFICATE REQUEST"),

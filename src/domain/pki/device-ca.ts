@@ -1,10 +1,11 @@
+import type * as X509 from "@peculiar/x509";
 import { eq } from "drizzle-orm";
 import { deviceCas, organizations } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
 import type { DomainDeps } from "../deps";
 import { NotFoundError, UnavailableError } from "../errors";
-import { x509 } from "./x509";
+import { loadX509 } from "./x509";
 
 /** ECDSA P-256 with SHA-256: the CA's key and every signature it makes. */
 export const CA_ALGORITHM = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" } as const;
@@ -15,7 +16,7 @@ const CA_LIFETIME_SECONDS = 20 * 365 * 86400;
 /** An organization's device CA, ready to sign. */
 export interface DeviceCa {
   organizationId: string;
-  certificate: InstanceType<typeof x509.X509Certificate>;
+  certificate: InstanceType<typeof X509.X509Certificate>;
   pem: string;
   privateKey: CryptoKey;
 }
@@ -43,6 +44,7 @@ export function deviceCa(deps: DomainDeps, organizationId: string): Promise<Devi
 }
 
 async function loadOrCreateDeviceCa(deps: DomainDeps, organizationId: string): Promise<DeviceCa> {
+  const x509 = await loadX509();
   let row = selectCa(deps, organizationId);
   if (!row) {
     const organization = deps.db
@@ -108,6 +110,7 @@ async function createCaCertificate(
   organizationId: string,
   now: Date,
 ): Promise<{ pem: string; privateKeyPem: string }> {
+  const x509 = await loadX509();
   const keys = await crypto.subtle.generateKey(CA_ALGORITHM, true, ["sign", "verify"]);
   const certificate = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: randomSerialNumber(),

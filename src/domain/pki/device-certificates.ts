@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type * as X509 from "@peculiar/x509";
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { oncePerDatabase } from "../../db/prepared";
@@ -10,7 +11,7 @@ import type { DevicePrincipal } from "../devices/authenticate-device";
 import { UnauthenticatedError } from "../errors";
 import type { VerifiedCsr } from "./certificate-request";
 import { CA_ALGORITHM, type DeviceCa, organizationNameAttribute, randomSerialNumber } from "./device-ca";
-import { x509 } from "./x509";
+import { loadX509 } from "./x509";
 
 /** SPEC.md: a device certificate is valid for one year. */
 export const DEVICE_CERTIFICATE_LIFETIME_SECONDS = 365 * 86400;
@@ -46,6 +47,7 @@ export async function signDeviceCertificate(
   subject: { deviceId: string; organizationName: string },
   now: Date,
 ): Promise<SignedDeviceCertificate> {
+  const x509 = await loadX509();
   const notBefore = addSeconds(now, -BACKDATE_SECONDS);
   const notAfter = addSeconds(now, DEVICE_CERTIFICATE_LIFETIME_SECONDS);
   const usage =

@@ -2,12 +2,6 @@ import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { discoverSsoConnections, SsoDiscoverySchema } from "../../domain/sso/discover-sso-connections";
 import { finishOidcSignIn, startOidcSignIn } from "../../domain/sso/oidc-sign-in";
-import {
-  exchangeSamlCode,
-  finishSamlSignIn,
-  samlMetadata,
-  startSamlSignIn,
-} from "../../domain/sso/saml-sign-in";
 import { Uuid } from "../../lib/schema-types";
 import type { AppDeps } from "../app-deps";
 import { deliverTokens, RefreshCookieField } from "../browser-session";
@@ -26,6 +20,12 @@ const ClientState = Type.String({
   maxLength: 500,
   description: "Chosen by the client, random, at least 16 characters; comes back unchanged with the result",
 });
+
+/**
+ * The SAML side, loaded on its first request: @node-saml/node-saml and its XML libraries took ~100 ms of
+ * every start, for a feature most installations never use.
+ */
+const saml = () => import("../../domain/sso/saml-sign-in");
 
 function redirect(location: string, status: 302 | 303): Response {
   return new Response(null, { status, headers: { location, "cache-control": "no-store" } });
@@ -112,8 +112,8 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
     )
     .get(
       "/saml/metadata",
-      ({ query }) =>
-        new Response(samlMetadata(deps, query.organization_id), {
+      async ({ query }) =>
+        new Response((await saml()).samlMetadata(deps, query.organization_id), {
           headers: { "content-type": "application/samlmetadata+xml; charset=utf-8" },
         }),
       {
@@ -130,23 +130,30 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
         },
       },
     )
-    .get("/saml/login", async ({ query }) => redirect(await startSamlSignIn(deps, query), 302), {
-      query: Type.Object({ organization_id: Uuid, redirect_uri: RedirectUri, state: ClientState }),
-      response: {
-        302: Type.Void({ description: "To the IdP with an AuthnRequest (HTTP-Redirect binding)" }),
-        ...errorResponses(400, 403, 404, 429),
+    .get(
+      "/saml/login",
+      async ({ query }) => redirect(await (await saml()).startSamlSignIn(deps, query), 302),
+      {
+        query: Type.Object({ organization_id: Uuid, redirect_uri: RedirectUri, state: ClientState }),
+        response: {
+          302: Type.Void({ description: "To the IdP with an AuthnRequest (HTTP-Redirect binding)" }),
+          ...errorResponses(400, 403, 404, 429),
+        },
+        detail: {
+          summary: "Start a SAML sign-in",
+          description:
+            "Redirects the browser to the organization's IdP. The IdP posts its response to the ACS, which sends the browser on to redirect_uri with ?code=...&state=... (or ?error=...&error_description=...&state=...). redirect_uri is one of the connection's redirect_uris or, for every connection, the console's own {base_url}/console/sso/callback; any other is a 400 sso_redirect_uri_not_allowed. The request is single-use and expires after 10 minutes. 403 saml_requires_enterprise on the standard plan.",
+          security: [],
+        },
       },
-      detail: {
-        summary: "Start a SAML sign-in",
-        description:
-          "Redirects the browser to the organization's IdP. The IdP posts its response to the ACS, which sends the browser on to redirect_uri with ?code=...&state=... (or ?error=...&error_description=...&state=...). redirect_uri is one of the connection's redirect_uris or, for every connection, the console's own {base_url}/console/sso/callback; any other is a 400 sso_redirect_uri_not_allowed. The request is single-use and expires after 10 minutes. 403 saml_requires_enterprise on the standard plan.",
-        security: [],
-      },
-    })
+    )
     .post(
       "/saml/acs",
       async ({ body, request }) => {
-        const outcome = await finishSamlSignIn(deps, { ...body, ip: requestState(request).ip });
+        const outcome = await (await saml()).finishSamlSignIn(deps, {
+          ...body,
+          ip: requestState(request).ip,
+        });
         return redirect(outcome.location, 303);
       },
       {
@@ -176,7 +183,10 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
     .post(
       "/saml/token",
       async ({ body, request, set }) => {
-        const result = await exchangeSamlCode(deps, { code: body.code, ip: requestState(request).ip });
+        const result = await (await saml()).exchangeSamlCode(deps, {
+          code: body.code,
+          ip: requestState(request).ip,
+        });
         return deliverTokens(deps, set.headers, { ...result.tokens, user: result.user }, body.refresh_cookie);
       },
       {
