@@ -1,5 +1,5 @@
 import { and, eq, sql } from "drizzle-orm";
-import { type DbOrTx, withTransaction } from "../../db/client";
+import { connectionOf, type DbOrTx, withTransaction } from "../../db/client";
 import { loginFailures } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
@@ -16,6 +16,12 @@ export const TOO_MANY_LOGIN_ATTEMPTS = "Too many login attempts. Please try agai
 export function reservePasswordAttempt(deps: DomainDeps, email: string, ip: string): void {
   const now = deps.clock.now();
   const { login_max_failures: maxFailures, login_lockout_seconds: lockoutSeconds } = deps.config.auth;
+  // A pair already locked out is refused from one prepared read, without the write lock: a guessing
+  // script keeps hammering a locked pair, and each refusal took a write transaction.
+  const lock = connectionOf(deps.db)
+    .prepare<{ lockedUntil: string | null }, [{ email: string; ip: string }]>(LOCKED_UNTIL)
+    .get({ email, ip });
+  if (lock?.lockedUntil && lock.lockedUntil > toIso(now)) throw lockedOut(now, lock.lockedUntil);
   // The lock is written and committed first, then reported: a throw inside would roll it back.
   const lockedUntil = withTransaction(deps.db, (tx): string | null => {
     const row = findRow(tx, email, ip);
@@ -72,6 +78,9 @@ export function clearPasswordAttempts(tx: DbOrTx, email: string, ip: string): vo
     .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
     .run();
 }
+
+const LOCKED_UNTIL =
+  "SELECT locked_until AS lockedUntil FROM login_failures WHERE email = $email AND ip = $ip";
 
 function findRow(tx: DbOrTx, email: string, ip: string) {
   return tx
