@@ -10,3 +10,12 @@ BEGIN
   UPDATE `organizations` SET `device_list_version` = `device_list_version` + 1
   WHERE `id` IN (old.`organization_id`, new.`organization_id`);
 END;
+--> statement-breakpoint
+CREATE TRIGGER `devices_list_version_insert` AFTER INSERT ON `devices`
+WHEN EXISTS (
+  SELECT 1 FROM `devices` d WHERE d.`organization_id` = new.`organization_id`
+    AND (d.`enrolled_at`, d.`id`) > (new.`enrolled_at`, new.`id`)
+)
+BEGIN
+  UPDATE `organizations` SET `device_list_version` = `device_list_version` + 1 WHERE `id` = new.`organization_id`;
+END;

@@ -91,6 +91,7 @@ test("the triggers that keep the counts and the list version exist after every m
     { name: "devices_count_insert" },
     { name: "devices_count_update" },
     { name: "devices_list_version_delete" },
+    { name: "devices_list_version_insert" },
     { name: "devices_list_version_update" },
   ]);
 });

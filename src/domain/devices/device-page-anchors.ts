@@ -14,10 +14,11 @@ import { toDeviceListItem } from "./device-views";
  * ANCHOR_SPACING entries each, ~140 µs), so nothing is done at start or for organizations nobody pages
  * through.
  *
- * They stay exact while organizations.device_list_version is unchanged (triggers bump it when a device
- * is deleted or its enrolled_at or organization changes) and every device added since sits above the
- * first anchor, which is what an enrollment does (enrolled_at is now). Those shift every position by the
- * number added; anything else (a clock that went back) drops the anchors, to be found again.
+ * They stay exact while organizations.device_list_version is unchanged: triggers (migration 0010) bump it
+ * when a device is deleted, its enrolled_at or organization changes, or one is inserted anywhere but at
+ * the head of the list. Devices enrolled at the head (what an enrollment does: enrolled_at is now) move
+ * every position down by their number, counted above the first anchor on each use. A deletion drops the
+ * organization's anchors; the next deep pages find them again.
  */
 export const ANCHOR_SPACING = 1000;
 /** Past this many devices enrolled since the anchors were found, they are found again. */
@@ -33,8 +34,6 @@ interface SortKey {
 interface Anchors {
   /** organizations.device_list_version when they were found. */
   version: number;
-  /** organizations.device_count when last checked. */
-  count: number;
   /** Devices enrolled above keys[0] since they were found: every position moved down by this many. */
   shift: number;
   /** keys[i] is the row that was at position i * ANCHOR_SPACING. */
@@ -61,66 +60,57 @@ export function selectUnfilteredDevicePage(
   if (!state) return { data: [], total: 0 };
   const offset = (page.page - 1) * page.pageSize;
   const rows =
-    offset >= state.count
-      ? []
-      : (anchoredRows(db, organizationId, state, offset, page.pageSize) ??
-        connection
-          .prepare<ListRow, [{ organizationId: string; limit: number; offset: number }]>(PAGE)
-          .all({ organizationId, limit: page.pageSize, offset }));
+    anchoredRows(db, organizationId, state.version, offset, page.pageSize) ??
+    connection
+      .prepare<ListRow, [{ organizationId: string; limit: number; offset: number }]>(PAGE)
+      .all({ organizationId, limit: page.pageSize, offset });
   return { data: rows.map(toDeviceListItem), total: state.count };
 }
 
-/** The page read from the anchor before it, or undefined when a plain OFFSET is as cheap. */
+/**
+ * The page read from the anchor before it, or undefined when a plain OFFSET is as cheap or the anchors
+ * cannot be trusted: inside a transaction, whose changes (and list version) a rollback may take back.
+ */
 function anchoredRows(
   db: Db,
   organizationId: string,
-  state: { count: number; version: number },
+  version: number,
   offset: number,
   limit: number,
 ): ListRow[] | undefined {
-  if (offset < ANCHOR_SPACING) return undefined;
-  const anchors = currentAnchors(db, organizationId, state);
+  if (offset < ANCHOR_SPACING || connectionOf(db).inTransaction) return undefined;
+  const anchors = currentAnchors(db, organizationId, version);
   if (!anchors) return undefined;
   const position = offset - anchors.shift;
   if (position < ANCHOR_SPACING) return undefined;
   const index = Math.floor(position / ANCHOR_SPACING);
   const key = anchorAt(db, organizationId, anchors, index);
-  if (!key) return [];
+  if (!key) return undefined; // past the end: OFFSET finds nothing as cheaply
   return connectionOf(db)
     .prepare<ListRow, [Record<string, string | number>]>(PAGE_FROM_KEY)
     .all({ organizationId, ...key, limit, offset: position - index * ANCHOR_SPACING });
 }
 
-/** The organization's anchors, checked against its device count and list version. */
-function currentAnchors(
-  db: Db,
-  organizationId: string,
-  state: { count: number; version: number },
-): Anchors | undefined {
+/** The organization's anchors, checked against its list version, with the devices enrolled above them. */
+function currentAnchors(db: Db, organizationId: string, version: number): Anchors | undefined {
   const cache = anchorsByOrganization(db);
   let anchors = cache.get(organizationId);
   cache.delete(organizationId); // re-inserted below: the Map's order is the least recently used first
-  if (anchors && anchors.version !== state.version) anchors = undefined;
-  if (anchors && anchors.count !== state.count) {
-    const top = anchors.keys[0] as SortKey;
+  if (anchors && anchors.version !== version) anchors = undefined;
+  if (anchors) {
     const above =
       connectionOf(db)
         .prepare<{ count: number }, [Record<string, string>]>(COUNT_ABOVE)
-        .get({ organizationId, ...top })?.count ?? 0;
-    const isAllAtHead = above - anchors.shift === state.count - anchors.count;
-    if (isAllAtHead && above <= MAX_SHIFT) {
-      anchors.shift = above;
-      anchors.count = state.count;
-    } else {
-      anchors = undefined;
-    }
+        .get({ organizationId, ...(anchors.keys[0] as SortKey) })?.count ?? 0;
+    if (above > MAX_SHIFT) anchors = undefined;
+    else anchors.shift = above;
   }
   if (!anchors) {
     const top = connectionOf(db)
       .prepare<SortKey, [{ organizationId: string }]>(FIRST_KEY)
       .get({ organizationId });
     if (!top) return undefined;
-    anchors = { version: state.version, count: state.count, shift: 0, keys: [{ ...top }] };
+    anchors = { version, shift: 0, keys: [{ ...top }] };
   }
   cache.set(organizationId, anchors);
   if (cache.size > MAX_ORGANIZATIONS) cache.delete(cache.keys().next().value as string);
@@ -165,9 +155,12 @@ const NEXT_ANCHOR = `
   WHERE organization_id = $organizationId AND (enrolled_at, id) < ($enrolledAt, $id)
   ORDER BY enrolled_at DESC, id DESC LIMIT 1 OFFSET ${ANCHOR_SPACING - 1}`;
 
+// Counted no further than MAX_SHIFT + 1: past that the anchors are found again anyway.
 const COUNT_ABOVE = `
-  SELECT count(*) AS count FROM devices
-  WHERE organization_id = $organizationId AND (enrolled_at, id) > ($enrolledAt, $id)`;
+  SELECT count(*) AS count FROM (
+    SELECT 1 FROM devices
+    WHERE organization_id = $organizationId AND (enrolled_at, id) > ($enrolledAt, $id)
+    LIMIT ${MAX_SHIFT + 1})`;
 
 /** The statements, for the query-plan tests. */
 export const UNFILTERED_PAGE_STATEMENTS = { PAGE, PAGE_FROM_KEY, FIRST_KEY, NEXT_ANCHOR, COUNT_ABOVE };

@@ -23,7 +23,10 @@ export const FORM_PATHS = new Set(["/api/v1/auth/sso/saml/acs"]);
 // A leading byte-order mark is allowed and dropped (ignoreBOM: false); invalid UTF-8 is refused.
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
-/** Reads the body as text, refusing (413) as soon as it passes MAX_BODY_BYTES, whatever Content-Length said. */
+/**
+ * Reads the body as text, refusing (413) past MAX_BODY_BYTES. The security plugin has already refused a
+ * declared Content-Length over the limit; a body without one is read up to the limit and no further.
+ */
 async function readBodyText(request: Request): Promise<string> {
   if (!request.body) return "";
   // With a Content-Length within the limit, HTTP framing caps the body at that length, so it is read in
@@ -40,7 +43,7 @@ async function readBodyText(request: Request): Promise<string> {
   }
 }
 
-/** A chunked body, read up to MAX_BODY_BYTES. */
+/** A body without a usable Content-Length (chunked), read up to MAX_BODY_BYTES and no further. */
 async function readBodyStream(body: ReadableStream<Uint8Array>): Promise<Uint8Array> {
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
