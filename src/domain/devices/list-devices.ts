@@ -1,6 +1,6 @@
 import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { deviceCounts, devices, organizations } from "../../db/schema";
+import { deviceCounts, devices } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { selectUnfilteredDevicePage } from "./device-page-anchors";
 import { type DeviceListItem, type DeviceRow, type DeviceStatus, toDeviceListItem } from "./device-views";
@@ -70,21 +70,11 @@ export function listDevices(
 }
 
 /**
- * How many devices match: the organization's maintained device count without a filter, the counts kept
- * by status, platform and compliance (device_counts) for those filters, and a count of rows only for a
- * user or a name.
+ * How many devices match a filter (the unfiltered total is device-page-anchors.ts's): the counts kept by
+ * status, platform and compliance (device_counts) for those filters, and a count of rows only for a user
+ * or a name.
  */
 function countDevices(db: DbOrTx, organizationId: string, filter: DeviceListFilter): number {
-  const conditions = filterConditions(filter);
-  if (conditions.length === 0) {
-    return (
-      db
-        .select({ value: organizations.deviceCount })
-        .from(organizations)
-        .where(eq(organizations.id, organizationId))
-        .get()?.value ?? 0
-    );
-  }
   if (filter.userId === undefined && filter.nameContains === undefined) {
     return (
       db
@@ -105,7 +95,7 @@ function countDevices(db: DbOrTx, organizationId: string, filter: DeviceListFilt
     db
       .select({ value: count() })
       .from(devices)
-      .where(and(eq(devices.organizationId, organizationId), ...conditions))
+      .where(and(eq(devices.organizationId, organizationId), ...filterConditions(filter)))
       .get()?.value ?? 0
   );
 }
