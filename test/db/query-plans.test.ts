@@ -4,6 +4,7 @@ import { count, eq } from "drizzle-orm";
 import { devices, organizations } from "../../src/db/schema";
 import { UNFILTERED_PAGE_STATEMENTS } from "../../src/domain/devices/device-page-anchors";
 import { selectPublicKeyHolder } from "../../src/domain/devices/enroll-device";
+import { selectLatestWipe } from "../../src/domain/devices/get-device";
 import { selectDeviceLogPage } from "../../src/domain/devices/list-device-logs";
 import { type DeviceListFilter, selectDevicePage } from "../../src/domain/devices/list-devices";
 import {
@@ -15,6 +16,7 @@ import { selectExpiredDeviceLogs } from "../../src/domain/devices/purge-device-l
 import { selectStaleDevices } from "../../src/domain/devices/reevaluate-stale-devices";
 import { selectComplianceCounts, selectStatusCounts } from "../../src/domain/devices/summarize-devices";
 import { selectPendingWipes } from "../../src/domain/devices/wipe-device";
+import { selectNewestCertificate } from "../../src/domain/pki/device-certificates";
 import { deleteExpiredEvents } from "../../src/domain/webhooks/purge-deliveries";
 import { createDeviceTestApp, enrollDevice } from "../helpers/devices";
 
@@ -89,6 +91,15 @@ describe("wipe and policy queries read only their own rows, through an index", (
     const plan = planOf(selectPendingWipes(t.deps.db, "device")).join("\n");
     expect(plan).toContain("wipes_device_status_idx (device_id=? AND status=?)");
     expect(plan).not.toMatch(/SCAN wipes|TEMP B-TREE|wipes_status_idx/);
+  });
+
+  test("the device page's newest wipe and certificate: read from an index's end, never sorted", () => {
+    const wipe = planOf(selectLatestWipe(t.deps.db, "device")).join("\n");
+    const certificate = planOf(selectNewestCertificate(t.deps.db, "device")).join("\n");
+    expect(wipe).toContain("wipes_device_initiated_idx (device_id=?)");
+    expect(certificate).toContain("device_certificates_device_idx (device_id=?)");
+    // An empty sort still opens a sorter: it cost more than the rest of a device read.
+    for (const plan of [wipe, certificate]) expect(plan).not.toMatch(/SCAN|TEMP B-TREE/);
   });
 
   test("device counts of policies: one range of the policy index each, read from the index alone", () => {

@@ -47,6 +47,7 @@ export const deviceCertificates = sqliteTable(
   },
   (table) => [
     uniqueIndex("device_certificates_fingerprint_unique").on(table.fingerprint),
-    index("device_certificates_device_idx").on(table.deviceId, table.createdAt),
+    // The device's newest certificate (created_at, then id) read from the index end: no sort per read.
+    index("device_certificates_device_idx").on(table.deviceId, table.createdAt, table.id),
   ],
 );

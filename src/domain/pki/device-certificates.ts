@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type * as X509 from "@peculiar/x509";
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, isNull, type Placeholder, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
 import { oncePerDatabase } from "../../db/prepared";
 import { deviceCertificates, devices } from "../../db/schema";
@@ -124,15 +124,20 @@ export function revokeDeviceCertificates(
     .all().length;
 }
 
-// The device page shows it on every read: prepared once per database.
-const newestCertificate = oncePerDatabase((db: Db) =>
-  db
+/**
+ * The device's newest certificate, read from the end of device_certificates_device_idx (which holds the
+ * id tie-breaker too, so no sort). The device page shows it on every read: prepared once per database.
+ */
+export function selectNewestCertificate(db: Db, deviceId: string | Placeholder) {
+  return db
     .select()
     .from(deviceCertificates)
-    .where(eq(deviceCertificates.deviceId, sql.placeholder("deviceId")))
+    .where(eq(deviceCertificates.deviceId, deviceId))
     .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
-    .limit(1)
-    .prepare(),
+    .limit(1);
+}
+const newestCertificate = oncePerDatabase((db: Db) =>
+  selectNewestCertificate(db, sql.placeholder("deviceId")).prepare(),
 );
 
 /** The device's newest certificate, or null when it never had one. */
