@@ -124,6 +124,22 @@ export function connectionOf(db: DbOrTx): Database {
   return client;
 }
 
+/**
+ * Runs `work`, a handful of reads, in one read transaction, so they see one snapshot and take SQLite's
+ * WAL read lock once: outside a transaction every statement takes and drops it (~2.5 µs each here, more
+ * than an indexed lookup). Inside a transaction already, `work` just runs in it.
+ */
+export function readTogether<T>(db: DbOrTx, work: () => T): T {
+  const sqlite = connectionOf(db);
+  if (sqlite.inTransaction) return work();
+  sqlite.prepare("BEGIN DEFERRED").run();
+  try {
+    return work();
+  } finally {
+    sqlite.prepare("COMMIT").run();
+  }
+}
+
 /** Runs `work` in one immediate transaction (state change, audit row and outbox event together). */
 export function withTransaction<T>(db: Db, work: (tx: Tx) => T): T {
   return db.transaction(work, { behavior: "immediate" });

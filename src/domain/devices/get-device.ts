@@ -1,6 +1,6 @@
 import { and, desc, eq, type Placeholder, sql } from "drizzle-orm";
-import type { Db } from "../../db/client";
-import { oncePerDatabase } from "../../db/prepared";
+import { type Db, readTogether } from "../../db/client";
+import { oncePerDatabase, unplanned } from "../../db/prepared";
 import { devices, wipes } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
@@ -25,15 +25,16 @@ const deviceQuery = oncePerDatabase((db: Db) =>
 );
 /**
  * The device's newest wipe request: a console reloaded while one is pending keeps following it. Read
- * from the end of wipes_device_initiated_idx; a sort here cost more than the rest of the read.
+ * from the end of wipes_device_initiated_idx (a sort here cost more than the rest of the read), with no
+ * LIMIT: `.get()` steps to the first row only, and SQLite as Bun ships it (3.54) prepares a statement
+ * with a bound LIMIT again at every execution, which is what Drizzle's `.limit(1)` makes.
  */
 export function selectLatestWipe(db: Db, deviceId: string | Placeholder) {
   return db
     .select()
     .from(wipes)
-    .where(eq(wipes.deviceId, deviceId))
-    .orderBy(desc(wipes.initiatedAt))
-    .limit(1);
+    .where(eq(wipes.deviceId, unplanned(deviceId)))
+    .orderBy(desc(wipes.initiatedAt));
 }
 const latestWipeQuery = oncePerDatabase((db: Db) =>
   selectLatestWipe(db, sql.placeholder("deviceId")).prepare(),
@@ -41,15 +42,17 @@ const latestWipeQuery = oncePerDatabase((db: Db) =>
 
 /** One device of the organization, with its compliance report and effective policy id. */
 export function getDevice(deps: DomainDeps, organizationId: string, deviceId: string): DeviceView {
-  const device = deviceQuery(deps.db).get({ id: deviceId.toLowerCase(), organizationId });
-  if (!device) throw new NotFoundError("device");
-  const wipe = latestWipeQuery(deps.db).get({ deviceId: device.id });
-  return toDeviceView(
-    device,
-    resolveEffectivePolicy(deps.db, organizationId, device.policyId).id,
-    deviceCertificateView(deps.db, device.id),
-    wipe ? toWipeView(wipe) : null,
-  );
+  return readTogether(deps.db, () => {
+    const device = deviceQuery(deps.db).get({ id: deviceId.toLowerCase(), organizationId });
+    if (!device) throw new NotFoundError("device");
+    const wipe = latestWipeQuery(deps.db).get({ deviceId: device.id });
+    return toDeviceView(
+      device,
+      resolveEffectivePolicy(deps.db, organizationId, device.policyId).id,
+      deviceCertificateView(deps.db, device.id),
+      wipe ? toWipeView(wipe) : null,
+    );
+  });
 }
 
 /** A device's compliance report as last evaluated. */

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type * as X509 from "@peculiar/x509";
 import { and, desc, eq, isNull, type Placeholder, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { oncePerDatabase } from "../../db/prepared";
+import { oncePerDatabase, unplanned } from "../../db/prepared";
 import { deviceCertificates, devices } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -126,15 +126,16 @@ export function revokeDeviceCertificates(
 
 /**
  * The device's newest certificate, read from the end of device_certificates_device_idx (which holds the
- * id tie-breaker too, so no sort). The device page shows it on every read: prepared once per database.
+ * id tie-breaker too, so no sort). No LIMIT: `.get()` steps to the first row only, and a bound LIMIT
+ * (Drizzle's `.limit(1)`) is prepared again at every execution (see selectLatestWipe). The device page
+ * shows it on every read: prepared once per database.
  */
 export function selectNewestCertificate(db: Db, deviceId: string | Placeholder) {
   return db
     .select()
     .from(deviceCertificates)
-    .where(eq(deviceCertificates.deviceId, deviceId))
-    .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
-    .limit(1);
+    .where(eq(deviceCertificates.deviceId, unplanned(deviceId)))
+    .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id));
 }
 const newestCertificate = oncePerDatabase((db: Db) =>
   selectNewestCertificate(db, sql.placeholder("deviceId")).prepare(),
@@ -153,14 +154,13 @@ export function deviceCertificateView(db: Db, deviceId: string): DeviceCertifica
   };
 }
 
-/**
- * The device a client certificate (DER) authenticates: one this server issued (recognised by its
- * fingerprint, so another CA's certificate, even with a device id as its CN, is unknown), not revoked,
- * within its validity, for a device not wiped. The TLS handshake (ours or a trusted proxy's) has already
- * proven that the client holds the certificate's private key.
- */
-export function authenticateDeviceCertificate(deps: DomainDeps, der: Uint8Array): DevicePrincipal {
-  const row = deps.db
+// Every request an agent makes with its certificate: prepared once per database. The device's columns
+// come through scalar subqueries with qualified names: SQLite as Bun ships it prepares a join that binds
+// a parameter again at every execution (see authenticate.ts).
+const certificateHolderLookup = oncePerDatabase((db: Db) => {
+  const deviceColumn = (column: string) =>
+    sql.raw(`(SELECT devices.${column} FROM devices WHERE devices.id = device_certificates.device_id)`);
+  return db
     .select({
       certificate: {
         id: deviceCertificates.id,
@@ -168,13 +168,26 @@ export function authenticateDeviceCertificate(deps: DomainDeps, der: Uint8Array)
         expiresAt: deviceCertificates.expiresAt,
         revokedAt: deviceCertificates.revokedAt,
       },
-      device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
+      device: {
+        id: deviceColumn("id").mapWith(devices.id),
+        organizationId: deviceColumn("organization_id").mapWith(devices.organizationId),
+        status: deviceColumn("status").mapWith(devices.status),
+      },
     })
     .from(deviceCertificates)
-    .innerJoin(devices, eq(devices.id, deviceCertificates.deviceId))
-    .where(eq(deviceCertificates.fingerprint, certificateFingerprint(der)))
-    .get();
-  if (!row)
+    .where(eq(deviceCertificates.fingerprint, sql.placeholder("fingerprint")))
+    .prepare();
+});
+
+/**
+ * The device a client certificate (DER) authenticates: one this server issued (recognised by its
+ * fingerprint, so another CA's certificate, even with a device id as its CN, is unknown), not revoked,
+ * within its validity, for a device not wiped. The TLS handshake (ours or a trusted proxy's) has already
+ * proven that the client holds the certificate's private key.
+ */
+export function authenticateDeviceCertificate(deps: DomainDeps, der: Uint8Array): DevicePrincipal {
+  const row = certificateHolderLookup(deps.db).get({ fingerprint: certificateFingerprint(der) });
+  if (!row?.device.id)
     throw new UnauthenticatedError(
       "client_certificate_unknown",
       "invalid client certificate",
