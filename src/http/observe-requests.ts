@@ -1,6 +1,7 @@
 import type { AnyElysia } from "elysia";
 import type { AppDeps } from "./app-deps";
 import { addCorsHeaders, corsPreflight } from "./cors";
+import { fastLane } from "./fast-lane";
 import { routeTableOf, unhandledErrorResponse } from "./plugins/error-handler";
 import { type RequestState, requestStateIfAny } from "./plugins/security";
 import { requestPath } from "./request-path";
@@ -65,12 +66,13 @@ export function observeRequests(app: AnyElysia, deps: AppDeps): (request: Reques
     const fitting = routeTableOf(app).filter((route) => route.pattern.test(path));
     return (fitting.find((route) => route.method === method) ?? fitting[0])?.path ?? UNMATCHED_ROUTE;
   };
+  const fast = fastLane(app, deps);
   return async (request) => {
     const startedAt = performance.now();
     let response: Response;
     const preflight = corsPreflight(deps.config, request);
     try {
-      response = preflight ?? (await app.handle(request));
+      response = preflight ?? (await (fast(request) ?? app.handle(request)));
     } catch (error) {
       response = unhandledErrorResponse(deps.log, request, error);
     }

@@ -118,6 +118,28 @@ export function unhandledErrorResponse(log: Logger, request: Request | null, err
 const INTERNAL_ERROR: Described = { status: 500, reason: "internal_error", message: "internal server error" };
 
 /**
+ * The answer to what a request's own work threw (a route's domain function, the security checks): a
+ * DomainError as its kind says, anything else the logged 500. Headers are the request's gathered ones.
+ * Elysia's onError below and the fast lane (fast-lane.ts) both answer through it.
+ */
+export function requestErrorResponse(
+  deps: AppDeps,
+  request: Request,
+  error: unknown,
+  headers: Record<string, string>,
+): Response {
+  const requestId = requestStateIfAny(request)?.requestId;
+  if (error instanceof DomainError) return errorResponse(describeDomainError(error), headers, requestId);
+  deps.log.error("unhandled error", {
+    request_id: requestId,
+    method: request.method,
+    path: requestPath(request),
+    error,
+  });
+  return errorResponse(INTERNAL_ERROR, headers, requestId);
+}
+
+/**
  * A request whose URL cannot be read (a malformed Host header, a CONNECT target): refused before
  * routing, with the request id and rate-limit headers `headers` holds.
  */
@@ -251,27 +273,20 @@ export function errorHandlerPlugin(deps: AppDeps, routeTable: () => RouteTable) 
           ? ((thrown as Error).cause as Error)
           : thrown;
       const headers = { ...(set.headers as Record<string, string>) };
+      if (error instanceof DomainError) return requestErrorResponse(deps, request, error, headers);
       const requestId = requestStateIfAny(request)?.requestId;
-      const described =
-        error instanceof DomainError
-          ? describeDomainError(error)
-          : describeFrameworkError(code, error, request, routeTable());
+      const described = describeFrameworkError(code, error, request, routeTable());
       if (described) return errorResponse(described, headers, requestId);
-      if (code === "VALIDATION")
+      if (code === "VALIDATION") {
         deps.log.error("response did not match its schema", {
           request_id: requestId,
           method: request.method,
           path: requestPath(request),
           errors: (error as { all?: unknown }).all,
         });
-      else
-        deps.log.error("unhandled error", {
-          request_id: requestId,
-          method: request.method,
-          path: requestPath(request),
-          error,
-        });
-      return errorResponse(INTERNAL_ERROR, headers, requestId);
+        return errorResponse(INTERNAL_ERROR, headers, requestId);
+      }
+      return requestErrorResponse(deps, request, error, headers);
     })
     .as("global");
 }

@@ -221,71 +221,117 @@ export type Access = Scope | "authenticated" | "self" | "user";
  * that every response (errors and 429s included) carries X-Request-Id and X-RateLimit-*; plus the
  * `access` macro that routes use to declare who may call them.
  */
+/**
+ * What every request goes through before routing: its request id, client address, credentials (checked,
+ * the failure kept for the routes that need them), its count against a rate-limit budget (enrollment
+ * waits for its body) and the header and declared-body size guards. Fills `headers` with X-Request-Id,
+ * Cache-Control and X-RateLimit-*, so that every answer carries them; throws the 429, 431 or 413. Run
+ * by the security plugin's onRequest and by the fast lane (fast-lane.ts), so both answer alike.
+ */
+export async function openRequest(
+  deps: AppDeps,
+  request: Request,
+  socket: { address: string; port: number } | null | undefined,
+  headers: Record<string, unknown>,
+): Promise<RequestState> {
+  const incoming = request.headers.get("x-request-id");
+  const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
+  // Behind Bulwark's own TLS front the socket is a loopback connection; the front knows the client.
+  const tlsClient = deps.tlsClients?.get(socket);
+  const ip = clientIp(deps, request, tlsClient?.ip ?? socket?.address);
+  const state: RequestState = {
+    requestId,
+    ip,
+    principal: null,
+    device: null,
+    authError: null,
+    isCounted: false,
+    responseHeaders: headers,
+    route: null,
+  };
+  states.set(request, state);
+  headers["x-request-id"] = requestId;
+  // Answers hold tokens, keys and personal data: no cache, shared or private, may keep them.
+  headers["cache-control"] = "no-store";
+
+  const isHeaderTooLarge = headerBytes(request) > MAX_HEADER_BYTES;
+  const credential = isHeaderTooLarge ? null : presentedCredential(request);
+  if (credential !== null) {
+    try {
+      if (credential === "")
+        throw new UnauthenticatedError(
+          "authorization_header_invalid",
+          "invalid authorization header",
+          "expected: Authorization: Bearer <token>",
+        );
+      if (credential.startsWith(DEVICE_TOKEN_PREFIX))
+        state.device = authenticateDeviceToken(deps, credential);
+      else state.principal = await authenticateCredential(deps, credential);
+    } catch (error) {
+      state.authError = credentialError(deps, error, requestId);
+    }
+  } else if (!isHeaderTooLarge) {
+    // No bearer credential: an agent may present its device certificate, in our TLS handshake or
+    // (only behind a trusted proxy, and never when Bulwark terminates TLS itself: then the
+    // handshake is the one source) in the proxy's Client-Cert header.
+    try {
+      const certificate = deps.tlsClients
+        ? (tlsClient?.certificate ?? null)
+        : deps.config.server.trust_proxy
+          ? parseClientCertHeader(request.headers.get("client-cert"))
+          : null;
+      if (certificate) state.device = authenticateDeviceCertificate(deps, certificate);
+    } catch (error) {
+      state.authError = credentialError(deps, error, requestId);
+    }
+  }
+
+  const path = requestPath(request);
+  if (path !== ENROLL_PATH || isHeaderTooLarge)
+    countRequest(deps, state, headers, rateLimitBucket(state, path, deps.config.rate_limit));
+  if (isHeaderTooLarge) {
+    throw new HeadersTooLargeError(`the request headers may be at most ${MAX_HEADER_BYTES} bytes in all`);
+  }
+  if (isDeclaredBodyTooLarge(request)) {
+    throw new BodyTooLargeError(`the body may be at most ${MAX_BODY_BYTES} bytes`);
+  }
+  return state;
+}
+
+/**
+ * The principal of a request for a route that `required` guards, or the error to answer: the credential
+ * check's own (401), a session that must set up MFA first, an API key on a user-only route or a
+ * missing scope (403). The `access` macro and the fast lane both decide through it.
+ */
+export function requireAccess(state: RequestState, required: Access): { principal: Principal; actor: Actor } {
+  if (!state.principal) throw state.authError ?? new UnauthenticatedError();
+  const isSelfService = required === "self" || required === "user";
+  if (state.principal.mfaSetupPending && !isSelfService)
+    throw new ForbiddenError(
+      "mfa_setup_required",
+      "insufficient permissions",
+      "multi-factor authentication must be set up first",
+    );
+  if (required === "user" && state.principal.kind === "api_key")
+    throw new ForbiddenError(
+      "api_key_not_allowed",
+      "API keys cannot do this",
+      "sign in as the user: multi-factor settings are never open to API keys",
+    );
+  if (!isSelfService && required !== "authenticated" && !hasScope(state.principal.scopes, required)) {
+    throw new ForbiddenError(
+      "scope_missing",
+      "insufficient permissions",
+      `this action needs the scope ${required}`,
+    );
+  }
+  return { principal: state.principal, actor: actorOf(state.principal, state.ip) };
+}
+
 export function securityPlugin(deps: AppDeps) {
   return new Elysia({ name: "security" })
     .onRequest(async ({ request, set, server }) => {
-      const incoming = request.headers.get("x-request-id");
-      const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
-      const socket = requestPeer(request) ?? server?.requestIP(request);
-      // Behind Bulwark's own TLS front the socket is a loopback connection; the front knows the client.
-      const tlsClient = deps.tlsClients?.get(socket);
-      const ip = clientIp(deps, request, tlsClient?.ip ?? socket?.address);
-      const state: RequestState = {
-        requestId,
-        ip,
-        principal: null,
-        device: null,
-        authError: null,
-        isCounted: false,
-        responseHeaders: set.headers,
-        route: null,
-      };
-      states.set(request, state);
-      set.headers["x-request-id"] = requestId;
-      // Answers hold tokens, keys and personal data: no cache, shared or private, may keep them.
-      set.headers["cache-control"] = "no-store";
-
-      const isHeaderTooLarge = headerBytes(request) > MAX_HEADER_BYTES;
-      const credential = isHeaderTooLarge ? null : presentedCredential(request);
-      if (credential !== null) {
-        try {
-          if (credential === "")
-            throw new UnauthenticatedError(
-              "authorization_header_invalid",
-              "invalid authorization header",
-              "expected: Authorization: Bearer <token>",
-            );
-          if (credential.startsWith(DEVICE_TOKEN_PREFIX))
-            state.device = authenticateDeviceToken(deps, credential);
-          else state.principal = await authenticateCredential(deps, credential);
-        } catch (error) {
-          state.authError = credentialError(deps, error, requestId);
-        }
-      } else if (!isHeaderTooLarge) {
-        // No bearer credential: an agent may present its device certificate, in our TLS handshake or
-        // (only behind a trusted proxy, and never when Bulwark terminates TLS itself: then the
-        // handshake is the one source) in the proxy's Client-Cert header.
-        try {
-          const certificate = deps.tlsClients
-            ? (tlsClient?.certificate ?? null)
-            : deps.config.server.trust_proxy
-              ? parseClientCertHeader(request.headers.get("client-cert"))
-              : null;
-          if (certificate) state.device = authenticateDeviceCertificate(deps, certificate);
-        } catch (error) {
-          state.authError = credentialError(deps, error, requestId);
-        }
-      }
-
-      const path = requestPath(request);
-      if (path !== ENROLL_PATH || isHeaderTooLarge)
-        countRequest(deps, state, set.headers, rateLimitBucket(state, path, deps.config.rate_limit));
-      if (isHeaderTooLarge) {
-        throw new HeadersTooLargeError(`the request headers may be at most ${MAX_HEADER_BYTES} bytes in all`);
-      }
-      if (isDeclaredBodyTooLarge(request)) {
-        throw new BodyTooLargeError(`the body may be at most ${MAX_BODY_BYTES} bytes`);
-      }
+      await openRequest(deps, request, requestPeer(request) ?? server?.requestIP(request), set.headers);
     })
     .onTransform(({ request, body, set, route }) => {
       const state = states.get(request);
@@ -312,29 +358,7 @@ export function securityPlugin(deps: AppDeps) {
         // Published in the OpenAPI document, so clients (and the security matrix test) know who may call.
         detail: { "x-bulwark-access": required } as Record<string, unknown>,
         resolve({ request }): { principal: Principal; actor: Actor } {
-          const state = requestState(request);
-          if (!state.principal) throw state.authError ?? new UnauthenticatedError();
-          const isSelfService = required === "self" || required === "user";
-          if (state.principal.mfaSetupPending && !isSelfService)
-            throw new ForbiddenError(
-              "mfa_setup_required",
-              "insufficient permissions",
-              "multi-factor authentication must be set up first",
-            );
-          if (required === "user" && state.principal.kind === "api_key")
-            throw new ForbiddenError(
-              "api_key_not_allowed",
-              "API keys cannot do this",
-              "sign in as the user: multi-factor settings are never open to API keys",
-            );
-          if (!isSelfService && required !== "authenticated" && !hasScope(state.principal.scopes, required)) {
-            throw new ForbiddenError(
-              "scope_missing",
-              "insufficient permissions",
-              `this action needs the scope ${required}`,
-            );
-          }
-          return { principal: state.principal, actor: actorOf(state.principal, state.ip) };
+          return requireAccess(requestState(request), required);
         },
       }),
       /** Agent endpoints: the caller must present a valid device token. */
