@@ -18,10 +18,8 @@ export function reservePasswordAttempt(deps: DomainDeps, email: string, ip: stri
   const { login_max_failures: maxFailures, login_lockout_seconds: lockoutSeconds } = deps.config.auth;
   // A pair already locked out is refused from one prepared read, without the write lock: a guessing
   // script keeps hammering a locked pair, and each refusal took a write transaction.
-  const lock = connectionOf(deps.db)
-    .prepare<{ lockedUntil: string | null }, [{ email: string; ip: string }]>(LOCKED_UNTIL)
-    .get({ email, ip });
-  if (lock?.lockedUntil && lock.lockedUntil > toIso(now)) throw lockedOut(now, lock.lockedUntil);
+  const lockout = passwordLockout(deps, email, ip);
+  if (lockout) throw lockout;
   // The lock is written and committed first, then reported: a throw inside would roll it back.
   const lockedUntil = withTransaction(deps.db, (tx): string | null => {
     const row = findRow(tx, email, ip);
@@ -45,6 +43,18 @@ export function reservePasswordAttempt(deps: DomainDeps, email: string, ip: stri
     return null;
   });
   if (lockedUntil) throw lockedOut(now, lockedUntil);
+}
+
+/**
+ * The 429 for an (email, ip) pair locked out now, from one prepared read; null when it is not. Also
+ * read by the fast lane (src/http/fast-lane.ts), which refuses a locked pair's sign-in without Elysia.
+ */
+export function passwordLockout(deps: DomainDeps, email: string, ip: string): RateLimitedError | null {
+  const now = deps.clock.now();
+  const lock = connectionOf(deps.db)
+    .prepare<{ lockedUntil: string | null }, [{ email: string; ip: string }]>(LOCKED_UNTIL)
+    .get({ email, ip });
+  return lock?.lockedUntil && lock.lockedUntil > toIso(now) ? lockedOut(now, lock.lockedUntil) : null;
 }
 
 /** After a wrong password: the attempt stays counted; reaching the maximum locks the pair out. */

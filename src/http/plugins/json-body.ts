@@ -23,24 +23,48 @@ export const FORM_PATHS = new Set(["/api/v1/auth/sso/saml/acs"]);
 // A leading byte-order mark is allowed and dropped (ignoreBOM: false); invalid UTF-8 is refused.
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
+/** Bodies the fast lane read before handing the request on (fast-lane.ts); a body can be read once. */
+const alreadyRead = new WeakMap<Request, Uint8Array>();
+
+/** Keeps the bytes of a body read before Elysia got the request, for the parser below to use. */
+export function keepReadBody(request: Request, bytes: Uint8Array): void {
+  alreadyRead.set(request, bytes);
+}
+
+/** The body as UTF-8 text, or null when it is not valid UTF-8 (a leading byte-order mark dropped). */
+export function decodeBody(bytes: Uint8Array): string | null {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Reads the body as text, refusing (413) past MAX_BODY_BYTES. The security plugin has already refused a
  * declared Content-Length over the limit; a body without one is read up to the limit and no further.
  */
 async function readBodyText(request: Request): Promise<string> {
-  if (!request.body) return "";
+  const kept = alreadyRead.get(request);
+  if (!kept && !request.body) return "";
   // With a Content-Length within the limit, HTTP framing caps the body at that length, so it is read in
   // one native call: the stream reader below cost ~12% of a small request's CPU.
   const declared = request.headers.get("content-length");
   const bytes =
-    declared !== null && /^\d{1,9}$/.test(declared) && Number(declared) <= MAX_BODY_BYTES
+    kept ??
+    (declared !== null && /^\d{1,9}$/.test(declared) && Number(declared) <= MAX_BODY_BYTES
       ? new Uint8Array(await request.arrayBuffer())
-      : await readBodyStream(request.body);
-  try {
-    return utf8.decode(bytes);
-  } catch {
+      : await readBodyStream(request.body as ReadableStream<Uint8Array>));
+  const text = decodeBody(bytes);
+  if (text === null)
     throw new ValidationError("invalid request body", [], "the body is not valid UTF-8", "body_not_utf8");
-  }
+  return text;
+}
+
+/** Whether a Content-Type names JSON (`application/json`, `application/*+json`), as the parser requires. */
+export function isJsonContentType(contentType: string | null): boolean {
+  const type = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  return type === "application/json" || type.endsWith("+json");
 }
 
 /** A body without a usable Content-Length (chunked), read up to MAX_BODY_BYTES and no further. */
@@ -128,7 +152,7 @@ export function jsonBodyPlugin() {
         rawBodies.set(request, fields);
         return fields;
       }
-      if (type !== "application/json" && !type.endsWith("+json")) {
+      if (!isJsonContentType(contentType ?? null)) {
         throw new UnsupportedMediaTypeError("send the body as JSON with Content-Type: application/json");
       }
       if (isNestedDeeperThan(text, MAX_JSON_NESTING)) {

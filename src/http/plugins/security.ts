@@ -81,6 +81,18 @@ function clientIp(deps: AppDeps, request: Request, socketIp: string | undefined)
   return socketIp ?? "127.0.0.1";
 }
 
+/**
+ * The client address of a request whose socket peer is `socket`: behind Bulwark's own TLS front the
+ * socket is a loopback connection and the front knows the client; then clientIp's reading.
+ */
+export function requestAddress(
+  deps: AppDeps,
+  request: Request,
+  socket: { address: string; port: number } | null | undefined,
+): string {
+  return clientIp(deps, request, deps.tlsClients?.get(socket)?.ip ?? socket?.address);
+}
+
 /** The credential from `Authorization: Bearer` or `X-API-Key`, if any. */
 function presentedCredential(request: Request): string | null {
   const authorization = request.headers.get("authorization");
@@ -236,9 +248,8 @@ export async function openRequest(
 ): Promise<RequestState> {
   const incoming = request.headers.get("x-request-id");
   const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
-  // Behind Bulwark's own TLS front the socket is a loopback connection; the front knows the client.
   const tlsClient = deps.tlsClients?.get(socket);
-  const ip = clientIp(deps, request, tlsClient?.ip ?? socket?.address);
+  const ip = requestAddress(deps, request, socket);
   const state: RequestState = {
     requestId,
     ip,
