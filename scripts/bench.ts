@@ -17,6 +17,7 @@ import {
   alternate,
   median,
   medianResult,
+  pinToLoadCore,
   type RunningServer,
   startServer,
   type WrkResult,
@@ -44,6 +45,7 @@ for (const tool of ["wrk", "taskset"]) {
   }
 }
 
+pinToLoadCore();
 const folder = mkdtempSync(join(tmpdir(), "bulwark-bench-"));
 const binary = join(folder, "bulwark");
 await buildExecutable(binary);
