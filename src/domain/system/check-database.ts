@@ -1,10 +1,10 @@
-import { sql } from "drizzle-orm";
+import { connectionOf } from "../../db/client";
 import type { DomainDeps } from "../deps";
 
-/** True when a trivial query succeeds. */
+/** True when a trivial query succeeds; one constant statement, prepared once (every health probe runs it). */
 export function checkDatabase(deps: DomainDeps): boolean {
   try {
-    deps.db.get(sql`SELECT 1`);
+    connectionOf(deps.db).prepare("SELECT 1").get();
     return true;
   } catch {
     return false;

@@ -1,7 +1,8 @@
 import { statSync } from "node:fs";
 import { and, count, eq, lte, min, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import type { Db } from "../../db/client";
+import { type Db, readTogether } from "../../db/client";
+import { unplanned } from "../../db/prepared";
 import { deviceCounts, webhookDeliveries, webhooks } from "../../db/schema";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
 import { toIso } from "../../lib/clock";
@@ -35,28 +36,30 @@ const secondsSince = (now: Date, iso: string | null) =>
 
 /**
  * The outbox's two queries, prepared once per database: the health check runs them on every probe, and
- * building their SQL text each time cost more than running them.
+ * building their SQL text each time cost more than running them. Their values are compared as
+ * expressions (`unplanned`): SQLite as Bun ships it plans a join with bare bound values again at every
+ * execution, which made a probe cost ~150 µs with an empty outbox.
  */
 function prepareOutboxQueries(db: Db) {
   const pending = db
     .select({ count: count(), oldest: min(webhookDeliveries.createdAt) })
     .from(webhookDeliveries)
-    .where(eq(webhookDeliveries.status, "pending"))
+    .where(eq(webhookDeliveries.status, unplanned("pending")))
     .prepare();
   const queued = alias(webhookDeliveries, "queued");
   const headOfQueue = db
     .select({ sequence: min(queued.eventSequence) })
     .from(queued)
-    .where(and(eq(queued.webhookId, webhookDeliveries.webhookId), eq(queued.status, "pending")));
+    .where(and(eq(queued.webhookId, webhookDeliveries.webhookId), eq(queued.status, unplanned("pending"))));
   const due = db
     .select({ count: count(), oldest: min(webhookDeliveries.nextAttemptAt) })
     .from(webhookDeliveries)
     .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
     .where(
       and(
-        eq(webhookDeliveries.status, "pending"),
-        eq(webhooks.isActive, true),
-        lte(webhookDeliveries.nextAttemptAt, sql.placeholder("now")),
+        eq(webhookDeliveries.status, unplanned("pending")),
+        eq(webhooks.isActive, unplanned(true)),
+        lte(webhookDeliveries.nextAttemptAt, unplanned(sql.placeholder("now"))),
         eq(webhookDeliveries.eventSequence, headOfQueue),
       ),
     )
@@ -74,8 +77,9 @@ export function outboxState(deps: DomainDeps): OutboxState {
     queries = prepareOutboxQueries(deps.db);
     outboxQueries.set(deps.db, queries);
   }
-  const pending = queries.pending.get();
-  const due = queries.due.get({ now: toIso(now) });
+  const { pending: pendingQuery, due: dueQuery } = queries;
+  // One read transaction for both: one WAL read lock, and counts from one snapshot.
+  const [pending, due] = readTogether(deps.db, () => [pendingQuery.get(), dueQuery.get({ now: toIso(now) })]);
   return {
     pending: pending?.count ?? 0,
     due: due?.count ?? 0,
