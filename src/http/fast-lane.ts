@@ -3,6 +3,7 @@ import { passwordLockout } from "../domain/auth/login-throttle";
 import { getDevice } from "../domain/devices/get-device";
 import { normalizeEmail } from "../domain/users/email";
 import type { AppDeps } from "./app-deps";
+import { jsonAnswer } from "./json-answer";
 import { requestErrorResponse } from "./plugins/error-handler";
 import { decodeBody, isJsonContentType, keepReadBody } from "./plugins/json-body";
 import { countUncountedRequest, openRequest, requestAddress, requireAccess } from "./plugins/security";
@@ -15,9 +16,6 @@ export const FAST_DEVICE_ROUTE = "/api/v1/devices/:id";
 const DEVICE_PATH =
   /^\/api\/v1\/devices\/[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 const DEVICE_PATH_START = "/api/v1/devices/".length;
-
-/** What Elysia sends with an object it turns into JSON. */
-const JSON_CONTENT_TYPE = "application/json;charset=utf-8";
 
 /**
  * Two routes answered without Elysia's pipeline, which costs several times their own work (hook chain,
@@ -124,9 +122,7 @@ async function answerDeviceRead(
     );
     state.route = FAST_DEVICE_ROUTE;
     const { principal } = requireAccess(state, "devices:read");
-    const view = getDevice(deps, principal.organizationId, deviceId);
-    headers["content-type"] = JSON_CONTENT_TYPE;
-    return new Response(JSON.stringify(view), { headers });
+    return jsonAnswer(getDevice(deps, principal.organizationId, deviceId), headers);
   } catch (error) {
     countUncountedRequest(deps, request, headers);
     return requestErrorResponse(deps, request, error, headers);

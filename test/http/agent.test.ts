@@ -1,5 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { Value } from "@sinclair/typebox/value";
 import { markOfflineDevices } from "../../src/domain/devices/mark-offline-devices";
+import { CheckInResponse } from "../../src/http/routes/agent.schemas";
 import {
   checkIn,
   createDeviceTestApp,
@@ -139,6 +141,26 @@ describe("POST /agent/checkin", () => {
     expect(response.status).toBe(200);
     expect(response.body.status).toBe("suspended");
     expect(response.body.commands.map((command: { wipe_id: string }) => command.wipe_id)).toEqual([wipeId]);
+  });
+
+  test("answers match the documented CheckInResponse: with violations, a wipe command and a certificate-less device", async () => {
+    // The server sends check-in answers without checking them against their schema (jsonAnswer): this
+    // is where an answer that drifted from the OpenAPI document would show.
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken, { platform: "windows", os_version: "10.0.19045" });
+    const answers = [
+      await checkIn(t, enrolled.device_token),
+      await checkIn(t, enrolled.device_token, {
+        os_version: "8.1",
+        facts: { disk_encrypted: false, vpn_connected: false, usb_storage_blocked: false },
+      }),
+    ];
+    await requestWipe(org.adminToken, enrolled.id);
+    answers.push(await checkIn(t, enrolled.device_token, { facts: HEALTHY_FACTS }));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    expect(answers[1]?.body.compliance.violations.length).toBeGreaterThan(0);
+    expect(answers[2]?.body.commands).toHaveLength(1);
+    for (const answer of answers) expect([...Value.Errors(CheckInResponse, answer.body)]).toEqual([]);
   });
 
   test("400 naming an invalid field", async () => {

@@ -5,6 +5,7 @@ import { ValidationError } from "../../domain/errors";
 import { deviceCaCertificatePem } from "../../domain/pki/device-ca";
 import { renewDeviceCertificate } from "../../domain/pki/renew-device-certificate";
 import type { AppDeps } from "../app-deps";
+import { jsonAnswer } from "../json-answer";
 import { requestState, type securityPlugin } from "../plugins/security";
 import { errorResponses, Uuid } from "../schemas/common";
 import { CheckInBody, CheckInResponse, CompleteWipeBody, WipeIdParams } from "./agent.schemas";
@@ -100,7 +101,8 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
           facts: body.facts,
         });
         deps.metrics.countCheckIn(result.compliance.status);
-        return result;
+        // Not checked against CheckInResponse on every answer: see jsonAnswer.
+        return jsonAnswer(result);
       },
       {
         device: true,
