@@ -57,6 +57,34 @@ describe("POST /agent/checkin", () => {
     });
   });
 
+  inProcessTest(
+    "a check-in that reports the same moves last_seen and the compliance check on, and keeps the rest",
+    async () => {
+      const org = await t.createOrganization();
+      const enrolled = await enrollDevice(t, org.adminToken);
+      const report = { agent_version: "2.0.0", os_version: "15.0", facts: HEALTHY_FACTS };
+      await checkIn(t, enrolled.device_token, report);
+      const read = async () =>
+        (await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken })).body;
+      const before = await read();
+      t.clock.advanceSeconds(120);
+      expect((await checkIn(t, enrolled.device_token, report)).status).toBe(200);
+      const after = await read();
+      expect(after.last_seen).toBe(t.clock.now().toISOString());
+      expect(after.updated_at).toBe(t.clock.now().toISOString());
+      expect(after.compliance.last_check).toBe(t.clock.now().toISOString());
+      const unchanged = (device: Record<string, unknown>) => {
+        const { last_seen, updated_at, compliance, ...rest } = device;
+        return { ...rest, compliance: { ...(compliance as object), last_check: null } };
+      };
+      expect(unchanged(after)).toEqual(unchanged(before));
+      // The next report that differs is stored whole.
+      t.clock.advanceSeconds(120);
+      await checkIn(t, enrolled.device_token, { ...report, os_version: "15.1" });
+      expect((await read()).os_version).toBe("15.1");
+    },
+  );
+
   test("always answers with the current policy document, and a new version after an assignment", async () => {
     const org = await t.createOrganization();
     const enrolled = await enrollDevice(t, org.adminToken);

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { oncePerDatabase } from "../../db/prepared";
+import { oncePerDatabase, unplanned } from "../../db/prepared";
 import { devices, deviceTokens } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
@@ -16,31 +16,26 @@ export interface DevicePrincipal {
   credential: { type: "token" | "certificate"; id: string };
 }
 
-// Every agent request: prepared once per database. The device's columns come through scalar subqueries
-// with qualified names, not a join: SQLite as Bun ships it prepares a join that binds a parameter again
-// at every execution (see authenticate.ts).
-const tokenLookup = oncePerDatabase((db: Db) => {
-  const deviceColumn = (column: string) =>
-    sql.raw(`(SELECT devices.${column} FROM devices WHERE devices.id = device_tokens.device_id)`);
-  return db
+// Every agent request: prepared once per database. The token hash is compared as an unplanned value:
+// SQLite as Bun ships it plans a join with a bare bound value again at every execution (see
+// unplanned in db/prepared.ts); one join reads the device once, where scalar subqueries read it per
+// column.
+const tokenLookup = oncePerDatabase((db: Db) =>
+  db
     .select({
       token: deviceTokens,
-      device: {
-        id: deviceColumn("id").mapWith(devices.id),
-        organizationId: deviceColumn("organization_id").mapWith(devices.organizationId),
-        status: deviceColumn("status").mapWith(devices.status),
-      },
+      device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
     })
     .from(deviceTokens)
-    .where(eq(deviceTokens.tokenHash, sql.placeholder("tokenHash")))
-    .prepare();
-});
+    .innerJoin(devices, eq(devices.id, deviceTokens.deviceId))
+    .where(eq(deviceTokens.tokenHash, unplanned(sql.placeholder("tokenHash"))))
+    .prepare(),
+);
 
 /** Resolves a device token; revoked, expired or wiped-device tokens are refused. */
 export function authenticateDeviceToken(deps: DomainDeps, token: string): DevicePrincipal {
   const row = tokenLookup(deps.db).get({ tokenHash: hashSecret(token) });
-  // A token whose device row is gone (a foreign key guards against it) is as unknown as no token.
-  if (!row?.device.id) throw new UnauthenticatedError("device_token_invalid", "invalid device token");
+  if (!row) throw new UnauthenticatedError("device_token_invalid", "invalid device token");
   if (row.token.revokedAt)
     throw new UnauthenticatedError(
       "device_token_revoked",

@@ -1,5 +1,6 @@
 import { and, asc, eq, type Placeholder } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { unplanned } from "../../db/prepared";
 import { wipes } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -29,10 +30,11 @@ export interface WipeInitiation {
  * (the check-in sends them all as commands; a wipe request refuses while there is one).
  */
 export function selectPendingWipes(db: DbOrTx, deviceId: string | Placeholder) {
+  // Compared as unplanned values: every check-in runs it (see unplanned in db/prepared.ts).
   return db
     .select()
     .from(wipes)
-    .where(and(eq(wipes.deviceId, deviceId), eq(wipes.status, "pending")))
+    .where(and(eq(wipes.deviceId, unplanned(deviceId)), eq(wipes.status, unplanned("pending"))))
     .orderBy(asc(wipes.initiatedAt));
 }
 
