@@ -134,9 +134,13 @@ export function readTogether<T>(db: DbOrTx, work: () => T): T {
   if (sqlite.inTransaction) return work();
   sqlite.prepare("BEGIN DEFERRED").run();
   try {
-    return work();
-  } finally {
+    const result = work();
     sqlite.prepare("COMMIT").run();
+    return result;
+  } catch (error) {
+    // Some failures end the transaction themselves; one still open must not outlive the request.
+    if (sqlite.inTransaction) sqlite.prepare("ROLLBACK").run();
+    throw error;
   }
 }
 

@@ -1,4 +1,4 @@
-import { type SQL, sql } from "drizzle-orm";
+import { type Placeholder, type SQL, sql } from "drizzle-orm";
 import type { Db } from "./client";
 
 /**
@@ -28,3 +28,11 @@ export function oncePerDatabase<T>(build: (db: Db) => T): (db: Db) => T {
 export function unplanned(value: unknown): SQL {
   return sql`+${value}`;
 }
+
+/**
+ * `LIMIT 1` as literal text, for `.limit(LIMIT_ONE)`: Drizzle binds `.limit(1)` as a parameter, which
+ * SQLite as Bun ships it plans again at every execution (see unplanned), and Drizzle's `.get()` steps
+ * through every row a statement returns before keeping the first. Drizzle renders any SQL object given
+ * as a limit inline; its type admits only a number or a placeholder, hence the cast.
+ */
+export const LIMIT_ONE = sql.raw("1") as unknown as Placeholder;

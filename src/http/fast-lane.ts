@@ -1,6 +1,7 @@
 import type { AnyElysia } from "elysia";
 import { passwordLockout } from "../domain/auth/login-throttle";
 import { getDevice } from "../domain/devices/get-device";
+import type { RateLimitedError } from "../domain/errors";
 import { normalizeEmail } from "../domain/users/email";
 import type { AppDeps } from "./app-deps";
 import { jsonAnswer } from "./json-answer";
@@ -27,9 +28,10 @@ const DEVICE_PATH_START = "/api/v1/devices/".length;
  * Each runs the same steps through the same functions as its Elysia route: openRequest (request id,
  * credentials, rate limit, size guards), requireAccess (the `access` macro's decision), the domain
  * function, and requestErrorResponse for every failure; the routes stay in Elysia for the OpenAPI
- * document and for every request the fast lane does not take. Returns null for a request it does not
- * take (another method or path, a query string, a path that is not a UUID, a sign-in that is not a
- * plain JSON body of a locked pair): Elysia answers those.
+ * document and for every request the fast lane does not take. Returns null for a request of another
+ * method or path, with a query string, or whose path is not a UUID: Elysia answers those. A sign-in it
+ * takes but does not refuse (not a plain JSON body of a locked pair) it hands to Elysia itself, with
+ * the body it read.
  */
 export function fastLane(app: AnyElysia, deps: AppDeps): (request: Request) => Promise<Response> | null {
   return (request) => {
@@ -64,12 +66,18 @@ async function refuseLockedSignIn(app: AnyElysia, deps: AppDeps, request: Reques
     !isJsonContentType(request.headers.get("content-type"))
   )
     return app.handle(request);
-  const bytes = new Uint8Array(await request.arrayBuffer());
-  keepReadBody(request, bytes);
-  const body = signInBody(decodeBody(bytes));
   const socket = requestPeer(request) ?? app.server?.requestIP(request);
-  const lockout =
-    body && passwordLockout(deps, normalizeEmail(body.email), requestAddress(deps, request, socket));
+  let lockout: RateLimitedError | null = null;
+  try {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    keepReadBody(request, bytes);
+    const body = signInBody(decodeBody(bytes));
+    lockout =
+      body && passwordLockout(deps, normalizeEmail(body.email), requestAddress(deps, request, socket));
+  } catch {
+    // A body cut short, a database that cannot be read: Elysia's route meets the same failure and
+    // answers it as it always does, counted against the address's budget.
+  }
   if (!lockout) return app.handle(request);
   const headers: Record<string, string> = {};
   try {

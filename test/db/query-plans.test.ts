@@ -100,6 +100,14 @@ describe("wipe and policy queries read only their own rows, through an index", (
     expect(certificate).toContain("device_certificates_device_idx (device_id=?)");
     // An empty sort still opens a sorter: it cost more than the rest of a device read.
     for (const plan of [wipe, certificate]) expect(plan).not.toMatch(/SCAN|TEMP B-TREE/);
+    // One row read, under a literal LIMIT: a bound one is planned again at every run.
+    for (const query of [
+      selectLatestWipe(t.deps.db, "device"),
+      selectNewestCertificate(t.deps.db, "device"),
+    ]) {
+      const { sql, params } = query.toSQL();
+      expect([sql.endsWith(" limit 1"), params]).toEqual([true, ["device"]]);
+    }
   });
 
   test("device counts of policies: one range of the policy index each, read from the index alone", () => {

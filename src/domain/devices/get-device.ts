@@ -1,6 +1,6 @@
 import { and, desc, eq, type Placeholder, sql } from "drizzle-orm";
 import { type Db, readTogether } from "../../db/client";
-import { oncePerDatabase, unplanned } from "../../db/prepared";
+import { LIMIT_ONE, oncePerDatabase, unplanned } from "../../db/prepared";
 import { devices, wipes } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
@@ -25,16 +25,16 @@ const deviceQuery = oncePerDatabase((db: Db) =>
 );
 /**
  * The device's newest wipe request: a console reloaded while one is pending keeps following it. Read
- * from the end of wipes_device_initiated_idx (a sort here cost more than the rest of the read), with no
- * LIMIT: `.get()` steps to the first row only, and SQLite as Bun ships it (3.54) prepares a statement
- * with a bound LIMIT again at every execution, which is what Drizzle's `.limit(1)` makes.
+ * from the end of wipes_device_initiated_idx (a sort here cost more than the rest of the read), with
+ * the device compared unplanned and a literal LIMIT 1 (see db/prepared.ts).
  */
 export function selectLatestWipe(db: Db, deviceId: string | Placeholder) {
   return db
     .select()
     .from(wipes)
     .where(eq(wipes.deviceId, unplanned(deviceId)))
-    .orderBy(desc(wipes.initiatedAt));
+    .orderBy(desc(wipes.initiatedAt))
+    .limit(LIMIT_ONE);
 }
 const latestWipeQuery = oncePerDatabase((db: Db) =>
   selectLatestWipe(db, sql.placeholder("deviceId")).prepare(),

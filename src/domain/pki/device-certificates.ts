@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type * as X509 from "@peculiar/x509";
 import { and, desc, eq, isNull, type Placeholder, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { oncePerDatabase, unplanned } from "../../db/prepared";
+import { LIMIT_ONE, oncePerDatabase, unplanned } from "../../db/prepared";
 import { deviceCertificates, devices } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -126,16 +126,17 @@ export function revokeDeviceCertificates(
 
 /**
  * The device's newest certificate, read from the end of device_certificates_device_idx (which holds the
- * id tie-breaker too, so no sort). No LIMIT: `.get()` steps to the first row only, and a bound LIMIT
- * (Drizzle's `.limit(1)`) is prepared again at every execution (see selectLatestWipe). The device page
- * shows it on every read: prepared once per database.
+ * id tie-breaker too, so no sort), with the device compared unplanned and a literal LIMIT 1 (see
+ * db/prepared.ts): a device that renewed many times has as many rows. The device page shows it on
+ * every read: prepared once per database.
  */
 export function selectNewestCertificate(db: Db, deviceId: string | Placeholder) {
   return db
     .select()
     .from(deviceCertificates)
     .where(eq(deviceCertificates.deviceId, unplanned(deviceId)))
-    .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id));
+    .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
+    .limit(LIMIT_ONE);
 }
 const newestCertificate = oncePerDatabase((db: Db) =>
   selectNewestCertificate(db, sql.placeholder("deviceId")).prepare(),

@@ -229,11 +229,6 @@ function credentialError(deps: AppDeps, error: unknown, requestId: string): Doma
 export type Access = Scope | "authenticated" | "self" | "user";
 
 /**
- * Request id, client address, authentication, rate limits and the body-size guard, all in onRequest so
- * that every response (errors and 429s included) carries X-Request-Id and X-RateLimit-*; plus the
- * `access` macro that routes use to declare who may call them.
- */
-/**
  * What every request goes through before routing: its request id, client address, credentials (checked,
  * the failure kept for the routes that need them), its count against a rate-limit budget (enrollment
  * waits for its body) and the header and declared-body size guards. Fills `headers` with X-Request-Id,
@@ -339,6 +334,11 @@ export function requireAccess(state: RequestState, required: Access): { principa
   return { principal: state.principal, actor: actorOf(state.principal, state.ip) };
 }
 
+/**
+ * Request id, client address, authentication, rate limits and the body-size guard, all in onRequest so
+ * that every response (errors and 429s included) carries X-Request-Id and X-RateLimit-*; plus the
+ * `access` macro that routes use to declare who may call them.
+ */
 export function securityPlugin(deps: AppDeps) {
   return new Elysia({ name: "security" })
     .onRequest(async ({ request, set, server }) => {
