@@ -35,6 +35,12 @@ const rounds = Number(option("rounds", "3"));
 const sizes = option("sizes", "100000,1000000").split(",").map(Number);
 const CONNECTIONS = 64;
 const CHECKIN_TOKENS = 10_000;
+/** What every bench agent reports: the same state each time, as a steady fleet does. */
+const CHECKIN_BODY = {
+  agent_version: "1.0.0",
+  os_version: "14.4",
+  facts: { disk_encrypted: true, firewall_enabled: true, screen_lock_enabled: true, vpn_connected: true },
+};
 const PAGE_SIZE = 50;
 const OFFLINE_BURST = 600_000;
 
@@ -136,7 +142,7 @@ const rawUpsert = {
 const checkinScript = join(folder, "checkin.lua");
 writeFileSync(
   checkinScript,
-  `local body = '{"agent_version":"1.0.0","os_version":"14.4","facts":{"disk_encrypted":true,"firewall_enabled":true,"screen_lock_enabled":true,"vpn_connected":true}}'
+  `local body = '${JSON.stringify(CHECKIN_BODY)}'
 request = function()
   local token = "${BENCH_TOKEN_PREFIX}" .. math.random(1, ${CHECKIN_TOKENS - 1})
   return wrk.format("POST", "/api/v1/agent/checkin", { ["content-type"] = "application/json", ["authorization"] = "Bearer " .. token }, body)
@@ -146,7 +152,7 @@ end
 const upsertScript = join(folder, "upsert.lua");
 writeFileSync(
   upsertScript,
-  `local body = '{"agent_version":"1.0.0","os_version":"14.4","facts":{"disk_encrypted":true,"firewall_enabled":true,"screen_lock_enabled":true,"vpn_connected":true}}'
+  `local body = '${JSON.stringify(CHECKIN_BODY)}'
 request = function()
   return wrk.format("POST", "/", { ["content-type"] = "application/json", ["authorization"] = "Bearer ${BENCH_TOKEN_PREFIX}" .. math.random(1, ${CHECKIN_TOKENS - 1}) }, body)
 end
@@ -179,6 +185,28 @@ const checked = (result: WrkResult) =>
   result.non2xx + result.errors > 0 ? ` (${result.non2xx} non-2xx, ${result.errors} socket errors!)` : "";
 const perSecond = (value: number) => `${Math.round(value).toLocaleString("en")}/s`;
 const ms = (value: number) => `${value < 10 ? value.toFixed(1) : Math.round(value)} ms`;
+
+let haveDevicesReported = false;
+/** Each bench device's first check-in, CONNECTIONS at a time; returns how many were not answered 200. */
+async function firstReports(url: string): Promise<number> {
+  let next = 1;
+  let failed = 0;
+  const body = JSON.stringify(CHECKIN_BODY);
+  const worker = async () => {
+    while (next < CHECKIN_TOKENS) {
+      const token = `${BENCH_TOKEN_PREFIX}${next++}`;
+      const response = await fetch(`${url}/api/v1/agent/checkin`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body,
+      });
+      await response.arrayBuffer();
+      if (response.status !== 200) failed++;
+    }
+  };
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  return failed;
+}
 
 /** Check-ins from many devices, alternated with the raw upsert server at the same `synchronous`. */
 const checkInsAgainst = (raw: RunningServer) =>
@@ -292,6 +320,21 @@ for (const size of sizes) {
     (health.rps / device.b.rps).toFixed(2),
   );
 
+  if (!haveDevicesReported) {
+    // The seeded devices have never checked in: each first report stores the whole row and a log
+    // entry. Sent once, before the measure, so that P2 is a fleet's steady state at every size, and
+    // printed on its own line.
+    const started = performance.now();
+    const failed = await firstReports(bulwark.url);
+    const seconds = (performance.now() - started) / 1000;
+    report(
+      `check-ins, first report of ${(CHECKIN_TOKENS - 1).toLocaleString("en")} devices (${label})`,
+      `${perSecond((CHECKIN_TOKENS - 1) / seconds)}${failed > 0 ? ` (${failed} not 200!)` : ""}`,
+      "",
+      "",
+    );
+    haveDevicesReported = true;
+  }
   const checkins = await checkInsAgainst(rawUpsert.full);
   report(
     `P2 check-ins, synchronous=full, ${CONNECTIONS} connections (${label})`,
