@@ -66,7 +66,7 @@ async function refuseLockedSignIn(app: AnyElysia, deps: AppDeps, request: Reques
     !isJsonContentType(request.headers.get("content-type"))
   )
     return app.handle(request);
-  const socket = requestPeer(request) ?? app.server?.requestIP(request);
+  const socket = requestPeer(request, app.server);
   let lockout: RateLimitedError | null = null;
   try {
     const bytes = new Uint8Array(await request.arrayBuffer());
@@ -122,12 +122,7 @@ async function answerDeviceRead(
 ): Promise<Response> {
   const headers: Record<string, string> = {};
   try {
-    const state = await openRequest(
-      deps,
-      request,
-      requestPeer(request) ?? app.server?.requestIP(request),
-      headers,
-    );
+    const state = await openRequest(deps, request, requestPeer(request, app.server), headers);
     state.route = FAST_DEVICE_ROUTE;
     const { principal } = requireAccess(state, "devices:read");
     return jsonAnswer(getDevice(deps, principal.organizationId, deviceId), headers);

@@ -12,12 +12,6 @@ export function requestPath(request: Request): string {
   return query === -1 ? url.substring(start) : url.substring(start, query);
 }
 
-/**
- * The request as the router can read it, or null when its URL cannot be read at all (a malformed Host
- * header, a CONNECT target). Bun builds the URL from the Host header; a host shorter than four
- * characters would make the router read the path from the wrong "/", so such a request is re-addressed
- * to `localhost` with the same method, headers, path and body.
- */
 /** The socket peer of each request the server handed to the app, kept across normalizeRequestHost's copy. */
 const peers = new WeakMap<Request, { address: string; port: number } | null>();
 
@@ -26,11 +20,23 @@ export function rememberPeer(request: Request, peer: { address: string; port: nu
   peers.set(request, peer);
 }
 
-/** The socket peer listenHttp recorded, or undefined (in-process requests, tests). */
-export function requestPeer(request: Request): { address: string; port: number } | null | undefined {
-  return peers.get(request);
+/**
+ * The socket peer of a request: the one listenHttp recorded, else the one `server` knows (Bun answers
+ * only for a request it made itself), else undefined (in-process requests, tests).
+ */
+export function requestPeer(
+  request: Request,
+  server?: { requestIP(request: Request): { address: string; port: number } | null } | null,
+): { address: string; port: number } | null | undefined {
+  return peers.get(request) ?? server?.requestIP(request);
 }
 
+/**
+ * The request as the router can read it, or null when its URL cannot be read at all (a malformed Host
+ * header, a CONNECT target). Bun builds the URL from the Host header; a host shorter than four
+ * characters would make the router read the path from the wrong "/", so such a request is re-addressed
+ * to `localhost` with the same method, headers, path and body.
+ */
 export function normalizeRequestHost(request: Request): Request | null {
   const url = request.url;
   const schemeEnd = url.indexOf("://");

@@ -1,8 +1,5 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
+import { expect, test } from "bun:test";
+import { callServer as call, serversOnOneFolder } from "../helpers/binary";
 
 const ADMIN = { email: "crash@example.com", password: "crash-test-password-1" };
 const ENV = {
@@ -14,22 +11,10 @@ const ENV = {
 };
 const DEVICES = 24;
 
-let binary: string;
-const folder = mkdtempSync(join(tmpdir(), "bulwark-checkin-crash-"));
-const servers: RunningServer[] = [];
-
-beforeAll(async () => {
-  binary = await buildBinary();
-}, 120_000);
-
-afterAll(async () => {
-  for (const server of servers) await server.stop("SIGKILL");
-  rmSync(folder, { recursive: true, force: true });
-});
+const servers = serversOnOneFolder("bulwark-checkin-crash-", ENV);
 
 test("killed with SIGKILL under check-in load (group commit, synchronous=full), every acknowledged check-in is there after a restart", async () => {
-  const first = await startServer(binary, folder, ENV);
-  servers.push(first);
+  const first = await servers.start();
   const { token } = await call<{ token: string }>(first, "POST", "/api/v1/auth/login", undefined, ADMIN);
   const { token: enrollmentToken } = await call<{ token: string }>(
     first,
@@ -82,8 +67,7 @@ test("killed with SIGKILL under check-in load (group commit, synchronous=full), 
   await Promise.all(agents);
   expect([...killedAt.values()].reduce((sum, value) => sum + value, 0)).toBeGreaterThanOrEqual(600);
 
-  const second = await startServer(binary, folder, ENV);
-  servers.push(second);
+  const second = await servers.start();
   // Port 0: the restarted server listens elsewhere, and tokens name their issuer's address.
   const { token: again } = await call<{ token: string }>(
     second,

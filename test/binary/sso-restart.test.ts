@@ -2,11 +2,8 @@
  * A SAML sign-in started before the process is killed finishes after the restart: the pending
  * AuthnRequest is a database row, not memory. Against the built executable, with a samlify IdP.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
+import { expect, test } from "bun:test";
+import { callServer as call, serversOnOneFolder } from "../helpers/binary";
 import { createSamlIdp } from "../helpers/saml-idp";
 
 const ADMIN = { email: "saml-restart@example.com", password: "restart-password-1" };
@@ -20,26 +17,14 @@ const ENV = {
 };
 const CALLBACK = "https://console.corp.test/sso/saml";
 
-let binary: string;
-const folder = mkdtempSync(join(tmpdir(), "bulwark-sso-restart-"));
-const servers: RunningServer[] = [];
+const servers = serversOnOneFolder("bulwark-sso-restart-", ENV);
 const idp = createSamlIdp({
   entityId: "https://idp.corp.test/metadata",
   ssoUrl: "https://idp.corp.test/sso",
 });
 
-beforeAll(async () => {
-  binary = await buildBinary();
-}, 120_000);
-
-afterAll(async () => {
-  for (const server of servers) await server.stop("SIGKILL");
-  rmSync(folder, { recursive: true, force: true });
-});
-
 test("a SAML response answering a request made before a SIGKILL is accepted after the restart, once", async () => {
-  const first = await startServer(binary, folder, ENV);
-  servers.push(first);
+  const first = await servers.start();
   const { token, user } = await call<{ token: string; user: { organization_id: string } }>(
     first,
     "POST",
@@ -48,9 +33,9 @@ test("a SAML response answering a request made before a SIGKILL is accepted afte
     ADMIN,
   );
   const setPlan = Bun.spawnSync(
-    [binary, "org", "set-plan", "--org", "Restart Corp", "--plan", "enterprise"],
+    [servers.binary(), "org", "set-plan", "--org", "Restart Corp", "--plan", "enterprise"],
     {
-      cwd: folder,
+      cwd: servers.folder,
       env: { PATH: process.env.PATH ?? "", ...ENV },
     },
   );
@@ -82,8 +67,7 @@ test("a SAML response answering a request made before a SIGKILL is accepted afte
   });
   await first.stop("SIGKILL");
 
-  const second = await startServer(binary, folder, ENV);
-  servers.push(second);
+  const second = await servers.start();
   const post = () =>
     fetch(`${second.url}/api/v1/auth/sso/saml/acs`, {
       method: "POST",

@@ -1,8 +1,5 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
+import { afterAll, expect, test } from "bun:test";
+import { callServer as call, serversOnOneFolder } from "../helpers/binary";
 import { startWebhookReceiver, verifyBothSignatures } from "../helpers/webhook-receiver";
 
 const SECRET = "durability-secret-0123456";
@@ -15,9 +12,7 @@ const ENV = {
   BULWARK_WEBHOOKS_TIMEOUT_SECONDS: "2",
 };
 
-let binary: string;
-const folder = mkdtempSync(join(tmpdir(), "bulwark-webhooks-"));
-const servers: RunningServer[] = [];
+const servers = serversOnOneFolder("bulwark-webhooks-", ENV);
 let release: () => void = () => undefined;
 const released = new Promise<void>((resolve) => {
   release = resolve;
@@ -28,15 +23,9 @@ const receiver = startWebhookReceiver(async () => {
   return new Response("too late");
 });
 
-beforeAll(async () => {
-  binary = await buildBinary();
-}, 120_000);
-
-afterAll(async () => {
+afterAll(() => {
   release();
-  for (const server of servers) await server.stop("SIGKILL");
   receiver.stop();
-  rmSync(folder, { recursive: true, force: true });
 });
 
 async function waitUntil(condition: () => boolean, seconds: number): Promise<boolean> {
@@ -46,8 +35,7 @@ async function waitUntil(condition: () => boolean, seconds: number): Promise<boo
 }
 
 test("events pending when the process is killed with SIGKILL are all delivered after a restart", async () => {
-  const first = await startServer(binary, folder, ENV);
-  servers.push(first);
+  const first = await servers.start();
   const { token } = await call<{ token: string }>(first, "POST", "/api/v1/auth/login", undefined, ADMIN);
   const webhook = await call<{ id: string }>(first, "POST", "/api/v1/webhooks", token, {
     url: receiver.url,
@@ -75,8 +63,7 @@ test("events pending when the process is killed with SIGKILL are all delivered a
   await first.stop("SIGKILL");
 
   receiver.respondWith(() => new Response("ok"));
-  const second = await startServer(binary, folder, ENV);
-  servers.push(second);
+  const second = await servers.start();
 
   const eventIdOf = (item: { kind: "event" | "policy"; id: string }) =>
     item.kind === "event"

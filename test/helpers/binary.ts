@@ -1,5 +1,5 @@
-import { expect } from "bun:test";
-import { mkdtempSync } from "node:fs";
+import { afterAll, beforeAll, expect } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildExecutable } from "../../scripts/build-executable";
@@ -20,6 +20,34 @@ export function executablePath(): Promise<string> {
 
 export const buildBinary = executablePath;
 
+/**
+ * For a test file whose servers run one after another on one data folder (killed, then restarted):
+ * builds the executable before its tests, and kills every server it started and removes the folder
+ * after them. `start` starts the next server there.
+ */
+export function serversOnOneFolder(prefix: string, env: Record<string, string>) {
+  let binary = "";
+  const folder = mkdtempSync(join(tmpdir(), prefix));
+  const servers: RunningServer[] = [];
+  beforeAll(async () => {
+    binary = await buildBinary();
+  }, 120_000);
+  afterAll(async () => {
+    for (const server of servers) await server.stop("SIGKILL");
+    rmSync(folder, { recursive: true, force: true });
+  });
+  return {
+    folder,
+    /** The executable, once the file's tests have started. */
+    binary: () => binary,
+    start: async (): Promise<RunningServer> => {
+      const server = await startServer(binary, folder, env);
+      servers.push(server);
+      return server;
+    },
+  };
+}
+
 export interface RunningServer {
   url: string;
   /** The CA (PEM) that signed the server's TLS certificate, for an https server. */
@@ -30,16 +58,16 @@ export interface RunningServer {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/**
- * Starts `bulwark serve` from `folder` on port 0 and resolves once it prints where it listens.
- * `env` adds BULWARK_* variables.
- */
 /** Servers started by this test process, stopped when it exits however a test ended. */
 const running = new Set<ReturnType<typeof Bun.spawn>>();
 process.on("exit", () => {
   for (const child of running) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
+/**
+ * Starts `bulwark serve` from `folder` on port 0 and resolves once it prints where it listens.
+ * `env` adds BULWARK_* variables.
+ */
 export async function startServer(
   binary: string,
   folder: string,

@@ -55,6 +55,22 @@ async function bothWays(
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/** Counts the requests that reach Elysia's handle (in-process), until restore(). */
+function countElysiaCalls(app: TestApp) {
+  const handle = app.app.handle;
+  let calls = 0;
+  app.app.handle = (request: Request) => {
+    calls++;
+    return handle.call(app.app, request);
+  };
+  return {
+    calls: () => calls,
+    restore: () => {
+      app.app.handle = handle;
+    },
+  };
+}
+
 describe("GET /devices/:id through the fast lane answers as the Elysia route does", () => {
   test("a device, with an access token and with an API key, also under its id in capitals", async () => {
     const org = await t.createOrganization();
@@ -142,15 +158,10 @@ describe("GET /devices/:id through the fast lane answers as the Elysia route doe
     async () => {
       const org = await t.createOrganization();
       const enrolled = await enrollDevice(t, org.adminToken);
-      const handle = t.app.handle;
-      let throughElysia = 0;
-      t.app.handle = (request: Request) => {
-        throughElysia++;
-        return handle.call(t.app, request);
-      };
+      const elysia = countElysiaCalls(t);
       try {
         const read = await t.fetch(`/api/v1/devices/${enrolled.id}`, { headers: bearer(org.adminToken) });
-        expect([read.status, throughElysia]).toEqual([200, 0]);
+        expect([read.status, elysia.calls()]).toEqual([200, 0]);
         for (const other of [
           `/api/v1/devices/${enrolled.id}/`,
           `/api/v1/devices/${enrolled.id}?x=1`,
@@ -159,9 +170,9 @@ describe("GET /devices/:id through the fast lane answers as the Elysia route doe
           await t.fetch(other, { headers: bearer(org.adminToken) });
         }
         await t.fetch(`/api/v1/devices/${enrolled.id}`, { method: "HEAD", headers: bearer(org.adminToken) });
-        expect(throughElysia).toBe(4);
+        expect(elysia.calls()).toBe(4);
       } finally {
-        t.app.handle = handle;
+        elysia.restore();
       }
     },
   );
@@ -230,20 +241,15 @@ describe("POST /auth/login of a locked-out pair through the fast lane answers as
   inProcessTest("a locked pair is refused without Elysia; any other sign-in goes to it", async () => {
     const email = await lockedOut(t);
     const other = { email: (await t.createOrganization()).adminEmail, password: "wrong password" };
-    const handle = t.app.handle;
-    let throughElysia = 0;
-    t.app.handle = (request: Request) => {
-      throughElysia++;
-      return handle.call(t.app, request);
-    };
+    const elysia = countElysiaCalls(t);
     try {
       const right = { email, password: TEST_PASSWORD };
       const refused = await t.fetch(LOGIN, { headers: sent(right), ...post(right) });
-      expect([refused.status, throughElysia]).toEqual([429, 0]);
+      expect([refused.status, elysia.calls()]).toEqual([429, 0]);
       await t.fetch(LOGIN, { headers: sent(other), ...post(other) });
-      expect(throughElysia).toBe(1);
+      expect(elysia.calls()).toBe(1);
     } finally {
-      t.app.handle = handle;
+      elysia.restore();
     }
   });
 });

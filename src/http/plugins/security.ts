@@ -41,6 +41,20 @@ export interface RequestState {
 
 const states = new WeakMap<Request, RequestState>();
 
+/** A request's state before its credentials are checked, routed or counted. */
+function newRequestState(requestId: string, ip: string, headers: Record<string, unknown>): RequestState {
+  return {
+    requestId,
+    ip,
+    principal: null,
+    device: null,
+    authError: null,
+    isCounted: false,
+    responseHeaders: headers,
+    route: null,
+  };
+}
+
 /** The state onRequest stored for this request, if it got that far. */
 export function requestStateIfAny(request: Request): RequestState | undefined {
   return states.get(request);
@@ -188,16 +202,7 @@ export function headersForUnroutedRequest(deps: AppDeps, ip: string): Record<str
     "x-request-id": crypto.randomUUID(),
     "cache-control": "no-store",
   };
-  const state: RequestState = {
-    requestId: headers["x-request-id"] as string,
-    ip,
-    principal: null,
-    device: null,
-    authError: null,
-    isCounted: false,
-    responseHeaders: headers,
-    route: null,
-  };
+  const state = newRequestState(headers["x-request-id"] as string, ip, headers);
   try {
     countRequest(deps, state, headers, [`ip:${ip}`, deps.config.rate_limit.unauthenticated_per_minute]);
   } catch (error) {
@@ -245,16 +250,7 @@ export async function openRequest(
   const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
   const tlsClient = deps.tlsClients?.get(socket);
   const ip = requestAddress(deps, request, socket);
-  const state: RequestState = {
-    requestId,
-    ip,
-    principal: null,
-    device: null,
-    authError: null,
-    isCounted: false,
-    responseHeaders: headers,
-    route: null,
-  };
+  const state = newRequestState(requestId, ip, headers);
   states.set(request, state);
   headers["x-request-id"] = requestId;
   // Answers hold tokens, keys and personal data: no cache, shared or private, may keep them.
@@ -342,7 +338,7 @@ export function requireAccess(state: RequestState, required: Access): { principa
 export function securityPlugin(deps: AppDeps) {
   return new Elysia({ name: "security" })
     .onRequest(async ({ request, set, server }) => {
-      await openRequest(deps, request, requestPeer(request) ?? server?.requestIP(request), set.headers);
+      await openRequest(deps, request, requestPeer(request, server), set.headers);
     })
     .onTransform(({ request, body, set, route }) => {
       const state = states.get(request);
