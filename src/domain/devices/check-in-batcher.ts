@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { connectionOf, withTransaction } from "../../db/client";
 import type { DomainDeps } from "../deps";
 import { UnavailableError } from "../errors";
@@ -61,16 +62,17 @@ export class CheckInBatcher {
     const outcomes: ({ ok: true; result: CheckInResult } | { ok: false; error: unknown })[] = [];
     try {
       withTransaction(this.deps.db, (tx) => {
+        const sqlite = connectionOf(tx);
         for (const pending of batch) {
           try {
-            const result = tx.transaction((savepoint) =>
-              checkInDevice(this.deps, savepoint, pending.caller, pending.input),
+            const result = inSavepoint(sqlite, () =>
+              checkInDevice(this.deps, tx, pending.caller, pending.input),
             );
             outcomes.push({ ok: true, result });
           } catch (error) {
             // Some failures (disk full, I/O error) make SQLite roll the whole transaction back: then
             // nothing of the batch holds, and it fails as a whole.
-            if (!connectionOf(tx).inTransaction) throw error;
+            if (!sqlite.inTransaction) throw error;
             outcomes.push({ ok: false, error });
           }
         }
@@ -100,5 +102,26 @@ export class CheckInBatcher {
     } catch {
       // Metrics and logs are best effort here.
     }
+  }
+}
+
+/**
+ * Runs `work` in a savepoint: on failure its writes are undone and the transaction goes on. Written as
+ * SQL on the connection rather than Drizzle's nested `transaction`, which builds a whole query builder
+ * (one per schema table) for each savepoint: ~7% of a check-in's time.
+ */
+function inSavepoint<T>(sqlite: Database, work: () => T): T {
+  sqlite.prepare("SAVEPOINT check_in").run();
+  try {
+    const result = work();
+    sqlite.prepare("RELEASE check_in").run();
+    return result;
+  } catch (error) {
+    // A failure that ended the transaction (disk full, I/O error) took the savepoint with it.
+    if (sqlite.inTransaction) {
+      sqlite.prepare("ROLLBACK TO check_in").run();
+      sqlite.prepare("RELEASE check_in").run();
+    }
+    throw error;
   }
 }
