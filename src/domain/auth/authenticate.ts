@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { oncePerDatabase } from "../../db/prepared";
+import { oncePerDatabase, withRowDecoder } from "../../db/prepared";
 import { apiKeys, organizations, sessions, users } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
@@ -26,7 +26,7 @@ const organizationPlan = sql.raw(`(SELECT organizations.plan ${ORGANIZATION_OF_U
 const sessionLookup = oncePerDatabase((db: Db) => {
   const sessionColumn = (column: string) =>
     sql`(SELECT ${sql.raw(`sessions.${column}`)} FROM sessions WHERE sessions.id = ${sql.placeholder("sessionId")})`;
-  return db
+  const query = db
     .select({
       user: users,
       plan: organizationPlan.mapWith(organizations.plan),
@@ -40,20 +40,25 @@ const sessionLookup = oncePerDatabase((db: Db) => {
     .from(users)
     .where(eq(users.id, sql.placeholder("userId")))
     .prepare();
+  return withRowDecoder(query);
 });
 const apiKeyLookup = oncePerDatabase((db: Db) =>
-  db
-    .select()
-    .from(apiKeys)
-    .where(eq(apiKeys.keyHash, sql.placeholder("keyHash")))
-    .prepare(),
+  withRowDecoder(
+    db
+      .select()
+      .from(apiKeys)
+      .where(eq(apiKeys.keyHash, sql.placeholder("keyHash")))
+      .prepare(),
+  ),
 );
 const keyHolderLookup = oncePerDatabase((db: Db) =>
-  db
-    .select({ user: users, plan: organizationPlan.mapWith(organizations.plan) })
-    .from(users)
-    .where(eq(users.id, sql.placeholder("userId")))
-    .prepare(),
+  withRowDecoder(
+    db
+      .select({ user: users, plan: organizationPlan.mapWith(organizations.plan) })
+      .from(users)
+      .where(eq(users.id, sql.placeholder("userId")))
+      .prepare(),
+  ),
 );
 
 /**

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
-import { oncePerDatabase } from "../../db/prepared";
+import { oncePerDatabase, withRowDecoder } from "../../db/prepared";
 import { devices } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
@@ -56,14 +56,16 @@ export function nextCheckInSeconds(offlineAfterSeconds: number): number {
 
 // A check-in's reads and its one write, prepared once per database (the hot path of a fleet).
 const deviceById = oncePerDatabase((db: Db) =>
-  db
-    .select()
-    .from(devices)
-    .where(eq(devices.id, sql.placeholder("id")))
-    .prepare(),
+  withRowDecoder(
+    db
+      .select()
+      .from(devices)
+      .where(eq(devices.id, sql.placeholder("id")))
+      .prepare(),
+  ),
 );
 const pendingWipes = oncePerDatabase((db: Db) =>
-  selectPendingWipes(db, sql.placeholder("deviceId")).prepare(),
+  withRowDecoder(selectPendingWipes(db, sql.placeholder("deviceId")).prepare()),
 );
 const CHECK_IN_COLUMNS = [
   "status",

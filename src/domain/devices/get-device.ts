@@ -1,6 +1,6 @@
 import { and, desc, eq, type Placeholder, sql } from "drizzle-orm";
 import { type Db, readTogether } from "../../db/client";
-import { LIMIT_ONE, oncePerDatabase, unplanned } from "../../db/prepared";
+import { LIMIT_ONE, oncePerDatabase, unplanned, withRowDecoder } from "../../db/prepared";
 import { devices, wipes } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
@@ -12,16 +12,18 @@ import { toWipeView } from "./wipe-view";
 
 // The device page's reads, prepared once per database: a fleet's dashboards and scripts call it most.
 const deviceQuery = oncePerDatabase((db: Db) =>
-  db
-    .select()
-    .from(devices)
-    .where(
-      and(
-        eq(devices.id, sql.placeholder("id")),
-        eq(devices.organizationId, sql.placeholder("organizationId")),
-      ),
-    )
-    .prepare(),
+  withRowDecoder(
+    db
+      .select()
+      .from(devices)
+      .where(
+        and(
+          eq(devices.id, sql.placeholder("id")),
+          eq(devices.organizationId, sql.placeholder("organizationId")),
+        ),
+      )
+      .prepare(),
+  ),
 );
 /**
  * The device's newest wipe request: a console reloaded while one is pending keeps following it. Read
@@ -37,7 +39,7 @@ export function selectLatestWipe(db: Db, deviceId: string | Placeholder) {
     .limit(LIMIT_ONE);
 }
 const latestWipeQuery = oncePerDatabase((db: Db) =>
-  selectLatestWipe(db, sql.placeholder("deviceId")).prepare(),
+  withRowDecoder(selectLatestWipe(db, sql.placeholder("deviceId")).prepare()),
 );
 
 /** One device of the organization, with its compliance report and effective policy id. */

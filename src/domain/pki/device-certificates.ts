@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type * as X509 from "@peculiar/x509";
 import { and, desc, eq, isNull, type Placeholder, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { LIMIT_ONE, oncePerDatabase, unplanned } from "../../db/prepared";
+import { LIMIT_ONE, oncePerDatabase, unplanned, withRowDecoder } from "../../db/prepared";
 import { deviceCertificates, devices } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -139,7 +139,7 @@ export function selectNewestCertificate(db: Db, deviceId: string | Placeholder) 
     .limit(LIMIT_ONE);
 }
 const newestCertificate = oncePerDatabase((db: Db) =>
-  selectNewestCertificate(db, sql.placeholder("deviceId")).prepare(),
+  withRowDecoder(selectNewestCertificate(db, sql.placeholder("deviceId")).prepare()),
 );
 
 /** The device's newest certificate, or null when it never had one. */
@@ -161,7 +161,7 @@ export function deviceCertificateView(db: Db, deviceId: string): DeviceCertifica
 const certificateHolderLookup = oncePerDatabase((db: Db) => {
   const deviceColumn = (column: string) =>
     sql.raw(`(SELECT devices.${column} FROM devices WHERE devices.id = device_certificates.device_id)`);
-  return db
+  const query = db
     .select({
       certificate: {
         id: deviceCertificates.id,
@@ -178,6 +178,7 @@ const certificateHolderLookup = oncePerDatabase((db: Db) => {
     .from(deviceCertificates)
     .where(eq(deviceCertificates.fingerprint, sql.placeholder("fingerprint")))
     .prepare();
+  return withRowDecoder(query);
 });
 
 /**

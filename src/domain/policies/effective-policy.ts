@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { oncePerDatabase } from "../../db/prepared";
+import { oncePerDatabase, withRowDecoder } from "../../db/prepared";
 import { organizations, policies, policyVersions } from "../../db/schema";
 import { NotFoundError } from "../errors";
 import type { PolicyData } from "./policy-document";
@@ -22,7 +22,7 @@ export interface EffectivePolicy {
 // as Bun ships it prepares a join that binds a parameter again at every execution (~10 µs here).
 const currentVersionQuery = oncePerDatabase((db: Db) => {
   const defaultPolicyId = sql`(SELECT organizations.default_policy_id FROM organizations WHERE organizations.id = ${sql.placeholder("organizationId")})`;
-  return db
+  const query = db
     .select({
       id: policies.id,
       name: policies.name,
@@ -42,6 +42,7 @@ const currentVersionQuery = oncePerDatabase((db: Db) => {
       ),
     )
     .prepare();
+  return withRowDecoder(query);
 });
 
 const documentQuery = oncePerDatabase((db: Db) =>
