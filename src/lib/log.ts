@@ -53,18 +53,39 @@ function plain(value: unknown, depth = 0): unknown {
   return value;
 }
 
+/** Whether a field name is a secret's, remembered per name: every request's line names the same few. */
+const secretNames = new Map<string, boolean>();
+const MAX_REMEMBERED_NAMES = 1000;
+
+function isSecretName(name: string): boolean {
+  let isSecret = secretNames.get(name);
+  if (isSecret === undefined) {
+    isSecret = SECRET_FIELD.test(name);
+    if (secretNames.size < MAX_REMEMBERED_NAMES) secretNames.set(name, isSecret);
+  }
+  return isSecret;
+}
+
+/** The entry's fields with secrets redacted, errors made plain and undefined ones left out. */
 function redacted(fields: LogFields): LogFields {
   const safe: LogFields = {};
-  for (const [name, value] of Object.entries(fields)) {
-    if (value === undefined) continue;
-    safe[name] = SECRET_FIELD.test(name) ? REDACTED : plain(value);
+  for (const name in fields) {
+    const value = fields[name];
+    if (value === undefined || !Object.hasOwn(fields, name)) continue;
+    safe[name] = isSecretName(name)
+      ? REDACTED
+      : typeof value === "object" || typeof value === "bigint"
+        ? plain(value)
+        : value;
   }
   return safe;
 }
 
 function jsonLine(level: LogLevel, message: string, fields: LogFields): string {
   try {
-    return JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...fields });
+    const entry: LogFields = { time: new Date().toISOString(), level, msg: message };
+    for (const name in fields) entry[name] = fields[name];
+    return JSON.stringify(entry);
   } catch {
     // A field that cannot be written as JSON (a cycle) must not lose the entry.
     return JSON.stringify({
