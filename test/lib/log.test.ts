@@ -1,0 +1,66 @@
+import { describe, expect, test } from "bun:test";
+import { createLogger, REDACTED } from "../../src/lib/log";
+
+function jsonLogger() {
+  const lines: string[] = [];
+  const log = createLogger({ format: "json", level: "info", write: (line) => lines.push(line) });
+  return { log, entries: () => lines.map((line) => JSON.parse(line)) };
+}
+
+describe("log lines", () => {
+  test("secret-named fields are redacted however often they are written, identifiers are not", () => {
+    const { log, entries } = jsonLogger();
+    for (let round = 0; round < 3; round++)
+      log.info("request", {
+        password: "hunter2",
+        api_key: "bwk_secret",
+        refresh_token: "r",
+        Authorization: "Bearer x",
+        api_key_id: "key-1",
+        request_id: "req-1",
+      });
+    for (const entry of entries())
+      expect(entry).toMatchObject({
+        password: REDACTED,
+        api_key: REDACTED,
+        refresh_token: REDACTED,
+        Authorization: REDACTED,
+        api_key_id: "key-1",
+        request_id: "req-1",
+      });
+  });
+
+  test("time, level and message come first; errors, bigints and undefined fields are written plainly", () => {
+    const { log, entries } = jsonLogger();
+    log.warn("failed", {
+      error: new Error("outer", { cause: new Error("inner") }),
+      count: 12n,
+      missing: undefined,
+      nested: { a: 1 },
+      status: 503,
+    });
+    const [entry] = entries();
+    expect(Object.keys(entry)).toEqual(["time", "level", "msg", "error", "count", "nested", "status"]);
+    expect(entry).toMatchObject({
+      level: "warn",
+      msg: "failed",
+      error: { name: "Error", message: "outer", cause: { name: "Error", message: "inner" } },
+      count: "12",
+      nested: { a: 1 },
+      status: 503,
+    });
+    expect(typeof entry.error.stack).toBe("string");
+    expect(Number.isNaN(Date.parse(entry.time))).toBe(false);
+  });
+
+  test("a field that cannot be written as JSON keeps the entry, and entries under the level are dropped", () => {
+    const { log, entries } = jsonLogger();
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    log.debug("hidden");
+    log.error("cycle", { value: cyclic });
+    expect(entries()).toEqual([
+      expect.objectContaining({ level: "error", msg: "cycle", fields: "[unserializable]" }),
+    ]);
+  });
+});
