@@ -1,14 +1,27 @@
+import type { Static } from "@sinclair/typebox";
+import { TypeCompiler } from "@sinclair/typebox/compiler";
 import type { AnyElysia } from "elysia";
 import { passwordLockout } from "../domain/auth/login-throttle";
 import { getDevice } from "../domain/devices/get-device";
 import type { RateLimitedError } from "../domain/errors";
 import { normalizeEmail } from "../domain/users/email";
+import { isNestedDeeperThan } from "../lib/json-nesting";
 import type { AppDeps } from "./app-deps";
 import { jsonAnswer } from "./json-answer";
 import { requestErrorResponse } from "./plugins/error-handler";
-import { decodeBody, isJsonContentType, keepReadBody } from "./plugins/json-body";
-import { countUncountedRequest, openRequest, requestAddress, requireAccess } from "./plugins/security";
+import { decodeBody, isJsonContentType, keepReadBody, MAX_JSON_NESTING } from "./plugins/json-body";
+import { normalizeIdFields } from "./plugins/normalize-input";
+import {
+  countUncountedRequest,
+  MAX_BODY_BYTES,
+  openRequest,
+  requestAddress,
+  requireAccess,
+  requireDevice,
+} from "./plugins/security";
 import { requestPeer } from "./request-path";
+import { answerCheckIn } from "./routes/agent.routes";
+import { CheckInBody } from "./routes/agent.schemas";
 
 /** The template the fast lane answers, as Elysia names it in logs and metrics. */
 export const FAST_DEVICE_ROUTE = "/api/v1/devices/:id";
@@ -19,19 +32,21 @@ const DEVICE_PATH =
 const DEVICE_PATH_START = "/api/v1/devices/".length;
 
 /**
- * Two routes answered without Elysia's pipeline, which costs several times their own work (hook chain,
+ * Three routes answered without Elysia's pipeline, which costs several times their own work (hook chain,
  * context, header merge, response validation):
  * - `GET /api/v1/devices/:id`, the read dashboards and scripts make most;
  * - `POST /api/v1/auth/login` for an (email, address) pair that is locked out: a password-guessing
- *   script keeps sending those, and each refusal should cost as little as it can.
+ *   script keeps sending those, and each refusal should cost as little as it can;
+ * - `POST /api/v1/agent/checkin` with a body the route accepts as it stands: every device of a fleet
+ *   sends one every few minutes.
  *
  * Each runs the same steps through the same functions as its Elysia route: openRequest (request id,
  * credentials, rate limit, size guards), requireAccess (the `access` macro's decision), the domain
  * function, and requestErrorResponse for every failure; the routes stay in Elysia for the OpenAPI
  * document and for every request the fast lane does not take. Returns null for a request of another
  * method or path, with a query string, or whose path is not a UUID: Elysia answers those. A sign-in it
- * takes but does not refuse (not a plain JSON body of a locked pair) it hands to Elysia itself, with
- * the body it read.
+ * takes but does not refuse (not a plain JSON body of a locked pair), or a check-in whose body is not
+ * one it can judge, it hands to Elysia itself, with the body it read.
  */
 export function fastLane(app: AnyElysia, deps: AppDeps): (request: Request) => Promise<Response> | null {
   return (request) => {
@@ -43,6 +58,7 @@ export function fastLane(app: AnyElysia, deps: AppDeps): (request: Request) => P
     if (request.method === "GET" && DEVICE_PATH.test(path))
       return answerDeviceRead(app, deps, request, path.substring(DEVICE_PATH_START));
     if (request.method === "POST" && path === LOGIN_ROUTE) return refuseLockedSignIn(app, deps, request);
+    if (request.method === "POST" && path === CHECK_IN_ROUTE) return answerPlainCheckIn(app, deps, request);
     return null;
   };
 }
@@ -130,4 +146,66 @@ async function answerDeviceRead(
     countUncountedRequest(deps, request, headers);
     return requestErrorResponse(deps, request, error, headers);
   }
+}
+
+const CHECK_IN_ROUTE = "/api/v1/agent/checkin";
+const isCheckInBody = TypeCompiler.Compile(CheckInBody);
+const CHECK_IN_FIELDS = new Set(Object.keys(CheckInBody.properties));
+
+/**
+ * A check-in whose body CheckInBody accepts as it stands: a JSON object of its fields only (facts are
+ * held to their own fields by the schema), within the size and nesting limits, valid UTF-8 and well-formed
+ * text. Such a body passes Elysia's parse, normalisation and validation unchanged (ids lower-cased as
+ * normalize-input does), so the route's steps are run here in the route's order: openRequest, the
+ * `device` macro's decision (requireDevice), the check-in and its answer, requestErrorResponse for any
+ * failure. Any other body (an unknown field, a wrong type, broken JSON, a chunked upload) goes to
+ * Elysia with the bytes read, and is answered there.
+ */
+async function answerPlainCheckIn(app: AnyElysia, deps: AppDeps, request: Request): Promise<Response> {
+  const declared = request.headers.get("content-length");
+  if (
+    declared === null ||
+    !/^\d{1,9}$/.test(declared) ||
+    Number(declared) > MAX_BODY_BYTES ||
+    !isJsonContentType(request.headers.get("content-type"))
+  )
+    return app.handle(request);
+  const socket = requestPeer(request, app.server);
+  let body: Static<typeof CheckInBody> | null = null;
+  try {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    keepReadBody(request, bytes);
+    body = checkInBody(decodeBody(bytes));
+  } catch {
+    // A body cut short: Elysia's route meets the same failure and answers it as it always does.
+  }
+  if (!body) return app.handle(request);
+  const headers: Record<string, string> = {};
+  try {
+    const state = await openRequest(deps, request, socket, headers);
+    state.route = CHECK_IN_ROUTE;
+    return await answerCheckIn(deps, requireDevice(state).device, body, headers);
+  } catch (error) {
+    countUncountedRequest(deps, request, headers);
+    return requestErrorResponse(deps, request, error, headers);
+  }
+}
+/** The body of a check-in CheckInBody accepts unchanged, with its ids lower-cased; else null. */
+function checkInBody(text: string | null): Static<typeof CheckInBody> | null {
+  if (text === null || text.trim() === "" || isNestedDeeperThan(text, MAX_JSON_NESTING)) return null;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
+  for (const key in body) if (!CHECK_IN_FIELDS.has(key)) return null;
+  if (!isCheckInBody.Check(body)) return null;
+  // Text fields that are not well-formed Unicode are refused by the parser: Elysia names them.
+  const { agent_version: agentVersion, os_version: osVersion, policy_id: policyId } = body;
+  for (const text of [agentVersion, osVersion, policyId])
+    if (typeof text === "string" && !text.isWellFormed()) return null;
+  normalizeIdFields(body);
+  return body;
 }

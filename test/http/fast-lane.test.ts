@@ -1,10 +1,11 @@
 /**
- * GET /api/v1/devices/:id is answered by the fast lane (src/http/fast-lane.ts), outside Elysia. A query
- * string sends the same request through Elysia's route, which ignores the query: every answer of the
- * fast lane must be the one Elysia gives (status, body, headers, the log line and the rate-limit count).
+ * GET /api/v1/devices/:id, a locked-out sign-in and a plain check-in are answered by the fast lane
+ * (src/http/fast-lane.ts), outside Elysia. A query string sends the same request through Elysia's route,
+ * which ignores the query: every answer of the fast lane must be the one Elysia gives (status, body,
+ * headers, the log line and the rate-limit count).
  */
 import { afterAll, describe, expect, test } from "bun:test";
-import { createDeviceTestApp, enrollDevice } from "../helpers/devices";
+import { createDeviceTestApp, enrollDevice, HEALTHY_FACTS } from "../helpers/devices";
 import { createTestApp, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 
 const t = await createDeviceTestApp();
@@ -252,4 +253,140 @@ describe("POST /auth/login of a locked-out pair through the fast lane answers as
       elysia.restore();
     }
   });
+});
+
+describe("POST /agent/checkin through the fast lane answers as the Elysia route does", () => {
+  const CHECK_IN = "/api/v1/agent/checkin";
+  /** A body as an agent on the network sends it: JSON with its length. */
+  const sent = (body: unknown, type = "application/json") => {
+    const text = typeof body === "string" ? body : JSON.stringify(body);
+    return {
+      headers: { "content-type": type, "content-length": String(Buffer.byteLength(text)) },
+      init: { method: "POST", body: text },
+    };
+  };
+  const checkInBothWays = (token: string | null, body: unknown, type?: string) => {
+    const { headers, init } = sent(body, type);
+    return bothWays(t, CHECK_IN, { ...headers, ...(token ? bearer(token) : {}) }, init);
+  };
+
+  test("a full report, with the policy id in capitals, gets the same answer and is stored the same", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const report = {
+      agent_version: "4.1.0",
+      os_version: "14.4",
+      policy_id: enrolled.policy.id.toUpperCase(),
+      policy_version: enrolled.policy.version,
+      facts: HEALTHY_FACTS,
+    };
+    const answered = await checkInBothWays(enrolled.device_token, report);
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({ device_id: enrolled.id, policy: { id: enrolled.policy.id } });
+    const stored = await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
+    expect(stored.body).toMatchObject({ agent_version: "4.1.0", os_version: "14.4", status: "online" });
+    // An empty report is a heartbeat: the same answer both ways too.
+    expect((await checkInBothWays(enrolled.device_token, {})).status).toBe(200);
+  });
+
+  test("no token, a wrong one and a wiped device's (revoked) are refused as the route refuses them", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const missing = await checkInBothWays(null, { agent_version: "4.1.0" });
+    expect([missing.status, missing.body.reason]).toEqual([401, "device_token_required"]);
+    const wrong = await checkInBothWays("bwd_not-a-token", { agent_version: "4.1.0" });
+    expect([wrong.status, wrong.body.reason]).toEqual([401, "device_token_invalid"]);
+    const wipe = await t.request("POST", `/api/v1/devices/${enrolled.id}/wipe`, {
+      token: org.adminToken,
+      body: { reason: "lost" },
+    });
+    await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
+      token: enrolled.device_token,
+      body: { success: true },
+    });
+    const wiped = await checkInBothWays(enrolled.device_token, { agent_version: "4.1.0" });
+    expect([wiped.status, wiped.body.reason]).toEqual([401, "device_token_revoked"]);
+  });
+
+  test("bodies it does not judge are answered by the route, with the body it read", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const answers: [unknown, string | undefined, number][] = [
+      // A newer agent's field is ignored, at the top and among the facts.
+      [{ agent_version: "4.2.0", battery_health: "good" }, undefined, 200],
+      [{ facts: { ...HEALTHY_FACTS, secure_boot: true } }, undefined, 200],
+      [{ agent_version: 42 }, undefined, 400],
+      [{ policy_version: 0 }, undefined, 400],
+      [{ policy_id: "not-a-uuid" }, undefined, 400],
+      [{ facts: null }, undefined, 400],
+      [[], undefined, 400],
+      ['{"agent_version": ', undefined, 400],
+      [{ agent_version: "4.2.0" }, "text/plain", 415],
+    ];
+    for (const [body, type, status] of answers) {
+      const answered = await checkInBothWays(enrolled.device_token, body, type);
+      expect([JSON.stringify(body), answered.status]).toEqual([JSON.stringify(body), status]);
+    }
+    const stored = await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
+    expect(stored.body.agent_version).toBe("4.2.0");
+  });
+
+  test("the log line names the route and the device, as Elysia's does", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const { headers, init } = sent({ agent_version: "4.3.0" });
+    const response = await t.fetch(CHECK_IN, {
+      headers: { ...headers, ...bearer(enrolled.device_token) },
+      ...init,
+    });
+    const requestId = response.headers.get("x-request-id");
+    const line = t.logLines.map((text) => JSON.parse(text)).find((entry) => entry.request_id === requestId);
+    expect(line).toMatchObject({
+      msg: "request",
+      method: "POST",
+      route: CHECK_IN,
+      status: 200,
+      principal: `device:${enrolled.id}`,
+    });
+  });
+
+  inProcessTest(
+    "a check-in the route accepts as it stands is answered without Elysia; others go to it",
+    async () => {
+      const org = await t.createOrganization();
+      const enrolled = await enrollDevice(t, org.adminToken);
+      const elysia = countElysiaCalls(t);
+      try {
+        const plain = sent({
+          agent_version: "4.4.0",
+          facts: HEALTHY_FACTS,
+          policy_id: enrolled.policy.id.toUpperCase(),
+          policy_version: enrolled.policy.version,
+        });
+        const answered = await t.fetch(CHECK_IN, {
+          headers: { ...plain.headers, ...bearer(enrolled.device_token) },
+          ...plain.init,
+        });
+        expect([answered.status, elysia.calls()]).toEqual([200, 0]);
+        // The policy id in capitals is the device's policy: the agent has applied it.
+        const policy = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, {
+          token: org.adminToken,
+        });
+        expect(policy.body.applied_version).toBe(enrolled.policy.version);
+        const newer = sent({ agent_version: "4.4.0", battery_health: "good" });
+        await t.fetch(CHECK_IN, {
+          headers: { ...newer.headers, ...bearer(enrolled.device_token) },
+          ...newer.init,
+        });
+        // Without a Content-Length (a chunked upload) the body is not read here.
+        await t.fetch(CHECK_IN, {
+          headers: { "content-type": "application/json", ...bearer(enrolled.device_token) },
+          ...plain.init,
+        });
+        expect(elysia.calls()).toBe(3);
+      } finally {
+        elysia.restore();
+      }
+    },
+  );
 });

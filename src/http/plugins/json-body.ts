@@ -9,7 +9,7 @@ import { isNestedDeeperThan } from "../../lib/json-nesting";
 import { MAX_BODY_BYTES } from "./security";
 
 /** Deeper than any body this API accepts (policy documents nest four levels); deeper is refused unread. */
-const MAX_JSON_NESTING = 64;
+export const MAX_JSON_NESTING = 64;
 
 const rawBodies = new WeakMap<Request, unknown>();
 

@@ -15,7 +15,7 @@ function normalizeId(value: unknown): unknown {
   return value;
 }
 
-function normalizeIdFields(values: Record<string, unknown>): void {
+export function normalizeIdFields(values: Record<string, unknown>): void {
   for (const [key, value] of Object.entries(values)) {
     if (ID_FIELD.test(key) && !FOREIGN_ID_FIELDS.has(key)) values[key] = normalizeId(value);
   }

@@ -331,6 +331,37 @@ export function requireAccess(state: RequestState, required: Access): { principa
 }
 
 /**
+ * The device of a request for an agent endpoint, or the error to answer: the credential check's own
+ * (401), or device_token_required when none was presented. The `device` macro and the fast lane both
+ * decide through it.
+ */
+export function requireDevice(
+  state: RequestState,
+  isRequired = true,
+): { device: DevicePrincipal; actor: Actor } {
+  if (!isRequired || !state.device) {
+    throw (
+      state.authError ??
+      new UnauthenticatedError(
+        "device_token_required",
+        "invalid or missing authentication",
+        "agent endpoints need a device token or a device certificate",
+      )
+    );
+  }
+  return {
+    device: state.device,
+    actor: {
+      type: "device",
+      id: state.device.deviceId,
+      label: null,
+      organizationId: state.device.organizationId,
+      ip: state.ip,
+    },
+  };
+}
+
+/**
  * Request id, client address, authentication, rate limits and the body-size guard, all in onRequest so
  * that every response (errors and 429s included) carries X-Request-Id and X-RateLimit-*; plus the
  * `access` macro that routes use to declare who may call them.
@@ -375,27 +406,7 @@ export function securityPlugin(deps: AppDeps) {
           security: [{ deviceToken: [] }, { deviceCertificate: [] }],
         } as Record<string, unknown>,
         resolve({ request }): { device: DevicePrincipal; actor: Actor } {
-          const state = requestState(request);
-          if (!isRequired || !state.device) {
-            throw (
-              state.authError ??
-              new UnauthenticatedError(
-                "device_token_required",
-                "invalid or missing authentication",
-                "agent endpoints need a device token or a device certificate",
-              )
-            );
-          }
-          return {
-            device: state.device,
-            actor: {
-              type: "device",
-              id: state.device.deviceId,
-              label: null,
-              organizationId: state.device.organizationId,
-              ip: state.ip,
-            },
-          };
+          return requireDevice(requestState(request), isRequired);
         },
       }),
     })

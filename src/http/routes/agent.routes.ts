@@ -1,5 +1,6 @@
-import { Type } from "@sinclair/typebox";
+import { type Static, Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import type { DevicePrincipal } from "../../domain/devices/authenticate-device";
 import { completeWipe } from "../../domain/devices/complete-wipe";
 import { ValidationError } from "../../domain/errors";
 import { deviceCaCertificatePem } from "../../domain/pki/device-ca";
@@ -41,6 +42,28 @@ function caOrganizationId(request: Request, organizationId: string | undefined):
       message: "is required without a credential (or send the device token or certificate)",
     },
   ]);
+}
+
+/**
+ * A device's check-in of `body`, answered once committed; the route and the fast lane (fast-lane.ts)
+ * both answer through it. `headers` are the request's gathered headers, for an answer made outside
+ * Elysia. Not checked against CheckInResponse on every answer: see jsonAnswer.
+ */
+export async function answerCheckIn(
+  deps: AppDeps,
+  device: DevicePrincipal,
+  body: Static<typeof CheckInBody>,
+  headers?: Record<string, string>,
+): Promise<Response> {
+  const result = await deps.checkIns.checkIn(device, {
+    agentVersion: body.agent_version,
+    osVersion: body.os_version,
+    policyId: body.policy_id,
+    policyVersion: body.policy_version,
+    facts: body.facts,
+  });
+  deps.metrics.countCheckIn(result.compliance.status);
+  return jsonAnswer(result, headers);
 }
 
 /** /api/v1/agent: the endpoints device agents call with their device token or device certificate. */
@@ -90,40 +113,25 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
         },
       },
     )
-    .post(
-      "/checkin",
-      async ({ body, device }) => {
-        const result = await deps.checkIns.checkIn(device, {
-          agentVersion: body.agent_version,
-          osVersion: body.os_version,
-          policyId: body.policy_id,
-          policyVersion: body.policy_version,
-          facts: body.facts,
-        });
-        deps.metrics.countCheckIn(result.compliance.status);
-        // Not checked against CheckInResponse on every answer: see jsonAnswer.
-        return jsonAnswer(result);
+    .post("/checkin", ({ body, device }) => answerCheckIn(deps, device, body), {
+      device: true,
+      transform: refuseNonObjectBody,
+      body: CheckInBody,
+      response: { 200: CheckInResponse, ...errorResponses(400, 401, 429, 503) },
+      detail: {
+        summary: "Check in",
+        description:
+          "Authorization: Bearer <device_token>, or the device certificate (in Bulwark's TLS " +
+          "handshake, or a trusted proxy's Client-Cert header). Updates last_seen (an offline device " +
+          "comes back online; a suspended one stays suspended), stores the reported versions and " +
+          "facts, re-evaluates compliance, logs device.checkin when the report changed or once per " +
+          "devices.checkin_log_interval_seconds (default an hour) otherwise, and logs policy.applied " +
+          "once per policy version the agent reports. The answer comes once the check-in is " +
+          "committed (check-ins arriving together share one transaction); 503 database_unavailable " +
+          "when it could not be saved: check in again. Returns the current policy, pending wipe commands and " +
+          "the VPN peer settings (vpn_config: rewrite the tunnel when they changed).",
       },
-      {
-        device: true,
-        transform: refuseNonObjectBody,
-        body: CheckInBody,
-        response: { 200: CheckInResponse, ...errorResponses(400, 401, 429, 503) },
-        detail: {
-          summary: "Check in",
-          description:
-            "Authorization: Bearer <device_token>, or the device certificate (in Bulwark's TLS " +
-            "handshake, or a trusted proxy's Client-Cert header). Updates last_seen (an offline device " +
-            "comes back online; a suspended one stays suspended), stores the reported versions and " +
-            "facts, re-evaluates compliance, logs device.checkin when the report changed or once per " +
-            "devices.checkin_log_interval_seconds (default an hour) otherwise, and logs policy.applied " +
-            "once per policy version the agent reports. The answer comes once the check-in is " +
-            "committed (check-ins arriving together share one transaction); 503 database_unavailable " +
-            "when it could not be saved: check in again. Returns the current policy, pending wipe commands and " +
-            "the VPN peer settings (vpn_config: rewrite the tunnel when they changed).",
-        },
-      },
-    )
+    })
     .post(
       "/wipes/:wipe_id/complete",
       ({ params, body, device, actor }) =>
