@@ -1,7 +1,8 @@
 import type { Static } from "@sinclair/typebox";
-import { TypeCompiler } from "@sinclair/typebox/compiler";
+import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import type { AnyElysia } from "elysia";
 import { passwordLockout } from "../domain/auth/login-throttle";
+import { type DeviceFacts, DeviceFactsSchema } from "../domain/devices/evaluate-compliance";
 import { getDevice } from "../domain/devices/get-device";
 import type { RateLimitedError } from "../domain/errors";
 import { normalizeEmail } from "../domain/users/email";
@@ -13,8 +14,8 @@ import { decodeBody, isJsonContentType, keepReadBody, MAX_JSON_NESTING } from ".
 import { normalizeIdFields } from "./plugins/normalize-input";
 import {
   countUncountedRequest,
-  MAX_BODY_BYTES,
   openRequest,
+  pinnedPeer,
   requestAddress,
   requireAccess,
   requireDevice,
@@ -82,7 +83,8 @@ async function refuseLockedSignIn(app: AnyElysia, deps: AppDeps, request: Reques
     !isJsonContentType(request.headers.get("content-type"))
   )
     return app.handle(request);
-  const socket = requestPeer(request, app.server);
+  // The peer as it is now (see pinnedPeer): the body is read first.
+  const socket = pinnedPeer(deps, requestPeer(request, app.server));
   let lockout: RateLimitedError | null = null;
   try {
     const bytes = new Uint8Array(await request.arrayBuffer());
@@ -149,28 +151,35 @@ async function answerDeviceRead(
 }
 
 const CHECK_IN_ROUTE = "/api/v1/agent/checkin";
-const isCheckInBody = TypeCompiler.Compile(CheckInBody);
+/** The largest check-in the route accepts is ~600 bytes; a larger body is not read here. */
+const MAX_FAST_CHECK_IN_BODY_BYTES = 4096;
 const CHECK_IN_FIELDS = new Set(Object.keys(CheckInBody.properties));
+const FACT_NAMES = Object.keys(DeviceFactsSchema.properties) as (keyof DeviceFacts)[];
+/** Compiled on the first check-in, not at start (every start would pay for it). */
+let compiledCheckInBody: TypeCheck<typeof CheckInBody> | null = null;
 
 /**
  * A check-in whose body CheckInBody accepts as it stands: a JSON object of its fields only (facts are
- * held to their own fields by the schema), within the size and nesting limits, valid UTF-8 and well-formed
- * text. Such a body passes Elysia's parse, normalisation and validation unchanged (ids lower-cased as
- * normalize-input does), so the route's steps are run here in the route's order: openRequest, the
- * `device` macro's decision (requireDevice), the check-in and its answer, requestErrorResponse for any
- * failure. Any other body (an unknown field, a wrong type, broken JSON, a chunked upload) goes to
- * Elysia with the bytes read, and is answered there.
+ * held to their own fields by the schema), valid UTF-8 and well-formed text, of at most 4 KiB. Elysia
+ * would validate such a body without refusing or dropping anything, so the route's steps are run here
+ * in the route's order: openRequest, the `device` macro's decision (requireDevice), the check-in and its
+ * answer, requestErrorResponse for any failure. What Elysia's normalisation does to it is done too: ids
+ * lower-cased (normalize-input), facts rebuilt in the schema's order (Elysia's cleaner copies them so;
+ * they are stored as written). Any other body (an unknown field, a wrong type, broken JSON, a chunked
+ * upload) goes to Elysia with the bytes read, and is answered there.
  */
 async function answerPlainCheckIn(app: AnyElysia, deps: AppDeps, request: Request): Promise<Response> {
   const declared = request.headers.get("content-length");
   if (
     declared === null ||
-    !/^\d{1,9}$/.test(declared) ||
-    Number(declared) > MAX_BODY_BYTES ||
+    !/^\d{1,4}$/.test(declared) ||
+    Number(declared) > MAX_FAST_CHECK_IN_BODY_BYTES ||
     !isJsonContentType(request.headers.get("content-type"))
   )
     return app.handle(request);
-  const socket = requestPeer(request, app.server);
+  // The peer as it is now: a TLS client that hangs up while its body arrives is forgotten by the TLS
+  // front, and Elysia's route looks it up before reading the body too.
+  const peer = pinnedPeer(deps, requestPeer(request, app.server));
   let body: Static<typeof CheckInBody> | null = null;
   try {
     const bytes = new Uint8Array(await request.arrayBuffer());
@@ -182,7 +191,7 @@ async function answerPlainCheckIn(app: AnyElysia, deps: AppDeps, request: Reques
   if (!body) return app.handle(request);
   const headers: Record<string, string> = {};
   try {
-    const state = await openRequest(deps, request, socket, headers);
+    const state = await openRequest(deps, request, peer, headers);
     state.route = CHECK_IN_ROUTE;
     return await answerCheckIn(deps, requireDevice(state).device, body, headers);
   } catch (error) {
@@ -190,7 +199,8 @@ async function answerPlainCheckIn(app: AnyElysia, deps: AppDeps, request: Reques
     return requestErrorResponse(deps, request, error, headers);
   }
 }
-/** The body of a check-in CheckInBody accepts unchanged, with its ids lower-cased; else null. */
+
+/** The body of a check-in CheckInBody accepts unchanged, normalised as Elysia normalises it; else null. */
 function checkInBody(text: string | null): Static<typeof CheckInBody> | null {
   if (text === null || text.trim() === "" || isNestedDeeperThan(text, MAX_JSON_NESTING)) return null;
   let body: unknown;
@@ -201,11 +211,17 @@ function checkInBody(text: string | null): Static<typeof CheckInBody> | null {
   }
   if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
   for (const key in body) if (!CHECK_IN_FIELDS.has(key)) return null;
-  if (!isCheckInBody.Check(body)) return null;
+  compiledCheckInBody ??= TypeCompiler.Compile(CheckInBody);
+  if (!compiledCheckInBody.Check(body)) return null;
   // Text fields that are not well-formed Unicode are refused by the parser: Elysia names them.
   const { agent_version: agentVersion, os_version: osVersion, policy_id: policyId } = body;
   for (const text of [agentVersion, osVersion, policyId])
     if (typeof text === "string" && !text.isWellFormed()) return null;
   normalizeIdFields(body);
+  if (body.facts) {
+    const facts: DeviceFacts = {};
+    for (const name of FACT_NAMES) if (body.facts[name] !== undefined) facts[name] = body.facts[name];
+    body.facts = facts;
+  }
   return body;
 }

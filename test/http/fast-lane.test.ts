@@ -308,6 +308,68 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
     expect([wiped.status, wiped.body.reason]).toEqual([401, "device_token_revoked"]);
   });
 
+  test("facts sent in any order are stored in the schema's order, as the route stores them", async () => {
+    const org = await t.createOrganization();
+    const reversed = Object.fromEntries(Object.entries(HEALTHY_FACTS).reverse());
+    const storedFacts: string[] = [];
+    for (const path of [CHECK_IN, `${CHECK_IN}?through=elysia`]) {
+      const enrolled = await enrollDevice(t, org.adminToken);
+      const { headers, init } = sent({ agent_version: "4.1.0", facts: reversed });
+      const response = await t.fetch(path, {
+        headers: { ...headers, ...bearer(enrolled.device_token) },
+        ...init,
+      });
+      expect(response.status).toBe(200);
+      const logged = await t.request("GET", `/api/v1/devices/${enrolled.id}/logs?event=device.checkin`, {
+        token: org.adminToken,
+      });
+      storedFacts.push(JSON.stringify(logged.body.data[0].details.facts));
+    }
+    expect(storedFacts[0]).toBe(JSON.stringify(HEALTHY_FACTS));
+    expect(storedFacts[1]).toBe(storedFacts[0]);
+  });
+
+  test("both count against the device's one budget once, whichever answers, and the 429 past it is the same", async () => {
+    const limited = await createTestApp({
+      rate_limit: { authenticated_per_minute: 6, unauthenticated_per_minute: 100_000 },
+    });
+    try {
+      const org = await limited.createOrganization();
+      const enrolled = await enrollDevice(limited, org.adminToken);
+      const remaining: number[] = [];
+      // A plain check-in (fast lane), one with an extra field (read here, answered by Elysia), and one
+      // through Elysia's route.
+      for (const [path, body] of [
+        [CHECK_IN, { agent_version: "4.1.0" }],
+        [CHECK_IN, { agent_version: "4.1.0", battery_health: "good" }],
+        [`${CHECK_IN}?through=elysia`, { agent_version: "4.1.0" }],
+      ] as const) {
+        const { headers, init } = sent(body);
+        const response = await limited.fetch(path, {
+          headers: { ...headers, ...bearer(enrolled.device_token) },
+          ...init,
+        });
+        expect(response.status).toBe(200);
+        remaining.push(Number(response.headers.get("x-ratelimit-remaining")));
+      }
+      expect(remaining).toEqual([5, 4, 3]);
+      for (let spent = 0; spent < 3; spent++) {
+        const { headers, init } = sent({});
+        await limited.fetch(CHECK_IN, { headers: { ...headers, ...bearer(enrolled.device_token) }, ...init });
+      }
+      const { headers, init } = sent({ agent_version: "4.1.0" });
+      const refused = await bothWays(
+        limited,
+        CHECK_IN,
+        { ...headers, ...bearer(enrolled.device_token) },
+        init,
+      );
+      expect([refused.status, refused.headers["retry-after"]]).toEqual([429, "<seconds>"]);
+    } finally {
+      await limited.close();
+    }
+  });
+
   test("bodies it does not judge are answered by the route, with the body it read", async () => {
     const org = await t.createOrganization();
     const enrolled = await enrollDevice(t, org.adminToken);
@@ -322,6 +384,15 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
       [[], undefined, 400],
       ['{"agent_version": ', undefined, 400],
       [{ agent_version: "4.2.0" }, "text/plain", 415],
+      // An unpaired surrogate, written as JSON escapes it.
+      ['{"agent_version": "4.2\\ud800"}', undefined, 400],
+      // A byte-order mark before the JSON, and a JSON media type of the +json kind.
+      [`\ufeff${JSON.stringify({ agent_version: "4.2.0" })}`, undefined, 200],
+      [{ agent_version: "4.2.0" }, "application/vnd.agent+json", 200],
+      // Nested deeper than any body the API accepts.
+      [`{"facts": ${"[".repeat(70)}${"]".repeat(70)}}`, undefined, 400],
+      // Past the 4 KiB the fast lane reads: the route reads it.
+      [{ agent_version: "4.2.0", padding: "x".repeat(5000) }, undefined, 200],
     ];
     for (const [body, type, status] of answers) {
       const answered = await checkInBothWays(enrolled.device_token, body, type);

@@ -22,6 +22,7 @@ import { authenticateDeviceCertificate } from "../../domain/pki/device-certifica
 import type { AppDeps } from "../app-deps";
 import { parseClientCertHeader } from "../client-certificate";
 import { requestPath, requestPeer } from "../request-path";
+import type { TlsClient } from "../tls-front";
 
 /** Per-request facts gathered once in onRequest and read by the route macros. */
 export interface RequestState {
@@ -99,12 +100,28 @@ function clientIp(deps: AppDeps, request: Request, socketIp: string | undefined)
  * The client address of a request whose socket peer is `socket`: behind Bulwark's own TLS front the
  * socket is a loopback connection and the front knows the client; then clientIp's reading.
  */
-export function requestAddress(
-  deps: AppDeps,
-  request: Request,
-  socket: { address: string; port: number } | null | undefined,
-): string {
-  return clientIp(deps, request, deps.tlsClients?.get(socket)?.ip ?? socket?.address);
+export function requestAddress(deps: AppDeps, request: Request, socket: Peer | null | undefined): string {
+  return clientIp(deps, request, tlsClientOf(deps, socket)?.ip ?? socket?.address);
+}
+
+/** A request's socket address; `tls`, when present, is its TLS front record as looked up earlier. */
+export interface Peer {
+  address: string;
+  port: number;
+  tls?: TlsClient | undefined;
+}
+
+/**
+ * The socket with its TLS front record looked up now. The fast lane reads a body before it opens the
+ * request, and the TLS front forgets a client that hangs up meanwhile; Elysia's route looks the record
+ * up before the body is read, and so, with this, does the fast lane.
+ */
+export function pinnedPeer(deps: AppDeps, socket: Peer | null | undefined): Peer | null | undefined {
+  return socket && { address: socket.address, port: socket.port, tls: tlsClientOf(deps, socket) };
+}
+
+function tlsClientOf(deps: AppDeps, socket: Peer | null | undefined): TlsClient | undefined {
+  return socket && "tls" in socket ? socket.tls : deps.tlsClients?.get(socket);
 }
 
 /** The credential from `Authorization: Bearer` or `X-API-Key`, if any. */
@@ -243,12 +260,12 @@ export type Access = Scope | "authenticated" | "self" | "user";
 export async function openRequest(
   deps: AppDeps,
   request: Request,
-  socket: { address: string; port: number } | null | undefined,
+  socket: Peer | null | undefined,
   headers: Record<string, unknown>,
 ): Promise<RequestState> {
   const incoming = request.headers.get("x-request-id");
   const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
-  const tlsClient = deps.tlsClients?.get(socket);
+  const tlsClient = tlsClientOf(deps, socket);
   const ip = requestAddress(deps, request, socket);
   const state = newRequestState(requestId, ip, headers);
   states.set(request, state);
