@@ -71,7 +71,8 @@ function redacted(fields: LogFields): LogFields {
   const safe: LogFields = {};
   for (const name in fields) {
     const value = fields[name];
-    if (value === undefined || !Object.hasOwn(fields, name)) continue;
+    // `__proto__` would set the entry's prototype, not a field: inherited fields escape redaction.
+    if (value === undefined || name === "__proto__" || !Object.hasOwn(fields, name)) continue;
     safe[name] = isSecretName(name)
       ? REDACTED
       : typeof value === "object" || typeof value === "bigint"
@@ -84,7 +85,7 @@ function redacted(fields: LogFields): LogFields {
 function jsonLine(level: LogLevel, message: string, fields: LogFields): string {
   try {
     const entry: LogFields = { time: new Date().toISOString(), level, msg: message };
-    for (const name in fields) entry[name] = fields[name];
+    for (const name in fields) if (Object.hasOwn(fields, name)) entry[name] = fields[name];
     return JSON.stringify(entry);
   } catch {
     // A field that cannot be written as JSON (a cycle) must not lose the entry.

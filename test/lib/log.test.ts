@@ -30,6 +30,13 @@ describe("log lines", () => {
       });
   });
 
+  test("a field named __proto__ (parsed input passed as fields) cannot carry other fields past redaction", () => {
+    const { log, entries } = jsonLogger();
+    log.info("request", JSON.parse('{"__proto__": {"password": "hunter2"}, "status": 200}'));
+    const [entry] = entries();
+    expect(entry).toEqual({ time: entry.time, level: "info", msg: "request", status: 200 });
+  });
+
   test("time, level and message come first; errors, bigints and undefined fields are written plainly", () => {
     const { log, entries } = jsonLogger();
     log.warn("failed", {
