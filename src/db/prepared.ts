@@ -1,4 +1,4 @@
-import { Column, is, type Placeholder, SQL, Subquery, sql } from "drizzle-orm";
+import { Column, getTableName, is, type Placeholder, SQL, Subquery, sql } from "drizzle-orm";
 import type { Db } from "./client";
 
 /**
@@ -55,8 +55,8 @@ type Decoder = { mapFromDriverValue(value: unknown): unknown };
  * every row. For the reads every request makes: the device row (27 columns) took 1.6 µs to map against
  * 0.7 µs here, and several times that in a busy server, where the one general mapper meets every
  * query's shape. Values are decoded as Drizzle does (a column's mapFromDriverValue, an SQL field's
- * mapWith, null kept as null) into the same objects. A select with an outer join, whose all-null side
- * Drizzle turns into null, keeps Drizzle's mapper.
+ * mapWith, null kept as null) into the same objects. A select with a table that may be missing (an
+ * outer join), whose all-null side Drizzle turns into null, keeps Drizzle's mapper.
  */
 export function withRowDecoder<Get, All>(
   query: DecodingQuery<Get, All>,
@@ -66,8 +66,12 @@ export function withRowDecoder<Get, All>(
     joinsNotNullableMap?: Record<string, boolean>;
   };
   const fields = internals.fields;
-  const hasOuterJoin = Object.values(internals.joinsNotNullableMap ?? {}).includes(false);
-  if (!fields || hasOuterJoin) return query;
+  const nullable = internals.joinsNotNullableMap;
+  // Drizzle turns a nested object of a table's columns into null when all are null, unless the
+  // query marks that table as never missing (its base table and inner joins): such a select keeps it.
+  const isNullable = ({ path, field }: SelectedField) =>
+    path.length === 2 && is(field, Column) && nullable?.[getTableName(field.table)] !== true;
+  if (!fields || (nullable && fields.some(isNullable))) return query;
   const paths = fields.map(({ path }) => path);
   const decoders = fields.map(({ field }) => decoderOf(field));
   const decode = (row: unknown[]) => {

@@ -9,9 +9,7 @@ afterAll(() => t.close());
 const org = await t.createOrganization();
 const device = await enrollDevice(t, org.adminToken, { os_version: "14.4" });
 // A check-in fills the JSON, boolean and time columns; a second device keeps them null.
-expect((await checkIn(t, device.device_token, { agent_version: "2.0.0", facts: HEALTHY_FACTS })).status).toBe(
-  200,
-);
+const checkedIn = await checkIn(t, device.device_token, { agent_version: "2.0.0", facts: HEALTHY_FACTS });
 const untouched = await enrollDevice(t, org.adminToken);
 const db = t.deps.db;
 
@@ -34,6 +32,7 @@ function expectSameRows(
 
 describe("withRowDecoder decodes rows as Drizzle does", () => {
   test("a whole row: text, integers, booleans, JSON, and nulls", () => {
+    expect(checkedIn.status).toBe(200);
     const query = db
       .select()
       .from(devices)
@@ -67,6 +66,17 @@ describe("withRowDecoder decodes rows as Drizzle does", () => {
       .from(users)
       .prepare();
     expectSameRows(users_, {});
+    // An aliased SQL field decodes through its SQL's decoder.
+    const aliased = db
+      .select({
+        id: devices.id,
+        enrolled: sql<number>`unixepoch(enrolled_at)`.mapWith(String).as("enrolled"),
+      })
+      .from(devices)
+      .where(eq(devices.id, sql.placeholder("id")))
+      .prepare();
+    expectSameRows(aliased, { id: device.id });
+    expect(typeof withRowDecoder(aliased).get({ id: device.id })?.enrolled).toBe("string");
   });
 
   test("no row is undefined, and no rows an empty list", () => {
