@@ -68,7 +68,9 @@ export function startJobs(deps: DomainDeps & Observability): RunningJobs {
   // Ticks fall on the clock's seconds, not exactly `interval` after a run: half a second early is due.
   const TICK_TOLERANCE_MS = 500;
   const startTicking = () =>
-    new Cron("* * * * * *", { name: "jobs" }, () => {
+    // Unnamed: croner refuses a second job of the same name, and this one now starts in a timer,
+    // where that refusal would be an uncaught error (two servers in one process, as tests run them).
+    new Cron("* * * * * *", () => {
       const now = performance.now();
       for (const entry of schedule) {
         if (entry.isRunning || now < entry.dueAt - TICK_TOLERANCE_MS) continue;
