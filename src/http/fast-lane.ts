@@ -202,10 +202,11 @@ async function answerPlainCheckIn(app: AnyElysia, deps: AppDeps, request: Reques
 
 /** The body of a check-in CheckInBody accepts unchanged, normalised as Elysia normalises it; else null. */
 function checkInBody(text: string | null): Static<typeof CheckInBody> | null {
-  if (text === null || text.trim() === "" || isNestedDeeperThan(text, MAX_JSON_NESTING)) return null;
+  if (text === null || isNestedDeeperThan(text, MAX_JSON_NESTING)) return null;
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    // An empty body is an empty report, as the route's parser reads it.
+    body = text.trim() === "" ? {} : JSON.parse(text);
   } catch {
     return null;
   }

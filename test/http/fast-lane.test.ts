@@ -285,8 +285,9 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
     expect(answered.body).toMatchObject({ device_id: enrolled.id, policy: { id: enrolled.policy.id } });
     const stored = await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
     expect(stored.body).toMatchObject({ agent_version: "4.1.0", os_version: "14.4", status: "online" });
-    // An empty report is a heartbeat: the same answer both ways too.
+    // An empty report, or no body at all, is a heartbeat: the same answer both ways too.
     expect((await checkInBothWays(enrolled.device_token, {})).status).toBe(200);
+    expect((await checkInBothWays(enrolled.device_token, "")).status).toBe(200);
   });
 
   test("no token, a wrong one and a wiped device's (revoked) are refused as the route refuses them", async () => {
