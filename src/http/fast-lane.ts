@@ -15,7 +15,7 @@ import { normalizeIdFields } from "./plugins/normalize-input";
 import {
   countUncountedRequest,
   openRequest,
-  pinnedPeer,
+  pinPeer,
   requestAddress,
   requireAccess,
   requireDevice,
@@ -83,8 +83,8 @@ async function refuseLockedSignIn(app: AnyElysia, deps: AppDeps, request: Reques
     !isJsonContentType(request.headers.get("content-type"))
   )
     return app.handle(request);
-  // The peer as it is now (see pinnedPeer): the body is read first.
-  const socket = pinnedPeer(deps, requestPeer(request, app.server));
+  // The peer as it is now (see pinPeer): the body is read first.
+  const socket = pinPeer(deps, request, app.server);
   let lockout: RateLimitedError | null = null;
   try {
     const bytes = new Uint8Array(await request.arrayBuffer());
@@ -177,9 +177,8 @@ async function answerPlainCheckIn(app: AnyElysia, deps: AppDeps, request: Reques
     !isJsonContentType(request.headers.get("content-type"))
   )
     return app.handle(request);
-  // The peer as it is now: a TLS client that hangs up while its body arrives is forgotten by the TLS
-  // front, and Elysia's route looks it up before reading the body too.
-  const peer = pinnedPeer(deps, requestPeer(request, app.server));
+  // The peer as it is now (see pinPeer): the body is read first.
+  const peer = pinPeer(deps, request, app.server);
   let body: Static<typeof CheckInBody> | null = null;
   try {
     const bytes = new Uint8Array(await request.arrayBuffer());

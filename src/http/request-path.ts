@@ -1,3 +1,5 @@
+import type { TlsClient } from "./tls-front";
+
 /**
  * The path of a request as Elysia's router reads it: from the first "/" at or after index 11 of the URL
  * (past "http://" and at least four characters of host) up to the query. The security plugin and the
@@ -12,11 +14,18 @@ export function requestPath(request: Request): string {
   return query === -1 ? url.substring(start) : url.substring(start, query);
 }
 
+/** A request's socket address; `tls`, when present, is its TLS front record as looked up earlier (pinPeer). */
+export interface Peer {
+  address: string;
+  port: number;
+  tls?: TlsClient | undefined;
+}
+
 /** The socket peer of each request the server handed to the app, kept across normalizeRequestHost's copy. */
-const peers = new WeakMap<Request, { address: string; port: number } | null>();
+const peers = new WeakMap<Request, Peer | null>();
 
 /** Records the socket peer (from the original request) for the request the app will see. */
-export function rememberPeer(request: Request, peer: { address: string; port: number } | null): void {
+export function rememberPeer(request: Request, peer: Peer | null): void {
   peers.set(request, peer);
 }
 
@@ -27,7 +36,7 @@ export function rememberPeer(request: Request, peer: { address: string; port: nu
 export function requestPeer(
   request: Request,
   server?: { requestIP(request: Request): { address: string; port: number } | null } | null,
-): { address: string; port: number } | null | undefined {
+): Peer | null | undefined {
   return peers.get(request) ?? server?.requestIP(request);
 }
 

@@ -79,6 +79,16 @@ describe("withRowDecoder decodes rows as Drizzle does", () => {
     expect(typeof withRowDecoder(aliased).get({ id: device.id })?.enrolled).toBe("string");
   });
 
+  test("a nested object of a subquery's columns, all null, as Drizzle decodes it", () => {
+    const owners = db.select({ id: devices.id, userId: devices.userId }).from(devices).as("owners");
+    const query = db
+      .select({ holder: { userId: owners.userId } })
+      .from(owners)
+      .where(eq(owners.id, sql.placeholder("id")))
+      .prepare();
+    expectSameRows(query, { id: untouched.id });
+  });
+
   test("no row is undefined, and no rows an empty list", () => {
     const query = withRowDecoder(
       db

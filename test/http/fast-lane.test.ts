@@ -5,6 +5,9 @@
  * headers, the log line and the rate-limit count).
  */
 import { afterAll, describe, expect, test } from "bun:test";
+import { observeRequests } from "../../src/http/observe-requests";
+import { rememberPeer } from "../../src/http/request-path";
+import { TlsClients } from "../../src/http/tls-front";
 import { createDeviceTestApp, enrollDevice, HEALTHY_FACTS } from "../helpers/devices";
 import { createTestApp, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 
@@ -445,6 +448,20 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
           token: org.adminToken,
         });
         expect(policy.body.applied_version).toBe(enrolled.policy.version);
+        // No body at all is an empty report, answered here too.
+        const empty = sent("");
+        const heartbeat = await t.fetch(CHECK_IN, {
+          headers: { ...empty.headers, ...bearer(enrolled.device_token) },
+          ...empty.init,
+        });
+        expect([heartbeat.status, elysia.calls()]).toEqual([200, 1]);
+        // A body past 4 KiB is not read here, even one the route accepts.
+        const padded = sent(`${JSON.stringify({ agent_version: "4.4.0" })}${" ".repeat(5000)}`);
+        const long = await t.fetch(CHECK_IN, {
+          headers: { ...padded.headers, ...bearer(enrolled.device_token) },
+          ...padded.init,
+        });
+        expect([long.status, elysia.calls()]).toEqual([200, 2]);
         const newer = sent({ agent_version: "4.4.0", battery_health: "good" });
         await t.fetch(CHECK_IN, {
           headers: { ...newer.headers, ...bearer(enrolled.device_token) },
@@ -455,9 +472,60 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
           headers: { "content-type": "application/json", ...bearer(enrolled.device_token) },
           ...plain.init,
         });
-        expect(elysia.calls()).toBe(3);
+        expect(elysia.calls()).toBe(4);
       } finally {
         elysia.restore();
+      }
+    },
+  );
+});
+
+describe("behind Bulwark's own TLS front", () => {
+  inProcessTest(
+    "the client's address is the one the front knew when the request came, even if it hangs up while its body arrives",
+    async () => {
+      const app = await createTestApp();
+      try {
+        const clients = new TlsClients();
+        app.deps.tlsClients = clients;
+        const handle = observeRequests(app.app, app.deps);
+        const email = (await app.createOrganization()).adminEmail;
+        // A sign-in the fast lane reads and hands on to Elysia (not locked out), and a check-in it reads
+        // and hands on (an extra field); each from a client of the front that is gone once its body is in.
+        const bodies: [string, string][] = [
+          ["/api/v1/auth/login", JSON.stringify({ email, password: "wrong password" })],
+          ["/api/v1/agent/checkin", JSON.stringify({ agent_version: "4.1.0", extra: true })],
+        ];
+        for (const [index, [path, text]] of bodies.entries()) {
+          const port = 40_000 + index;
+          clients.set(port, { ip: "203.0.113.7", certificate: null });
+          const bytes = new TextEncoder().encode(text);
+          // The client is gone once its body has been read.
+          const body = new ReadableStream<Uint8Array>(
+            {
+              pull(controller) {
+                controller.enqueue(bytes);
+                clients.delete(port);
+                controller.close();
+              },
+            },
+            { highWaterMark: 0 },
+          );
+          const request = new Request(`http://localhost${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "content-length": String(bytes.length) },
+            body,
+          });
+          rememberPeer(request, { address: "127.0.0.1", port });
+          const response = await handle(request);
+          const requestId = response.headers.get("x-request-id");
+          const line = app.logLines
+            .map((entry) => JSON.parse(entry))
+            .find((entry) => entry.request_id === requestId);
+          expect([path, line?.ip]).toEqual([path, "203.0.113.7"]);
+        }
+      } finally {
+        await app.close();
       }
     },
   );

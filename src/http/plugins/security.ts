@@ -21,7 +21,7 @@ import {
 import { authenticateDeviceCertificate } from "../../domain/pki/device-certificates";
 import type { AppDeps } from "../app-deps";
 import { parseClientCertHeader } from "../client-certificate";
-import { requestPath, requestPeer } from "../request-path";
+import { type Peer, rememberPeer, requestPath, requestPeer } from "../request-path";
 import type { TlsClient } from "../tls-front";
 
 /** Per-request facts gathered once in onRequest and read by the route macros. */
@@ -104,20 +104,22 @@ export function requestAddress(deps: AppDeps, request: Request, socket: Peer | n
   return clientIp(deps, request, tlsClientOf(deps, socket)?.ip ?? socket?.address);
 }
 
-/** A request's socket address; `tls`, when present, is its TLS front record as looked up earlier. */
-export interface Peer {
-  address: string;
-  port: number;
-  tls?: TlsClient | undefined;
-}
-
 /**
- * The socket with its TLS front record looked up now. The fast lane reads a body before it opens the
- * request, and the TLS front forgets a client that hangs up meanwhile; Elysia's route looks the record
- * up before the body is read, and so, with this, does the fast lane.
+ * The request's peer with its TLS front record looked up now, and kept as the request's peer. The fast
+ * lane reads a body before it opens the request, and the TLS front forgets a client that hangs up
+ * meanwhile; Elysia's route looks the record up before the body is read. With this, the fast lane and
+ * Elysia, when the lane hands the request on, read the record as it was when the request arrived.
  */
-export function pinnedPeer(deps: AppDeps, socket: Peer | null | undefined): Peer | null | undefined {
-  return socket && { address: socket.address, port: socket.port, tls: tlsClientOf(deps, socket) };
+export function pinPeer(
+  deps: AppDeps,
+  request: Request,
+  server: Parameters<typeof requestPeer>[1],
+): Peer | null | undefined {
+  const socket = requestPeer(request, server);
+  if (!socket) return socket;
+  const peer = { address: socket.address, port: socket.port, tls: tlsClientOf(deps, socket) };
+  rememberPeer(request, peer);
+  return peer;
 }
 
 function tlsClientOf(deps: AppDeps, socket: Peer | null | undefined): TlsClient | undefined {
