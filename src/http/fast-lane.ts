@@ -42,8 +42,8 @@ const DEVICE_PATH_START = "/api/v1/devices/".length;
  *   sends one every few minutes.
  *
  * Each runs the same steps through the same functions as its Elysia route: openRequest (request id,
- * credentials, rate limit, size guards), requireAccess (the `access` macro's decision), the domain
- * function, and requestErrorResponse for every failure; the routes stay in Elysia for the OpenAPI
+ * credentials, rate limit, size guards), requireAccess or requireDevice (the `access` and `device`
+ * macros' decisions), the domain function, and requestErrorResponse for every failure; the routes stay in Elysia for the OpenAPI
  * document and for every request the fast lane does not take. Returns null for a request of another
  * method or path, with a query string, or whose path is not a UUID: Elysia answers those. A sign-in it
  * takes but does not refuse (not a plain JSON body of a locked pair), or a check-in whose body is not
@@ -151,7 +151,7 @@ async function answerDeviceRead(
 }
 
 const CHECK_IN_ROUTE = "/api/v1/agent/checkin";
-/** The largest check-in the route accepts is ~600 bytes; a larger body is not read here. */
+/** Every field of a check-in fits in ~600 bytes; a larger body is left to the route, unread. */
 const MAX_FAST_CHECK_IN_BODY_BYTES = 4096;
 const CHECK_IN_FIELDS = new Set(Object.keys(CheckInBody.properties));
 const FACT_NAMES = Object.keys(DeviceFactsSchema.properties) as (keyof DeviceFacts)[];
