@@ -6,21 +6,21 @@ import { type DeviceFacts, DeviceFactsSchema } from "../domain/devices/evaluate-
 import { getDevice } from "../domain/devices/get-device";
 import type { RateLimitedError } from "../domain/errors";
 import { normalizeEmail } from "../domain/users/email";
-import { isNestedDeeperThan } from "../lib/json-nesting";
 import type { AppDeps } from "./app-deps";
 import { jsonAnswer } from "./json-answer";
 import { requestErrorResponse } from "./plugins/error-handler";
-import { decodeBody, isJsonContentType, keepReadBody, MAX_JSON_NESTING } from "./plugins/json-body";
+import { decodeBody, isJsonContentType, keepReadBody, parseJsonText } from "./plugins/json-body";
 import { normalizeIdFields } from "./plugins/normalize-input";
 import {
   countUncountedRequest,
   openRequest,
   pinPeer,
+  type RequestState,
   requestAddress,
   requireAccess,
   requireDevice,
 } from "./plugins/security";
-import { requestPeer } from "./request-path";
+import { type Peer, requestPeer } from "./request-path";
 import { answerCheckIn } from "./routes/agent.routes";
 import { CheckInBody } from "./routes/agent.schemas";
 
@@ -43,8 +43,8 @@ const DEVICE_PATH_START = "/api/v1/devices/".length;
  *
  * Each runs the same steps through the same functions as its Elysia route: openRequest (request id,
  * credentials, rate limit, size guards), requireAccess or requireDevice (the `access` and `device`
- * macros' decisions), the domain function, and requestErrorResponse for every failure; the routes stay in Elysia for the OpenAPI
- * document and for every request the fast lane does not take. Returns null for a request of another
+ * macros' decisions), the domain function, and requestErrorResponse for every failure
+ * (answerOutsideElysia); the routes stay in Elysia for the OpenAPI document and for every request the fast lane does not take. Returns null for a request of another
  * method or path, with a query string, or whose path is not a UUID: Elysia answers those. A sign-in it
  * takes but does not refuse (not a plain JSON body of a locked pair), or a check-in whose body is not
  * one it can judge, it hands to Elysia itself, with the body it read.
@@ -65,8 +65,6 @@ export function fastLane(app: AnyElysia, deps: AppDeps): (request: Request) => P
 }
 
 const LOGIN_ROUTE = "/api/v1/auth/login";
-/** A sign-in body is tens of bytes; a larger one is not read here. */
-const MAX_FAST_LOGIN_BODY_BYTES = 4096;
 const LOGIN_FIELDS = new Set(["email", "password", "refresh_cookie"]);
 
 /**
@@ -75,47 +73,26 @@ const LOGIN_FIELDS = new Set(["email", "password", "refresh_cookie"]);
  * judged here, so the answer is the one the route would give: the route checks the lockout first.
  */
 async function refuseLockedSignIn(app: AnyElysia, deps: AppDeps, request: Request): Promise<Response> {
-  const declared = request.headers.get("content-length");
-  if (
-    declared === null ||
-    !/^\d{1,4}$/.test(declared) ||
-    Number(declared) > MAX_FAST_LOGIN_BODY_BYTES ||
-    !isJsonContentType(request.headers.get("content-type"))
-  )
-    return app.handle(request);
-  // The peer as it is now (see pinPeer): the body is read first.
-  const socket = pinPeer(deps, request, app.server);
+  const read = await readSmallJsonBody(app, deps, request);
+  if (!read) return app.handle(request);
   let lockout: RateLimitedError | null = null;
   try {
-    const bytes = new Uint8Array(await request.arrayBuffer());
-    keepReadBody(request, bytes);
-    const body = signInBody(decodeBody(bytes));
+    const body = signInBody(read.value);
     lockout =
-      body && passwordLockout(deps, normalizeEmail(body.email), requestAddress(deps, request, socket));
+      body && passwordLockout(deps, normalizeEmail(body.email), requestAddress(deps, request, read.peer));
   } catch {
-    // A body cut short, a database that cannot be read: Elysia's route meets the same failure and
-    // answers it as it always does, counted against the address's budget.
+    // A database that cannot be read: Elysia's route meets the same failure and answers it as it
+    // always does, counted against the address's budget.
   }
   if (!lockout) return app.handle(request);
-  const headers: Record<string, string> = {};
-  try {
-    const state = await openRequest(deps, request, socket, headers);
-    state.route = LOGIN_ROUTE;
-    throw lockout;
-  } catch (error) {
-    countUncountedRequest(deps, request, headers);
-    return requestErrorResponse(deps, request, error, headers);
-  }
+  const refusal = lockout;
+  return answerOutsideElysia(deps, request, read.peer, LOGIN_ROUTE, () => {
+    throw refusal;
+  });
 }
 
 /** The email of a body LoginBody accepts unchanged (its fields, types and lengths), else null. */
-function signInBody(text: string | null): { email: string } | null {
-  let body: unknown;
-  try {
-    body = text === null ? null : JSON.parse(text);
-  } catch {
-    return null;
-  }
+function signInBody(body: unknown): { email: string } | null {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
   const { email, password, refresh_cookie: refreshCookie } = body as Record<string, unknown>;
   const isValid =
@@ -123,11 +100,9 @@ function signInBody(text: string | null): { email: string } | null {
     typeof email === "string" &&
     email.length >= 1 &&
     email.length <= 320 &&
-    email.isWellFormed() &&
     typeof password === "string" &&
     password.length >= 1 &&
     password.length <= 1024 &&
-    password.isWellFormed() &&
     (refreshCookie === undefined || typeof refreshCookie === "boolean");
   return isValid ? { email } : null;
 }
@@ -138,21 +113,19 @@ async function answerDeviceRead(
   request: Request,
   deviceId: string,
 ): Promise<Response> {
-  const headers: Record<string, string> = {};
-  try {
-    const state = await openRequest(deps, request, requestPeer(request, app.server), headers);
-    state.route = FAST_DEVICE_ROUTE;
-    const { principal } = requireAccess(state, "devices:read");
-    return jsonAnswer(getDevice(deps, principal.organizationId, deviceId), headers);
-  } catch (error) {
-    countUncountedRequest(deps, request, headers);
-    return requestErrorResponse(deps, request, error, headers);
-  }
+  return answerOutsideElysia(
+    deps,
+    request,
+    requestPeer(request, app.server),
+    FAST_DEVICE_ROUTE,
+    (state, headers) => {
+      const { principal } = requireAccess(state, "devices:read");
+      return jsonAnswer(getDevice(deps, principal.organizationId, deviceId), headers);
+    },
+  );
 }
 
 const CHECK_IN_ROUTE = "/api/v1/agent/checkin";
-/** Every field of a check-in fits in ~600 bytes; a larger body is left to the route, unread. */
-const MAX_FAST_CHECK_IN_BODY_BYTES = 4096;
 const CHECK_IN_FIELDS = new Set(Object.keys(CheckInBody.properties));
 const FACT_NAMES = Object.keys(DeviceFactsSchema.properties) as (keyof DeviceFacts)[];
 /** Compiled on the first check-in, not at start (every start would pay for it). */
@@ -160,63 +133,29 @@ let compiledCheckInBody: TypeCheck<typeof CheckInBody> | null = null;
 
 /**
  * A check-in whose body CheckInBody accepts as it stands: a JSON object of its fields only (facts are
- * held to their own fields by the schema), valid UTF-8 and well-formed text, of at most 4 KiB. Elysia
- * would validate such a body without refusing or dropping anything, so the route's steps are run here
- * in the route's order: openRequest, the `device` macro's decision (requireDevice), the check-in and its
- * answer, requestErrorResponse for any failure. What Elysia's normalisation does to it is done too: ids
+ * held to their own fields by the schema), as the route's parser reads it. Elysia would validate such
+ * a body without refusing or dropping anything, so the route's steps are run here in the route's
+ * order: openRequest, the `device` macro's decision (requireDevice), the check-in and its answer,
+ * requestErrorResponse for any failure. What Elysia's normalisation does to it is done too: ids
  * lower-cased (normalize-input), facts rebuilt in the schema's order (Elysia's cleaner copies them so;
  * they are stored as written). Any other body (an unknown field, a wrong type, broken JSON, a chunked
  * upload) goes to Elysia with the bytes read, and is answered there.
  */
 async function answerPlainCheckIn(app: AnyElysia, deps: AppDeps, request: Request): Promise<Response> {
-  const declared = request.headers.get("content-length");
-  if (
-    declared === null ||
-    !/^\d{1,4}$/.test(declared) ||
-    Number(declared) > MAX_FAST_CHECK_IN_BODY_BYTES ||
-    !isJsonContentType(request.headers.get("content-type"))
-  )
-    return app.handle(request);
-  // The peer as it is now (see pinPeer): the body is read first.
-  const peer = pinPeer(deps, request, app.server);
-  let body: Static<typeof CheckInBody> | null = null;
-  try {
-    const bytes = new Uint8Array(await request.arrayBuffer());
-    keepReadBody(request, bytes);
-    body = checkInBody(decodeBody(bytes));
-  } catch {
-    // A body cut short: Elysia's route meets the same failure and answers it as it always does.
-  }
-  if (!body) return app.handle(request);
-  const headers: Record<string, string> = {};
-  try {
-    const state = await openRequest(deps, request, peer, headers);
-    state.route = CHECK_IN_ROUTE;
-    return await answerCheckIn(deps, requireDevice(state).device, body, headers);
-  } catch (error) {
-    countUncountedRequest(deps, request, headers);
-    return requestErrorResponse(deps, request, error, headers);
-  }
+  const read = await readSmallJsonBody(app, deps, request);
+  const body = read && checkInBody(read.value);
+  if (!read || !body) return app.handle(request);
+  return answerOutsideElysia(deps, request, read.peer, CHECK_IN_ROUTE, (state, headers) =>
+    answerCheckIn(deps, requireDevice(state).device, body, headers),
+  );
 }
 
-/** The body of a check-in CheckInBody accepts unchanged, normalised as Elysia normalises it; else null. */
-function checkInBody(text: string | null): Static<typeof CheckInBody> | null {
-  if (text === null || isNestedDeeperThan(text, MAX_JSON_NESTING)) return null;
-  let body: unknown;
-  try {
-    // An empty body is an empty report, as the route's parser reads it.
-    body = text.trim() === "" ? {} : JSON.parse(text);
-  } catch {
-    return null;
-  }
+/** A check-in body CheckInBody accepts unchanged, normalised as Elysia normalises it; else null. */
+function checkInBody(body: unknown): Static<typeof CheckInBody> | null {
   if (typeof body !== "object" || body === null || Array.isArray(body)) return null;
   for (const key in body) if (!CHECK_IN_FIELDS.has(key)) return null;
   compiledCheckInBody ??= TypeCompiler.Compile(CheckInBody);
   if (!compiledCheckInBody.Check(body)) return null;
-  // Text fields that are not well-formed Unicode are refused by the parser: Elysia names them.
-  const { agent_version: agentVersion, os_version: osVersion, policy_id: policyId } = body;
-  for (const text of [agentVersion, osVersion, policyId])
-    if (typeof text === "string" && !text.isWellFormed()) return null;
   normalizeIdFields(body);
   if (body.facts) {
     const facts: DeviceFacts = {};
@@ -224,4 +163,62 @@ function checkInBody(text: string | null): Static<typeof CheckInBody> | null {
     body.facts = facts;
   }
   return body;
+}
+
+/** The most of a body the fast lane reads: a sign-in or every field of a check-in fits in ~600 bytes. */
+const MAX_FAST_BODY_BYTES = 4096;
+
+/**
+ * A small JSON body as the route's parser reads it (`value`: an empty body is {}, any body the parser
+ * would refuse or that cannot be read is undefined), with the request's peer pinned before reading (see
+ * pinPeer) and the bytes kept for Elysia (keepReadBody). Null, and nothing read, for a request without
+ * a declared length of at most 4 KiB or without a JSON content type: Elysia reads those.
+ */
+async function readSmallJsonBody(
+  app: AnyElysia,
+  deps: AppDeps,
+  request: Request,
+): Promise<{ peer: Peer | null | undefined; value: unknown } | null> {
+  const declared = request.headers.get("content-length");
+  if (
+    declared === null ||
+    !/^\d{1,4}$/.test(declared) ||
+    Number(declared) > MAX_FAST_BODY_BYTES ||
+    !isJsonContentType(request.headers.get("content-type"))
+  )
+    return null;
+  const peer = pinPeer(deps, request, app.server);
+  let value: unknown;
+  try {
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    keepReadBody(request, bytes);
+    const text = decodeBody(bytes);
+    if (text !== null) value = text.trim() === "" ? {} : parseJsonText(text);
+  } catch {
+    // A body cut short, or one the parser refuses: Elysia's route meets the same failure and answers it.
+  }
+  return { peer, value };
+}
+
+/**
+ * Opens the request as the security plugin's onRequest does, names its route, and answers with
+ * `answer`; any failure (a 429 of the rate limit, a 401, the domain's errors) is answered as the error
+ * handler answers it, counted against the address's budget when the request was not counted yet.
+ */
+async function answerOutsideElysia(
+  deps: AppDeps,
+  request: Request,
+  peer: Peer | null | undefined,
+  route: string,
+  answer: (state: RequestState, headers: Record<string, string>) => Response | Promise<Response>,
+): Promise<Response> {
+  const headers: Record<string, string> = {};
+  try {
+    const state = await openRequest(deps, request, peer, headers);
+    state.route = route;
+    return await answer(state, headers);
+  } catch (error) {
+    countUncountedRequest(deps, request, headers);
+    return requestErrorResponse(deps, request, error, headers);
+  }
 }

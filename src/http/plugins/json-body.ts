@@ -9,7 +9,7 @@ import { isNestedDeeperThan } from "../../lib/json-nesting";
 import { MAX_BODY_BYTES } from "./security";
 
 /** Deeper than any body this API accepts (policy documents nest four levels); deeper is refused unread. */
-export const MAX_JSON_NESTING = 64;
+const MAX_JSON_NESTING = 64;
 
 const rawBodies = new WeakMap<Request, unknown>();
 
@@ -154,6 +154,36 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 }
 
 /**
+ * A JSON body's text as this parser reads it, or a ValidationError: nested past MAX_JSON_NESTING
+ * (refused unread), not JSON, or holding an unpaired UTF-16 surrogate. The plugin below and the fast
+ * lane (fast-lane.ts) both read bodies through it.
+ */
+export function parseJsonText(text: string): unknown {
+  if (isNestedDeeperThan(text, MAX_JSON_NESTING)) {
+    throw new ValidationError(
+      "invalid request body",
+      [],
+      `the body nests objects and arrays more than ${MAX_JSON_NESTING} levels deep`,
+      "body_too_deep",
+    );
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ValidationError(
+      "invalid request body",
+      [],
+      `the body is not valid JSON: ${(error as Error).message}`,
+      "invalid_json",
+    );
+  }
+  const malformed = findMalformedStrings(parsed);
+  if (malformed.length > 0) throw new ValidationError("invalid request body", malformed);
+  return parsed;
+}
+
+/**
  * JSON is the only body type: bodies are read with the size limit, malformed JSON is a 400 "invalid
  * request body", other content types are 415, and fields no schema declares are a 400 naming them
  * (Elysia would otherwise drop them silently, so a typo like `polcy_data` would look like success).
@@ -172,27 +202,7 @@ export function jsonBodyPlugin() {
       if (!isJsonContentType(contentType ?? null)) {
         throw new UnsupportedMediaTypeError("send the body as JSON with Content-Type: application/json");
       }
-      if (isNestedDeeperThan(text, MAX_JSON_NESTING)) {
-        throw new ValidationError(
-          "invalid request body",
-          [],
-          `the body nests objects and arrays more than ${MAX_JSON_NESTING} levels deep`,
-          "body_too_deep",
-        );
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch (error) {
-        throw new ValidationError(
-          "invalid request body",
-          [],
-          `the body is not valid JSON: ${(error as Error).message}`,
-          "invalid_json",
-        );
-      }
-      const malformed = findMalformedStrings(parsed);
-      if (malformed.length > 0) throw new ValidationError("invalid request body", malformed);
+      const parsed = parseJsonText(text);
       rawBodies.set(request, parsed);
       return parsed;
     })
