@@ -99,6 +99,16 @@ export function withRowDecoder<Get, All>(
   };
 }
 
+/**
+ * A hot read, prepared once per database (oncePerDatabase) with its rows decoded by withRowDecoder:
+ * `build` gives the select, not yet prepared. The reads every request makes are written this way.
+ */
+export function preparedRead<Get, All>(
+  build: (db: Db) => { prepare(): DecodingQuery<Get, All> },
+): (db: Db) => Pick<DecodingQuery<Get, All>, "get" | "all"> {
+  return oncePerDatabase((db) => withRowDecoder(build(db).prepare()));
+}
+
 /** The decoder Drizzle's row mapper picks for a selected field (drizzle-orm/utils.js, mapResultRow). */
 function decoderOf(field: unknown): Decoder {
   // An SQL's decoder is internal to Drizzle's types.

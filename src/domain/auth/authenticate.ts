@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { oncePerDatabase, withRowDecoder } from "../../db/prepared";
+import { preparedRead } from "../../db/prepared";
 import { apiKeys, organizations, sessions, users } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
@@ -23,10 +23,10 @@ const LAST_USED_RESOLUTION_SECONDS = 60;
 // unqualified name inside a subquery could bind to the wrong table.
 const ORGANIZATION_OF_USER = "FROM organizations WHERE organizations.id = users.organization_id";
 const organizationPlan = sql.raw(`(SELECT organizations.plan ${ORGANIZATION_OF_USER})`);
-const sessionLookup = oncePerDatabase((db: Db) => {
+const sessionLookup = preparedRead((db: Db) => {
   const sessionColumn = (column: string) =>
     sql`(SELECT ${sql.raw(`sessions.${column}`)} FROM sessions WHERE sessions.id = ${sql.placeholder("sessionId")})`;
-  const query = db
+  return db
     .select({
       user: users,
       plan: organizationPlan.mapWith(organizations.plan),
@@ -38,27 +38,19 @@ const sessionLookup = oncePerDatabase((db: Db) => {
       sessionUserId: sessionColumn("user_id").mapWith(sessions.userId),
     })
     .from(users)
-    .where(eq(users.id, sql.placeholder("userId")))
-    .prepare();
-  return withRowDecoder(query);
+    .where(eq(users.id, sql.placeholder("userId")));
 });
-const apiKeyLookup = oncePerDatabase((db: Db) =>
-  withRowDecoder(
-    db
-      .select()
-      .from(apiKeys)
-      .where(eq(apiKeys.keyHash, sql.placeholder("keyHash")))
-      .prepare(),
-  ),
+const apiKeyLookup = preparedRead((db: Db) =>
+  db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.keyHash, sql.placeholder("keyHash"))),
 );
-const keyHolderLookup = oncePerDatabase((db: Db) =>
-  withRowDecoder(
-    db
-      .select({ user: users, plan: organizationPlan.mapWith(organizations.plan) })
-      .from(users)
-      .where(eq(users.id, sql.placeholder("userId")))
-      .prepare(),
-  ),
+const keyHolderLookup = preparedRead((db: Db) =>
+  db
+    .select({ user: users, plan: organizationPlan.mapWith(organizations.plan) })
+    .from(users)
+    .where(eq(users.id, sql.placeholder("userId"))),
 );
 
 /**

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { oncePerDatabase, unplanned, withRowDecoder } from "../../db/prepared";
+import { preparedRead, unplanned } from "../../db/prepared";
 import { devices, deviceTokens } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
@@ -20,18 +20,15 @@ export interface DevicePrincipal {
 // SQLite as Bun ships it plans a join with a bare bound value again at every execution (see
 // unplanned in db/prepared.ts); one join reads the device once, where scalar subqueries read it per
 // column.
-const tokenLookup = oncePerDatabase((db: Db) =>
-  withRowDecoder(
-    db
-      .select({
-        token: deviceTokens,
-        device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
-      })
-      .from(deviceTokens)
-      .innerJoin(devices, eq(devices.id, deviceTokens.deviceId))
-      .where(eq(deviceTokens.tokenHash, unplanned(sql.placeholder("tokenHash"))))
-      .prepare(),
-  ),
+const tokenLookup = preparedRead((db: Db) =>
+  db
+    .select({
+      token: deviceTokens,
+      device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
+    })
+    .from(deviceTokens)
+    .innerJoin(devices, eq(devices.id, deviceTokens.deviceId))
+    .where(eq(deviceTokens.tokenHash, unplanned(sql.placeholder("tokenHash")))),
 );
 
 /** Resolves a device token; revoked, expired or wiped-device tokens are refused. */

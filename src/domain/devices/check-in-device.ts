@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
-import { oncePerDatabase, withRowDecoder } from "../../db/prepared";
+import { oncePerDatabase, preparedRead } from "../../db/prepared";
 import { devices } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
@@ -55,18 +55,13 @@ export function nextCheckInSeconds(offlineAfterSeconds: number): number {
 }
 
 // A check-in's reads and its one write, prepared once per database (the hot path of a fleet).
-const deviceById = oncePerDatabase((db: Db) =>
-  withRowDecoder(
-    db
-      .select()
-      .from(devices)
-      .where(eq(devices.id, sql.placeholder("id")))
-      .prepare(),
-  ),
+const deviceById = preparedRead((db: Db) =>
+  db
+    .select()
+    .from(devices)
+    .where(eq(devices.id, sql.placeholder("id"))),
 );
-const pendingWipes = oncePerDatabase((db: Db) =>
-  withRowDecoder(selectPendingWipes(db, sql.placeholder("deviceId")).prepare()),
-);
+const pendingWipes = preparedRead((db: Db) => selectPendingWipes(db, sql.placeholder("deviceId")));
 const CHECK_IN_COLUMNS = [
   "status",
   "lastSeen",

@@ -1,6 +1,6 @@
 import { and, desc, eq, type Placeholder, sql } from "drizzle-orm";
 import { type Db, readTogether } from "../../db/client";
-import { LIMIT_ONE, oncePerDatabase, unplanned, withRowDecoder } from "../../db/prepared";
+import { LIMIT_ONE, preparedRead, unplanned } from "../../db/prepared";
 import { devices, wipes } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
@@ -11,19 +11,16 @@ import type { ComplianceReport } from "./evaluate-compliance";
 import { toWipeView } from "./wipe-view";
 
 // The device page's reads, prepared once per database: a fleet's dashboards and scripts call it most.
-const deviceQuery = oncePerDatabase((db: Db) =>
-  withRowDecoder(
-    db
-      .select()
-      .from(devices)
-      .where(
-        and(
-          eq(devices.id, sql.placeholder("id")),
-          eq(devices.organizationId, sql.placeholder("organizationId")),
-        ),
-      )
-      .prepare(),
-  ),
+const deviceQuery = preparedRead((db: Db) =>
+  db
+    .select()
+    .from(devices)
+    .where(
+      and(
+        eq(devices.id, sql.placeholder("id")),
+        eq(devices.organizationId, sql.placeholder("organizationId")),
+      ),
+    ),
 );
 /**
  * The device's newest wipe request: a console reloaded while one is pending keeps following it. Read
@@ -38,9 +35,7 @@ export function selectLatestWipe(db: Db, deviceId: string | Placeholder) {
     .orderBy(desc(wipes.initiatedAt))
     .limit(LIMIT_ONE);
 }
-const latestWipeQuery = oncePerDatabase((db: Db) =>
-  withRowDecoder(selectLatestWipe(db, sql.placeholder("deviceId")).prepare()),
-);
+const latestWipeQuery = preparedRead((db: Db) => selectLatestWipe(db, sql.placeholder("deviceId")));
 
 /** One device of the organization, with its compliance report and effective policy id. */
 export function getDevice(deps: DomainDeps, organizationId: string, deviceId: string): DeviceView {

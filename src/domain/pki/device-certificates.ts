@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type * as X509 from "@peculiar/x509";
 import { and, desc, eq, isNull, type Placeholder, sql } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { LIMIT_ONE, oncePerDatabase, unplanned, withRowDecoder } from "../../db/prepared";
+import { LIMIT_ONE, preparedRead, unplanned } from "../../db/prepared";
 import { deviceCertificates, devices } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -138,9 +138,7 @@ export function selectNewestCertificate(db: Db, deviceId: string | Placeholder) 
     .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
     .limit(LIMIT_ONE);
 }
-const newestCertificate = oncePerDatabase((db: Db) =>
-  withRowDecoder(selectNewestCertificate(db, sql.placeholder("deviceId")).prepare()),
-);
+const newestCertificate = preparedRead((db: Db) => selectNewestCertificate(db, sql.placeholder("deviceId")));
 
 /** The device's newest certificate, or null when it never had one. */
 export function deviceCertificateView(db: Db, deviceId: string): DeviceCertificateView | null {
@@ -158,10 +156,10 @@ export function deviceCertificateView(db: Db, deviceId: string): DeviceCertifica
 // Every request an agent makes with its certificate: prepared once per database. The device's columns
 // come through scalar subqueries with qualified names: SQLite as Bun ships it prepares a join that binds
 // a parameter again at every execution (see authenticate.ts).
-const certificateHolderLookup = oncePerDatabase((db: Db) => {
+const certificateHolderLookup = preparedRead((db: Db) => {
   const deviceColumn = (column: string) =>
     sql.raw(`(SELECT devices.${column} FROM devices WHERE devices.id = device_certificates.device_id)`);
-  const query = db
+  return db
     .select({
       certificate: {
         id: deviceCertificates.id,
@@ -176,9 +174,7 @@ const certificateHolderLookup = oncePerDatabase((db: Db) => {
       },
     })
     .from(deviceCertificates)
-    .where(eq(deviceCertificates.fingerprint, sql.placeholder("fingerprint")))
-    .prepare();
-  return withRowDecoder(query);
+    .where(eq(deviceCertificates.fingerprint, sql.placeholder("fingerprint")));
 });
 
 /**

@@ -1,6 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
-import { oncePerDatabase, withRowDecoder } from "../../db/prepared";
+import { oncePerDatabase, preparedRead } from "../../db/prepared";
 import { organizations, policies, policyVersions } from "../../db/schema";
 import { NotFoundError } from "../errors";
 import type { PolicyData } from "./policy-document";
@@ -20,9 +20,9 @@ export interface EffectivePolicy {
 // Every check-in and device read resolves a policy: prepared once per database. One table is read and
 // the others' columns come through scalar subqueries with qualified names, as in authenticate.ts: SQLite
 // as Bun ships it prepares a join that binds a parameter again at every execution (~10 µs here).
-const currentVersionQuery = oncePerDatabase((db: Db) => {
+const currentVersionQuery = preparedRead((db: Db) => {
   const defaultPolicyId = sql`(SELECT organizations.default_policy_id FROM organizations WHERE organizations.id = ${sql.placeholder("organizationId")})`;
-  const query = db
+  return db
     .select({
       id: policies.id,
       name: policies.name,
@@ -40,9 +40,7 @@ const currentVersionQuery = oncePerDatabase((db: Db) => {
         eq(policies.organizationId, sql.placeholder("organizationId")),
         eq(policies.id, sql`coalesce(${sql.placeholder("policyId")}, ${defaultPolicyId})`),
       ),
-    )
-    .prepare();
-  return withRowDecoder(query);
+    );
 });
 
 const documentQuery = oncePerDatabase((db: Db) =>
