@@ -1,6 +1,13 @@
 import { afterAll, expect, test } from "bun:test";
 import { markOfflineDevices } from "../../src/domain/devices/mark-offline-devices";
-import { checkIn, createDeviceTestApp, type Enrolled, enrollDevice, HEALTHY_FACTS } from "../helpers/devices";
+import {
+  checkIn,
+  createDeviceTestApp,
+  type Enrolled,
+  enrollDevice,
+  HEALTHY_FACTS,
+  wipeDevice,
+} from "../helpers/devices";
 
 const t = await createDeviceTestApp({ devices: { offline_after_seconds: 900 } });
 afterAll(() => t.close());
@@ -55,14 +62,7 @@ test("the counts kept by triggers match the devices through enrollment, check-in
       })
     ).status,
   ).toBe(200);
-  const wipe = await t.request("POST", `/api/v1/devices/${second.id}/wipe`, {
-    ...admin,
-    body: { reason: "lost" },
-  });
-  await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
-    token: second.device_token,
-    body: { success: true },
-  });
+  await wipeDevice(t, admin.token, second);
   expectTrue();
   expect((await t.request("DELETE", `/api/v1/devices/${second.id}`, admin)).status).toBe(204);
   expectTrue();

@@ -18,7 +18,7 @@ import { selectComplianceCounts, selectStatusCounts } from "../../src/domain/dev
 import { selectPendingWipes } from "../../src/domain/devices/wipe-device";
 import { selectNewestCertificate } from "../../src/domain/pki/device-certificates";
 import { deleteExpiredEvents } from "../../src/domain/webhooks/purge-deliveries";
-import { createDeviceTestApp, enrollDevice } from "../helpers/devices";
+import { createDeviceTestApp, enrollDevice, wipeDevice } from "../helpers/devices";
 
 const t = await createDeviceTestApp();
 afterAll(() => t.close());
@@ -191,14 +191,7 @@ test("the stored device count stays equal to the real count across enroll, wipe 
   await expectCount(4);
 
   // A wiped device still counts until it is deleted.
-  const wipe = await t.request("POST", `/api/v1/devices/${gone.id}/wipe`, {
-    token: org.adminToken,
-    body: { reason: "retired" },
-  });
-  await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
-    token: gone.device_token,
-    body: { success: true },
-  });
+  await wipeDevice(t, org.adminToken, gone, "retired");
   await expectCount(4);
   expect((await t.request("DELETE", `/api/v1/devices/${gone.id}`, { token: org.adminToken })).status).toBe(
     204,

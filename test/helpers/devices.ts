@@ -75,6 +75,26 @@ export async function enrollDevice(
   return response.body as Enrolled;
 }
 
+/** Wipes a device as it happens in the field: an admin asks for it (202) and the agent reports it done (200). */
+export async function wipeDevice(
+  t: TestApp,
+  adminToken: string,
+  device: { id: string; device_token: string },
+  reason = "lost",
+): Promise<void> {
+  const wipe = await t.request("POST", `/api/v1/devices/${device.id}/wipe`, {
+    token: adminToken,
+    body: { reason },
+  });
+  if (wipe.status !== 202) throw new Error(`wipe failed: ${wipe.status} ${JSON.stringify(wipe.body)}`);
+  const done = await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
+    token: device.device_token,
+    body: { success: true },
+  });
+  if (done.status !== 200)
+    throw new Error(`wipe completion failed: ${done.status} ${JSON.stringify(done.body)}`);
+}
+
 /** An agent check-in with the device token. */
 export function checkIn(t: TestApp, deviceToken: string, body: Record<string, unknown> = {}) {
   return t.request("POST", "/api/v1/agent/checkin", { token: deviceToken, body });

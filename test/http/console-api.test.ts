@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { organizations } from "../../src/db/schema";
-import { checkIn, enrollDevice, HEALTHY_FACTS } from "../helpers/devices";
+import { checkIn, enrollDevice, HEALTHY_FACTS, wipeDevice } from "../helpers/devices";
 import {
   authorizeOidc,
   OIDC_CALLBACK,
@@ -208,14 +208,7 @@ describe("GET /devices/summary", () => {
     expect(afterSuspension.by_status).toEqual({ online: 2, offline: 0, suspended: 1, wiped: 0, pending: 0 });
 
     // Wiped, then deleted: counted as wiped until it is gone.
-    const wipe = await t.request("POST", `${DEVICES}/${first.id}/wipe`, {
-      token: org.adminToken,
-      body: { reason: "retired" },
-    });
-    await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
-      token: first.device_token,
-      body: { success: true },
-    });
+    await wipeDevice(t, org.adminToken, first, "retired");
     expect((await summary()).by_status).toEqual({
       online: 1,
       offline: 0,

@@ -8,6 +8,7 @@ import {
   enrollBody,
   enrollDevice,
   recordedEvents,
+  wipeDevice,
 } from "../helpers/devices";
 import { inProcessTest } from "../helpers/test-app";
 
@@ -163,14 +164,7 @@ describe("POST /devices/enroll", () => {
       expect(exhausted.body.reason).toBe("vpn_pool_exhausted");
 
       const freed = enrolled[2];
-      const wipe = await small.request("POST", `/api/v1/devices/${freed.id}/wipe`, {
-        token: org.adminToken,
-        body: { reason: "retired" },
-      });
-      await small.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
-        token: freed.device_token,
-        body: { success: true },
-      });
+      await wipeDevice(small, org.adminToken, freed, "retired");
       const deleted = await small.request("DELETE", `/api/v1/devices/${freed.id}`, { token: org.adminToken });
       expect(deleted.status).toBe(204);
       const again = await small.request("POST", ENROLL, { body: enrollBody(token) });
@@ -239,14 +233,7 @@ describe("POST /devices/enroll", () => {
       expect(JSON.stringify(duplicate.body)).not.toContain(first.id);
     }
 
-    const wipe = await t.request("POST", `/api/v1/devices/${first.id}/wipe`, {
-      token: org.adminToken,
-      body: { reason: "reinstall" },
-    });
-    await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
-      token: first.device_token,
-      body: { success: true },
-    });
+    await wipeDevice(t, org.adminToken, first, "reinstall");
     const reused = await enrollDevice(t, other.adminToken, { public_key: publicKey });
     expect(reused.vpn_config.public_key).toBe(publicKey);
   });
@@ -306,14 +293,7 @@ describe("POST /devices/enroll", () => {
 
     await enrollDevice(t, other.adminToken, { hardware_id: "SERIAL-1" });
 
-    const wipe = await t.request("POST", `/api/v1/devices/${first.id}/wipe`, {
-      token: org.adminToken,
-      body: { reason: "reinstall" },
-    });
-    await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
-      token: first.device_token,
-      body: { success: true },
-    });
+    await wipeDevice(t, org.adminToken, first, "reinstall");
     const reenrolled = await t.request("POST", ENROLL, {
       body: enrollBody(token, { hardware_id: "SERIAL-1" }),
     });

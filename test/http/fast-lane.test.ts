@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { observeRequests } from "../../src/http/observe-requests";
 import { rememberPeer } from "../../src/http/request-path";
 import { TlsClients } from "../../src/http/tls-front";
-import { createDeviceTestApp, enrollDevice, HEALTHY_FACTS } from "../helpers/devices";
+import { createDeviceTestApp, enrollDevice, HEALTHY_FACTS, wipeDevice } from "../helpers/devices";
 import { createTestApp, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 
 const t = await createDeviceTestApp();
@@ -300,14 +300,7 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
     expect([missing.status, missing.body.reason]).toEqual([401, "device_token_required"]);
     const wrong = await checkInBothWays("bwd_not-a-token", { agent_version: "4.1.0" });
     expect([wrong.status, wrong.body.reason]).toEqual([401, "device_token_invalid"]);
-    const wipe = await t.request("POST", `/api/v1/devices/${enrolled.id}/wipe`, {
-      token: org.adminToken,
-      body: { reason: "lost" },
-    });
-    await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
-      token: enrolled.device_token,
-      body: { success: true },
-    });
+    await wipeDevice(t, org.adminToken, enrolled);
     const wiped = await checkInBothWays(enrolled.device_token, { agent_version: "4.1.0" });
     expect([wiped.status, wiped.body.reason]).toEqual([401, "device_token_revoked"]);
   });

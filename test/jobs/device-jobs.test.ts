@@ -10,6 +10,7 @@ import {
   enrollDevice,
   HEALTHY_FACTS,
   recordedEvents,
+  wipeDevice,
 } from "../helpers/devices";
 
 const OFFLINE_AFTER = 900;
@@ -161,14 +162,7 @@ describe("purge-expired-device-credentials", () => {
     const org = await t.createOrganization();
     const live = await enrollDevice(t, org.adminToken);
     const wiped = await enrollDevice(t, org.adminToken);
-    const wipe = await t.request("POST", `/api/v1/devices/${wiped.id}/wipe`, {
-      token: org.adminToken,
-      body: { reason: "done" },
-    });
-    await t.request("POST", `/api/v1/agent/wipes/${wipe.body.wipe_id}/complete`, {
-      token: wiped.device_token,
-      body: { success: true },
-    });
+    await wipeDevice(t, org.adminToken, wiped, "done");
     const shortLived = await createEnrollmentToken(t, org.adminToken, { expires_in_hours: 1 });
     const longLived = await createEnrollmentToken(t, org.adminToken, { expires_in_hours: 24 * 365 });
     const revoked = await createEnrollmentToken(t, org.adminToken, { expires_in_hours: 24 * 365 });
