@@ -288,6 +288,24 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
   return app as unknown as TestApp;
 }
 
+/**
+ * The log entry of the request answered with `requestId`. The executable writes its request lines when
+ * the event-loop turn that answered them ends (src/lib/log.ts), so a line may follow its answer by a
+ * moment: this waits up to 5 s for it.
+ */
+export async function requestLogEntry(
+  t: TestApp,
+  requestId: string | null,
+): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const entry = t.logLines.map((line) => JSON.parse(line)).find((each) => each.request_id === requestId);
+    if (entry) return entry;
+    if (Date.now() > deadline) throw new Error(`no log line for request ${requestId}`);
+    await Bun.sleep(5);
+  }
+}
+
 /** The app the suites test: in-process, or the executable when TEST_TARGET=executable. */
 export function createTestApp(overrides: DeepPartial<Config> = {}): Promise<TestApp> {
   return TEST_TARGET === "executable"

@@ -9,7 +9,13 @@ import { observeRequests } from "../../src/http/observe-requests";
 import { rememberPeer } from "../../src/http/request-path";
 import { TlsClients } from "../../src/http/tls-front";
 import { createDeviceTestApp, enrollDevice, HEALTHY_FACTS, wipeDevice } from "../helpers/devices";
-import { createTestApp, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
+import {
+  createTestApp,
+  inProcessTest,
+  requestLogEntry,
+  TEST_PASSWORD,
+  type TestApp,
+} from "../helpers/test-app";
 
 const t = await createDeviceTestApp();
 afterAll(() => t.close());
@@ -121,20 +127,18 @@ describe("GET /devices/:id through the fast lane answers as the Elysia route doe
     const enrolled = await enrollDevice(t, org.adminToken);
     const fast = await answer(t, `/api/v1/devices/${enrolled.id}`, bearer(org.adminToken));
     const elysia = await answer(t, `/api/v1/devices/${enrolled.id}?through=elysia`, bearer(org.adminToken));
-    const lineOf = (requestId: string | null) => {
-      const line = t.logLines.map((text) => JSON.parse(text)).find((entry) => entry.request_id === requestId);
-      expect(line).toBeDefined();
-      const { time, duration_ms, request_id, path, ...rest } = line;
+    const lineOf = async (requestId: string | null) => {
+      const { time, duration_ms, request_id, path, ...rest } = await requestLogEntry(t, requestId);
       return rest;
     };
-    expect(lineOf(fast.requestId)).toEqual(lineOf(elysia.requestId));
-    expect(lineOf(fast.requestId)).toMatchObject({ route: "/api/v1/devices/:id", status: 200 });
+    expect(await lineOf(fast.requestId)).toEqual(await lineOf(elysia.requestId));
+    expect(await lineOf(fast.requestId)).toMatchObject({ route: "/api/v1/devices/:id", status: 200 });
     // A 404 of the route is labelled with the route, not as a path nothing answers.
     const unknown = "/api/v1/devices/00000000-0000-7000-8000-000000000000";
     const missing = await answer(t, unknown, bearer(org.adminToken));
     const missingViaElysia = await answer(t, `${unknown}?through=elysia`, bearer(org.adminToken));
-    expect(lineOf(missing.requestId)).toEqual(lineOf(missingViaElysia.requestId));
-    expect(lineOf(missing.requestId)).toMatchObject({ route: "/api/v1/devices/:id", status: 404 });
+    expect(await lineOf(missing.requestId)).toEqual(await lineOf(missingViaElysia.requestId));
+    expect(await lineOf(missing.requestId)).toMatchObject({ route: "/api/v1/devices/:id", status: 404 });
   });
 
   test("both count against one budget, and the 429 past it is the same", async () => {
@@ -408,8 +412,7 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
       ...init,
     });
     const requestId = response.headers.get("x-request-id");
-    const line = t.logLines.map((text) => JSON.parse(text)).find((entry) => entry.request_id === requestId);
-    expect(line).toMatchObject({
+    expect(await requestLogEntry(t, requestId)).toMatchObject({
       msg: "request",
       method: "POST",
       route: CHECK_IN,

@@ -71,3 +71,46 @@ describe("log lines", () => {
     ]);
   });
 });
+
+/** Runs `body` in a bun process with `log`, a JSON logger on standard output; returns the process. */
+function loggingProcess(body: string) {
+  const script = `import { createLogger } from ${JSON.stringify(`${import.meta.dir}/../../src/lib/log.ts`)};
+const log = createLogger({ format: "json", level: "info" });
+${body}`;
+  return Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+}
+
+const messagesOf = (text: string) =>
+  text
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line).msg);
+
+describe("log lines on standard output", () => {
+  test("come out in the order written: a warning writes the lines before it, an exit writes the rest", async () => {
+    const child = loggingProcess(`
+log.info("first"); log.info("second"); log.warn("third"); log.info("fourth"); log.announce("fifth");
+log.info("sixth"); log.info("seventh");
+process.exit(3);`);
+    expect(await child.exited).toBe(3);
+    expect(messagesOf(await new Response(child.stdout).text())).toEqual([
+      "first",
+      "second",
+      "third",
+      "fourth",
+      "fifth",
+      "sixth",
+      "seventh",
+    ]);
+  });
+
+  test("an info line is written when the turn that logged it ends, not held until more arrive", async () => {
+    const child = loggingProcess(`log.info("alone"); setTimeout(() => {}, 60_000);`);
+    const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
+    const { value } = await reader.read();
+    expect(messagesOf(new TextDecoder().decode(value))).toEqual(["alone"]);
+    expect(child.exitCode).toBeNull();
+    child.kill();
+    await child.exited;
+  });
+});
