@@ -1,7 +1,6 @@
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
 import type { Server } from "bun";
 import type { AnyElysia } from "elysia";
+import { isIP } from "../lib/ip-version";
 import type { AppDeps } from "./app-deps";
 import { observeRequests, recordRequest, UNMATCHED_ROUTE } from "./observe-requests";
 import { invalidHostResponse, unhandledErrorResponse } from "./plugins/error-handler";
@@ -92,7 +91,7 @@ export function listenError(error: unknown, hostname: string, port: number): Lis
 export async function assertHostResolves(hostname: string): Promise<void> {
   if (isIP(hostname) !== 0) return;
   try {
-    await lookup(hostname);
+    await process.getBuiltinModule("node:dns/promises").lookup(hostname);
   } catch {
     throw new ListenError(`cannot listen on ${hostname}: the host name does not resolve`);
   }

@@ -1,5 +1,4 @@
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+import { isIP } from "./ip-version";
 
 /** The kind of network an IP address belongs to; only "public" is reachable across the internet. */
 export type IpAddressClassification =
@@ -128,7 +127,9 @@ export async function checkWebhookTarget(
 }
 
 async function lookupAllAddresses(hostname: string): Promise<string[]> {
-  const results = await lookup(hostname, { all: true, order: "verbatim" });
+  const results = await process
+    .getBuiltinModule("node:dns/promises")
+    .lookup(hostname, { all: true, order: "verbatim" });
   return results.map((result) => result.address);
 }
 

@@ -1,5 +1,5 @@
-import { isIP } from "node:net";
 import type { Config } from "../../config/config-schema";
+import { isIP } from "../../lib/ip-version";
 import { UnavailableError } from "../errors";
 
 export interface RelyingParty {
