@@ -10,9 +10,11 @@
  * Usage: npm run bench [-- --seconds 5 --rounds 3 --sizes 100000,1000000]
  * Results depend on the machine; they are printed, never asserted.
  */
+import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { floorToken } from "./bench/baseline-floor";
 import {
   alternate,
   median,
@@ -96,6 +98,12 @@ async function call(server: RunningServer, method: string, path: string, body?: 
 let bulwark = await startBulwark();
 const login = await call(bulwark, "POST", "/api/v1/auth/login", ADMIN);
 const accessToken: string = login.body.token;
+// The floor baseline (bench/baseline-floor.ts) reads the same session, with a token of its own kind.
+const floorKey = randomBytes(32);
+const sessionId: string = JSON.parse(
+  Buffer.from(accessToken.split(".")[1] ?? "", "base64url").toString(),
+).sid;
+const floorAuth = [`authorization: Bearer ${floorToken(floorKey, sessionId)}`];
 const apiKey: string = (
   await call(
     bulwark,
@@ -291,6 +299,13 @@ for (const size of sizes) {
     "<= 100 ms",
   );
 
+  // Started after seeding, on the same database: it reads the seeded devices.
+  const floor = await startServer([
+    bun,
+    join(here, "bench/baseline-floor.ts"),
+    join(dataFolder, "bulwark.db"),
+    floorKey.toString("hex"),
+  ]);
   bulwark = await startBulwark();
   const device = await alternate(
     rounds,
@@ -301,6 +316,12 @@ for (const size of sizes) {
         headers: jwt,
       }),
     () => wrk(rawJson.url, { connections: CONNECTIONS, seconds }),
+    () =>
+      wrk(`${floor.url}/api/v1/devices/${benchDeviceId(size - 1)}`, {
+        connections: CONNECTIONS,
+        seconds,
+        headers: floorAuth,
+      }),
   );
   report(
     `P1 GET /devices/:id, JWT, ${CONNECTIONS} connections (${label})`,
@@ -308,6 +329,14 @@ for (const size of sizes) {
     `raw JSON ${perSecond(device.b.rps)}`,
     (device.a.rps / device.b.rps).toFixed(3),
     ">= 0.5",
+  );
+  const deviceFloor = device.c as WrkResult;
+  report(
+    `P1 the same against its floor (${label})`,
+    perSecond(device.a.rps),
+    `floor ${perSecond(deviceFloor.rps)}${checked(deviceFloor)}`,
+    (device.a.rps / deviceFloor.rps).toFixed(2),
+    "",
   );
   const healthRuns = [];
   for (let round = 0; round < rounds; round++)
@@ -377,6 +406,7 @@ for (const size of sizes) {
     rounds,
     () => wrk(`${bulwark.url}/api/v1/auth/login`, { connections: CONNECTIONS, seconds, script: loginScript }),
     () => wrk(rawJson.url, { connections: CONNECTIONS, seconds }),
+    () => wrk(`${floor.url}/api/v1/auth/login`, { connections: CONNECTIONS, seconds, script: loginScript }),
   );
   report(
     `P6 refused (throttled) sign-in (${label})`,
@@ -385,6 +415,14 @@ for (const size of sizes) {
     (signIns.a.rps / signIns.b.rps).toFixed(2),
     ">= 0.5",
   );
+  report(
+    `P6 the same against its floor (${label})`,
+    perSecond(signIns.a.rps),
+    `floor ${perSecond((signIns.c as WrkResult).rps)}`,
+    (signIns.a.rps / (signIns.c as WrkResult).rps).toFixed(2),
+    "",
+  );
+  await floor.stop();
   const memory = bulwark.memory();
   report(
     `P4 resident memory after check-ins and lists (${label})`,

@@ -125,14 +125,17 @@ export async function alternate(
   rounds: number,
   a: () => Promise<WrkResult>,
   b: () => Promise<WrkResult>,
-): Promise<{ a: WrkResult; b: WrkResult }> {
+  c?: () => Promise<WrkResult>,
+): Promise<{ a: WrkResult; b: WrkResult; c: WrkResult | null }> {
   const runsA: WrkResult[] = [];
   const runsB: WrkResult[] = [];
+  const runsC: WrkResult[] = [];
   for (let round = 0; round < rounds; round++) {
     runsA.push(await a());
     runsB.push(await b());
+    if (c) runsC.push(await c());
   }
-  return { a: medianResult(runsA), b: medianResult(runsB) };
+  return { a: medianResult(runsA), b: medianResult(runsB), c: c ? medianResult(runsC) : null };
 }
 
 /** The median of each field over several runs. */
