@@ -4,6 +4,7 @@ import { DatabaseSchemaError } from "../db/migrate";
 import { DatabaseInUseError } from "../db/serve-lock";
 import { DomainError, ValidationError } from "../domain/errors";
 import { ListenError } from "../http/http-server";
+import { flushLog } from "../lib/log";
 import { SecretBoxError } from "../lib/secret-box";
 import { CommandFailure, parseArgs, UsageError } from "./args";
 import { COMMANDS } from "./commands";
@@ -32,6 +33,8 @@ export async function runCli(argv: string[]): Promise<number> {
     await command.run(config, args);
     return 0;
   } catch (error) {
+    // The log lines before the failure (a migration applied, say) come before its message.
+    flushLog();
     if (error instanceof UsageError) {
       console.error(`bulwark: ${error.message}`);
       return 2;

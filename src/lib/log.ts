@@ -131,8 +131,9 @@ function writeToStdout(text: string): void {
  * when the turn ends (setImmediate). A busy server answers dozens of requests in a turn, and one write
  * per request line cost ~15 µs of a ~95 µs device read: the system call, and waking the process that
  * reads the pipe. A warning, an error or an announcement is written at once, after the lines before it,
- * and so is whatever is left when the process exits (process.exit included). A kill -9 can lose the
- * info lines of the turn it lands in, never more.
+ * and so is whatever is left when the process exits (process.exit included; flushLog for a caller that
+ * writes to standard error first). What can be lost: the info lines of the last turn, when the process
+ * ends without exiting (kill -9, a fatal signal it does not handle, a crash of the runtime).
  */
 const stdoutLines = {
   pending: [] as string[],
@@ -155,6 +156,11 @@ const stdoutLines = {
   },
 };
 const flushStdoutLines = () => stdoutLines.flush();
+
+/** Writes the lines still waiting, now: before a message on standard error that must come after them. */
+export function flushLog(): void {
+  stdoutLines.flush();
+}
 
 function guardStdout(): void {
   if (stdoutLines.isExitHooked) return;

@@ -97,6 +97,20 @@ describe("the built executable, from an empty folder", () => {
     expectOneLine(second.stderr, `cannot listen on 127.0.0.1:${port}: the port is in use`);
   }, 60_000);
 
+  test("what a failed start logged comes before its error when both streams go to one place", () => {
+    // As under systemd or `2>&1`: the migrations applied to a new database, then why it stopped.
+    const newFolder = emptyFolder();
+    const merged = Bun.spawnSync(["sh", "-c", 'exec "$0" serve 2>&1', binary], {
+      cwd: newFolder,
+      env: { PATH: process.env.PATH ?? "", HOME: newFolder, BULWARK_SERVER_PORT: new URL(server.url).port },
+      stdout: "pipe",
+    });
+    const lines = merged.stdout.toString().trim().split("\n");
+    const applied = lines.findIndex((line) => line.includes("Applied"));
+    const failure = lines.findIndex((line) => line.startsWith("bulwark: cannot listen"));
+    expect([merged.exitCode, applied >= 0, failure > applied]).toEqual([1, true, true]);
+  }, 60_000);
+
   test("a second server on the same database exits at once, naming the file and the running process", () => {
     const second = run(["serve"], folder, { BULWARK_SERVER_PORT: "0" });
     expect(second.code).toBe(1);

@@ -83,14 +83,25 @@ export async function startServer(
   running.add(child);
   void child.exited.then(() => running.delete(child));
   let output = "";
-  const decoder = new TextDecoder();
+  // Each stream is read line by line: the executable writes its log a turn at a time, and one write
+  // can reach this side in several chunks, or between two chunks of the other stream.
   const collect = async (stream: ReadableStream<Uint8Array>) => {
-    for await (const chunk of stream) {
-      const text = decoder.decode(chunk);
+    const decoder = new TextDecoder();
+    let partial = "";
+    const take = (text: string) => {
       output += text;
       // A 5xx or unhandled error the executable logs fails the test that is running.
       noteServerLog(text);
+    };
+    for await (const chunk of stream) {
+      partial += decoder.decode(chunk, { stream: true });
+      const end = partial.lastIndexOf("\n") + 1;
+      if (end > 0) {
+        take(partial.slice(0, end));
+        partial = partial.slice(end);
+      }
     }
+    if (partial !== "") take(partial);
   };
   void collect(child.stdout as ReadableStream<Uint8Array>);
   void collect(child.stderr as ReadableStream<Uint8Array>);

@@ -291,13 +291,13 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
 /**
  * The log entry of the request answered with `requestId`. The executable writes its request lines when
  * the event-loop turn that answered them ends (src/lib/log.ts), so a line may follow its answer by a
- * moment: this waits up to 5 s for it.
+ * moment: this waits up to 2 s for it (under the test's own timeout, so a missing line says so).
  */
 export async function requestLogEntry(
   t: TestApp,
   requestId: string | null,
 ): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 2000;
   for (;;) {
     const entry = t.logLines.map((line) => JSON.parse(line)).find((each) => each.request_id === requestId);
     if (entry) return entry;

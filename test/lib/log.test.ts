@@ -104,7 +104,7 @@ process.exit(3);`);
     ]);
   });
 
-  test("an info line is written when the turn that logged it ends, not held until more arrive", async () => {
+  test("a lone info line is written while the process runs on, not held for more lines or for the exit", async () => {
     const child = loggingProcess(`log.info("alone"); setTimeout(() => {}, 60_000);`);
     const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
     const { value } = await reader.read();
