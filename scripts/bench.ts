@@ -1,9 +1,10 @@
 /**
  * `npm run bench`: Bulwark's speed as ratios to the stack's own limits, measured in one run.
  *
- * The executable is built by the same function as `npm run build`. Two baselines are started by this
- * script: a raw Bun.serve answering a small JSON object, and a raw Bun.serve + bun:sqlite upserting one
- * row per request at the same `synchronous`. Servers run on core 0 and wrk on core 1 (taskset); each
+ * The executable is built by the same function as `npm run build`. Three baselines are started by
+ * this script: a raw Bun.serve answering a small JSON object; a raw Bun.serve + bun:sqlite upserting one
+ * row per request at the same `synchronous`; and the floor of P1 and P6 (bench/baseline-floor.ts), the
+ * least work of an authenticated device read and of a refused sign-in, written bare. Servers run on core 0 and wrk on core 1 (taskset); each
  * Bulwark measure is alternated with its baseline and the medians are kept. Datasets of 100k and 1M
  * devices are SQL copies of a device enrolled through the API (scripts/bench/seed-devices.ts).
  *
@@ -402,6 +403,15 @@ for (const size of sizes) {
     );
   }
 
+  // Both must refuse with the lockout's 429, or P6 would measure another answer.
+  for (const server of [bulwark, floor]) {
+    const refusal = await fetch(`${server.url}/api/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(throttled),
+    });
+    if (refusal.status !== 429) throw new Error(`P6: ${server.url} answered ${refusal.status}, not 429`);
+  }
   const signIns = await alternate(
     rounds,
     () => wrk(`${bulwark.url}/api/v1/auth/login`, { connections: CONNECTIONS, seconds, script: loginScript }),
