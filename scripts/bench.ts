@@ -75,6 +75,8 @@ function bulwarkEnv(extra: Record<string, string> = {}): Record<string, string> 
     BULWARK_RATE_LIMIT_AUTHENTICATED_PER_MINUTE: "100000000",
     BULWARK_RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: "100000000",
     BULWARK_RATE_LIMIT_ENTERPRISE_PER_MINUTE: "100000000",
+    // The throttled pair stays locked for the whole run (P6 measures refusals of a locked pair).
+    BULWARK_AUTH_LOGIN_LOCKOUT_SECONDS: "86400",
     // 1M devices need more tunnel addresses than the default /16.
     BULWARK_VPN_ADDRESS_POOL: "10.0.0.0/8",
     ...extra,
@@ -410,7 +412,9 @@ for (const size of sizes) {
       headers: { "content-type": "application/json" },
       body: JSON.stringify(throttled),
     });
-    if (refusal.status !== 429) throw new Error(`P6: ${server.url} answered ${refusal.status}, not 429`);
+    const reason = ((await refusal.json()) as { reason?: string }).reason;
+    if (refusal.status !== 429 || reason !== "login_throttled")
+      throw new Error(`P6: ${server.url} answered ${refusal.status} ${reason}, not 429 login_throttled`);
   }
   const signIns = await alternate(
     rounds,

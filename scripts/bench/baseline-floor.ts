@@ -1,7 +1,9 @@
 /**
- * Benchmark baseline: the least work any implementation on this stack must do for P1 and P6, written
- * bare, against the benchmark's own database. The raw JSON baseline does none of it, so it says what the
- * HTTP server can do, not what an authenticated, logged read can; this says the latter.
+ * Benchmark baseline: a floor for P1 and P6, less work than either request needs, written bare, against
+ * the benchmark's own database. The raw JSON baseline does none of it, so it says what the HTTP server
+ * can do, not what an authenticated, logged read can; this says more nearly the latter. It skips what
+ * the API still requires (the device's policy, wipe and certificate, the rate limit), so the real floor
+ * is lower than this one.
  *
  * - `GET /api/v1/devices/:id`: an HMAC-SHA256 bearer token checked once (node:crypto) and its claims
  *   kept, as Bulwark keeps a verified token's; then, in one read transaction of prepared statements, the
@@ -11,8 +13,8 @@
  *   a 429 with Retry-After when it is locked (401 otherwise).
  *
  * Each answer has a request id and a JSON log line; lines are written once per event-loop turn, as
- * Bulwark writes them. No rate limit, metrics, scopes, policy or certificate reads, no input checks
- * beyond parsing: what Bulwark does on top is what the ratio to this measures.
+ * Bulwark writes them. No rate limit, metrics, scopes, plan or MFA state, policy, wipe or certificate
+ * reads, no input checks beyond parsing: what Bulwark does on top is what the ratio to this measures.
  *
  * Usage: baseline-floor.ts <db path> <token key, hex>. A token is `<base64url {"sid": ...}>.<base64url
  * HMAC-SHA256 of that part>` (floorToken).

@@ -2,6 +2,7 @@ import { Database, type Statement } from "bun:sqlite";
 import { chmodSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
+import { flushLog } from "../lib/log";
 import * as schema from "./schema";
 
 export type Db = ReturnType<typeof drizzle<typeof schema>>;
@@ -96,7 +97,10 @@ export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
  */
 function closeWhenUnlocked(sqlite: Database): void {
   const isClosed = retryWhileLocked(() => sqlite.close());
-  if (!isClosed) console.warn("database close deferred: another process holds a lock");
+  if (!isClosed) {
+    flushLog();
+    console.warn("database close deferred: another process holds a lock");
+  }
 }
 
 /** Runs `work`, retrying for up to about a second while SQLite answers "database is locked". */

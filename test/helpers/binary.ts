@@ -101,16 +101,23 @@ export async function startServer(
         partial = partial.slice(end);
       }
     }
+    partial += decoder.decode();
     if (partial !== "") take(partial);
   };
-  void collect(child.stdout as ReadableStream<Uint8Array>);
-  void collect(child.stderr as ReadableStream<Uint8Array>);
+  const collected = Promise.all([
+    collect(child.stdout as ReadableStream<Uint8Array>),
+    collect(child.stderr as ReadableStream<Uint8Array>),
+  ]);
   const deadline = Date.now() + 15_000;
   let url: string | undefined;
   while (!url) {
     url = /listening on (https?:\/\/[^\s"]+)/.exec(output)?.[1];
     if (url) break;
-    if (child.exitCode !== null) throw new Error(`bulwark exited early (${child.exitCode}):\n${output}`);
+    if (child.exitCode !== null) {
+      // Its last lines (often the cause) may still be on their way.
+      await collected;
+      throw new Error(`bulwark exited early (${child.exitCode}):\n${output}`);
+    }
     if (Date.now() > deadline) {
       child.kill();
       throw new Error(`bulwark did not start in time:\n${output}`);

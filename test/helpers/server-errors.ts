@@ -17,7 +17,7 @@ export function noteServerAnswer(method: string, path: string, status: number, b
     observed.push(`${method} ${path} answered ${status}: ${JSON.stringify(body).slice(0, 300)}`);
 }
 
-/** Called with what the executable printed on stderr. */
+/** Called with what the executable printed, on either stream, a whole line or more at a time. */
 export function noteServerLog(text: string): void {
   for (const line of text.split("\n"))
     if (SERVER_FAILURE_LOG.test(line) && !isLogExpected) observed.push(line);

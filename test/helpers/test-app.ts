@@ -288,6 +288,15 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
   return app as unknown as TestApp;
 }
 
+/** A log line as JSON; null for a line that is not (the executable's stderr shares the output). */
+function jsonOrNull(line: string): Record<string, unknown> | null {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The log entry of the request answered with `requestId`. The executable writes its request lines when
  * the event-loop turn that answered them ends (src/lib/log.ts), so a line may follow its answer by a
@@ -299,7 +308,7 @@ export async function requestLogEntry(
 ): Promise<Record<string, unknown>> {
   const deadline = Date.now() + 2000;
   for (;;) {
-    const entry = t.logLines.map((line) => JSON.parse(line)).find((each) => each.request_id === requestId);
+    const entry = t.logLines.map(jsonOrNull).find((each) => each?.request_id === requestId);
     if (entry) return entry;
     if (Date.now() > deadline) throw new Error(`no log line for request ${requestId}`);
     await Bun.sleep(5);
