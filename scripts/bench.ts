@@ -129,12 +129,13 @@ const template = await call(bulwark, "POST", "/api/v1/devices/enroll", {
 const templateId: string = template.body.device_id ?? template.body.id;
 // Throttled sign-in: this address and email are locked out by failed attempts.
 const throttled = { email: "throttled@example.com", password: "wrong-password-123" };
-for (let attempt = 0; attempt < 6; attempt++)
-  await fetch(`${bulwark.url}/api/v1/auth/login`, {
+const signInThrottled = (server: { url: string }) =>
+  fetch(`${server.url}/api/v1/auth/login`, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(throttled),
   });
+for (let attempt = 0; attempt < 6; attempt++) await signInThrottled(bulwark);
 await bulwark.stop();
 
 // --- Baselines, on the server core beside Bulwark (only one is under load at a time). ---
@@ -407,11 +408,7 @@ for (const size of sizes) {
 
   // Both must refuse with the lockout's 429, or P6 would measure another answer.
   for (const server of [bulwark, floor]) {
-    const refusal = await fetch(`${server.url}/api/v1/auth/login`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(throttled),
-    });
+    const refusal = await signInThrottled(server);
     const reason = ((await refusal.json()) as { reason?: string }).reason;
     if (refusal.status !== 429 || reason !== "login_throttled")
       throw new Error(`P6: ${server.url} answered ${refusal.status} ${reason}, not 429 login_throttled`);

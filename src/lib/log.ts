@@ -144,7 +144,7 @@ const stdoutLines = {
     if (isUrgent) this.flush();
     else if (!this.isFlushScheduled) {
       this.isFlushScheduled = true;
-      setImmediate(flushStdoutLines);
+      setImmediate(flushLog);
     }
   },
   flush(): void {
@@ -155,8 +155,6 @@ const stdoutLines = {
     writeToStdout(text);
   },
 };
-const flushStdoutLines = () => stdoutLines.flush();
-
 /** Writes the lines still waiting, now: before a message on standard error that must come after them. */
 export function flushLog(): void {
   stdoutLines.flush();
@@ -166,7 +164,7 @@ function guardStdout(): void {
   if (stdoutLines.isExitHooked) return;
   stdoutLines.isExitHooked = true;
   process.stdout.on("error", () => {});
-  process.on("exit", flushStdoutLines);
+  process.on("exit", flushLog);
 }
 
 export function createLogger(options: LoggerOptions): Logger {
