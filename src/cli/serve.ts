@@ -60,6 +60,9 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   );
   await assertHostResolves(config.server.host);
   const isTls = config.server.tls_cert !== "";
+  // Until the first admin, the jobs and the dispatcher are there, health says `starting` and other
+  // requests wait (observe-requests.ts).
+  deps.activity.beginStart();
   // With TLS, the HTTP server listens on a loopback port only the TLS front in this process uses.
   const server = listenHttp(
     app,
@@ -80,6 +83,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const jobs = startJobs(deps);
   const webhookDispatcher = createWebhookDispatcher(deps);
   webhookDispatcher.start();
+  deps.activity.finishStart();
   const url = `${isTls ? "https" : "http"}://${config.server.host.includes(":") ? `[${config.server.host}]` : config.server.host}:${port}`;
   log.announce(`Bulwark ${deps.version} listening on ${url}`, {
     version: deps.version,

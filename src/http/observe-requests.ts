@@ -11,6 +11,9 @@ export const UNMATCHED_ROUTE = "unmatched";
 
 const MAX_LOGGED_PATH = 200;
 
+/** Answered during the start too (503 `starting`), so that a probe can tell when the server is ready. */
+const HEALTH_PATH = "/api/v1/health";
+
 /** Methods labelled as themselves; any other is `other`, so made-up methods add no series. */
 const KNOWN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
@@ -69,6 +72,9 @@ export function observeRequests(app: AnyElysia, deps: AppDeps): (request: Reques
   const fast = fastLane(app, deps);
   return async (request) => {
     const startedAt = performance.now();
+    // While `serve` finishes its start, requests wait for it; the health check answers at once.
+    const started = deps.activity.started();
+    if (started && requestPath(request) !== HEALTH_PATH) await started;
     let response: Response;
     const preflight = corsPreflight(deps.config, request);
     try {

@@ -13,6 +13,36 @@ export class ServiceActivity {
   private readonly jobRuns = new Map<string, JobRunRecord>();
   private dispatcherRunning = false;
   private dispatcherLastPoll: Date | null = null;
+  private startup: { done: Promise<void>; finish: () => void } | null = null;
+
+  /**
+   * `serve` calls this before it listens: until `finishStart`, the health check answers 503 `starting`
+   * and every other request waits (`started`), so nothing is answered by a half-started server (a
+   * sign-in before the first admin exists would be a wrong 401).
+   */
+  beginStart(): void {
+    let finish = () => {};
+    const done = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    this.startup = { done, finish };
+  }
+
+  /** The start has finished (first admin, jobs, dispatcher): requests held meanwhile go on. */
+  finishStart(): void {
+    this.startup?.finish();
+    this.startup = null;
+  }
+
+  /** True between beginStart and finishStart. */
+  get isStarting(): boolean {
+    return this.startup !== null;
+  }
+
+  /** Resolves once the start has finished; null when it has (the common case, checked per request). */
+  started(): Promise<void> | null {
+    return this.startup?.done ?? null;
+  }
 
   recordJobRun(jobId: string, run: JobRunRecord): void {
     this.jobRuns.set(jobId, run);

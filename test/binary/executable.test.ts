@@ -436,3 +436,78 @@ describe("the command line", () => {
     }
   }, 60_000);
 });
+
+describe("a first start, watched from the moment it listens", () => {
+  /** A port free now, for a server whose address the test must know before it says where it listens. */
+  async function freePort(): Promise<number> {
+    const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const { port } = probe;
+    probe.stop(true);
+    return port;
+  }
+
+  test("health is 503 `starting` until the first admin exists, and no sign-in sent meanwhile is refused", async () => {
+    const folder = emptyFolder();
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const child = Bun.spawn([binary, "serve"], {
+      cwd: folder,
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: folder,
+        BULWARK_SERVER_PORT: String(port),
+        BULWARK_ADMIN_EMAIL: "first@example.com",
+        BULWARK_ADMIN_PASSWORD: "first-admin-password",
+      },
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    const health: { status: number; body: string }[] = [];
+    const signIns: number[] = [];
+    let sentSignIns = 0;
+    try {
+      // What a deployment script does: poll health, then sign in at once; and a client that does not
+      // wait at all, signing in over and over from the first moment the port answers.
+      const deadline = Date.now() + 20_000;
+      let isHealthy = false;
+      while (!isHealthy && Date.now() < deadline) {
+        try {
+          const answer = await fetch(`${base}/api/v1/health`);
+          health.push({ status: answer.status, body: await answer.text() });
+          isHealthy = answer.status === 200;
+          // Paced, and the sign-ins few: the probes have a per-address budget of 100 a minute, and
+          // more sign-ins of one pair at once than auth.login_max_failures are refused by design.
+          if (sentSignIns < 3) {
+            sentSignIns += 1;
+            void fetch(`${base}/api/v1/auth/login`, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ email: "first@example.com", password: "first-admin-password" }),
+            }).then((signIn) => signIns.push(signIn.status));
+          }
+          await Bun.sleep(5);
+        } catch {
+          await Bun.sleep(2); // not listening yet
+        }
+      }
+      expect(isHealthy).toBe(true);
+      const afterHealthy = await fetch(`${base}/api/v1/auth/login`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ email: "first@example.com", password: "first-admin-password" }),
+      });
+      expect(afterHealthy.status, await afterHealthy.clone().text()).toBe(200);
+      const beforeReady = health.slice(0, -1);
+      for (const answer of beforeReady) {
+        expect(answer.status).toBe(503);
+        expect(JSON.parse(answer.body).status).toBe("starting");
+      }
+      // Every sign-in sent while it started waited for the start and succeeded.
+      while (signIns.length < sentSignIns && Date.now() < deadline) await Bun.sleep(10);
+      expect(signIns).toEqual(signIns.map(() => 200));
+    } finally {
+      child.kill();
+      await child.exited;
+    }
+  }, 60_000);
+});

@@ -954,7 +954,7 @@ export interface paths {
         };
         /**
          * Health check
-         * @description 503 (status degraded) when the database cannot be reached or the webhook dispatcher has stopped looking for due deliveries for 60 s. A failed job run or a backlog does not fail the check: they are shown in jobs and outbox, for an operator to read and alert on.
+         * @description 503 (status starting) from the moment the server listens until its start has finished, first admin included: wait for a 200 before signing in. 503 (status degraded) when the database cannot be reached or the webhook dispatcher has stopped looking for due deliveries for 60 s. A failed job run or a backlog does not fail the check: they are shown in jobs and outbox, for an operator to read and alert on.
          */
         get: operations["getApiV1Health"];
         put?: never;
@@ -2560,7 +2560,7 @@ export interface components {
             jobs: components["schemas"]["JobHealth"][];
             outbox: components["schemas"]["OutboxHealth"];
             /** @enum {string} */
-            status: "ok" | "degraded";
+            status: "ok" | "degraded" | "starting";
             uptime_seconds: number;
             version: string;
         };

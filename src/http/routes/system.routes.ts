@@ -51,7 +51,10 @@ const OutboxHealthSchema = Type.Object(
 
 const HealthSchema = Type.Object(
   {
-    status: Type.Union([Type.Literal("ok"), Type.Literal("degraded")]),
+    status: Type.Union([Type.Literal("ok"), Type.Literal("degraded"), Type.Literal("starting")], {
+      description:
+        "starting: the server is listening but has not finished its start (migrations done; the first admin, jobs and webhook dispatcher not yet): requests other than this one wait until it has",
+    }),
     version: Type.String(),
     database: Type.Union([Type.Literal("ok"), Type.Literal("unreachable")]),
     uptime_seconds: Type.Integer(),
@@ -97,10 +100,11 @@ export function systemRoutes(deps: AppDeps) {
         const isDatabaseOk = checkDatabase(deps);
         const outbox = isDatabaseOk ? readOutbox(deps) : null;
         const dispatcher = dispatcherState(deps);
-        const isHealthy = isDatabaseOk && outbox !== null && dispatcher !== "stalled";
+        const isStarting = deps.activity.isStarting;
+        const isHealthy = isDatabaseOk && outbox !== null && dispatcher !== "stalled" && !isStarting;
         if (!isHealthy) set.status = 503;
         return {
-          status: isHealthy ? ("ok" as const) : ("degraded" as const),
+          status: isStarting ? ("starting" as const) : isHealthy ? ("ok" as const) : ("degraded" as const),
           version: deps.version,
           database: isDatabaseOk ? ("ok" as const) : ("unreachable" as const),
           uptime_seconds: Math.floor((deps.clock.now().getTime() - deps.startedAt.getTime()) / 1000),
@@ -128,6 +132,8 @@ export function systemRoutes(deps: AppDeps) {
         detail: {
           summary: "Health check",
           description:
+            "503 (status starting) from the moment the server listens until its start has finished, first " +
+            "admin included: wait for a 200 before signing in. " +
             "503 (status degraded) when the database cannot be reached or the webhook dispatcher has " +
             `stopped looking for due deliveries for ${DISPATCHER_STALL_SECONDS} s. A failed job run or a ` +
             "backlog does not fail the check: they are shown in jobs and outbox, for an operator to read " +
