@@ -279,7 +279,7 @@ describe("console devices", () => {
       await page.getByRole("heading", { level: 1, name: "Borealis phone" }).waitFor();
       await page.getByRole("region", { name: "Compliance" }).waitFor();
       await page.getByRole("link", { name: "Default policy" }).waitFor();
-      for (const action of ["Suspend…", "Wipe…", "Apply policy"]) {
+      for (const action of ["Edit…", "Suspend…", "Wipe…", "Retire…", "Apply policy"]) {
         expect(await page.getByRole("button", { name: action }).count()).toBe(0);
       }
     });
@@ -299,6 +299,61 @@ describe("console devices", () => {
       await page.getByRole("heading", { level: 1, name: "Borealis phone" }).waitFor();
       await page.getByRole("list", { name: /^Activity/ }).waitFor();
       expect(await accessibilityViolations(page)).toEqual([]);
+    });
+  }, 60_000);
+  test("a device is renamed and given to a user; a stolen one that never confirms its wipe is retired", async () => {
+    const created = await harness.api("POST", "/api/v1/enrollment-tokens", { token: adminToken, body: {} });
+    await enroll(created.body.token, "Elm laptop", "linux", "6.8");
+    const elm = agents.get("Elm laptop");
+    const member = await harness.api("POST", "/api/v1/users", {
+      token: adminToken,
+      body: {
+        email: "mira@example.com",
+        password: "correct-horse-battery-staple",
+        name: "Mira Member",
+        role: "member",
+      },
+    });
+    expect(member.status).toBe(201);
+    const page = await harness.newPage();
+    await withScreenshotOnFailure(page, "device edit and retire", async () => {
+      await signInThroughForm(page, harness.origin);
+      await page.goto(`${harness.origin}/console/devices/${elm?.id}`);
+      await page.getByRole("heading", { level: 1, name: "Elm laptop" }).waitFor();
+
+      await page.getByRole("button", { name: "Edit…" }).click();
+      const edit = page.getByRole("dialog", { name: "Edit Elm laptop" });
+      await edit.getByLabel("Name").fill("Elm workstation");
+      await edit.getByLabel("User").selectOption({ label: "Mira Member (mira@example.com)" });
+      await edit.getByRole("button", { name: "Save" }).click();
+      await page.getByRole("heading", { level: 1, name: "Elm workstation" }).waitFor();
+      await page.getByText("Mira Member").waitFor();
+      const saved = await harness.api("GET", `/api/v1/devices/${elm?.id}`, { token: adminToken });
+      expect(saved.body).toMatchObject({ device_name: "Elm workstation", user_id: member.body.id });
+
+      // Stolen: a wipe is asked for, and the device never checks in again.
+      const wipe = await harness.api("POST", `/api/v1/devices/${elm?.id}/wipe`, {
+        token: adminToken,
+        body: { reason: "Stolen" },
+      });
+      expect(wipe.status).toBe(202);
+      await page.reload();
+      await page.getByRole("heading", { level: 1, name: "Elm workstation" }).waitFor();
+      expect(await page.getByRole("button", { name: "Delete…" }).count()).toBe(0);
+      await page.getByRole("button", { name: "Retire…" }).click();
+      const retire = page.getByRole("dialog", { name: "Retire Elm workstation?" });
+      await retire.getByText("its pending wipe is cancelled").waitFor();
+      await retire.getByLabel("Reason").fill("Stolen from a car, never came back");
+      const confirm = retire.getByRole("button", { name: "Retire device" });
+      expect(await confirm.isDisabled()).toBe(true);
+      await retire.getByLabel("Type Elm workstation to confirm").fill("Elm workstation");
+      await confirm.click();
+      await page.getByRole("heading", { level: 1, name: "Devices" }).waitFor();
+      expect(await page.getByRole("link", { name: "Elm workstation" }).count()).toBe(0);
+      const gone = await harness.api("GET", `/api/v1/devices/${elm?.id}`, { token: adminToken });
+      expect(gone.status).toBe(404);
+      const agent = await harness.api("POST", "/api/v1/agent/checkin", { token: elm?.token, body: {} });
+      expect(agent.status).toBe(401);
     });
   }, 60_000);
 });

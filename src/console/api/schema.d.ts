@@ -581,12 +581,16 @@ export interface paths {
         post?: never;
         /**
          * Delete a wiped device
-         * @description 409 `device must be wiped before deletion` otherwise. Frees its VPN address.
+         * @description 409 `device must be wiped before deletion` otherwise (reason device_not_wiped): a device that will never confirm a wipe is removed with POST /devices/:id/retire. Frees its VPN address.
          */
         delete: operations["deleteApiV1DevicesById"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename a device or give it to another user
+         * @description device_name and user_id (a user of the organization, or null for nobody); a field left out keeps its value. Answers the device. Audited, logged on the device and sent as device.updated when something changed. 400 when neither is given or the name is blank; 404 user_not_found for a user not in the organization; 409 device_wiped for a wiped device.
+         */
+        patch: operations["patchApiV1DevicesById"];
         trace?: never;
     };
     "/api/v1/devices/{id}/compliance": {
@@ -644,6 +648,26 @@ export interface paths {
          */
         put: operations["putApiV1DevicesByIdPolicy"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}/retire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retire a device that will not confirm a wipe (lost, stolen, destroyed)
+         * @description Removes a device that is not wiped: its device token and certificate stop working at once, its VPN peer and address go, a pending wipe is cancelled, and its hardware_id may enroll again. Its record, logs and wipes go with it; the audit entry (device.retire) and the device.retired event keep what it was. 400 for a blank reason; 409 device_wiped for a wiped device (DELETE it).
+         */
+        post: operations["postApiV1DevicesByIdRetire"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1540,6 +1564,23 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "device.retired": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** device.retired: A device that was not wiped was removed (lost, stolen, destroyed): its credentials and VPN peer are gone */
+        post: operations["webhook_device_retired"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "device.suspended": {
         parameters: {
             query?: never;
@@ -1568,6 +1609,23 @@ export interface webhooks {
         put?: never;
         /** device.unsuspended: A suspended device was released */
         post: operations["webhook_device_unsuspended"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "device.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** device.updated: A device was renamed or given to another user */
+        post: operations["webhook_device_updated"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2166,7 +2224,7 @@ export interface components {
             details: {
                 [key: string]: unknown;
             };
-            /** @description device.enrolled, device.checkin, policy.applied, policy.assigned, device.suspended, device.unsuspended, device.offline, device.compliance_changed, wipe.requested, wipe.completed, wipe.failed or wipe.timed_out */
+            /** @description device.enrolled, device.checkin, policy.applied, policy.assigned, device.suspended, device.unsuspended, device.offline, device.compliance_changed, wipe.requested, wipe.completed, wipe.failed, wipe.timed_out, certificate.renewed or device.updated */
             event: string;
             /**
              * Format: date-time
@@ -2227,6 +2285,19 @@ export interface components {
             policy_id: string;
             policy_name: string;
             previous_policy_id: string | null;
+        };
+        /**
+         * DeviceRetiredData
+         * @description A device that was not wiped was removed (lost, stolen, destroyed): its credentials and VPN peer are gone
+         */
+        DeviceRetiredData: {
+            cancelled_wipe_id: string | null;
+            /** Format: uuid */
+            device_id: string;
+            device_name: string;
+            platform: "linux" | "windows" | "macos" | "android" | "ios";
+            previous_status: "online" | "offline" | "suspended" | "wiped" | "pending";
+            reason: string;
         };
         /** DeviceStatusChange */
         DeviceStatusChange: {
@@ -2289,6 +2360,27 @@ export interface components {
             previous_reason: string | null;
             /** @description online or offline, by its last check-in */
             status: string;
+        };
+        /**
+         * DeviceUpdatedData
+         * @description A device was renamed or given to another user
+         */
+        DeviceUpdatedData: {
+            /** @description Only the fields that changed, each with its value before and after */
+            changes: {
+                device_name?: {
+                    from: string | null;
+                    to: string | null;
+                };
+                user_id?: {
+                    from: string | null;
+                    to: string | null;
+                };
+            };
+            /** Format: uuid */
+            device_id: string;
+            device_name: string;
+            platform: "linux" | "windows" | "macos" | "android" | "ios";
         };
         /** DeviceVpnConfig */
         DeviceVpnConfig: {
@@ -3186,6 +3278,32 @@ export interface components {
             /** @description Hexadecimal, as `openssl x509 -serial` prints it */
             serial: string;
         };
+        /** RetiredDevice */
+        RetiredDevice: {
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            cancelled_wipe_id: string | null;
+            certificates_revoked: number;
+            device_name: string;
+            device_tokens_revoked: number;
+            /** @description Free again: a device with it may enroll */
+            hardware_id: string;
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            id: string;
+            reason: string;
+            /** @description The VPN address given back to the pool; the server's peer list no longer has the device */
+            released_vpn_ip: string | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            retired_at: string;
+        };
         /**
          * Role
          * @description admin: everything; operator: devices and policies; auditor: read-only plus audit logs; member: self-service only
@@ -3716,10 +3834,12 @@ export type SchemaDeviceLogEntry = components['schemas']['DeviceLogEntry'];
 export type SchemaDeviceOfflineData = components['schemas']['DeviceOfflineData'];
 export type SchemaDevicePolicy = components['schemas']['DevicePolicy'];
 export type SchemaDevicePolicyAssignedData = components['schemas']['DevicePolicyAssignedData'];
+export type SchemaDeviceRetiredData = components['schemas']['DeviceRetiredData'];
 export type SchemaDeviceStatusChange = components['schemas']['DeviceStatusChange'];
 export type SchemaDeviceSummary = components['schemas']['DeviceSummary'];
 export type SchemaDeviceSuspendedData = components['schemas']['DeviceSuspendedData'];
 export type SchemaDeviceUnsuspendedData = components['schemas']['DeviceUnsuspendedData'];
+export type SchemaDeviceUpdatedData = components['schemas']['DeviceUpdatedData'];
 export type SchemaDeviceVpnConfig = components['schemas']['DeviceVpnConfig'];
 export type SchemaDeviceWipedData = components['schemas']['DeviceWipedData'];
 export type SchemaDeviceWipeRequestedData = components['schemas']['DeviceWipeRequestedData'];
@@ -3759,6 +3879,7 @@ export type SchemaRecoveryCodes = components['schemas']['RecoveryCodes'];
 export type SchemaRefreshedWithCookie = components['schemas']['RefreshedWithCookie'];
 export type SchemaRegisteredMfaMethod = components['schemas']['RegisteredMfaMethod'];
 export type SchemaRenewedCertificate = components['schemas']['RenewedCertificate'];
+export type SchemaRetiredDevice = components['schemas']['RetiredDevice'];
 export type SchemaRole = components['schemas']['Role'];
 export type SchemaSignedIn = components['schemas']['SignedIn'];
 export type SchemaSignedInUser = components['schemas']['SignedInUser'];
@@ -7159,6 +7280,159 @@ export interface operations {
             };
         };
     };
+    patchApiV1DevicesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a name of printable characters, not blank */
+                    device_name?: string;
+                    /** @description A user of the device's organization, or null: the device belongs to nobody */
+                    user_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Device"];
+                };
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient permissions (details names the missing scope) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the resource's current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body not JSON */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getApiV1DevicesByIdCompliance: {
         parameters: {
             query?: never;
@@ -7489,6 +7763,157 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DevicePolicy"];
+                };
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient permissions (details names the missing scope) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the resource's current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body not JSON */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postApiV1DevicesByIdRetire: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Why the device is retired (lost, stolen, destroyed...): kept in the audit log and the event */
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetiredDevice"];
                 };
             };
             /** @description Invalid request parameters */
@@ -12482,7 +12907,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Event names to receive, or ["*"] for all: device.enrolled, device.suspended, device.unsuspended, device.wipe_requested, device.wiped, device.deleted, device.offline, device.compliance_changed, policy.created, policy.updated, policy.deleted, policy.assigned, webhook.test, gdpr.request_completed */
+                    /** @description Event names to receive, or ["*"] for all: device.enrolled, device.suspended, device.unsuspended, device.wipe_requested, device.wiped, device.deleted, device.retired, device.updated, device.offline, device.compliance_changed, policy.created, policy.updated, policy.deleted, policy.assigned, webhook.test, gdpr.request_completed */
                     events: string[];
                     /** @description Shared signing secret (write-only, never returned) */
                     secret: string;
@@ -12795,7 +13220,7 @@ export interface operations {
                 "application/json": {
                     /** @description true re-enables a disabled subscription; its pending deliveries resume */
                     active?: boolean;
-                    /** @description Event names to receive, or ["*"] for all: device.enrolled, device.suspended, device.unsuspended, device.wipe_requested, device.wiped, device.deleted, device.offline, device.compliance_changed, policy.created, policy.updated, policy.deleted, policy.assigned, webhook.test, gdpr.request_completed */
+                    /** @description Event names to receive, or ["*"] for all: device.enrolled, device.suspended, device.unsuspended, device.wipe_requested, device.wiped, device.deleted, device.retired, device.updated, device.offline, device.compliance_changed, policy.created, policy.updated, policy.deleted, policy.assigned, webhook.test, gdpr.request_completed */
                     events?: string[];
                     /** @description Shared signing secret (write-only, never returned) */
                     secret?: string;
@@ -13543,6 +13968,64 @@ export interface operations {
             };
         };
     };
+    webhook_device_retired: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the delivery id, as X-Service-Delivery (the same on every retry) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body> */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: epoch seconds of this attempt, to refuse replays */
+                "webhook-timestamp": string;
+                /** @description The delivery id: the same on every retry of one event, for idempotency */
+                "X-Service-Delivery": string;
+                /** @description The event type */
+                "X-Service-Event": string;
+                /** @description The event id (the body's id) */
+                "X-Service-Event-Id": string;
+                /** @description sha256=<hex HMAC-SHA256 of the raw body, keyed with the subscription secret> (the GitHub scheme) */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["DeviceRetiredData"];
+                    /** @constant */
+                    event: "device.retired";
+                    /**
+                     * Format: uuid
+                     * @description The event id
+                     */
+                    id: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer or a timeout is retried on the retry schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Bulwark disables the subscription and keeps its later deliveries waiting. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     webhook_device_suspended: {
         parameters: {
             query?: never;
@@ -13629,6 +14112,64 @@ export interface operations {
                     data: components["schemas"]["DeviceUnsuspendedData"];
                     /** @constant */
                     event: "device.unsuspended";
+                    /**
+                     * Format: uuid
+                     * @description The event id
+                     */
+                    id: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer or a timeout is retried on the retry schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Bulwark disables the subscription and keeps its later deliveries waiting. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_device_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the delivery id, as X-Service-Delivery (the same on every retry) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body> */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: epoch seconds of this attempt, to refuse replays */
+                "webhook-timestamp": string;
+                /** @description The delivery id: the same on every retry of one event, for idempotency */
+                "X-Service-Delivery": string;
+                /** @description The event type */
+                "X-Service-Event": string;
+                /** @description The event id (the body's id) */
+                "X-Service-Event-Id": string;
+                /** @description sha256=<hex HMAC-SHA256 of the raw body, keyed with the subscription secret> (the GitHub scheme) */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["DeviceUpdatedData"];
+                    /** @constant */
+                    event: "device.updated";
                     /**
                      * Format: uuid
                      * @description The event id

@@ -5,14 +5,17 @@ import { navigate } from "../lib/router";
 import { ConfirmDialog } from "./dialog";
 import { ErrorNotice, notify } from "./feedback";
 import { Checkbox, Field } from "./form";
+import { useEnrollmentChoices, userLabel } from "./integration-choices";
+import { ChoiceSelect } from "./integration-enrollment-form";
 
 type Device = Schemas["Device"];
-type Dialog = "suspend" | "wipe" | "delete" | null;
+type Dialog = "edit" | "suspend" | "wipe" | "delete" | "retire" | null;
 
 /**
- * What can be done to one device, by its state: suspend or unsuspend, wipe (unless wiped or a wipe is
- * pending), delete (only once wiped). `onChanged` reloads the page's data; `onWipeRequested` starts
- * following the new wipe.
+ * What can be done to one device, by its state: rename it or give it to a user, suspend or unsuspend,
+ * wipe (unless wiped or a wipe is pending), delete (only once wiped) or, where delete is refused,
+ * retire (a device that will never confirm a wipe). `onChanged` reloads the page's data;
+ * `onWipeRequested` starts following the new wipe.
  */
 export function DeviceActions({
   device,
@@ -55,6 +58,11 @@ export function DeviceActions({
 
   return (
     <>
+      {!isWiped ? (
+        <button type="button" class="button-secondary" onClick={() => open("edit")}>
+          Edit…
+        </button>
+      ) : null}
       {device.status === "suspended" ? (
         <button type="button" class="button-secondary" disabled={isBusy} onClick={unsuspend}>
           Unsuspend
@@ -74,7 +82,11 @@ export function DeviceActions({
         <button type="button" class="button-danger" onClick={() => open("delete")}>
           Delete…
         </button>
-      ) : null}
+      ) : (
+        <button type="button" class="button-danger" onClick={() => open("retire")}>
+          Retire…
+        </button>
+      )}
       {dialog === null && error ? (
         <div class="wide">
           <ErrorNotice error={error} />
@@ -100,6 +112,18 @@ export function DeviceActions({
         }}
       />
       <DeleteDialog device={device} open={dialog === "delete"} onClose={() => setDialog(null)} />
+      <RetireDialog device={device} open={dialog === "retire"} onClose={() => setDialog(null)} />
+      {dialog === "edit" ? (
+        <EditDialog
+          device={device}
+          open
+          onClose={() => setDialog(null)}
+          onDone={() => {
+            setDialog(null);
+            onChanged();
+          }}
+        />
+      ) : null}
     </>
   );
 }
@@ -223,6 +247,106 @@ function DeleteDialog({ device, open, onClose }: DialogProps) {
         VPN address is freed. The audit log keeps what happened to it.
       </p>
       <ErrorNotice error={error} />
+    </ConfirmDialog>
+  );
+}
+
+/**
+ * Retiring removes a device that will never confirm a wipe (lost, stolen, destroyed): irreversible, so
+ * the device's name must be typed, and a reason given.
+ */
+function RetireDialog({ device, open, onClose }: DialogProps) {
+  const [reason, setReason] = useState("");
+  const [error, setError] = useState<ApiError | undefined>();
+  const submit = async () => {
+    setError(undefined);
+    try {
+      const retired = await unwrap(
+        api.POST("/api/v1/devices/{id}/retire", { params: { path: { id: device.id } }, body: { reason } }),
+      );
+      notify(
+        `${device.device_name} retired${retired.cancelled_wipe_id ? ": its pending wipe was cancelled" : ""}`,
+      );
+      navigate("/devices");
+    } catch (failure) {
+      setError(asApiError(failure));
+    }
+  };
+  return (
+    <ConfirmDialog
+      title={`Retire ${device.device_name}?`}
+      open={open}
+      confirmLabel="Retire device"
+      typeToConfirm={device.device_name}
+      isDanger
+      onConfirm={submit}
+      onClose={onClose}
+    >
+      <p>
+        For a device that will never confirm a wipe: lost, stolen or destroyed.{" "}
+        <strong>{device.device_name}</strong> is removed from the device list at once: its device token and
+        certificate stop working, its VPN access and address go
+        {device.latest_wipe?.status === "pending" ? ", its pending wipe is cancelled" : ""}, and its hardware
+        may enroll again. Nothing is erased on the device itself. The audit log keeps what happened to it.
+      </p>
+      <ErrorNotice error={formError(error, ["reason"])} />
+      <ReasonField value={reason} error={fieldError(error, "reason")} onChange={setReason} />
+    </ConfirmDialog>
+  );
+}
+
+/** Renames the device or gives it to another user (or to nobody). */
+function EditDialog({ device, open, onClose, onDone }: DialogProps & { onDone: () => void }) {
+  const [name, setName] = useState(device.device_name);
+  const [userId, setUserId] = useState(device.user_id ?? "");
+  const [error, setError] = useState<ApiError | undefined>();
+  const { users } = useEnrollmentChoices();
+  const submit = async () => {
+    setError(undefined);
+    try {
+      await unwrap(
+        api.PATCH("/api/v1/devices/{id}", {
+          params: { path: { id: device.id } },
+          body: { device_name: name, user_id: userId === "" ? null : userId },
+        }),
+      );
+      notify(`${name.trim()} saved`);
+      onDone();
+    } catch (failure) {
+      setError(asApiError(failure));
+    }
+  };
+  return (
+    <ConfirmDialog
+      title={`Edit ${device.device_name}`}
+      open={open}
+      confirmLabel="Save"
+      onConfirm={submit}
+      onClose={onClose}
+    >
+      <ErrorNotice error={formError(error, ["device_name", "user_id"])} />
+      <Field label="Name" error={fieldError(error, "device_name")}>
+        {(control) => (
+          <input
+            {...control}
+            required
+            maxLength={200}
+            value={name}
+            onInput={(event) => setName(event.currentTarget.value)}
+          />
+        )}
+      </Field>
+      <ChoiceSelect
+        label="User"
+        hint="Whose device it is."
+        noun="users"
+        noneLabel="Nobody"
+        choices={users}
+        value={userId}
+        error={fieldError(error, "user_id")}
+        optionLabel={userLabel}
+        onChange={setUserId}
+      />
     </ConfirmDialog>
   );
 }

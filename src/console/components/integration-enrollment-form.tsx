@@ -156,7 +156,7 @@ export function EnrollmentTokenForm({
  * A select among policies or users, loaded a page at a time ("List more" for the next page); not shown
  * when the signed-in user may not read them (nothing loads then).
  */
-function ChoiceSelect<T extends { id: string }>({
+export function ChoiceSelect<T extends { id: string }>({
   label,
   hint,
   noun,

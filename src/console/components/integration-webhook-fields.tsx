@@ -12,6 +12,8 @@ export const EVENT_CATALOGUE: readonly { name: string; description: string }[] =
   { name: "device.wipe_requested", description: "someone asked for a device to be wiped" },
   { name: "device.wiped", description: "a device confirmed its wipe" },
   { name: "device.deleted", description: "a wiped device was deleted" },
+  { name: "device.retired", description: "a device that will not confirm a wipe was removed" },
+  { name: "device.updated", description: "a device was renamed or given to another user" },
   { name: "device.offline", description: "a device stopped checking in" },
   { name: "device.compliance_changed", description: "a device became compliant or non-compliant" },
   { name: "policy.created", description: "a policy was created" },

@@ -104,6 +104,12 @@ export function DevicePage({ params }: PageProps) {
         </div>
       ) : null}
       {wipeId ? <DeviceWipeProgress wipe={wipe} /> : null}
+      {mayWrite && data.status !== "wiped" && wipe.data && wipe.data.status !== "completed" ? (
+        <p class="small">
+          A device that will never confirm a wipe (lost, stolen, destroyed) cannot be deleted: <em>Retire</em>{" "}
+          removes it, its credentials and its VPN access.
+        </p>
+      ) : null}
       <DeviceDetails device={data} />
       <DeviceCompliance report={data.compliance} />
       <DevicePolicy

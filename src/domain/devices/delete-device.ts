@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import { withTransaction } from "../../db/client";
+import { type DbOrTx, withTransaction } from "../../db/client";
 import { devices, organizations } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
@@ -19,14 +19,10 @@ export function deleteDevice(deps: DomainDeps, actor: Actor, organizationId: str
       throw new ConflictError(
         "device_not_wiped",
         "device must be wiped before deletion",
-        `its status is ${device.status}`,
+        `its status is ${device.status}; a device that will never confirm a wipe (lost, stolen, destroyed) is removed with POST /api/v1/devices/${device.id}/retire`,
       );
     }
-    tx.delete(devices).where(eq(devices.id, device.id)).run();
-    tx.update(organizations)
-      .set({ deviceCount: sql`${organizations.deviceCount} - 1` })
-      .where(eq(organizations.id, organizationId))
-      .run();
+    removeDeviceRow(tx, organizationId, device.id);
     recordEvent(tx, now, organizationId, "device.deleted", deviceEventData(device));
     recordAudit(tx, now, actor, {
       action: "device.delete",
@@ -35,4 +31,16 @@ export function deleteDevice(deps: DomainDeps, actor: Actor, organizationId: str
       details: { device_name: device.deviceName, hardware_id: device.hardwareId },
     });
   });
+}
+
+/**
+ * Removes a device's row, and with it (cascade) its tokens, certificates, logs and wipes; its VPN
+ * address and hardware_id are free again. Keeps the organization's device count.
+ */
+export function removeDeviceRow(tx: DbOrTx, organizationId: string, deviceId: string): void {
+  tx.delete(devices).where(eq(devices.id, deviceId)).run();
+  tx.update(organizations)
+    .set({ deviceCount: sql`${organizations.deviceCount} - 1` })
+    .where(eq(organizations.id, organizationId))
+    .run();
 }

@@ -22,7 +22,7 @@ export const DeviceLogSchema = Type.Object(
       description:
         "device.enrolled, device.checkin, policy.applied, policy.assigned, device.suspended, " +
         "device.unsuspended, device.offline, device.compliance_changed, wipe.requested, wipe.completed, " +
-        "wipe.failed or wipe.timed_out",
+        "wipe.failed, wipe.timed_out, certificate.renewed or device.updated",
     }),
     details: Type.Record(Type.String(), Type.Unknown()),
   },

@@ -6,10 +6,11 @@ import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
-import { ConflictError, NotFoundError, ValidationError } from "../errors";
+import { ConflictError, NotFoundError } from "../errors";
 import { recordEvent } from "../events/record-event";
 import { appendDeviceLog } from "./append-device-log";
 import { deviceEventData, findDevice } from "./device-views";
+import { requiredReason } from "./required-reason";
 import { toWipeView, type WipeView } from "./wipe-view";
 
 type WipeRow = typeof wipes.$inferSelect;
@@ -55,12 +56,7 @@ export function requestDeviceWipe(
   deviceId: string,
   input: { reason: string; notifyUser: boolean },
 ): WipeInitiation {
-  const reason = input.reason.trim();
-  if (reason === "") {
-    throw new ValidationError("invalid request body", [
-      { field: "reason", message: "must not be blank", received: input.reason },
-    ]);
-  }
+  const reason = requiredReason(input.reason);
   const now = deps.clock.now();
   return withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);

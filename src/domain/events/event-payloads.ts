@@ -1,5 +1,5 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { GDPR_REQUEST_STATUSES, GDPR_REQUEST_TYPES, PLATFORMS } from "../../db/schema/enums";
+import { DEVICE_STATUSES, GDPR_REQUEST_STATUSES, GDPR_REQUEST_TYPES, PLATFORMS } from "../../db/schema/enums";
 import { literalUnion } from "../../lib/literal-union";
 import { ComplianceStatusSchema, MissingRulesSchema, ViolationSchema } from "../devices/evaluate-compliance";
 import type { EventType } from "./event-types";
@@ -11,6 +11,8 @@ import type { EventType } from "./event-types";
 const Id = Type.String({ format: "uuid" });
 const Timestamp = Type.String({ format: "date-time" });
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const FieldChange = Type.Object({ from: Nullable(Type.String()), to: Nullable(Type.String()) });
 
 const DeviceFields = {
   device_id: Id,
@@ -41,6 +43,24 @@ export const EVENT_DATA_SCHEMAS = {
     completed_at: Timestamp,
   }),
   "device.deleted": deviceEvent("DeviceDeletedData", "A wiped device was deleted", {}),
+  "device.retired": deviceEvent(
+    "DeviceRetiredData",
+    "A device that was not wiped was removed (lost, stolen, destroyed): its credentials and VPN peer are gone",
+    {
+      reason: Type.String(),
+      previous_status: literalUnion(DEVICE_STATUSES),
+      cancelled_wipe_id: Nullable(Id),
+    },
+  ),
+  "device.updated": deviceEvent("DeviceUpdatedData", "A device was renamed or given to another user", {
+    changes: Type.Object(
+      {
+        device_name: Type.Optional(FieldChange),
+        user_id: Type.Optional(FieldChange),
+      },
+      { description: "Only the fields that changed, each with its value before and after" },
+    ),
+  }),
   "device.offline": deviceEvent("DeviceOfflineData", "A device stopped checking in", {
     last_seen: Timestamp,
   }),

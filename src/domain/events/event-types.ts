@@ -6,6 +6,8 @@ export const EVENT_TYPES = [
   "device.wipe_requested",
   "device.wiped",
   "device.deleted",
+  "device.retired",
+  "device.updated",
   "device.offline",
   "device.compliance_changed",
   "policy.created",

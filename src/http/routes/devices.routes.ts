@@ -11,6 +11,8 @@ import { getDevicePolicy } from "../../domain/devices/get-device-policy";
 import { listDeviceLogs } from "../../domain/devices/list-device-logs";
 import { listDevices } from "../../domain/devices/list-devices";
 import { summarizeDevices } from "../../domain/devices/summarize-devices";
+import { retireDevice } from "../../domain/devices/retire-device";
+import { updateDevice } from "../../domain/devices/update-device";
 import { getDeviceWipe, requestDeviceWipe } from "../../domain/devices/wipe-device";
 import type { AppDeps } from "../app-deps";
 import { requestState, type securityPlugin } from "../plugins/security";
@@ -28,8 +30,11 @@ import {
   DeviceSummarySchema,
   EnrollBody,
   EnrollmentResultSchema,
+  RetireBody,
+  RetiredDeviceSchema,
   StatusBody,
   StatusChangeSchema,
+  UpdateDeviceBody,
   WipeBody,
   WipeInitiationSchema,
   WipeParams,
@@ -148,7 +153,53 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
         response: { 204: Type.Void({ description: "Deleted" }), ...errorResponses(401, 403, 404, 409, 429) },
         detail: {
           summary: "Delete a wiped device",
-          description: "409 `device must be wiped before deletion` otherwise. Frees its VPN address.",
+          description:
+            "409 `device must be wiped before deletion` otherwise (reason device_not_wiped): a device " +
+            "that will never confirm a wipe is removed with POST /devices/:id/retire. Frees its VPN address.",
+        },
+      },
+    )
+    .patch(
+      "/:id",
+      ({ params, body, principal, actor }) => {
+        updateDevice(deps, actor, principal.organizationId, params.id, {
+          deviceName: body.device_name,
+          userId: body.user_id,
+        });
+        return getDevice(deps, principal.organizationId, params.id);
+      },
+      {
+        access: "devices:write",
+        params: IdParams,
+        body: UpdateDeviceBody,
+        response: { 200: DeviceSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Rename a device or give it to another user",
+          description:
+            "device_name and user_id (a user of the organization, or null for nobody); a field left out " +
+            "keeps its value. Answers the device. Audited, logged on the device and sent as " +
+            "device.updated when something changed. 400 when neither is given or the name is blank; " +
+            "404 user_not_found for a user not in the organization; 409 device_wiped for a wiped device.",
+        },
+      },
+    )
+    .post(
+      "/:id/retire",
+      ({ params, body, principal, actor }) =>
+        retireDevice(deps, actor, principal.organizationId, params.id, { reason: body.reason }),
+      {
+        access: "devices:write",
+        params: IdParams,
+        body: RetireBody,
+        response: { 200: RetiredDeviceSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Retire a device that will not confirm a wipe (lost, stolen, destroyed)",
+          description:
+            "Removes a device that is not wiped: its device token and certificate stop working at " +
+            "once, its VPN peer and address go, a pending wipe is cancelled, and its hardware_id may " +
+            "enroll again. Its record, logs and wipes go with it; the audit entry (device.retire) and " +
+            "the device.retired event keep what it was. 400 for a blank reason; 409 device_wiped for a " +
+            "wiped device (DELETE it).",
         },
       },
     )

@@ -181,3 +181,39 @@ export const BulkResultSchema = Type.Object(
   },
   { title: "BulkResult" },
 );
+
+export const UpdateDeviceBody = Type.Object({
+  device_name: Type.Optional(DisplayText(200, "a name of printable characters, not blank")),
+  user_id: Type.Optional(
+    Type.Union([Type.String({ format: "uuid" }), Type.Null()], {
+      description: "A user of the device's organization, or null: the device belongs to nobody",
+    }),
+  ),
+});
+
+export const RetireBody = Type.Object({
+  reason: Type.String({
+    minLength: 1,
+    maxLength: 500,
+    description: "Why the device is retired (lost, stolen, destroyed...): kept in the audit log and the event",
+  }),
+});
+
+export const RetiredDeviceSchema = Type.Object(
+  {
+    id: Uuid,
+    device_name: Type.String(),
+    hardware_id: Type.String({ description: "Free again: a device with it may enroll" }),
+    reason: Type.String(),
+    retired_at: Timestamp,
+    cancelled_wipe_id: Type.Union([Uuid, Type.Null()], {
+      description: "The wipe that was still pending, cancelled with the device",
+    }),
+    released_vpn_ip: Type.Union([Type.String(), Type.Null()], {
+      description: "The VPN address given back to the pool; the server's peer list no longer has the device",
+    }),
+    device_tokens_revoked: Type.Integer(),
+    certificates_revoked: Type.Integer(),
+  },
+  { title: "RetiredDevice" },
+);

@@ -1,0 +1,107 @@
+import { and, eq, isNull } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
+import { deviceCertificates, deviceTokens } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { formatIpv4 } from "../../lib/ipv4";
+import { recordAudit } from "../audit/record-audit";
+import type { Actor, DomainDeps } from "../deps";
+import { ConflictError } from "../errors";
+import { recordEvent } from "../events/record-event";
+import { removeDeviceRow } from "./delete-device";
+import { deviceEventData, findDevice } from "./device-views";
+import { requiredReason } from "./required-reason";
+import { selectPendingWipes } from "./wipe-device";
+
+/** The answer to a retirement: what was removed with the device. */
+export interface RetiredDevice {
+  id: string;
+  device_name: string;
+  hardware_id: string;
+  reason: string;
+  retired_at: string;
+  /** The wipe that was still waiting for the device, cancelled with it. */
+  cancelled_wipe_id: string | null;
+  /** The VPN address given back to the pool (the server's peer list drops the device at once). */
+  released_vpn_ip: string | null;
+  device_tokens_revoked: number;
+  certificates_revoked: number;
+}
+
+/**
+ * Removes a device that is not wiped and never will be (lost, stolen, destroyed): its device token and
+ * certificates stop working at once, its VPN peer and address go, its pending wipe is cancelled, and
+ * its hardware_id may enroll again. The device's record, logs and wipes go with it, as with DELETE; the
+ * audit entry and the `device.retired` event keep what it was. A wiped device is deleted, not retired
+ * (409 `device_wiped`). The reason is trimmed and must not be blank.
+ */
+export function retireDevice(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  deviceId: string,
+  input: { reason: string },
+): RetiredDevice {
+  const reason = requiredReason(input.reason);
+  const now = deps.clock.now();
+  return withTransaction(deps.db, (tx) => {
+    const device = findDevice(tx, organizationId, deviceId);
+    if (device.status === "wiped") {
+      throw new ConflictError(
+        "device_wiped",
+        "device has been wiped",
+        "a wiped device is removed with DELETE /api/v1/devices/:id",
+      );
+    }
+    const pendingWipe = selectPendingWipes(tx, device.id).get();
+    // Counted for the record before the rows go: the credentials die with the device row (cascade).
+    const tokensInForce = tx
+      .select({ id: deviceTokens.id })
+      .from(deviceTokens)
+      .where(and(eq(deviceTokens.deviceId, device.id), isNull(deviceTokens.revokedAt)))
+      .all().length;
+    const certificatesInForce = tx
+      .select({ id: deviceCertificates.id })
+      .from(deviceCertificates)
+      .where(and(eq(deviceCertificates.deviceId, device.id), isNull(deviceCertificates.revokedAt)))
+      .all().length;
+    removeDeviceRow(tx, organizationId, device.id);
+    const retired: RetiredDevice = {
+      id: device.id,
+      device_name: device.deviceName,
+      hardware_id: device.hardwareId,
+      reason,
+      retired_at: toIso(now),
+      cancelled_wipe_id: pendingWipe?.id ?? null,
+      released_vpn_ip: device.vpnAddress === null ? null : formatIpv4(device.vpnAddress),
+      device_tokens_revoked: tokensInForce,
+      certificates_revoked: certificatesInForce,
+    };
+    recordEvent(
+      tx,
+      now,
+      organizationId,
+      "device.retired",
+      deviceEventData(device, {
+        reason,
+        previous_status: device.status,
+        cancelled_wipe_id: retired.cancelled_wipe_id,
+      }),
+    );
+    recordAudit(tx, now, actor, {
+      action: "device.retire",
+      targetType: "device",
+      targetId: device.id,
+      details: {
+        device_name: device.deviceName,
+        hardware_id: device.hardwareId,
+        previous_status: device.status,
+        reason,
+        cancelled_wipe_id: retired.cancelled_wipe_id,
+        released_vpn_ip: retired.released_vpn_ip,
+        device_tokens_revoked: tokensInForce,
+        certificates_revoked: certificatesInForce,
+      },
+    });
+    return retired;
+  });
+}
