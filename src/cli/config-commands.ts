@@ -1,6 +1,7 @@
 import type { TObject } from "@sinclair/typebox";
 import exampleConfiguration from "../../config.example.toml" with { type: "text" };
 import { ConfigSchema } from "../config/config-schema";
+import { configWarnings } from "../config/config-warnings";
 import { type ExplainedConfig, loadExplainedConfig } from "../config/load-config";
 import { checkFirstAdminSettings } from "../domain/users/bootstrap-admin";
 import { readTlsFiles, TlsSetupError } from "../http/tls-front";
@@ -63,6 +64,7 @@ export function configCheckCommand(args: ParsedArgs): void {
   console.log(describeConfig(explained));
   console.log("");
   console.log("# The configuration is valid.");
+  for (const warning of configWarnings(explained.config)) console.error(`bulwark: warning: ${warning}`);
 }
 
 /** `bulwark config example`: the annotated example configuration, every key with its default. */

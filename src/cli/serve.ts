@@ -1,6 +1,7 @@
 import { buildApp } from "../app";
 import { bootDependencies } from "../boot";
 import type { Config } from "../config/config-schema";
+import { configWarnings } from "../config/config-warnings";
 import { effectiveBaseUrl } from "../config/load-config";
 import { acquireServeLock } from "../db/serve-lock";
 import { checkFirstAdminSettings, ensureFirstAdmin } from "../domain/users/bootstrap-admin";
@@ -110,6 +111,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   } else {
     log.announce(`Sign in: POST ${url}/api/v1/auth/login with {"email": ..., "password": ...}`);
   }
+  for (const warning of configWarnings(config)) log.warn(warning);
   let isStopping = false;
   const stop = async (signal: string) => {
     if (isStopping) return;

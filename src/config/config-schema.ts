@@ -8,6 +8,9 @@ const MAX_RATE = 1_000_000_000;
  * Every configuration key, its type and its default. config.example.toml documents the same keys;
  * a test keeps the two in step.
  */
+/** vpn.endpoint's default: a placeholder that resolves nowhere, until the operator names their server. */
+export const EXAMPLE_VPN_ENDPOINT = "vpn.example.com:51820";
+
 export const ConfigSchema = Type.Object({
   server: Type.Object({
     host: Type.String({ default: "127.0.0.1", minLength: 1 }),
@@ -59,7 +62,7 @@ export const ConfigSchema = Type.Object({
   }),
   vpn: Type.Object({
     /** host:port, an IPv6 address in brackets ([2001:db8::1]:51820); checked by load-config.ts. */
-    endpoint: Type.String({ default: "vpn.example.com:51820", minLength: 1 }),
+    endpoint: Type.String({ default: EXAMPLE_VPN_ENDPOINT, minLength: 1 }),
     address_pool: Type.String({ default: "10.100.0.0/16", pattern: "^[0-9.]+/[0-9]{1,2}$" }),
     /** Empty: Bulwark generates and keeps the server's key pair; set when the WireGuard server runs elsewhere. */
     server_public_key: Type.String({ default: "" }),

@@ -511,3 +511,38 @@ describe("a first start, watched from the moment it listens", () => {
     }
   }, 60_000);
 });
+
+describe("the example VPN endpoint", () => {
+  test("serve and config check warn in one line naming vpn.endpoint while it is the example, and not once it is set", async () => {
+    const folder = emptyFolder();
+    const warning = /vpn\.endpoint is still the example vpn\.example\.com:51820/;
+    const checked = run(["config", "check"], folder);
+    expect(checked.code).toBe(0);
+    const warnings = checked.stderr.trim().split("\n");
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toStartWith("bulwark: warning: ");
+    expect(warnings[0]).toMatch(warning);
+    expect(checked.stdout).not.toMatch(warning);
+    const set = run(["config", "check"], folder, { BULWARK_VPN_ENDPOINT: "vpn.corp.example:51820" });
+    expect(set.code).toBe(0);
+    expect(set.stderr).toBe("");
+
+    const server = await startServer(binary, folder, { BULWARK_LOG_FORMAT: "json" });
+    try {
+      const lines = server
+        .output()
+        .split("\n")
+        .filter((line) => warning.test(line));
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0] ?? "{}").level).toBe("warn");
+    } finally {
+      await server.stop();
+    }
+    const configured = await startServer(binary, folder, { BULWARK_VPN_ENDPOINT: "vpn.corp.example:51820" });
+    try {
+      expect(configured.output()).not.toMatch(warning);
+    } finally {
+      await configured.stop();
+    }
+  }, 60_000);
+});

@@ -95,6 +95,11 @@ describe("enrollment tokens", () => {
     await withScreenshotOnFailure(page, "integrations enrollment token", async () => {
       await page.getByRole("heading", { name: "Enrollment tokens", level: 1 }).waitFor();
       await page.getByText("No enrollment tokens yet").waitFor();
+      // The server runs with the example vpn.endpoint: the page says what that means for new devices.
+      await page
+        .getByRole("status")
+        .filter({ hasText: "The VPN endpoint is still the example, vpn.example.com:51820." })
+        .waitFor();
       expect(await accessibilityViolations(page)).toEqual([]);
 
       await page.getByLabel("Devices it may enroll").fill("2");

@@ -195,7 +195,11 @@ describe("PATCH /devices/:id", () => {
       body: { device_name: "  Finance laptop 12 ", user_id: member.id.toUpperCase() },
     });
     expect(renamed.status).toBe(200);
-    expect(renamed.body).toMatchObject({ id: device.id, device_name: "Finance laptop 12", user_id: member.id });
+    expect(renamed.body).toMatchObject({
+      id: device.id,
+      device_name: "Finance laptop 12",
+      user_id: member.id,
+    });
     const theirs = await t.request("GET", `/api/v1/devices?user_id=${member.id}`, { token: admin });
     expect(theirs.body.data.map((item: { device_name: string }) => item.device_name)).toEqual([
       "Finance laptop 12",
@@ -227,7 +231,10 @@ describe("PATCH /devices/:id", () => {
     ]);
     const audit = await t.request("GET", "/api/v1/audit-logs?action=device.update", { token: admin });
     expect(audit.body.total).toBe(2);
-    expect(audit.body.data[0]).toMatchObject({ target: { type: "device", id: device.id }, outcome: "success" });
+    expect(audit.body.data[0]).toMatchObject({
+      target: { type: "device", id: device.id },
+      outcome: "success",
+    });
 
     const events = await receivedFor(device.id, 3);
     expect(events.map((request) => request.payload.data)).toEqual([

@@ -1351,6 +1351,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/vpn/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The VPN settings devices receive
+         * @description The endpoint, server public key, address pool, DNS and keepalive every enrollment's vpn_config and check-in carry. endpoint_is_example is true while vpn.endpoint is still the example value: devices then get a tunnel to a host that does not exist (serve and config check warn about it too).
+         */
+        get: operations["getApiV1VpnSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhooks": {
         parameters: {
             query?: never;
@@ -3549,6 +3569,20 @@ export interface components {
             /** @description The server's wg-quick file: [Interface] with PrivateKey, Address, ListenPort; one [Peer] per device */
             wg_quick: string;
         };
+        /** VpnSettings */
+        VpnSettings: {
+            /** @description vpn.address_pool, in CIDR notation */
+            address_pool: string;
+            dns: string[];
+            /** @description host:port every device's tunnel goes to (vpn.endpoint) */
+            endpoint: string;
+            /** @description true while vpn.endpoint is the example vpn.example.com:51820: devices enrolled now get a tunnel to a host that does not exist */
+            endpoint_is_example: boolean;
+            /** @enum {string} */
+            key_managed_by: "bulwark" | "operator";
+            persistent_keepalive: number;
+            server_public_key: string;
+        };
         /**
          * WebAuthnCreationOptions
          * @description Pass to PublicKeyCredential.parseCreationOptionsFromJSON, then navigator.credentials.create
@@ -3894,6 +3928,7 @@ export type SchemaUsbSettings = components['schemas']['UsbSettings'];
 export type SchemaUser = components['schemas']['User'];
 export type SchemaVpnPeerSettings = components['schemas']['VpnPeerSettings'];
 export type SchemaVpnServerConfig = components['schemas']['VpnServerConfig'];
+export type SchemaVpnSettings = components['schemas']['VpnSettings'];
 export type SchemaWebAuthnCreationOptions = components['schemas']['WebAuthnCreationOptions'];
 export type SchemaWebAuthnRegistrationCredential = components['schemas']['WebAuthnRegistrationCredential'];
 export type SchemaWebAuthnRequestOptions = components['schemas']['WebAuthnRequestOptions'];
@@ -12741,6 +12776,83 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["VpnServerConfig"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient permissions (details names the missing scope) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiV1VpnSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VpnSettings"];
                 };
             };
             /** @description Invalid or missing authentication */

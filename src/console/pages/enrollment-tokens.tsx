@@ -46,6 +46,7 @@ export function EnrollmentTokensPage(_: PageProps) {
     [page],
   );
   const choices = useEnrollmentChoices();
+  const vpn = useApi(() => unwrap(api.GET("/api/v1/vpn/settings")), []);
   const [created, setCreated] = useState<CreatedToken | null>(null);
   const [revoking, setRevoking] = useState<Token | null>(null);
 
@@ -62,6 +63,16 @@ export function EnrollmentTokensPage(_: PageProps) {
         title="Enrollment tokens"
         description="A device joins the organization by presenting an enrollment token once. Create one, then run the enroll command it shows on the device."
       />
+      {vpn.data?.endpoint_is_example ? (
+        <div class="notice notice-warn" role="status">
+          <p>
+            <strong>The VPN endpoint is still the example, {vpn.data.endpoint}.</strong> Devices enrolled now
+            get a tunnel to a host that does not exist. Set <code>vpn.endpoint</code> in the server's
+            configuration (or <code>BULWARK_VPN_ENDPOINT</code>) to your WireGuard server's public address and
+            port, and restart Bulwark; enrolled devices get the new endpoint at their next check-in.
+          </p>
+        </div>
+      ) : null}
       {mayWrite ? (
         <div class="card">
           {created ? (

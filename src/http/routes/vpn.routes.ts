@@ -1,5 +1,6 @@
 import { Elysia } from "elysia";
 import { vpnServerConfig } from "../../domain/vpn/vpn-server-config";
+import { VpnSettingsSchema, vpnSettings } from "../../domain/vpn/vpn-settings";
 import type { AppDeps } from "../app-deps";
 import type { securityPlugin } from "../plugins/security";
 import { errorResponses } from "../schemas/common";
@@ -9,6 +10,18 @@ import { VpnServerConfigSchema } from "./vpn.schemas";
 export function vpnRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
   return new Elysia({ prefix: "/api/v1/vpn", tags: ["VPN"] })
     .use(security)
+    .get("/settings", () => vpnSettings(deps), {
+      access: "devices:read",
+      response: { 200: VpnSettingsSchema, ...errorResponses(401, 403, 429, 503) },
+      detail: {
+        summary: "The VPN settings devices receive",
+        description:
+          "The endpoint, server public key, address pool, DNS and keepalive every enrollment's " +
+          "vpn_config and check-in carry. endpoint_is_example is true while vpn.endpoint is still the " +
+          "example value: devices then get a tunnel to a host that does not exist (serve and config " +
+          "check warn about it too).",
+      },
+    })
     .get(
       "/server-config",
       ({ principal, actor }) => vpnServerConfig(deps, actor, { organizationId: principal.organizationId }),

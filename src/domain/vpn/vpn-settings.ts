@@ -1,0 +1,39 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { EXAMPLE_VPN_ENDPOINT } from "../../config/config-schema";
+import type { DomainDeps } from "../deps";
+import { addressPoolCidr } from "./device-vpn-config";
+import { wireGuardServerPublicKey } from "./server-key";
+
+export const VpnSettingsSchema = Type.Object(
+  {
+    endpoint: Type.String({ description: "host:port every device's tunnel goes to (vpn.endpoint)" }),
+    endpoint_is_example: Type.Boolean({
+      description: `true while vpn.endpoint is the example ${EXAMPLE_VPN_ENDPOINT}: devices enrolled now get a tunnel to a host that does not exist`,
+    }),
+    server_public_key: Type.String(),
+    key_managed_by: Type.Union([Type.Literal("bulwark"), Type.Literal("operator")], {
+      description: "operator when vpn.server_public_key is set: the operator's server keeps its private key",
+    }),
+    address_pool: Type.String({ description: "vpn.address_pool, in CIDR notation" }),
+    dns: Type.Array(Type.String()),
+    persistent_keepalive: Type.Integer(),
+  },
+  { title: "VpnSettings" },
+);
+
+export type VpnSettings = Static<typeof VpnSettingsSchema>;
+
+/** The installation's VPN settings as enrolled devices receive them, and whether they are still the example. */
+export function vpnSettings(deps: DomainDeps): VpnSettings {
+  const { endpoint, server_public_key, address_pool, dns, persistent_keepalive } = deps.config.vpn;
+  const pool = addressPoolCidr(address_pool);
+  return {
+    endpoint,
+    endpoint_is_example: endpoint === EXAMPLE_VPN_ENDPOINT,
+    server_public_key: wireGuardServerPublicKey(deps),
+    key_managed_by: server_public_key === "" ? "bulwark" : "operator",
+    address_pool: `${pool.network}/${pool.prefixLength}`,
+    dns: [...dns],
+    persistent_keepalive,
+  };
+}
