@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { VERSION } from "../version";
+import { DATA_MIGRATIONS } from "./data-migrations";
 import { embeddedMigrations } from "./migrations.generated";
 
 export interface MigrationResult {
@@ -120,6 +121,7 @@ export function migrateDatabase(
       .transaction(() => {
         if (isApplied.get(migration.tag)) return false;
         for (const statement of statements) sqlite.exec(statement);
+        DATA_MIGRATIONS[migration.tag]?.(sqlite);
         sqlite
           .query("INSERT INTO bulwark_migrations (tag, applied_at, bulwark_version) VALUES (?, ?, ?)")
           .run(migration.tag, new Date().toISOString(), version);

@@ -39,11 +39,18 @@ function describeError(error: TypeBoxError): string {
   const schema = error.schema;
   if (error.value === undefined) return "is required";
   if (error.message.startsWith("Unexpected property")) return "unknown field";
+  // An id of one kind of resource (IdOf): whatever is wrong with the value, say what it must be.
+  if (typeof schema["x-id-of"] === "string") return `must be a ${schema["x-id-of"]} id (UUID)`;
   const variants = (schema.anyOf ?? schema.oneOf) as Record<string, unknown>[] | undefined;
   if (variants?.every((variant) => "const" in variant)) {
     return `must be one of ${variants.map((variant) => String(variant.const)).join(", ")}`;
   }
   if (Array.isArray(schema.enum)) return `must be one of ${schema.enum.join(", ")}`;
+  // A value or null (policy_id: null follows the default): say what the value must be.
+  const nonNull = variants?.filter((variant) => variant.type !== "null");
+  if (variants && nonNull?.length === 1 && nonNull.length < variants.length && error.value !== null) {
+    return `${describeError({ ...error, schema: nonNull[0] as Record<string, unknown> })} or null`;
+  }
   // Elysia widens integer query parameters to integer-or-numeric-text: describe the integer's rule.
   const integerVariant = variants?.find((variant) => variant.type === "integer");
   if (integerVariant) {

@@ -103,3 +103,53 @@ test("closing a database that ran queries releases it: the WAL is checkpointed a
   database.close();
   expect(existsSync(`${path}-wal`)).toBe(false);
 });
+
+test("0012 makes policy names unique ignoring case: names an older database holds twice get their id's start appended", () => {
+  const database = openDatabase({ path: ":memory:", synchronous: "full" });
+  const before = embeddedMigrations.findIndex((migration) => migration.tag === "0012_policy_name_key");
+  migrateDatabase(database.sqlite, { migrations: embeddedMigrations.slice(0, before) });
+  const now = "2026-11-01T12:00:00.000Z";
+  database.sqlite.exec(
+    `INSERT INTO organizations (id, name, created_at, updated_at) VALUES ('org-a', 'A', '${now}', '${now}'), ('org-b', 'B', '${now}', '${now}')`,
+  );
+  const policies: [string, string, string, string][] = [
+    ["p1", "org-a", "Finance laptops", "2026-11-01T12:00:00.000Z"],
+    ["p2", "org-a", "finance LAPTOPS", "2026-11-01T12:00:01.000Z"],
+    ["p3", "org-b", "finance laptops", "2026-11-01T12:00:02.000Z"],
+    ["p4", "org-a", "Ärzte", "2026-11-01T12:00:03.000Z"],
+    ["p5", "org-a", "ärzte", "2026-11-01T12:00:04.000Z"],
+  ];
+  for (const [id, organization, name, createdAt] of policies) {
+    database.sqlite
+      .query(
+        "INSERT INTO policies (id, organization_id, name, current_version, created_at, updated_at) VALUES (?, ?, ?, 1, ?, ?)",
+      )
+      .run(id, organization, name, createdAt, createdAt);
+    database.sqlite
+      .query(
+        "INSERT INTO policy_versions (policy_id, version, name, description, policy_data, changes, changed_by, changed_at) VALUES (?, 1, ?, '', '{}', '[]', 'system', ?)",
+      )
+      .run(id, name, createdAt);
+  }
+  migrateDatabase(database.sqlite);
+  const names = database.sqlite
+    .query<{ id: string; name: string; version_name: string }, []>(
+      "SELECT id, name, (SELECT name FROM policy_versions WHERE policy_id = id) AS version_name FROM policies ORDER BY id",
+    )
+    .all();
+  expect(names).toEqual([
+    { id: "p1", name: "Finance laptops", version_name: "Finance laptops" },
+    { id: "p2", name: "finance LAPTOPS (p2)", version_name: "finance LAPTOPS (p2)" },
+    // Another organization's policy keeps its name.
+    { id: "p3", name: "finance laptops", version_name: "finance laptops" },
+    { id: "p4", name: "Ärzte", version_name: "Ärzte" },
+    { id: "p5", name: "ärzte (p5)", version_name: "ärzte (p5)" },
+  ]);
+  // From now on the index refuses what the code would refuse.
+  expect(() =>
+    database.sqlite.exec(
+      `INSERT INTO policies (id, organization_id, name, name_key, current_version, created_at, updated_at) VALUES ('p6', 'org-a', 'FINANCE LAPTOPS', 'finance laptops', 1, '${now}', '${now}')`,
+    ),
+  ).toThrow(/UNIQUE/);
+  database.close();
+});

@@ -99,13 +99,21 @@ describe("POST /auth/api-keys", () => {
     expect((await t.request("GET", "/api/v1/devices", { token: other.body.key })).status).toBe(200);
   });
 
-  test("an unknown scope is a 400 naming it", async () => {
+  test("an unknown scope is a 400 naming it and listing the scopes there are", async () => {
     const t = await newApp();
     const org = await t.createOrganization();
     const response = await createKey(t, org.adminToken, { name: "x", scopes: ["devices:read", "root"] });
     expect(response.status).toBe(400);
     expect(response.body.code).toBe(400);
-    expect(response.body.details).toContain("root");
+    expect(response.body.errors).toEqual([
+      {
+        field: "scopes.1",
+        message:
+          "must be one of devices:read, devices:write, policies:read, policies:write, users:read, users:write, audit:read, admin",
+        received: "root",
+      },
+    ]);
+    expect(response.body.details).toContain("scopes.1: must be one of devices:read");
   });
 
   test("bad input is a 400 naming the field", async () => {

@@ -388,7 +388,11 @@ describe("the organization default", () => {
     expect(unknown.status).toBe(404);
     const malformed = await t.request("PUT", "/api/v1/policies/default", { token, body: { policy_id: "x" } });
     expect(malformed.status).toBe(400);
-    expect(malformed.body.errors[0]).toMatchObject({ field: "policy_id", message: "must be a UUID" });
+    expect(malformed.body.errors[0]).toMatchObject({
+      field: "policy_id",
+      message: "must be a policy id (UUID)",
+      received: "x",
+    });
     const missing = await t.request("PUT", "/api/v1/policies/default", { token, body: {} });
     expect(missing.body.errors[0]).toMatchObject({ field: "policy_id", message: "is required" });
   });

@@ -153,6 +153,41 @@ describe("POST /api/v1/policies", () => {
     });
     expect(elsewhere.status).toBe(201);
   });
+
+  test("names ignore case, in any script: a name differing only in case is 409 on create, from-template and rename", async () => {
+    const org = await t.createOrganization();
+    const finance = await createPolicy(org.adminToken, { name: "Finance laptops" });
+    const post = (path: string, body: unknown) => t.request("POST", path, { token: org.adminToken, body });
+    for (const [path, body] of [
+      ["/api/v1/policies", { name: "finance laptops" }],
+      ["/api/v1/policies", { name: "  FINANCE LAPTOPS " }],
+      ["/api/v1/policies/from-template", { template_id: "strict", name: "Finance Laptops" }],
+    ] as const) {
+      const duplicate = await post(path, body);
+      expect(duplicate.status).toBe(409);
+      expect(duplicate.body.reason).toBe("policy_name_taken");
+      expect(duplicate.body.details).toContain('policy "Finance laptops" differs only in case');
+    }
+    await createPolicy(org.adminToken, { name: "Ärzte" });
+    expect((await post("/api/v1/policies", { name: "ärzte" })).status).toBe(409);
+    // é written as one letter and as e with a combining accent is one name too.
+    await createPolicy(org.adminToken, { name: "Caf\u00e9 kiosks" });
+    expect((await post("/api/v1/policies", { name: "CAFE\u0301 KIOSKS" })).status).toBe(409);
+
+    const other = await createPolicy(org.adminToken, { name: "Contractors" });
+    const rename = await t.request("PUT", `/api/v1/policies/${other.id}`, {
+      token: org.adminToken,
+      body: { name: "FINANCE laptops" },
+    });
+    expect(rename.status).toBe(409);
+    // A policy may change the case of its own name.
+    const recased = await t.request("PUT", `/api/v1/policies/${finance.id}`, {
+      token: org.adminToken,
+      body: { name: "Finance Laptops" },
+    });
+    expect(recased.status).toBe(200);
+    expect(recased.body.name).toBe("Finance Laptops");
+  });
 });
 
 describe("GET /api/v1/policies", () => {

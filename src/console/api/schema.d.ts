@@ -4716,7 +4716,7 @@ export interface operations {
                     expires_in_days?: number;
                     name: string;
                     /** @description Scopes for the key, no wider than your own: devices:read, devices:write, policies:read, policies:write, users:read, users:write, audit:read, admin */
-                    scopes: string[];
+                    scopes: ("devices:read" | "devices:write" | "policies:read" | "policies:write" | "users:read" | "users:write" | "audit:read" | "admin")[];
                 };
             };
         };
@@ -8985,12 +8985,12 @@ export interface operations {
                     max_uses?: number | null;
                     /**
                      * Format: uuid
-                     * @description UUID
+                     * @description Devices enrolled with it follow this policy of the organization
                      */
                     policy_id?: string;
                     /**
                      * Format: uuid
-                     * @description UUID
+                     * @description Devices enrolled with it belong to this user of the organization
                      */
                     user_id?: string;
                 };

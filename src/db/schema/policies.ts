@@ -6,6 +6,11 @@ export const policies = sqliteTable(
     id: text("id").primaryKey(),
     organizationId: text("organization_id").notNull(),
     name: text("name").notNull(),
+    /**
+     * The name as uniqueness compares it (`policyNameKey`: case folded), so that "Finance laptops" and
+     * "finance laptops" cannot both exist in an organization.
+     */
+    nameKey: text("name_key").notNull(),
     description: text("description").notNull().default(""),
     currentVersion: integer("current_version").notNull(),
     isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
@@ -13,7 +18,7 @@ export const policies = sqliteTable(
     updatedAt: text("updated_at").notNull(),
   },
   (table) => [
-    uniqueIndex("policies_organization_name_unique").on(table.organizationId, table.name),
+    uniqueIndex("policies_organization_name_key_unique").on(table.organizationId, table.nameKey),
     index("policies_organization_idx").on(table.organizationId, table.createdAt),
   ],
 );

@@ -12,7 +12,7 @@ import type { Actor, DomainDeps } from "../deps";
 import { ForbiddenError, NotFoundError, ValidationError } from "../errors";
 import { API_KEY_PREFIX } from "./authenticate";
 import type { Principal } from "./principal";
-import { hasScope, isScope, ROLE_SCOPES, type Scope } from "./scopes";
+import { hasScope, isScope, ROLE_SCOPES, SCOPES, type Scope } from "./scopes";
 
 /** An API key as listed; the key itself is only returned at creation. */
 export const ApiKeySchema = Type.Object(
@@ -59,7 +59,11 @@ export function createApiKey(
   if (unknown.length > 0) {
     throw new ValidationError(
       "invalid request body",
-      unknown.map((scope) => ({ field: "scopes", message: `unknown scope "${scope}"`, received: scope })),
+      unknown.map((scope) => ({
+        field: "scopes",
+        message: `unknown scope "${scope}"; the scopes are ${SCOPES.join(", ")}`,
+        received: scope,
+      })),
     );
   }
   const creatorScopes = principal.kind === "api_key" ? principal.scopes : ROLE_SCOPES[principal.role];

@@ -3,6 +3,7 @@ import { policies, policyVersions } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { PolicyData } from "./policy-document";
+import { policyNameKey } from "./policy-name";
 import { DEFAULT_POLICY_DATA } from "./policy-templates";
 
 export const DEFAULT_POLICY_NAME = "Default policy";
@@ -24,6 +25,7 @@ export function insertPolicy(
     id: newId(),
     organizationId: input.organizationId,
     name: input.name,
+    nameKey: policyNameKey(input.name),
     description: input.description,
     currentVersion: 1,
     isActive: true,

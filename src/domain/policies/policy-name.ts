@@ -1,6 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { policies } from "../../db/schema";
+import { foldCase } from "../../lib/fold-case";
 import { ConflictError, ValidationError } from "../errors";
 
 /** A policy name as stored: without surrounding whitespace, and not blank (400 naming `name`). */
@@ -14,7 +15,15 @@ export function normalizePolicyName(name: string): string {
   return trimmed;
 }
 
-/** Policy names are unique in an organization: 409 when `name` is taken by another policy. */
+/** What policy names are compared by: "Finance laptops" and "finance laptops" are one name. */
+export function policyNameKey(name: string): string {
+  return foldCase(name);
+}
+
+/**
+ * Policy names are unique in an organization, ignoring case: 409 when `name` is taken by another
+ * policy (the unique index on policies.name_key holds it too).
+ */
 export function assertPolicyNameAvailable(
   db: DbOrTx,
   organizationId: string,
@@ -22,15 +31,17 @@ export function assertPolicyNameAvailable(
   exceptPolicyId?: string,
 ): void {
   const holder = db
-    .select({ id: policies.id })
+    .select({ id: policies.id, name: policies.name })
     .from(policies)
-    .where(and(eq(policies.organizationId, organizationId), eq(policies.name, name)))
+    .where(and(eq(policies.organizationId, organizationId), eq(policies.nameKey, policyNameKey(name))))
     .get();
   if (holder && holder.id !== exceptPolicyId) {
     throw new ConflictError(
       "policy_name_taken",
       "a policy with this name already exists",
-      `the name "${name}" is taken`,
+      holder.name === name
+        ? `the name "${name}" is taken`
+        : `the name "${name}" is taken: policy "${holder.name}" differs only in case, and names ignore case`,
     );
   }
 }

@@ -11,7 +11,7 @@ import { recordEvent } from "../events/record-event";
 import { changedByOf } from "./changed-by";
 import { describePolicyChanges, isSamePolicyDocument } from "./describe-policy-changes";
 import { findDefaultPolicyId, findPolicy, readCurrentPolicyData } from "./find-policy";
-import { assertPolicyNameAvailable, normalizePolicyName } from "./policy-name";
+import { assertPolicyNameAvailable, normalizePolicyName, policyNameKey } from "./policy-name";
 import { loadPolicyView, type PolicyView } from "./policy-view";
 import { requireValidPolicyData, validatePolicyData } from "./validate-policy-document";
 
@@ -86,7 +86,13 @@ export function updatePolicy(
       })
       .run();
     tx.update(policies)
-      .set({ name: next.name, description: next.description, currentVersion: version, updatedAt: timestamp })
+      .set({
+        name: next.name,
+        nameKey: policyNameKey(next.name),
+        description: next.description,
+        currentVersion: version,
+        updatedAt: timestamp,
+      })
       .where(eq(policies.id, id))
       .run();
     if (!isSamePolicyDocument(current.policy_data, next.policy_data)) {

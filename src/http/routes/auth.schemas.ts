@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { SCOPES } from "../../domain/auth/scopes";
+import { literalUnion } from "../../lib/literal-union";
 import { RefreshCookieField, withRefreshCookie } from "../browser-session";
 import { Uuid } from "../schemas/common";
 
@@ -63,7 +64,7 @@ export const LogoutBody = Type.Object({ refresh_token: Type.Optional(Type.String
 
 export const CreateApiKeyBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  scopes: Type.Array(Type.String({ description: SCOPES.join(", ") }), {
+  scopes: Type.Array(literalUnion(SCOPES), {
     minItems: 1,
     maxItems: SCOPES.length,
     uniqueItems: true,

@@ -13,7 +13,7 @@ import { WipeSchema } from "../../domain/devices/wipe-view";
 import { REASONS } from "../../domain/errors";
 import { literalUnion } from "../../lib/literal-union";
 import { DisplayText } from "../../lib/schema-types";
-import { PageQuery, Timestamp, Uuid } from "../schemas/common";
+import { IdOf, PageQuery, Timestamp, Uuid } from "../schemas/common";
 import { CsrField, DeviceVpnConfigSchema } from "./vpn.schemas";
 
 const Reason = Type.String({ minLength: 1, maxLength: 500 });
@@ -28,7 +28,7 @@ export const DeviceListQuery = Type.Object({
   ...PageQuery,
   status: Type.Optional(DeviceStatusSchema),
   platform: Type.Optional(PlatformSchema),
-  user_id: Type.Optional(Type.String({ format: "uuid", description: "Only this user's devices" })),
+  user_id: Type.Optional(IdOf("user", "Only this user's devices")),
   compliance: Type.Optional(ComplianceStatusSchema),
   q: Type.Optional(
     Type.String({
@@ -124,7 +124,7 @@ export const WipeInitiationSchema = Type.Object(
 );
 
 export const AssignPolicyBody = Type.Object({
-  policy_id: Type.Union([Uuid, Type.Null()], {
+  policy_id: Type.Union([IdOf("policy", "A policy of the organization"), Type.Null()], {
     description: "A policy of the organization, or null to follow the organization default",
   }),
 });
@@ -151,7 +151,9 @@ export const BulkBody = Type.Object({
   reason: Type.Optional(Reason),
   notify_user: Type.Optional(Type.Boolean({ description: "For wipe (default true)" })),
   policy_id: Type.Optional(
-    Type.Union([Uuid, Type.Null()], { description: "For assign_policy; null: follow the default" }),
+    Type.Union([IdOf("policy", "A policy of the organization"), Type.Null()], {
+      description: "For assign_policy; null: follow the default",
+    }),
   ),
 });
 
@@ -185,7 +187,7 @@ export const BulkResultSchema = Type.Object(
 export const UpdateDeviceBody = Type.Object({
   device_name: Type.Optional(DisplayText(200, "a name of printable characters, not blank")),
   user_id: Type.Optional(
-    Type.Union([Type.String({ format: "uuid" }), Type.Null()], {
+    Type.Union([IdOf("user", "A user of the device's organization"), Type.Null()], {
       description: "A user of the device's organization, or null: the device belongs to nobody",
     }),
   ),

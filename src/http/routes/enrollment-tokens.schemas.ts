@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { Uuid } from "../schemas/common";
+import { IdOf } from "../schemas/common";
 
 export const CreateEnrollmentTokenBody = Type.Object({
   expires_in_hours: Type.Optional(
@@ -11,8 +11,8 @@ export const CreateEnrollmentTokenBody = Type.Object({
       description: "Devices it may enroll (default 1); null for unlimited",
     }),
   ),
-  user_id: Type.Optional(Uuid),
-  policy_id: Type.Optional(Uuid),
+  user_id: Type.Optional(IdOf("user", "Devices enrolled with it belong to this user of the organization")),
+  policy_id: Type.Optional(IdOf("policy", "Devices enrolled with it follow this policy of the organization")),
 });
 
 import { EnrollmentTokenSchema } from "../../domain/devices/enrollment-token-view";

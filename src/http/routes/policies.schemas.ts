@@ -3,7 +3,7 @@ import { PolicyDeviceSchema } from "../../domain/policies/list-policy-devices";
 import { PolicyDataInputSchema, PolicyDataSchema } from "../../domain/policies/policy-document";
 import { PolicyHistoryEntrySchema, PolicyVersionSchema } from "../../domain/policies/policy-history";
 import { PolicyListItemSchema, PolicySchema } from "../../domain/policies/policy-view";
-import { ErrorSchema, Uuid } from "../schemas/common";
+import { ErrorSchema, IdOf, Uuid } from "../schemas/common";
 
 /** Named schemas the policy router registers, so that request bodies can refer to them in OpenAPI. */
 export const POLICY_MODELS = { PolicyDataInput: PolicyDataInputSchema };
@@ -56,7 +56,7 @@ export const UpdatePolicyBody = Type.Object(
 );
 
 export const SetDefaultPolicyBody = Type.Object(
-  { policy_id: Type.String({ format: "uuid", description: "A policy of the organization" }) },
+  { policy_id: IdOf("policy", "A policy of the organization") },
   { additionalProperties: false },
 );
 

@@ -60,6 +60,13 @@ export function errorResponses<const Codes extends readonly number[]>(
 
 export { NullableTimestamp, Timestamp, Uuid } from "../../lib/schema-types";
 
+/**
+ * The id of one kind of resource (a UUID): its validation error names the kind ("must be a policy id
+ * (UUID)"), and the OpenAPI document says it in `x-id-of`.
+ */
+export const IdOf = (resource: "policy" | "user", description: string) =>
+  Type.String({ format: "uuid", description, "x-id-of": resource });
+
 export const IdParams = Type.Object({ id: Type.String({ description: "Resource id (UUID)" }) });
 
 /** page (default 1) and page_size (default 20, at most 100). */
