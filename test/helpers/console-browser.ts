@@ -93,13 +93,19 @@ export async function withScreenshotOnFailure(
   try {
     await steps();
   } catch (error) {
-    mkdirSync(SCREENSHOTS, { recursive: true });
-    const file = join(SCREENSHOTS, `${name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);
-    await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+    const file = await saveScreenshot(page, name);
     throw new Error(`${(error as Error).message}\n(page ${page.url()}; screenshot ${file})`, {
       cause: error,
     });
   }
+}
+
+/** Saves a full-page screenshot of the page in test-results/console/, named after `name`; its path. */
+export async function saveScreenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const file = join(SCREENSHOTS, `${name.replace(/[^a-z0-9]+/gi, "-").toLowerCase()}.png`);
+  await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+  return file;
 }
 
 /** Signs in through the sign-in form; the second factor too when `totp` gives codes. */

@@ -51,7 +51,7 @@ export function DeviceCompliance({ report }: { report: Report }) {
       {report.violations.length > 0 ? (
         // biome-ignore lint/a11y/noNoninteractiveTabindex: keyboard users must reach a region that scrolls sideways on a phone (WCAG 2.1.1); it holds no link
         <section class="table-wrap" tabIndex={0} aria-label="Violations">
-          <table>
+          <table class="table-stack">
             <caption class="visually-hidden">
               Policy rules the device does not meet, most severe first
             </caption>
@@ -69,9 +69,9 @@ export function DeviceCompliance({ report }: { report: Report }) {
                   <td>
                     <RuleName rule={violation.rule} />
                   </td>
-                  <td>{valueText(violation.required)}</td>
-                  <td>{valueText(violation.actual)}</td>
-                  <td>
+                  <td data-label="Required">{valueText(violation.required)}</td>
+                  <td data-label="Actual">{valueText(violation.actual)}</td>
+                  <td data-label="Severity">
                     <StatusBadge value={violation.severity} />
                   </td>
                 </tr>

@@ -1,10 +1,11 @@
 import type { ComponentChildren } from "preact";
 
 /**
- * A table that scrolls sideways on a phone. It is a focusable, named region so keyboard users can
- * scroll it too (a table of plain text has nothing else to focus). `position: relative` makes the
- * wrapper the containing block of the visually hidden texts in cells (absolutely positioned): without
- * it they escape the scrolling box and widen the whole page. (Until .table-wrap carries it in styles.css.)
+ * A table that scrolls sideways on a phone (.table-wrap in styles.css: cells keep their words whole, so a
+ * table wider than the card scrolls inside it). It is a focusable, named region so keyboard users can
+ * scroll it too (a table of plain text has nothing else to focus). The wrapper's `position: relative`
+ * makes it the containing block of the visually hidden texts in cells (absolutely positioned): without
+ * it they escape the scrolling box and widen the whole page.
  */
 export function TableWrap({
   label,
