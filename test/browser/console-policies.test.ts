@@ -118,11 +118,11 @@ describe("console policies", () => {
       const patterns = page.getByLabel("Sensitive data patterns");
       const acmeId = String.raw`\bACME-\d{6}\b`;
       await patterns.fill(`${acmeId}\n([a-z`);
-      // The regex does not compile: the server's message, on the line that is wrong, under the textarea.
+      // The pattern is not RE2: the server's message, on the line that is wrong, under the textarea.
       await page.getByRole("link", { name: /^Sensitive data patterns: Line 2 \(“\(\[a-z”\)/ }).waitFor();
       expect(await patterns.getAttribute("aria-invalid")).toBe("true");
       expect(await descriptionOf(patterns)).toMatch(
-        /Line 2 \(“\(\[a-z”\): must be a valid regular expression/,
+        /Line 2 \(“\(\[a-z”\): is not RE2 syntax: missing closing \]/,
       );
 
       // Saving is refused: the summary takes focus, nothing is created.

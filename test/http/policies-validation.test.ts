@@ -73,29 +73,63 @@ const RULES: {
     ],
   },
   {
-    rule: "sensitive data patterns compile",
+    rule: "sensitive data patterns are RE2 syntax",
     policyData: { dlp: { sensitive_data_patterns: ["\\d{16}", "([a-z"] } },
     errors: [
       {
         field: "dlp.sensitive_data_patterns.1",
-        message: expect.stringMatching(/^must be a valid regular expression: .+/),
+        message: "is not RE2 syntax: missing closing ]: `[a-z`",
         received: "([a-z",
       },
     ],
   },
   {
-    rule: "patterns with catastrophic backtracking are rejected",
-    policyData: { dlp: { sensitive_data_patterns: ["(a+)+$", "^(a|aa)+$"] } },
+    rule: "patterns whose repetitions a linear-time engine cannot bound are refused",
+    policyData: {
+      dlp: { sensitive_data_patterns: ["^(a{1,1000}){1,1000}$", "\\d{1001}", ".{1000}".repeat(11)] },
+    },
     errors: [
       {
         field: "dlp.sensitive_data_patterns.0",
-        message: "pattern may take catastrophic time (nested quantifier)",
-        received: "(a+)+$",
+        message:
+          "is too large for RE2: nested repetitions multiply their counts, and this program would be over RE2's size limit",
+        received: "^(a{1,1000}){1,1000}$",
       },
       {
         field: "dlp.sensitive_data_patterns.1",
-        message: "pattern may take catastrophic time (overlapping alternatives)",
-        received: "^(a|aa)+$",
+        message:
+          "is not RE2 syntax: invalid repeat count: `{1001}` (RE2 repeats at most 1000 times, nested repetitions multiplied together)",
+        received: "\\d{1001}",
+      },
+      {
+        field: "dlp.sensitive_data_patterns.2",
+        message:
+          "is too large: it compiles to 11002 RE2 instructions, more than 10000; matching time grows with the program",
+        received: ".{1000}".repeat(11),
+      },
+    ],
+  },
+  {
+    rule: "JavaScript-only constructs (lookaround, backreferences) are refused",
+    policyData: { dlp: { sensitive_data_patterns: ["\\d{3}(?=-\\d{4})", "(?<=\\$)\\d+", "(['\"]).+?\\1"] } },
+    errors: [
+      {
+        field: "dlp.sensitive_data_patterns.0",
+        message:
+          "is not RE2 syntax: lookahead (?=...) is not supported; patterns run on a linear-time engine",
+        received: "\\d{3}(?=-\\d{4})",
+      },
+      {
+        field: "dlp.sensitive_data_patterns.1",
+        message:
+          "is not RE2 syntax: lookbehind (?<=...) is not supported; patterns run on a linear-time engine",
+        received: "(?<=\\$)\\d+",
+      },
+      {
+        field: "dlp.sensitive_data_patterns.2",
+        message:
+          "is not RE2 syntax: backreference \\1 is not supported; patterns run on a linear-time engine",
+        received: "(['\"]).+?\\1",
       },
     ],
   },
@@ -207,7 +241,7 @@ describe("policy_data rules, on create", () => {
       body: {
         name: "Many problems",
         policy_data: {
-          dlp: { print_allowed: "yes", sensitive_data_patterns: ["(x+)*"] },
+          dlp: { print_allowed: "yes", sensitive_data_patterns: ["(x)\\1"] },
           usb: { whitelist: ["nope"] },
           storage: { max_file_size_mb: -5 },
         },
@@ -250,6 +284,41 @@ describe("policy_data rules, on create", () => {
   });
 });
 
+/** Patterns a backtracking engine takes exponential time on, and ordinary RE2 ones: all fine for RE2. */
+const RE2_PATTERNS = [
+  "\\d*\\d*\\d*\\d*\\d*\\d*x",
+  "(a+)+$",
+  "^(a|aa)+$",
+  "^(a{1,10}){1,100}$",
+  "(?i)\\bconfidential\\b",
+  "\\x{20AC}\\s?\\d+",
+];
+
+describe("RE2 patterns are accepted", () => {
+  test("on create, validate and update", async () => {
+    const created = await t.request("POST", "/api/v1/policies", {
+      token,
+      body: { name: "RE2 patterns", policy_data: { dlp: { sensitive_data_patterns: RE2_PATTERNS } } },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.policy_data.dlp.sensitive_data_patterns).toEqual(RE2_PATTERNS);
+
+    const validated = await t.request("POST", "/api/v1/policies/validate", {
+      token,
+      body: { policy_data: { dlp: { sensitive_data_patterns: RE2_PATTERNS } } },
+    });
+    expect(validated.status).toBe(200);
+    expect(validated.body).toMatchObject({ valid: true, errors: [] });
+
+    const updated = await t.request("PUT", `/api/v1/policies/${created.body.id}`, {
+      token,
+      body: { policy_data: { dlp: { sensitive_data_patterns: RE2_PATTERNS.toReversed() } } },
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.body.version).toBe(2);
+  });
+});
+
 describe("the same rules on update and from-template", () => {
   test("a wrong type in a PUT is reported with its dotted path, and no version is written", async () => {
     const created = await t.request("POST", "/api/v1/policies", { token, body: { name: "Update target" } });
@@ -261,6 +330,33 @@ describe("the same rules on update and from-template", () => {
     expect(response.body.errors).toEqual([
       { field: "policy_data.dlp.screenshot_allowed", message: "must be a boolean", received: "no" },
       { field: "policy_data.usb.whitelist.0", message: USB_ID_MESSAGE, received: "x" },
+    ]);
+    const current = await t.request("GET", `/api/v1/policies/${created.body.id}`, { token });
+    expect(current.body.version).toBe(1);
+  });
+
+  test("a PUT with a pattern RE2 refuses names its index and why, and writes no version", async () => {
+    const created = await t.request("POST", "/api/v1/policies", { token, body: { name: "Pattern update" } });
+    const patterns = ["\\bSECRET\\b", "^(a{1,1000}){1,1000}$", "\\d{4}(?!\\d)"];
+    const response = await t.request("PUT", `/api/v1/policies/${created.body.id}`, {
+      token,
+      body: { policy_data: { dlp: { sensitive_data_patterns: patterns } } },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.reason).toBe("policy_invalid");
+    expect(response.body.errors).toEqual([
+      {
+        field: "policy_data.dlp.sensitive_data_patterns.1",
+        message:
+          "is too large for RE2: nested repetitions multiply their counts, and this program would be over RE2's size limit",
+        received: patterns[1],
+      },
+      {
+        field: "policy_data.dlp.sensitive_data_patterns.2",
+        message:
+          "is not RE2 syntax: negative lookahead (?!...) is not supported; patterns run on a linear-time engine",
+        received: patterns[2],
+      },
     ]);
     const current = await t.request("GET", `/api/v1/policies/${created.body.id}`, { token });
     expect(current.body.version).toBe(1);

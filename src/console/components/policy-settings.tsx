@@ -80,7 +80,7 @@ export const POLICY_SECTIONS: SectionDefinition[] = [
         key: "sensitive_data_patterns",
         kind: "list",
         label: "Sensitive data patterns",
-        hint: "Regular expressions (JavaScript syntax) that detect sensitive data, one per line, e.g. \\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b for AWS access keys.",
+        hint: "Regular expressions in RE2 syntax (no lookaround or backreferences: devices match in linear time) that detect sensitive data, one per line, e.g. \\b(?:AKIA|ASIA)[0-9A-Z]{16}\\b for AWS access keys.",
       },
     ],
   ),

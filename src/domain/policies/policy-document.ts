@@ -3,6 +3,7 @@
  * One TypeBox schema gives the static type, the OpenAPI description and the shape the validator walks.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { MAX_RE2_PROGRAM_SIZE } from "../../lib/re2-pattern";
 
 /** Limits on list and string sizes; SPEC.md leaves them open, these are Bulwark's. */
 export const POLICY_LIMITS = {
@@ -66,7 +67,10 @@ export const DlpSettingsSchema = Type.Object(
       Type.String({
         minLength: 1,
         maxLength: POLICY_LIMITS.patternLength,
-        description: "A JavaScript regular expression without nested or overlapping quantified groups.",
+        description:
+          "A regular expression in RE2 syntax (https://github.com/google/re2/wiki/Syntax), compiling to at most " +
+          `${MAX_RE2_PROGRAM_SIZE} RE2 instructions. Devices match it on a linear-time engine, so lookaround, ` +
+          "backreferences and the other constructs that need backtracking are refused.",
       }),
       {
         maxItems: POLICY_LIMITS.sensitiveDataPatterns,

@@ -13,7 +13,12 @@ export interface PolicyTemplate {
 }
 
 const CREDIT_CARD_NUMBER = String.raw`\b(?:\d[ -]?){12,18}\d\b`;
-const US_SOCIAL_SECURITY_NUMBER = String.raw`\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b`;
+// RE2 has no lookahead, so the numbers never issued are left out by listing the ones that are: an area
+// of 001-899 but 666, a group of 01-99, a serial of 0001-9999.
+const SSN_AREA = String.raw`(?:00[1-9]|0[1-9]\d|[1-5]\d\d|6[0-57-9]\d|66[0-57-9]|[78]\d\d)`;
+const SSN_GROUP = String.raw`(?:0[1-9]|[1-9]\d)`;
+const SSN_SERIAL = String.raw`(?:000[1-9]|00[1-9]\d|0[1-9]\d\d|[1-9]\d{3})`;
+const US_SOCIAL_SECURITY_NUMBER = String.raw`\b${SSN_AREA}-${SSN_GROUP}-${SSN_SERIAL}\b`;
 const IBAN = String.raw`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b`;
 const PRIVATE_KEY_BLOCK = "-----BEGIN (?:RSA |EC |DSA |OPENSSH )?PRIVATE KEY-----";
 const AWS_ACCESS_KEY_ID = String.raw`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`;

@@ -1,5 +1,5 @@
 import { KindGuard, type TArray, type TObject, type TSchema } from "@sinclair/typebox";
-import { findCatastrophicBacktrackingRisk } from "../../lib/regex-backtracking";
+import { compileRe2Pattern } from "../../lib/re2-pattern";
 import { type FieldError, ValidationError } from "../errors";
 import { mergePolicyData } from "./merge-policy-data";
 import { CLIPBOARD_DIRECTIONS, type PolicyData, PolicyDataSchema } from "./policy-document";
@@ -163,8 +163,8 @@ const USB_DEVICE_ID = /^[0-9a-f]{4}:[0-9a-f]{4}$/i;
 function checkSensitiveDataPatterns(dlp: Record<string, unknown>, errors: FieldErrorList): void {
   const patterns = validStringItems(dlp, ["dlp", "sensitive_data_patterns"], errors);
   for (const item of patterns) {
-    const problem = describeRegexProblem(item.value);
-    if (problem !== undefined) errors.add(item.path, problem, item.value);
+    const compiled = compileRe2Pattern(item.value);
+    if (!compiled.ok) errors.add(item.path, compiled.problem, item.value);
   }
   reportDuplicates(patterns, (value) => value, errors);
 }
@@ -247,17 +247,6 @@ function reportDuplicates(
     if (seen.has(key)) errors.add(item.path, "duplicate value", item.value);
     seen.add(key);
   }
-}
-
-function describeRegexProblem(pattern: string): string | undefined {
-  try {
-    new RegExp(pattern);
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    return `must be a valid regular expression: ${reason.replace(/^Invalid regular expression: (?:\/.*\/[a-z]*: )?/s, "")}`;
-  }
-  const risk = findCatastrophicBacktrackingRisk(pattern);
-  return risk === undefined ? undefined : `pattern may take catastrophic time (${risk})`;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

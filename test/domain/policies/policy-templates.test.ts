@@ -7,6 +7,7 @@ import {
   POLICY_TEMPLATES,
 } from "../../../src/domain/policies/policy-templates";
 import { validatePolicyData } from "../../../src/domain/policies/validate-policy-document";
+import { compileRe2Pattern } from "../../../src/lib/re2-pattern";
 
 function template(id: string) {
   const found = findPolicyTemplate(id);
@@ -56,13 +57,23 @@ describe("policy templates", () => {
   });
 
   test("strict's patterns find credit card and US social security numbers, and not plain text", () => {
-    const patterns = template("strict").policy_data.dlp.sensitive_data_patterns.map(
-      (source) => new RegExp(source),
-    );
+    // Compiled as devices compile them, with the RE2 engine.
+    const patterns = template("strict").policy_data.dlp.sensitive_data_patterns.map((source) => {
+      const compiled = compileRe2Pattern(source);
+      if (!compiled.ok) throw new Error(`${source} ${compiled.problem}`);
+      return compiled.pattern;
+    });
     const isSensitive = (text: string) => patterns.some((pattern) => pattern.test(text));
     expect(isSensitive("card 4111 1111 1111 1111 exp 12/30")).toBe(true);
     expect(isSensitive("ssn: 123-45-6789")).toBe(true);
     expect(isSensitive("invoice 2024-05-01, 3 items")).toBe(false);
+    // Issued: area 001-899 but 666, group 01-99, serial 0001-9999.
+    for (const ssn of ["001-01-0001", "899-99-9999", "665-10-1000", "667-10-1000", "606-60-6066"]) {
+      expect({ ssn, found: isSensitive(`ssn: ${ssn}`) }).toEqual({ ssn, found: true });
+    }
+    for (const ssn of ["000-12-3456", "666-12-3456", "900-12-3456", "123-00-4567", "123-45-0000"]) {
+      expect({ ssn, found: isSensitive(`ssn: ${ssn}`) }).toEqual({ ssn, found: false });
+    }
   });
 
   test("the default document is balanced's, and nobody can change it", () => {

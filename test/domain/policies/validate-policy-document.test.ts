@@ -170,93 +170,26 @@ describe("sensitive data patterns", () => {
     );
   });
 
-  test("a pattern that does not compile names the syntax problem", () => {
-    const [error] = patternErrors(["(abc"]);
-    expect(error?.field).toBe("policy_data.dlp.sensitive_data_patterns.0");
-    expect(error?.received).toBe("(abc");
-    expect(error?.message).toStartWith("must be a valid regular expression: ");
-    expect(error?.message.length).toBeGreaterThan("must be a valid regular expression: ".length);
-    expect(error?.message).not.toContain("Invalid regular expression");
-  });
-
-  test.each([
-    "(a+)+",
-    "(a*)*",
-    "(\\w+\\s?)*",
-    "(.*a){20}",
-    "^(?:[a-z0-9]+\\.)+$",
-    "(x+x+)+y",
-    "((ab)+c)*",
-    "(?=(a+)+)b",
-    "(a+?)+",
-    "(a+){2}",
-  ])("nested quantifier %p is rejected", (pattern) => {
-    expect(patternErrors([pattern])).toEqual([
+  test("a pattern RE2 does not accept is refused with why, at its index", () => {
+    expect(patternErrors(["\\d+", "(abc", "a(?=b)"])).toEqual([
       {
-        field: "policy_data.dlp.sensitive_data_patterns.0",
-        message: "pattern may take catastrophic time (nested quantifier)",
-        received: pattern,
+        field: "policy_data.dlp.sensitive_data_patterns.1",
+        message: "is not RE2 syntax: missing closing ): `(abc`",
+        received: "(abc",
+      },
+      {
+        field: "policy_data.dlp.sensitive_data_patterns.2",
+        message:
+          "is not RE2 syntax: lookahead (?=...) is not supported; patterns run on a linear-time engine",
+        received: "a(?=b)",
       },
     ]);
   });
 
-  test.each([
-    "(a|aa)+",
-    "(a|a)*",
-    "(\\w|\\d)+",
-    "(ab|ac){2,}",
-    "((a|ab))*",
-    "(?i:(a|A)+)",
-    "([a-f]|c)+",
-    "(a|ab){2}",
-  ])("overlapping alternatives %p are rejected", (pattern) => {
-    expect(patternErrors([pattern])).toEqual([
-      {
-        field: "policy_data.dlp.sensitive_data_patterns.0",
-        message: "pattern may take catastrophic time (overlapping alternatives)",
-        received: pattern,
-      },
-    ]);
-  });
-
-  test.each([
-    "(a+)?",
-    "(a+){1}",
-    "(a|aa){0,1}",
-    "(a|aa)",
-    "(a|aa)?",
-    "(a|b)+",
-    "(\\d|[a-f])+",
-    "\\(a+\\)+",
-    "[(a+)]+",
-    "(\\d{3}-)+",
-    "a{2,5}b*c+",
-    "(?:x\\{2,\\})+",
-    "(?<!a+)b",
-  ])("safe pattern %p is accepted", (pattern) => {
-    expect(validatePolicyData({ dlp: { sensitive_data_patterns: [pattern] } }).ok).toBe(true);
-  });
-
-  test("the backtracking check finishes on any compilable pattern", () => {
-    let seed = 42;
-    const nextRandom = () => {
-      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
-      return seed / 2_147_483_648;
-    };
-    const alphabet = "()[]{}|*+?.\\^$-,:=!<>kabdwsuxc0123";
-    for (let sample = 0; sample < 5_000; sample += 1) {
-      const length = 1 + Math.floor(nextRandom() * 14);
-      const pattern = Array.from({ length }, () => alphabet[Math.floor(nextRandom() * alphabet.length)]).join(
-        "",
-      );
-      const result = validatePolicyData({ dlp: { sensitive_data_patterns: [pattern] } });
-      if (!result.ok) expect(result.errors[0]?.field).toBe("policy_data.dlp.sensitive_data_patterns.0");
-    }
-  });
-
-  test("an unclosed \\k<name is a literal, not a reference", () => {
-    expect(validatePolicyData({ dlp: { sensitive_data_patterns: ["\\k<x", "(?<n>a)\\k<n>"] } }).ok).toBe(
-      true,
+  test("nested and overlapping repetitions, which a linear-time engine runs safely, pass", () => {
+    const patterns = ["(a+)+$", "^(a|aa)+$", "(\\w+\\s?)*", "\\d*\\d*\\d*\\d*x"];
+    expect(acceptedValue({ dlp: { sensitive_data_patterns: patterns } }).dlp.sensitive_data_patterns).toEqual(
+      patterns,
     );
   });
 
