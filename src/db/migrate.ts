@@ -114,7 +114,8 @@ export function migrateDatabase(
     const statements = migration.sql
       .split("--> statement-breakpoint")
       .map((statement) => statement.trim())
-      .filter((statement) => statement !== "");
+      // A migration of comments only (its work done by a data step) has no statement to run.
+      .filter((statement) => statement.replace(/^--.*$/gm, "").trim() !== "");
     // IMMEDIATE takes the write lock before the check, so two processes migrating the same new
     // database at once apply each migration exactly once.
     const didApply = sqlite

@@ -12,6 +12,7 @@ import m9 from "../../migrations/0009_device_counts.sql" with { type: "text" };
 import m10 from "../../migrations/0010_device_list_version.sql" with { type: "text" };
 import m11 from "../../migrations/0011_device_read_indexes.sql" with { type: "text" };
 import m12 from "../../migrations/0012_policy_name_key.sql" with { type: "text" };
+import m13 from "../../migrations/0013_re2_sensitive_data_patterns.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -28,4 +29,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0010_device_list_version", sql: m10 },
   { tag: "0011_device_read_indexes", sql: m11 },
   { tag: "0012_policy_name_key", sql: m12 },
+  { tag: "0013_re2_sensitive_data_patterns", sql: m13 },
 ];

@@ -7,6 +7,7 @@ import { openDatabase } from "../../src/db/client";
 import { migrateDatabase } from "../../src/db/migrate";
 import { embeddedMigrations } from "../../src/db/migrations.generated";
 import * as schema from "../../src/db/schema";
+import { findPolicyTemplate } from "../../src/domain/policies/policy-templates";
 
 const tables: SQLiteTable[] = Object.values(schema as Record<string, unknown>).filter(
   (value): value is SQLiteTable => {
@@ -151,5 +152,64 @@ test("0012 makes policy names unique ignoring case: names an older database hold
       `INSERT INTO policies (id, organization_id, name, name_key, current_version, created_at, updated_at) VALUES ('p6', 'org-a', 'FINANCE LAPTOPS', 'finance laptops', 1, '${now}', '${now}')`,
     ),
   ).toThrow(/UNIQUE/);
+  database.close();
+});
+
+test("0013 gives a policy whose current version holds the old lookahead pattern a new version with its RE2 form", () => {
+  const database = openDatabase({ path: ":memory:", synchronous: "full" });
+  const before = embeddedMigrations.findIndex(
+    (migration) => migration.tag === "0013_re2_sensitive_data_patterns",
+  );
+  migrateDatabase(database.sqlite, { migrations: embeddedMigrations.slice(0, before) });
+  const lookahead = String.raw`\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b`;
+  const card = String.raw`\b(?:\d[ -]?){12,18}\d\b`;
+  const now = "2026-11-01T12:00:00.000Z";
+  const insert = (id: string) => {
+    database.sqlite
+      .query(
+        "INSERT INTO policies (id, organization_id, name, name_key, current_version, created_at, updated_at) VALUES (?, 'org', ?, ?, 1, ?, ?)",
+      )
+      .run(id, id, id, now, now);
+    database.sqlite
+      .query(
+        "INSERT INTO policy_versions (policy_id, version, name, description, policy_data, changes, changed_by, changed_at) VALUES (?, 1, ?, '', ?, '[\"created\"]', 'system', ?)",
+      )
+      .run(
+        id,
+        id,
+        JSON.stringify({ dlp: { sensitive_data_patterns: [card, lookahead] }, usb: { allowed: true } }),
+        now,
+      );
+  };
+  insert("balanced-default");
+  database.sqlite.exec(
+    `INSERT INTO policies (id, organization_id, name, name_key, current_version, created_at, updated_at) VALUES ('custom', 'org', 'custom', 'custom', 1, '${now}', '${now}');
+     INSERT INTO policy_versions (policy_id, version, name, description, policy_data, changes, changed_by, changed_at) VALUES ('custom', 1, 'custom', '', '{"dlp":{"sensitive_data_patterns":["secret"]}}', '["created"]', 'system', '${now}');`,
+  );
+  migrateDatabase(database.sqlite);
+  const versions = database.sqlite
+    .query<{ policy_id: string; version: number; policy_data: string; changes: string }, []>(
+      "SELECT policy_id, version, policy_data, changes FROM policy_versions ORDER BY policy_id, version",
+    )
+    .all();
+  const ssn = findPolicyTemplate("balanced")?.policy_data.dlp.sensitive_data_patterns[1];
+  expect(ssn).not.toBe(lookahead);
+  expect(versions.map((row) => [row.policy_id, row.version])).toEqual([
+    ["balanced-default", 1],
+    ["balanced-default", 2],
+    ["custom", 1],
+  ]);
+  expect(JSON.parse(versions[0]?.policy_data ?? "").dlp.sensitive_data_patterns).toEqual([card, lookahead]);
+  expect(JSON.parse(versions[1]?.policy_data ?? "")).toEqual({
+    dlp: { sensitive_data_patterns: [card, ssn] },
+    usb: { allowed: true },
+  });
+  expect(JSON.parse(versions[1]?.changes ?? "")[0]).toContain("without lookahead");
+  const policy = database.sqlite
+    .query<{ current_version: number }, []>(
+      "SELECT current_version FROM policies WHERE id = 'balanced-default'",
+    )
+    .get();
+  expect(policy?.current_version).toBe(2);
   database.close();
 });

@@ -1,0 +1,2 @@
+-- Data only: policies whose current document holds the templates' old social security number pattern
+-- (lookahead, which RE2 refuses) get a new version with its RE2 form; see src/db/data-migrations.ts.
