@@ -216,18 +216,37 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
       const responses = operation.responses ?? {};
       for (const [status, response] of Object.entries(responses)) {
         if (status === "204") responses[status] = { description: response.description ?? "No content" };
-        // Redirects (single sign-on) have no body: where they go is the Location header.
-        if (status === "302" || status === "303")
+        // Redirects (single sign-on) have no body: where they go is the Location header, which the route
+        // describes in its schema (redirectResponse); OpenAPI wants that description on the header.
+        if (status === "302" || status === "303") {
+          const location = (
+            response.headers as Record<string, { schema: { description?: string } }> | undefined
+          )?.Location?.schema;
           responses[status] = {
             description: response.description ?? "Redirect",
-            headers: { Location: { description: "Where the browser goes next", schema: { type: "string" } } },
+            ...(location && {
+              headers: {
+                Location: { description: location.description, schema: { type: "string", format: "uri" } },
+              },
+            }),
           } as typeof response;
+        }
         if (TEXT_RESPONSES.has(cleanPath) && status === "200")
           responses[status] = {
             description: response.description ?? "Text",
             content: { [TEXT_RESPONSES.get(cleanPath) as string]: { schema: { type: "string" } } },
           } as typeof response;
       }
+      // A redirect is the whole success of the single sign-on entry points: they have no 2XX to document,
+      // so `default` (OpenAPI: every status not listed) says what else they can answer.
+      const statuses = Object.keys(responses);
+      if (
+        statuses.some((status) => status.startsWith("3")) &&
+        !statuses.some((status) => status.startsWith("2"))
+      )
+        responses.default ??= errorResponseObject(
+          "Any other status is a refusal with the error body (431 when the request's headers are too large, for one)",
+        );
       // Every secured route but the self-service ones can refuse a session that must set up MFA first.
       const access = (operation as { "x-bulwark-access"?: string })["x-bulwark-access"];
       if (access && !["self", "device"].includes(access))
