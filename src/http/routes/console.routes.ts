@@ -1,19 +1,15 @@
 import { Elysia } from "elysia";
 import { DomainError } from "../../domain/errors";
 import { CONSOLE_PATH, type ConsoleAsset, type ConsoleAssets, loadConsoleAssets } from "../console-assets";
+import { pageSecurityHeaders } from "../page-security-headers";
 
 /**
  * The console's page may run only its own script and style and talk only to this server; no other
  * site may frame it (clickjacking a wipe button).
  */
-const PAGE_SECURITY_HEADERS = {
-  "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  "x-frame-options": "DENY",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cross-origin-opener-policy": "same-origin",
-};
+const PAGE_SECURITY_HEADERS = pageSecurityHeaders(
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+);
 
 let loading: Promise<ConsoleAssets> | null = null;
 
