@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { JOBS } from "../../src/jobs/jobs";
+import { documentedLocationParameters } from "../helpers/documented-redirects";
 import { enableTotp } from "../helpers/mfa";
 import {
   authorizeOidc,
@@ -378,6 +379,11 @@ describe("authorize", () => {
     expect(url.searchParams.get("nonce")?.length).toBeGreaterThanOrEqual(32);
     expect(url.searchParams.get("state")).toBe(state);
     expect(url.searchParams.get("scope")).toBe("openid profile email");
+    // The OpenAPI document names exactly the parameters the redirect carries.
+    const document = (await t.request("GET", "/api/v1/openapi.json")).body;
+    expect([...url.searchParams.keys()].sort()).toEqual(
+      documentedLocationParameters(document, "get", "/api/v1/auth/sso/oidc/authorize", 302).sort(),
+    );
     const again = await authorize(t, { client_id: op.client_id, redirect_uri: CALLBACK, state });
     expect(again.status).toBe(409);
     expect(JSON.parse(again.text).reason).toBe("sso_state_taken");

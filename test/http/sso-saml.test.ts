@@ -4,6 +4,7 @@
  * signed Responses are what Bulwark's ACS judges.
  */
 import { describe, expect, test } from "bun:test";
+import { documentedLocationParameters } from "../helpers/documented-redirects";
 import { createSamlIdp, makeSigningCertificate } from "../helpers/saml-idp";
 import { freshTestApps, type TestApp } from "../helpers/test-app";
 
@@ -167,6 +168,11 @@ describe("sign-in", () => {
     const login = await startLogin(t, org.organizationId);
     expect(login.status).toBe(302);
     expect(login.location).toStartWith(`${IDP_SSO}?SAMLRequest=`);
+    // The OpenAPI document names the parameters of both redirects.
+    const document = (await t.request("GET", "/api/v1/openapi.json")).body;
+    expect([...new URL(login.location).searchParams.keys()].sort()).toEqual(
+      documentedLocationParameters(document, "get", `${SAML}/login`, 302).sort(),
+    );
     const request = await idp.readLoginRequest(org.metadata, login.location);
     expect(request.relayState).toBe(login.state);
     const samlResponse = await idp.respond(org.metadata, login.location, {
@@ -178,6 +184,9 @@ describe("sign-in", () => {
     expect(acs.status).toBe(303);
     expect(`${acs.location?.origin}${acs.location?.pathname}`).toBe(CALLBACK);
     expect(acs.location?.searchParams.get("state")).toBe(login.state);
+    expect(documentedLocationParameters(document, "post", `${SAML}/acs`, 303)).toEqual(
+      expect.arrayContaining([...(acs.location?.searchParams.keys() ?? [])]),
+    );
     const code = acs.location?.searchParams.get("code") ?? "";
     expect(code).not.toBe("");
 
@@ -237,6 +246,11 @@ describe("sign-in", () => {
     const acs = await postToAcs(t, forged);
     expect(acs.location?.searchParams.get("error")).toBe("sso_response_invalid");
     expect(acs.location?.searchParams.get("error_description")).toContain("signature");
+    // The refusal's parameters are the ones the OpenAPI document names too.
+    const document = (await t.request("GET", "/api/v1/openapi.json")).body;
+    expect(documentedLocationParameters(document, "post", `${SAML}/acs`, 303)).toEqual(
+      expect.arrayContaining([...(acs.location?.searchParams.keys() ?? [])]),
+    );
   });
 
   test("a response changed after signing is refused", async () => {

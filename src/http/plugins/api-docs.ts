@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { toOpenAPISchema } from "@elysiajs/openapi/openapi";
 import scalarBundlePath from "@scalar/api-reference/browser/standalone.js" with { type: "file" };
 import type { TSchema } from "@sinclair/typebox";
@@ -5,6 +6,7 @@ import { OptionalKind } from "@sinclair/typebox";
 import { type AnyElysia, Elysia } from "elysia";
 import { EVENT_DATA_SCHEMAS } from "../../domain/events/event-payloads";
 import type { EventType } from "../../domain/events/event-types";
+import { pageSecurityHeaders } from "../page-security-headers";
 import { FORM_PATHS } from "./json-body";
 
 export const OPENAPI_PATH = "/api/v1/openapi.json";
@@ -216,18 +218,37 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
       const responses = operation.responses ?? {};
       for (const [status, response] of Object.entries(responses)) {
         if (status === "204") responses[status] = { description: response.description ?? "No content" };
-        // Redirects (single sign-on) have no body: where they go is the Location header.
-        if (status === "302" || status === "303")
+        // Redirects (single sign-on) have no body: where they go is the Location header, which the route
+        // describes in its schema (redirectResponse); OpenAPI wants that description on the header.
+        if (status === "302" || status === "303") {
+          const location = (
+            response.headers as Record<string, { schema: { description?: string } }> | undefined
+          )?.Location?.schema;
           responses[status] = {
             description: response.description ?? "Redirect",
-            headers: { Location: { description: "Where the browser goes next", schema: { type: "string" } } },
+            ...(location && {
+              headers: {
+                Location: { description: location.description, schema: { type: "string", format: "uri" } },
+              },
+            }),
           } as typeof response;
+        }
         if (TEXT_RESPONSES.has(cleanPath) && status === "200")
           responses[status] = {
             description: response.description ?? "Text",
             content: { [TEXT_RESPONSES.get(cleanPath) as string]: { schema: { type: "string" } } },
           } as typeof response;
       }
+      // A redirect is the whole success of the single sign-on entry points: they have no 2XX to document,
+      // so `default` (OpenAPI: every status not listed) says what else they can answer.
+      const statuses = Object.keys(responses);
+      if (
+        statuses.some((status) => status.startsWith("3")) &&
+        !statuses.some((status) => status.startsWith("2"))
+      )
+        responses.default ??= errorResponseObject(
+          "Any other status is a refusal with the error body (431 when the request's headers are too large, for one)",
+        );
       // Every secured route but the self-service ones can refuse a session that must set up MFA first.
       const access = (operation as { "x-bulwark-access"?: string })["x-bulwark-access"];
       if (access && !["self", "device"].includes(access))
@@ -334,6 +355,17 @@ const SCALAR_CONFIGURATION = {
   telemetry: false,
 };
 
+/**
+ * The page's one inline script. The document's server is "/", which Scalar turns into "http://host/" and
+ * joins to each path with a slash too many ("http://host//api/v1/..."); the page's own origin is the same
+ * server.
+ */
+const CONFIGURE_SCRIPT = `
+      document.getElementById("api-reference").setAttribute("data-configuration", JSON.stringify(
+        Object.assign(${JSON.stringify(SCALAR_CONFIGURATION)}, { servers: [{ url: location.origin, description: "This server" }] })
+      ));
+    `;
+
 const DOCS_HTML = `<!doctype html>
 <html lang="en">
   <head>
@@ -343,16 +375,46 @@ const DOCS_HTML = `<!doctype html>
   </head>
   <body>
     <script id="api-reference" data-url="${OPENAPI_PATH}"></script>
-    <script>
-      // The document's server is "/", which Scalar turns into "http://host/" and joins to each path with
-      // a slash too many ("http://host//api/v1/..."); the page's own origin is the same server.
-      document.getElementById("api-reference").setAttribute("data-configuration", JSON.stringify(
-        Object.assign(${JSON.stringify(SCALAR_CONFIGURATION)}, { servers: [{ url: location.origin, description: "This server" }] })
-      ));
-    </script>
+    <script>${CONFIGURE_SCRIPT}</script>
     <script src="${SCALAR_BUNDLE_PATH}"></script>
   </body>
 </html>`;
+
+/**
+ * The page runs Scalar's script from this server and its own inline script, by hash, and nothing else:
+ * no eval, no injected script, no frame. Styles are the exception: Scalar adds <style> elements and style
+ * attributes as it renders, generated at run time, which no hash can name; with images and fonts from
+ * this server only, an injected style cannot send anything elsewhere. Scalar's "Test Request" client
+ * sends to this server only.
+ */
+const DOCS_SECURITY_HEADERS = pageSecurityHeaders(
+  [
+    "default-src 'none'",
+    `script-src 'self' 'sha256-${createHash("sha256").update(CONFIGURE_SCRIPT).digest("base64")}'`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; "),
+);
+
+/**
+ * zod, inside Scalar's bundle, asks once whether eval works by compiling `new Function("")`: the CSP
+ * refuses it and the browser reports a violation. The answer under this CSP is always no, so the bundle
+ * is served with the answer in place of the question; zod then validates as it does after a refusal.
+ */
+const EVAL_PROBE = 'try{return new Function(""),!0}catch(e){return!1}';
+let scalarBundle: Promise<Uint8Array<ArrayBuffer>> | null = null;
+
+function scalarBundleBytes(): Promise<Uint8Array<ArrayBuffer>> {
+  scalarBundle ??= Bun.file(scalarBundlePath)
+    .text()
+    .then((text) => new TextEncoder().encode(text.replace(EVAL_PROBE, "return!1")));
+  return scalarBundle;
+}
 
 /**
  * GET /api/v1/openapi.json and a docs page (Scalar) whose script is embedded in the executable and
@@ -375,15 +437,18 @@ export function apiDocsPlugin(rootApp: () => AnyElysia, version: string) {
     )
     .get(
       DOCS_PATH,
-      () => new Response(DOCS_HTML, { headers: { "content-type": "text/html; charset=utf-8" } }),
+      () =>
+        new Response(DOCS_HTML, {
+          headers: { "content-type": "text/html; charset=utf-8", ...DOCS_SECURITY_HEADERS },
+        }),
       {
         detail: { summary: "Interactive API documentation (works offline)", security: [] },
       },
     )
     .get(
       SCALAR_BUNDLE_PATH,
-      () =>
-        new Response(Bun.file(scalarBundlePath), {
+      async () =>
+        new Response(await scalarBundleBytes(), {
           headers: {
             "content-type": "text/javascript; charset=utf-8",
             "cache-control": "public, max-age=86400",

@@ -1,21 +1,15 @@
-import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { DomainError } from "../../domain/errors";
 import { CONSOLE_PATH, type ConsoleAsset, type ConsoleAssets, loadConsoleAssets } from "../console-assets";
-import { errorResponses } from "../schemas/common";
+import { pageSecurityHeaders } from "../page-security-headers";
 
 /**
  * The console's page may run only its own script and style and talk only to this server; no other
  * site may frame it (clickjacking a wipe button).
  */
-const PAGE_SECURITY_HEADERS = {
-  "content-security-policy":
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  "x-frame-options": "DENY",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cross-origin-opener-policy": "same-origin",
-};
+const PAGE_SECURITY_HEADERS = pageSecurityHeaders(
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+);
 
 let loading: Promise<ConsoleAssets> | null = null;
 
@@ -44,22 +38,14 @@ function assetResponse(request: Request, asset: ConsoleAsset): Response {
   return new Response(asset.identity, { headers });
 }
 
-const HtmlPage = Type.String({
-  description:
-    "The console's page (text/html) for every path that is not one of its files; its files (JavaScript, CSS)",
-});
-
-/** `/` and `/console/*`: the administration console, a single page that calls this API. */
+/**
+ * `/` and `/console/*`: the administration console, a single page that calls this API. Its routes are
+ * pages and files for a browser, not API operations, so the OpenAPI document leaves them out.
+ */
 export function consoleRoutes() {
-  return new Elysia({ tags: ["Console"] })
-    .get("/", ({ redirect }) => redirect(`${CONSOLE_PATH}/`, 302), {
-      response: { 302: Type.Void({ description: "To /console/ (Location)" }), ...errorResponses(429) },
-      detail: { summary: "Redirects to the console", security: [] },
-    })
-    .get(CONSOLE_PATH, ({ redirect }) => redirect(`${CONSOLE_PATH}/`, 302), {
-      response: { 302: Type.Void({ description: "To /console/ (Location)" }), ...errorResponses(429) },
-      detail: { summary: "Redirects to the console", security: [] },
-    })
+  return new Elysia()
+    .get("/", ({ redirect }) => redirect(`${CONSOLE_PATH}/`, 302), { detail: { hide: true } })
+    .get(CONSOLE_PATH, ({ redirect }) => redirect(`${CONSOLE_PATH}/`, 302), { detail: { hide: true } })
     .get(
       `${CONSOLE_PATH}/*`,
       async ({ request, path }) => {
@@ -77,12 +63,6 @@ export function consoleRoutes() {
           );
         return assetResponse(request, assets.page);
       },
-      {
-        response: { 200: HtmlPage, ...errorResponses(404, 429) },
-        detail: {
-          summary: "The administration console: its page for every path, and its script and style files",
-          security: [],
-        },
-      },
+      { detail: { hide: true } },
     );
 }

@@ -6,7 +6,7 @@ import { Uuid } from "../../lib/schema-types";
 import type { AppDeps } from "../app-deps";
 import { deliverTokens, RefreshCookieField } from "../browser-session";
 import { requestState, type securityPlugin } from "../plugins/security";
-import { errorResponses } from "../schemas/common";
+import { errorResponses, redirectResponse } from "../schemas/common";
 import { LoginResponse, SignedInWithCookie } from "./auth.schemas";
 
 const RedirectUri = Type.String({
@@ -69,7 +69,10 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
         state: ClientState,
       }),
       response: {
-        302: Type.Void({ description: "To the identity provider's authorization endpoint (Location)" }),
+        302: redirectResponse(
+          "To the identity provider, with an authorization-code request",
+          "The provider's authorization_endpoint (from its discovery document) with `response_type` (code), `client_id`, `redirect_uri` and `state` as given, `scope` (always with openid), `nonce`, `code_challenge` and `code_challenge_method` (S256)",
+        ),
         ...errorResponses(400, 409, 429, 503),
       },
       detail: {
@@ -136,7 +139,10 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
       {
         query: Type.Object({ organization_id: Uuid, redirect_uri: RedirectUri, state: ClientState }),
         response: {
-          302: Type.Void({ description: "To the IdP with an AuthnRequest (HTTP-Redirect binding)" }),
+          302: redirectResponse(
+            "To the IdP, with an AuthnRequest (HTTP-Redirect binding)",
+            "The connection's idp_sso_url with `SAMLRequest` (the AuthnRequest, deflated and base64-encoded) and `RelayState` (the state given)",
+          ),
           ...errorResponses(400, 403, 404, 429),
         },
         detail: {
@@ -166,10 +172,10 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
           RelayState: Type.Optional(Type.String({ maxLength: 2000 })),
         }),
         response: {
-          303: Type.Void({
-            description:
-              "To the redirect_uri of the sign-in: ?code=ONE_TIME&state=STATE, or ?error=REASON&error_description=...&state=STATE",
-          }),
+          303: redirectResponse(
+            "Back to the client: the sign-in's redirect_uri, with a one-time code or the reason it failed",
+            "The redirect_uri given to GET /auth/sso/saml/login, with `code` (for POST /auth/sso/saml/token, once, within 60 seconds) and `state` (the client's); or, when the response is refused, `error` (the reason, as in the error body), `error_description` (the check that failed, when known) and `state`",
+          ),
           ...errorResponses(400, 401, 429),
         },
         detail: {

@@ -58,6 +58,18 @@ export function errorResponses<const Codes extends readonly number[]>(
   ) as Record<Codes[number], typeof ErrorSchema>;
 }
 
+/**
+ * A redirect for the OpenAPI document: no body, and a Location header whose description says where it
+ * points and names, each in backticks, the query parameters it carries (tests compare them with the
+ * parameters of real redirects).
+ */
+export function redirectResponse(description: string, location: string) {
+  return Type.Void({
+    description,
+    headers: { Location: Type.String({ format: "uri", description: location }) },
+  });
+}
+
 export { NullableTimestamp, Timestamp, Uuid } from "../../lib/schema-types";
 
 /**
