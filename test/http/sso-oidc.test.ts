@@ -199,17 +199,21 @@ describe("the issuer's address", () => {
     tls.stop(true);
   });
 
-  /** Saves an enabled connection to `issuer` in a new organization (`fields` added to it). */
-  const saveIssuer = async (t: TestApp, issuer: string, fields: Record<string, unknown> = {}) => {
+  /**
+   * Saves an enabled connection to an issuer (`fields` added to it), in one new organization of `t`:
+   * a refused save changes nothing, so the next one starts from the same settings.
+   */
+  const issuerSaver = async (t: TestApp) => {
     const org = await t.createOrganization();
-    return t.request("PATCH", "/api/v1/organizations/current", {
-      token: org.adminToken,
-      body: {
-        sso: {
-          oidc: { enabled: true, issuer, client_id: op.client_id, redirect_uris: [CALLBACK], ...fields },
+    return (issuer: string, fields: Record<string, unknown> = {}) =>
+      t.request("PATCH", "/api/v1/organizations/current", {
+        token: org.adminToken,
+        body: {
+          sso: {
+            oidc: { enabled: true, issuer, client_id: op.client_id, redirect_uris: [CALLBACK], ...fields },
+          },
         },
-      },
-    });
+      });
   };
   /** What a client learns from a refused save: everything but the request id and the issuer it sent. */
   const seen = (response: TestResponse) => {
@@ -221,13 +225,22 @@ describe("the issuer's address", () => {
       errors: errors.map(({ received, ...error }: { received: string }) => error),
     };
   };
-
-  test("a closed port, a service that is not TLS or HTTP, and web servers that are not providers all get the same answer", async () => {
-    const t = await newApp();
-    const closed = seen(await saveIssuer(t, `http://127.0.0.1:${closedPort}`));
+  /** The budget of a test that starts two servers (two executables against dist/bulwark), not 5 s. */
+  const TWO_SERVERS_MS = 20_000;
+  /** Saves each issuer and expects exactly the answer a closed port gets. */
+  const expectAnsweredAsClosedPort = async (
+    save: Awaited<ReturnType<typeof issuerSaver>>,
+    issuers: string[],
+  ) => {
+    const closed = seen(await save(`http://127.0.0.1:${closedPort}`));
     expect(closed).toMatchObject({ status: 400, reason: "sso_discovery_failed" });
     expect(closed.details).toStartWith("sso.oidc.issuer: discovery failed");
-    const elsewhere = [
+    for (const issuer of issuers)
+      expect({ issuer, ...seen(await save(issuer)) }).toEqual({ issuer, ...closed });
+  };
+
+  test("a closed port, a service that is not TLS or HTTP, and web servers that are not providers all get the same answer", async () => {
+    await expectAnsweredAsClosedPort(await issuerSaver(await newApp()), [
       `https://127.0.0.1:${closedPort}`,
       `http://127.0.0.1:${banner.port}`,
       `https://127.0.0.1:${banner.port}`,
@@ -236,9 +249,7 @@ describe("the issuer's address", () => {
       `http://127.0.0.1:${web.port}/broken-json`,
       `http://127.0.0.1:${web.port}/redirect`,
       `http://127.0.0.1:${web.port}/elsewhere`,
-    ];
-    for (const issuer of elsewhere)
-      expect({ issuer, ...seen(await saveIssuer(t, issuer)) }).toEqual({ issuer, ...closed });
+    ]);
     // Each of them was reached, so the answers are alike for what answered; a redirect is not followed.
     expect(connections.banner).toBeGreaterThanOrEqual(2);
     expect(connections.web).toBeGreaterThanOrEqual(4);
@@ -247,8 +258,9 @@ describe("the issuer's address", () => {
 
   test("the server log keeps what answered, for the operator, and no secret", async () => {
     const t = await newApp();
+    const save = await issuerSaver(t);
     const secret = `secret-${crypto.randomUUID()}`;
-    const refused = await saveIssuer(t, `http://127.0.0.1:${banner.port}`, { client_secret: secret });
+    const refused = await save(`http://127.0.0.1:${banner.port}`, { client_secret: secret });
     expect(refused.status).toBe(400);
     const entry = await requestLogEntry(t, refused.body.request_id, "request refused");
     expect(entry).toMatchObject({ level: "warn", reason: "sso_discovery_failed" });
@@ -258,57 +270,61 @@ describe("the issuer's address", () => {
   });
 
   test("cloud metadata on link-local is refused even with auth.oidc_allow_private_issuers, like a closed port", async () => {
-    const t = await newApp();
-    const closed = seen(await saveIssuer(t, `http://127.0.0.1:${closedPort}`));
-    for (const issuer of [
+    await expectAnsweredAsClosedPort(await issuerSaver(await newApp()), [
       "http://169.254.169.254",
       "http://169.254.169.254/latest/meta-data",
       "http://[::ffff:169.254.169.254]",
       "http://[fe80::a9fe:a9fe]",
       "http://[fd00:ec2::254]",
       "http://100.100.100.200",
-    ])
-      expect({ issuer, ...seen(await saveIssuer(t, issuer)) }).toEqual({ issuer, ...closed });
+    ]);
   });
 
-  test("loopback is refused without auth.oidc_allow_private_issuers, before any connection, and accepted with it", async () => {
-    const strict = await newApp({ auth: { oidc_allow_private_issuers: false } });
-    const closed = seen(await saveIssuer(strict, `http://127.0.0.1:${closedPort}`));
-    const before = connections.banner;
-    for (const issuer of [
-      op.issuer,
-      `http://127.0.0.1:${banner.port}`,
-      `http://[::ffff:127.0.0.1]:${banner.port}`,
-    ])
-      expect({ issuer, ...seen(await saveIssuer(strict, issuer)) }).toEqual({ issuer, ...closed });
-    expect(connections.banner).toBe(before);
-    const refused = await saveIssuer(strict, op.issuer);
-    const entry = await requestLogEntry(strict, refused.body.request_id, "request refused");
-    expect(entry.detail).toContain(
-      "127.0.0.1 is loopback, reached only with auth.oidc_allow_private_issuers",
-    );
-
-    const permissive = await newApp({ auth: { oidc_allow_private_issuers: true } });
-    expect((await saveIssuer(permissive, op.issuer)).status).toBe(200);
-  });
-
-  test("a host name is judged by the addresses it resolves to: localhost is loopback", async () => {
-    const named = await startOidcProvider({ redirectUris: [CALLBACK], host: "localhost" });
-    try {
-      const strict = await newApp({ auth: { oidc_allow_private_issuers: false } });
-      const closed = seen(await saveIssuer(strict, `http://127.0.0.1:${closedPort}`));
+  test(
+    "loopback is refused without auth.oidc_allow_private_issuers, like a closed port and before any connection; accepted with it",
+    async () => {
+      const t = await newApp({ auth: { oidc_allow_private_issuers: false } });
+      const save = await issuerSaver(t);
       const before = connections.banner;
-      for (const issuer of [named.issuer, `http://localhost:${banner.port}`])
-        expect({ issuer, ...seen(await saveIssuer(strict, issuer)) }).toEqual({ issuer, ...closed });
+      await expectAnsweredAsClosedPort(save, [
+        op.issuer,
+        `http://127.0.0.1:${banner.port}`,
+        `http://[::ffff:127.0.0.1]:${banner.port}`,
+      ]);
       expect(connections.banner).toBe(before);
+      const refused = await save(op.issuer);
+      const entry = await requestLogEntry(t, refused.body.request_id, "request refused");
+      expect(entry.detail).toContain(
+        "127.0.0.1 is loopback, reached only with auth.oidc_allow_private_issuers",
+      );
 
-      const permissive = await newApp({ auth: { oidc_allow_private_issuers: true } });
-      const saved = await saveIssuer(permissive, named.issuer, { client_id: named.client_id });
-      expect(saved.status).toBe(200);
-    } finally {
-      await named.close();
-    }
-  });
+      const permissive = await issuerSaver(await newApp({ auth: { oidc_allow_private_issuers: true } }));
+      expect((await permissive(op.issuer)).status).toBe(200);
+    },
+    TWO_SERVERS_MS,
+  );
+
+  test(
+    "a host name is judged by the addresses it resolves to: localhost is refused without auth.oidc_allow_private_issuers, reached with it",
+    async () => {
+      const named = await startOidcProvider({ redirectUris: [CALLBACK], host: "localhost" });
+      try {
+        const strict = await newApp({ auth: { oidc_allow_private_issuers: false } });
+        const before = connections.banner;
+        await expectAnsweredAsClosedPort(await issuerSaver(strict), [
+          named.issuer,
+          `http://localhost:${banner.port}`,
+        ]);
+        expect(connections.banner).toBe(before);
+
+        const permissive = await issuerSaver(await newApp({ auth: { oidc_allow_private_issuers: true } }));
+        expect((await permissive(named.issuer, { client_id: named.client_id })).status).toBe(200);
+      } finally {
+        await named.close();
+      }
+    },
+    TWO_SERVERS_MS,
+  );
 });
 
 describe("sign-in", () => {
