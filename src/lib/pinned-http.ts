@@ -47,6 +47,9 @@ function requestPinned(url: URL, addresses: string[], init: PinnedRequest): Prom
         method: init.method,
         headers,
         signal: init.signal,
+        // A connection of its own: a pooled one to the same host and port may lead to another address,
+        // approved for another request under other rules (a webhook's allow_private_targets).
+        agent: false,
         lookup: (_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
           if (options?.all) callback(null, pinned);
           else callback(null, first.address, first.family);

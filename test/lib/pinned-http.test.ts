@@ -47,6 +47,15 @@ test("a name that would resolve to the receiver is not used when the checked add
   expect(received.length).toBe(before);
 });
 
+test("a kept-alive connection to the name is not reused for a request approved for another address", async () => {
+  const url = new URL(`http://reused.invalid:${server.port}/hook`);
+  expect((await postPinned(url, ["127.0.0.1"], init())).status).toBe(202);
+  const before = received.length;
+  // The server listens on 127.0.0.1 only: 127.0.0.2 is reached only through the earlier connection.
+  await expect(postPinned(url, ["127.0.0.2"], init())).rejects.toThrow("ECONNREFUSED");
+  expect(received.length).toBe(before);
+});
+
 test("no address at all is an error, not a lookup", async () => {
   await expect(postPinned(new URL(`http://localhost:${server.port}/`), [], init())).rejects.toThrow(
     "no address",
