@@ -43,6 +43,11 @@ export const ConfigSchema = Type.Object({
     }),
     /** Lets OIDC issuers on plain http be used: for tests and labs only, never in production. */
     oidc_allow_insecure_issuers: Type.Boolean({ default: false }),
+    /**
+     * Lets OIDC providers be reached on loopback and private addresses (an on-prem IdP, a test provider).
+     * Link-local addresses (cloud metadata) are refused regardless.
+     */
+    oidc_allow_private_issuers: Type.Boolean({ default: false }),
   }),
   rate_limit: Type.Object({
     authenticated_per_minute: Type.Integer({ default: 1000, minimum: 1, maximum: MAX_RATE }),

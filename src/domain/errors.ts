@@ -176,6 +176,12 @@ export type DomainErrorKind =
   | "unavailable";
 
 export class DomainError extends Error {
+  /**
+   * For the server log only, never the answer: what the answer leaves out on purpose (what a host on
+   * the network answered), so the operator can still tell. No secrets.
+   */
+  logDetail?: string;
+
   constructor(
     readonly kind: DomainErrorKind,
     readonly reason: Reason,

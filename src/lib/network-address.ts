@@ -72,6 +72,14 @@ const ipv6Ranges: readonly ClassifiedRange[] = [
 const globalUnicastIpv6: AddressRange = { network: "2000::", prefixLength: 3 };
 const sixToFourIpv6: AddressRange = { network: "2002::", prefixLength: 16 };
 
+/**
+ * Cloud instance-metadata services (which hand out the machine's credentials) outside link-local:
+ * Alibaba Cloud's 100.100.100.200 (private, CGNAT) and AWS's IPv6 endpoint fd00:ec2::254 (private, ULA).
+ * The usual 169.254.169.254 is link_local already.
+ */
+const cloudMetadataIpv4 = ["100.100.100.200"];
+const cloudMetadataIpv6 = ["fd00:ec2::254"];
+
 /** Classifies an IPv4 or IPv6 address (IPv6 zone ids allowed); throws a TypeError for anything else. */
 export function classifyIpAddress(ip: string): IpAddressClassification {
   const withoutZone = stripZone(ip);
@@ -83,6 +91,17 @@ export function classifyIpAddress(ip: string): IpAddressClassification {
     return classifyIpv6(parseIpv6(withoutZone));
   }
   throw new TypeError(`not an IP address: ${ip}`);
+}
+
+/** Whether an address is a cloud metadata service's outside link-local (IPv4-mapped forms included). */
+export function isCloudMetadataAddress(ip: string): boolean {
+  const withoutZone = stripZone(ip);
+  const version = isIP(withoutZone);
+  if (version === 0) return false;
+  const ipv6 = version === 6 ? parseIpv6(withoutZone) : null;
+  const ipv4 = ipv6 === null ? parseIpv4(withoutZone) : embeddedIpv4(ipv6);
+  if (ipv4 !== null) return cloudMetadataIpv4.some((address) => parseIpv4(address) === ipv4);
+  return cloudMetadataIpv6.some((address) => parseIpv6(address) === ipv6);
 }
 
 /** Refuses webhook urls that are not plain http(s) or that resolve to a non-public address (unless allowed). */
@@ -107,7 +126,7 @@ export async function checkWebhookTarget(
     return { ok: false, reason: "url must have a host" };
   }
 
-  const addresses = isIP(host) !== 0 ? [host] : await resolveHost(host, options.lookup ?? lookupAllAddresses);
+  const addresses = await resolveHostAddresses(host, options.lookup);
   if (addresses.length === 0) {
     return { ok: false, reason: `host ${host} could not be resolved` };
   }
@@ -126,19 +145,29 @@ export async function checkWebhookTarget(
   return { ok: true, url: parsed, addresses };
 }
 
+/**
+ * Every address a URL's host stands for: an IP literal (brackets allowed) as itself, a name as the
+ * resolver answers it (IPv4 and IPv6), or none when it does not resolve. Check these, then connect only
+ * to them (pinned-http.ts): resolving again to connect could give another answer (DNS rebinding).
+ */
+export async function resolveHostAddresses(
+  hostname: string,
+  lookup: HostnameLookup = lookupAllAddresses,
+): Promise<string[]> {
+  const host = stripIpv6Brackets(hostname);
+  if (isIP(host) !== 0) return [host];
+  try {
+    return await lookup(host);
+  } catch {
+    return [];
+  }
+}
+
 async function lookupAllAddresses(hostname: string): Promise<string[]> {
   const results = await process
     .getBuiltinModule("node:dns/promises")
     .lookup(hostname, { all: true, order: "verbatim" });
   return results.map((result) => result.address);
-}
-
-async function resolveHost(host: string, resolve: HostnameLookup): Promise<string[]> {
-  try {
-    return await resolve(host);
-  } catch {
-    return [];
-  }
 }
 
 /** Drops an IPv6 zone id ("fe80::1%eth0"); the zone does not change what kind of address it is. */
@@ -159,15 +188,24 @@ function classifyIpv4(address: number): IpAddressClassification {
   return "public";
 }
 
-function classifyIpv6(address: bigint): IpAddressClassification {
+/** The IPv4 address an IPv6 address stands for (IPv4-mapped, NAT64, 6to4), or null. */
+function embeddedIpv4(address: bigint): number | null {
   for (const range of ipv6RangesEmbeddingIpv4) {
     if (isIpv6InRange(address, range.network, range.prefixLength)) {
-      return classifyIpv4(Number(address & 0xffffffffn));
+      return Number(address & 0xffffffffn);
     }
   }
   // A 6to4 address (2002:AABB:CCDD::/48) routes to the IPv4 address AA.BB.CC.DD, so that address decides.
   if (isIpv6InRange(address, sixToFourIpv6.network, sixToFourIpv6.prefixLength)) {
-    return classifyIpv4(Number((address >> 80n) & 0xffffffffn));
+    return Number((address >> 80n) & 0xffffffffn);
+  }
+  return null;
+}
+
+function classifyIpv6(address: bigint): IpAddressClassification {
+  const ipv4 = embeddedIpv4(address);
+  if (ipv4 !== null) {
+    return classifyIpv4(ipv4);
   }
   for (const range of ipv6Ranges) {
     if (isIpv6InRange(address, range.network, range.prefixLength)) {

@@ -14,14 +14,16 @@ export interface ProviderAccount {
 /**
  * A real OpenID Provider (panva's certified oidc-provider) on a loopback port, with one confidential
  * client for Bulwark. Its development login and consent forms are filled in by `signIn`, as a person would
- * in a browser: any login name is accepted and becomes the account id (the `sub`).
+ * in a browser: any login name is accepted and becomes the account id (the `sub`). Its issuer names the
+ * host it listens on: 127.0.0.1, or `host` (a name such as localhost).
  */
-export async function startOidcProvider(options: { redirectUris: string[] }) {
+export async function startOidcProvider(options: { redirectUris: string[]; host?: string }) {
   const accounts = new Map<string, ProviderAccount>();
   let handler: (request: IncomingMessage, response: ServerResponse) => void = () => {};
   const server = createServer((request, response) => handler(request, response));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const host = options.host ?? "127.0.0.1";
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const issuer = `http://${host}:${(server.address() as AddressInfo).port}`;
   const client = {
     client_id: `bulwark-${crypto.randomUUID()}`,
     client_secret: crypto.randomUUID() + crypto.randomUUID(),

@@ -298,17 +298,21 @@ function jsonOrNull(line: string): Record<string, unknown> | null {
 }
 
 /**
- * The log entry of the request answered with `requestId`. The executable writes its request lines when
- * the event-loop turn that answered them ends (src/lib/log.ts), so a line may follow its answer by a
- * moment: this waits up to 2 s for it (under the test's own timeout, so a missing line says so).
+ * The log entry of the request answered with `requestId` (the first, or the first whose `msg` is
+ * `message`). The executable writes its request lines when the event-loop turn that answered them ends
+ * (src/lib/log.ts), so a line may follow its answer by a moment: this waits up to 2 s for it (under the
+ * test's own timeout, so a missing line says so).
  */
 export async function requestLogEntry(
   t: TestApp,
   requestId: string | null,
+  message?: string,
 ): Promise<Record<string, unknown>> {
   const deadline = Date.now() + 2000;
   for (;;) {
-    const entry = t.logLines.map(jsonOrNull).find((each) => each?.request_id === requestId);
+    const entry = t.logLines
+      .map(jsonOrNull)
+      .find((each) => each?.request_id === requestId && (message === undefined || each.msg === message));
     if (entry) return entry;
     if (Date.now() > deadline) throw new Error(`no log line for request ${requestId}`);
     await Bun.sleep(5);

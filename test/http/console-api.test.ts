@@ -21,7 +21,8 @@ const DEVICES = "/api/v1/devices";
 const DISCOVER = "/api/v1/auth/sso/discover";
 
 const newApp = freshTestApps({
-  auth: { oidc_allow_insecure_issuers: true },
+  // The test provider runs on plain http on loopback.
+  auth: { oidc_allow_insecure_issuers: true, oidc_allow_private_issuers: true },
   rate_limit: { unauthenticated_per_minute: 100_000 },
 });
 

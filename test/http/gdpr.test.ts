@@ -28,7 +28,8 @@ beforeAll(async () => {
 afterAll(() => op.close());
 
 const newApp = freshTestApps({
-  auth: { oidc_allow_insecure_issuers: true },
+  // The test provider runs on plain http on loopback.
+  auth: { oidc_allow_insecure_issuers: true, oidc_allow_private_issuers: true },
   webhooks: { allow_private_targets: true },
   rate_limit: { unauthenticated_per_minute: 100_000, authenticated_per_minute: 100_000 },
 });

@@ -4,6 +4,7 @@
  * everything Bulwark checks is checked on what that provider really sends.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { TCPSocketListener } from "bun";
 import { JOBS } from "../../src/jobs/jobs";
 import { documentedLocationParameters } from "../helpers/documented-redirects";
 import { enableTotp } from "../helpers/mfa";
@@ -15,8 +16,16 @@ import {
   type TestOidcProvider,
   throughOidcProvider,
 } from "../helpers/oidc-provider";
+import { selfSignedCertificate } from "../helpers/pki";
 import { expectServerErrors } from "../helpers/server-errors";
-import { freshTestApps, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
+import {
+  freshTestApps,
+  inProcessTest,
+  requestLogEntry,
+  TEST_PASSWORD,
+  type TestApp,
+  type TestResponse,
+} from "../helpers/test-app";
 
 const CALLBACK = OIDC_CALLBACK;
 const CALLBACK_API = "/api/v1/auth/sso/oidc/callback";
@@ -28,7 +37,8 @@ beforeAll(async () => {
 afterAll(() => op.close());
 
 const newApp = freshTestApps({
-  auth: { oidc_allow_insecure_issuers: true },
+  // The test provider runs on plain http on loopback.
+  auth: { oidc_allow_insecure_issuers: true, oidc_allow_private_issuers: true },
   rate_limit: { unauthenticated_per_minute: 10_000 },
 });
 
@@ -116,6 +126,206 @@ describe("connection settings", () => {
     expect(JSON.stringify(stored)).toContain(op.client_id);
     expect(JSON.stringify(stored)).not.toContain(op.client_secret);
   });
+});
+
+describe("the issuer's address", () => {
+  // Things an issuer could point at, none of them an OpenID provider. Each counts the connections it gets.
+  const connections = { banner: 0, web: 0, redirectTarget: 0 };
+  /** A TCP listener on loopback that greets each connection with `greeting`, or hangs up. */
+  const tcpListener = (counter: keyof typeof connections, greeting: string | null) =>
+    Bun.listen({
+      hostname: "127.0.0.1",
+      port: 0,
+      socket: {
+        open(socket) {
+          connections[counter]++;
+          if (greeting === null) socket.end();
+          else socket.write(greeting);
+        },
+        data() {},
+      },
+    });
+  let closedPort: number;
+  let banner: TCPSocketListener;
+  let redirectTarget: TCPSocketListener;
+  let web: ReturnType<typeof Bun.serve>;
+  let tls: ReturnType<typeof Bun.serve>;
+  beforeAll(() => {
+    const closed = tcpListener("redirectTarget", null);
+    closedPort = closed.port;
+    closed.stop(true);
+    // A service that is neither TLS nor HTTP: it greets every connection with an SSH banner.
+    banner = tcpListener("banner", "SSH-2.0-OpenSSH_9.6\r\n");
+    redirectTarget = tcpListener("redirectTarget", null);
+    // An ordinary web server: a page, broken JSON, a redirect, a document that names another issuer.
+    web = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      fetch(request) {
+        connections.web++;
+        const path = new URL(request.url).pathname;
+        if (path.startsWith("/broken-json/"))
+          return new Response('{"issuer": "http', { headers: { "content-type": "application/json" } });
+        if (path.startsWith("/redirect/"))
+          return Response.redirect(`http://127.0.0.1:${redirectTarget.port}${path}`, 302);
+        if (path.startsWith("/elsewhere/"))
+          return Response.json({
+            issuer: "https://idp.example.com",
+            authorization_endpoint: "https://idp.example.com/auth",
+            token_endpoint: "https://idp.example.com/token",
+            jwks_uri: "https://idp.example.com/jwks",
+          });
+        return new Response("<html><body>It works!</body></html>", {
+          headers: { "content-type": "text/html" },
+        });
+      },
+    });
+    // A TLS web server whose certificate (openssl's) nobody trusts.
+    const { certificate, key } = selfSignedCertificate("/CN=intranet", "IP:127.0.0.1");
+    tls = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      tls: { cert: certificate, key },
+      fetch() {
+        return new Response("<html><body>Intranet</body></html>", {
+          headers: { "content-type": "text/html" },
+        });
+      },
+    });
+  });
+  afterAll(() => {
+    banner.stop(true);
+    redirectTarget.stop(true);
+    web.stop(true);
+    tls.stop(true);
+  });
+
+  /**
+   * Saves an enabled connection to an issuer (`fields` added to it), in one new organization of `t`:
+   * a refused save changes nothing, so the next one starts from the same settings.
+   */
+  const issuerSaver = async (t: TestApp) => {
+    const org = await t.createOrganization();
+    return (issuer: string, fields: Record<string, unknown> = {}) =>
+      t.request("PATCH", "/api/v1/organizations/current", {
+        token: org.adminToken,
+        body: {
+          sso: {
+            oidc: { enabled: true, issuer, client_id: op.client_id, redirect_uris: [CALLBACK], ...fields },
+          },
+        },
+      });
+  };
+  /** What a client learns from a refused save: everything but the request id and the issuer it sent. */
+  const seen = (response: TestResponse) => {
+    const { request_id, errors, ...rest } = response.body;
+    expect(request_id).toBeString();
+    return {
+      status: response.status,
+      ...rest,
+      errors: errors.map(({ received, ...error }: { received: string }) => error),
+    };
+  };
+  /** The budget of a test that starts two servers (two executables against dist/bulwark), not 5 s. */
+  const TWO_SERVERS_MS = 20_000;
+  /** Saves each issuer and expects exactly the answer a closed port gets. */
+  const expectAnsweredAsClosedPort = async (
+    save: Awaited<ReturnType<typeof issuerSaver>>,
+    issuers: string[],
+  ) => {
+    const closed = seen(await save(`http://127.0.0.1:${closedPort}`));
+    expect(closed).toMatchObject({ status: 400, reason: "sso_discovery_failed" });
+    expect(closed.details).toStartWith("sso.oidc.issuer: discovery failed");
+    for (const issuer of issuers)
+      expect({ issuer, ...seen(await save(issuer)) }).toEqual({ issuer, ...closed });
+  };
+
+  test("a closed port, a service that is not TLS or HTTP, and web servers that are not providers all get the same answer", async () => {
+    await expectAnsweredAsClosedPort(await issuerSaver(await newApp()), [
+      `https://127.0.0.1:${closedPort}`,
+      `http://127.0.0.1:${banner.port}`,
+      `https://127.0.0.1:${banner.port}`,
+      `https://127.0.0.1:${tls.port}`,
+      `http://127.0.0.1:${web.port}/html`,
+      `http://127.0.0.1:${web.port}/broken-json`,
+      `http://127.0.0.1:${web.port}/redirect`,
+      `http://127.0.0.1:${web.port}/elsewhere`,
+    ]);
+    // Each of them was reached, so the answers are alike for what answered; a redirect is not followed.
+    expect(connections.banner).toBeGreaterThanOrEqual(2);
+    expect(connections.web).toBeGreaterThanOrEqual(4);
+    expect(connections.redirectTarget).toBe(0);
+  });
+
+  test("the server log keeps what answered, for the operator, and no secret", async () => {
+    const t = await newApp();
+    const save = await issuerSaver(t);
+    const secret = `secret-${crypto.randomUUID()}`;
+    const refused = await save(`http://127.0.0.1:${banner.port}`, { client_secret: secret });
+    expect(refused.status).toBe(400);
+    const entry = await requestLogEntry(t, refused.body.request_id, "request refused");
+    expect(entry).toMatchObject({ level: "warn", reason: "sso_discovery_failed" });
+    expect(entry.detail).toContain(`discovery of http://127.0.0.1:${banner.port} failed`);
+    expect(entry.detail).toMatch(/parse error/i);
+    expect(t.logLines.join("\n")).not.toContain(secret);
+  });
+
+  test("cloud metadata on link-local is refused even with auth.oidc_allow_private_issuers, like a closed port", async () => {
+    await expectAnsweredAsClosedPort(await issuerSaver(await newApp()), [
+      "http://169.254.169.254",
+      "http://169.254.169.254/latest/meta-data",
+      "http://[::ffff:169.254.169.254]",
+      "http://[fe80::a9fe:a9fe]",
+      "http://[fd00:ec2::254]",
+      "http://100.100.100.200",
+    ]);
+  });
+
+  test(
+    "loopback is refused without auth.oidc_allow_private_issuers, like a closed port and before any connection; accepted with it",
+    async () => {
+      const t = await newApp({ auth: { oidc_allow_private_issuers: false } });
+      const save = await issuerSaver(t);
+      const before = connections.banner;
+      await expectAnsweredAsClosedPort(save, [
+        op.issuer,
+        `http://127.0.0.1:${banner.port}`,
+        `http://[::ffff:127.0.0.1]:${banner.port}`,
+      ]);
+      expect(connections.banner).toBe(before);
+      const refused = await save(op.issuer);
+      const entry = await requestLogEntry(t, refused.body.request_id, "request refused");
+      expect(entry.detail).toContain(
+        "127.0.0.1 is loopback, reached only with auth.oidc_allow_private_issuers",
+      );
+
+      const permissive = await issuerSaver(await newApp({ auth: { oidc_allow_private_issuers: true } }));
+      expect((await permissive(op.issuer)).status).toBe(200);
+    },
+    TWO_SERVERS_MS,
+  );
+
+  test(
+    "a host name is judged by the addresses it resolves to: localhost is refused without auth.oidc_allow_private_issuers, reached with it",
+    async () => {
+      const named = await startOidcProvider({ redirectUris: [CALLBACK], host: "localhost" });
+      try {
+        const strict = await newApp({ auth: { oidc_allow_private_issuers: false } });
+        const before = connections.banner;
+        await expectAnsweredAsClosedPort(await issuerSaver(strict), [
+          named.issuer,
+          `http://localhost:${banner.port}`,
+        ]);
+        expect(connections.banner).toBe(before);
+
+        const permissive = await issuerSaver(await newApp({ auth: { oidc_allow_private_issuers: true } }));
+        expect((await permissive(named.issuer, { client_id: named.client_id })).status).toBe(200);
+      } finally {
+        await named.close();
+      }
+    },
+    TWO_SERVERS_MS,
+  );
 });
 
 describe("sign-in", () => {

@@ -4,6 +4,8 @@ import {
   classifyIpAddress,
   type HostnameLookup,
   type IpAddressClassification,
+  isCloudMetadataAddress,
+  resolveHostAddresses,
 } from "../../src/lib/network-address.ts";
 
 const cases: Record<IpAddressClassification, string[]> = {
@@ -95,6 +97,27 @@ describe("classifyIpAddress", () => {
       expect(() => classifyIpAddress(notAnAddress)).toThrow(TypeError);
     }
   });
+});
+
+describe("isCloudMetadataAddress", () => {
+  test.each([
+    "100.100.100.200",
+    "::ffff:100.100.100.200",
+    "::ffff:6464:64c8",
+    "64:ff9b::100.100.100.200",
+    "fd00:ec2::254",
+    "fd00:ec2:0:0:0:0:0:254",
+    "FD00:EC2::254",
+  ])("%s is a metadata service", (address) => {
+    expect(isCloudMetadataAddress(address)).toBe(true);
+  });
+
+  test.each(["100.100.100.201", "fd00:ec2::253", "8.8.8.8", "::1", "not an address"])(
+    "%s is not",
+    (address) => {
+      expect(isCloudMetadataAddress(address)).toBe(false);
+    },
+  );
 });
 
 function fakeLookup(table: Record<string, string[]>): HostnameLookup {
@@ -260,5 +283,18 @@ describe("checkWebhookTarget", () => {
     ]) {
       expect(await checkWebhookTarget(url, permissive)).toMatchObject({ ok: true });
     }
+  });
+});
+
+describe("resolveHostAddresses", () => {
+  test("answers an IP literal, bracketed or not, without a lookup", async () => {
+    const failingLookup: HostnameLookup = () => Promise.reject(new Error("must not be called"));
+    expect(await resolveHostAddresses("[::1]", failingLookup)).toEqual(["::1"]);
+    expect(await resolveHostAddresses("169.254.169.254", failingLookup)).toEqual(["169.254.169.254"]);
+  });
+
+  test("answers every address of a name, and none for a name that does not resolve", async () => {
+    expect(await resolveHostAddresses("mixed.example.com", lookup)).toEqual(["93.184.215.14", "10.0.0.5"]);
+    expect(await resolveHostAddresses("nowhere.example.com", lookup)).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@ import type { DbOrTx } from "../../db/client";
 import { organizations } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { ConflictError, type FieldError, ForbiddenError, ValidationError } from "../errors";
-import { checkIssuerUrl, describeDiscoveryFailure, providerConfiguration } from "./oidc-provider-client";
+import { checkIssuerUrl, discoveryFailed, providerConfiguration } from "./oidc-provider-client";
 import {
   newConnection,
   readStoredSso,
@@ -165,18 +165,7 @@ export async function prepareSsoSettings(
         { fresh: true },
       );
     } catch (error) {
-      throw new ValidationError(
-        "invalid SSO settings",
-        [
-          {
-            field: "sso.oidc.issuer",
-            message: `discovery failed: ${describeDiscoveryFailure(error)}`,
-            received: oidc.issuer,
-          },
-        ],
-        undefined,
-        "sso_discovery_failed",
-      );
+      throw discoveryFailed(oidc.issuer, error);
     }
   }
   return next;

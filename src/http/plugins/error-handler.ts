@@ -129,7 +129,15 @@ export function requestErrorResponse(
   headers: Record<string, string>,
 ): Response {
   const requestId = requestStateIfAny(request)?.requestId;
-  if (error instanceof DomainError) return errorResponse(describeDomainError(error), headers, requestId);
+  if (error instanceof DomainError) {
+    if (error.logDetail)
+      deps.log.warn("request refused", {
+        request_id: requestId,
+        reason: error.reason,
+        detail: error.logDetail,
+      });
+    return errorResponse(describeDomainError(error), headers, requestId);
+  }
   deps.log.error("unhandled error", {
     request_id: requestId,
     method: request.method,
