@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Config } from "./config/config-schema";
 import { type DatabaseHandle, openDatabase } from "./db/client";
 import { migrateDatabase } from "./db/migrate";
+import { assertBulwarkSchema } from "./db/schema-check";
 import { loadOrCreateTokenKeys } from "./domain/auth/token-keys";
 import { CheckInBatcher } from "./domain/devices/check-in-batcher";
 import { sealedSecretsReadable } from "./domain/system/check-sealed-secrets";
@@ -25,7 +26,10 @@ function secretKeyOf(databasePath: string): Uint8Array {
   return databasePath === ":memory:" ? randomBytes(32) : loadOrCreateKeyFile(`${databasePath}.key`);
 }
 
-/** Opens and migrates the database, loads the signing keys and assembles the app's dependencies. */
+/**
+ * Opens the database, checks that its schema is Bulwark's (a file put in place by hand could carry a
+ * trigger of its own), migrates it, loads the signing keys and assembles the app's dependencies.
+ */
 export async function bootDependencies(
   config: Readonly<Config>,
   clock: Clock = systemClock,
@@ -33,7 +37,9 @@ export async function bootDependencies(
   logWrite?: (line: string) => void,
 ): Promise<{ deps: AppDeps; database: DatabaseHandle; appliedMigrations: string[] }> {
   const database = openDatabase({ path: config.database.path, synchronous: config.database.synchronous });
-  const { applied } = migrateDatabase(database.sqlite, { label: `database ${config.database.path}` });
+  const label = `database ${config.database.path}`;
+  assertBulwarkSchema(database.sqlite, label);
+  const { applied } = migrateDatabase(database.sqlite, { label });
   const keys = await loadOrCreateTokenKeys(database.db, clock.now());
   const startedAt = clock.now();
   const log = createLogger({

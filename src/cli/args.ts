@@ -1,7 +1,7 @@
 /** Raised for a command line we cannot run; printed as one line, exit code 2. */
 export class UsageError extends Error {}
 
-/** A command that was well formed but could not be carried out; printed as one line, exit code 1. */
+/** A command that was well formed but could not be carried out; one line per cause, exit code 1. */
 export class CommandFailure extends Error {}
 
 export interface ParsedArgs {

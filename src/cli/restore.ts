@@ -5,6 +5,7 @@ import type { Config } from "../config/config-schema";
 import { openDatabase } from "../db/client";
 import { assertUsableSchema, readDatabaseSchema, schemaVersionOf } from "../db/migrate";
 import { embeddedMigrations } from "../db/migrations.generated";
+import { schemaProblems } from "../db/schema-check";
 import { acquireServeLock } from "../db/serve-lock";
 import { sealedSecretsReadable } from "../domain/system/check-sealed-secrets";
 import { createSecretBox, readKeyFile } from "../lib/secret-box";
@@ -78,8 +79,9 @@ function keepCurrentDatabase(path: string, kept: string): void {
 /**
  * `bulwark restore FILE`, with the server stopped (it takes the serve lock, so a server cannot start
  * meanwhile): checks that FILE is a Bulwark database this version can run (not another program's, not
- * a newer schema) and passes SQLite's integrity check, keeps the current database as
- * `<database>.before-restore`, then puts a compacted copy of FILE in its place (written beside it and
+ * a newer schema), passes SQLite's integrity check and has exactly the tables, indexes, views and
+ * triggers its recorded migrations define (a trigger added to a backup would run in the service);
+ * keeps the current database as `<database>.before-restore`, then puts a compacted copy of FILE in its place (written beside it and
  * renamed, so a crash leaves either the old or the new database, never half of one).
  */
 export function restoreCommand(config: Readonly<Config>, file: string | undefined): void {
@@ -97,6 +99,9 @@ export function restoreCommand(config: Readonly<Config>, file: string | undefine
       if (schema.latestTag === null)
         throw new CommandFailure(`${file} is not a Bulwark database (it has no Bulwark tables)`);
       assertUsableSchema(schema, file, VERSION);
+      const problems = schemaProblems(backup, schema.appliedTags);
+      if (problems.length > 0)
+        throw new CommandFailure(problems.map((problem) => `restore refused: ${problem}`).join("\n"));
       const schemaTag = schema.latestTag;
       const kept = `${path}.before-restore`;
       if (existsSync(kept))

@@ -57,7 +57,14 @@ export async function runCli(argv: string[]): Promise<number> {
           ? describeKnown(error)
           : `${error.name}: ${error.message.split("\n")[0]}`
         : String(error);
-    console.error(`bulwark: ${message}`);
+    // A refusal with several causes (the objects of a database's schema that are not Bulwark's) is one
+    // line for each.
+    console.error(
+      message
+        .split("\n")
+        .map((line) => `bulwark: ${line}`)
+        .join("\n"),
+    );
     return 1;
   }
 }

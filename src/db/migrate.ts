@@ -8,7 +8,7 @@ export interface MigrationResult {
   total: number;
 }
 
-/** The database is not one this executable can use; the message says why in one line. */
+/** The database is not one this executable can use; the message says why in one line (one per cause). */
 export class DatabaseSchemaError extends Error {}
 
 /** The schema version a migration tag stands for: its number (`0005_gdpr_anonymous_label` is 5). */
@@ -16,8 +16,18 @@ export function schemaVersionOf(tag: string): number {
   return Number.parseInt(tag, 10) || 0;
 }
 
+/** `bulwark_migrations` as migrateDatabase creates it. */
+export const CREATE_MIGRATIONS_TABLE =
+  "CREATE TABLE IF NOT EXISTS bulwark_migrations (tag TEXT PRIMARY KEY, applied_at TEXT NOT NULL, bulwark_version TEXT)";
+/**
+ * `bulwark_migrations` as Bulwark created it before it recorded which version applied each migration;
+ * migrateDatabase adds the column, and SQLite then keeps the same definition as CREATE_MIGRATIONS_TABLE's.
+ */
+export const CREATE_UNVERSIONED_MIGRATIONS_TABLE =
+  "CREATE TABLE IF NOT EXISTS bulwark_migrations (tag TEXT PRIMARY KEY, applied_at TEXT NOT NULL)";
+
 /** Whether `bulwark_migrations` records versions (databases migrated before it did have no such column). */
-function hasVersionColumn(sqlite: Database): boolean {
+export function hasVersionColumn(sqlite: Database): boolean {
   return sqlite
     .query<{ name: string }, []>("SELECT name FROM pragma_table_info('bulwark_migrations')")
     .all()
@@ -28,6 +38,8 @@ function hasVersionColumn(sqlite: Database): boolean {
 export interface DatabaseSchema {
   /** The highest migration recorded, or null for a database no Bulwark has migrated yet. */
   latestTag: string | null;
+  /** Every migration recorded, in order. */
+  appliedTags: string[];
   /** Recorded migrations this executable does not know: the database is newer. */
   unknownTags: string[];
   /** The Bulwark version that applied the latest migration, when it recorded one. */
@@ -49,7 +61,7 @@ export function readDatabaseSchema(
     )
     .all()
     .map((row) => row.name);
-  if (tables.length === 0) return { latestTag: null, unknownTags: [], migratedBy: null };
+  if (tables.length === 0) return { latestTag: null, appliedTags: [], unknownTags: [], migratedBy: null };
   if (!tables.includes("bulwark_migrations")) {
     throw new DatabaseSchemaError(
       `${label} holds tables that are not Bulwark's (${tables.slice(0, 3).join(", ")}${tables.length > 3 ? ", ..." : ""}); point database.path at a new file`,
@@ -64,6 +76,7 @@ export function readDatabaseSchema(
   const latest = recorded.at(-1);
   return {
     latestTag: latest?.tag ?? null,
+    appliedTags: recorded.map((row) => row.tag),
     unknownTags: recorded.filter((row) => !knownTags.has(row.tag)).map((row) => row.tag),
     migratedBy: latest?.version ?? null,
   };
@@ -89,6 +102,15 @@ export function assertUsableSchema(
   );
 }
 
+/** A migration's SQL statements, as drizzle-kit separates them. */
+export function statementsOf(migration: { sql: string }): string[] {
+  return migration.sql
+    .split("--> statement-breakpoint")
+    .map((statement) => statement.trim())
+    // A migration of comments only (its work done by a data step) has no statement to run.
+    .filter((statement) => statement.replace(/^--.*$/gm, "").trim() !== "");
+}
+
 /**
  * Applies every embedded migration not yet recorded in `bulwark_migrations`, each in its own
  * transaction. Migrations are append-only: a recorded tag is never run again. A database of another
@@ -100,9 +122,7 @@ export function migrateDatabase(
 ): MigrationResult {
   const { migrations = embeddedMigrations, label = "the database", version = VERSION } = options;
   assertUsableSchema(readDatabaseSchema(sqlite, label, migrations), label, version, migrations);
-  sqlite.exec(
-    "CREATE TABLE IF NOT EXISTS bulwark_migrations (tag TEXT PRIMARY KEY, applied_at TEXT NOT NULL, bulwark_version TEXT)",
-  );
+  sqlite.exec(CREATE_MIGRATIONS_TABLE);
   // Databases migrated before Bulwark recorded its version get the column (NULL for their migrations).
   if (!hasVersionColumn(sqlite))
     sqlite.exec("ALTER TABLE bulwark_migrations ADD COLUMN bulwark_version TEXT");
@@ -111,11 +131,7 @@ export function migrateDatabase(
   );
   const applied: string[] = [];
   for (const migration of migrations) {
-    const statements = migration.sql
-      .split("--> statement-breakpoint")
-      .map((statement) => statement.trim())
-      // A migration of comments only (its work done by a data step) has no statement to run.
-      .filter((statement) => statement.replace(/^--.*$/gm, "").trim() !== "");
+    const statements = statementsOf(migration);
     // IMMEDIATE takes the write lock before the check, so two processes migrating the same new
     // database at once apply each migration exactly once.
     const didApply = sqlite
