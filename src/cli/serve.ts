@@ -35,6 +35,8 @@ async function startTls(deps: AppDeps, upstreamPort: number): Promise<TlsFront> 
   }
 }
 
+const LOOPBACK_HOST = /^(127(\.\d{1,3}){3}|::1|localhost)$/;
+
 /** `bulwark serve`: migrate, create the first admin if needed, start the jobs, listen; stop cleanly on a signal. */
 export async function serveCommand(config: Readonly<Config>): Promise<void> {
   checkFirstAdminSettings(config.admin);
@@ -96,6 +98,11 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   });
   // At the public address (base_url), not the listen address: passkeys and SSO are bound to it.
   log.announce(`Console: ${deps.config.server.base_url}/console/`);
+  const { trust_proxy, trusted_proxies, host } = config.server;
+  if (trust_proxy && trusted_proxies.length === 0 && !LOOPBACK_HOST.test(host))
+    log.warn(
+      `server.trust_proxy honours X-Forwarded-For and Client-Cert from loopback peers only, and ${host} is reachable from elsewhere: a proxy on another host, or behind Docker's port forwarding, needs its address in server.trusted_proxies`,
+    );
   if (firstAdmin) {
     // The one message that carries a password, on purpose: the generated one, printed once, on first run.
     log.announce(

@@ -17,7 +17,10 @@ export const ConfigSchema = Type.Object({
     port: Type.Integer({ default: 8080, minimum: 0, maximum: 65535 }),
     /** Empty: follows the listen address (`effectiveBaseUrl`). */
     base_url: Type.String({ default: "", pattern: "^(https?://[^\\s?#]+)?$" }),
+    /** Honour X-Forwarded-For and Client-Cert, only from the peers in trusted_proxies (empty: loopback). */
     trust_proxy: Type.Boolean({ default: false }),
+    /** IP addresses and CIDR networks of the proxies; checked by load-config.ts. */
+    trusted_proxies: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { default: [], maxItems: 100 }),
     /** PEM files; both set: the API is served over HTTPS only (checked by load-config.ts and at listen). */
     tls_cert: Type.String({ default: "" }),
     tls_key: Type.String({ default: "" }),

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseToml } from "smol-toml";
+import { parseIpNetwork } from "../lib/ip-networks";
 import { isIP } from "../lib/ip-version";
 import { hostRange, parseCidr } from "../lib/ipv4";
 import { isWireGuardKey } from "../lib/wireguard";
@@ -148,6 +149,16 @@ function checkSemantics(config: Config): void {
   if ((config.server.tls_cert === "") !== (config.server.tls_key === ""))
     throw new ConfigError(
       `invalid config server.${config.server.tls_cert === "" ? "tls_cert" : "tls_key"}: server.tls_cert and server.tls_key go together (set both for HTTPS, or neither)`,
+    );
+  for (const proxy of config.server.trusted_proxies) {
+    if (!parseIpNetwork(proxy))
+      throw new ConfigError(
+        `invalid config server.trusted_proxies: "${proxy}" is not an IP address or a network such as 10.0.0.0/8 or 2001:db8::/32 (no bits set beyond the prefix)`,
+      );
+  }
+  if (config.server.trusted_proxies.length > 0 && !config.server.trust_proxy)
+    throw new ConfigError(
+      "invalid config server.trusted_proxies: it takes effect only with server.trust_proxy = true (set that too, or empty the list)",
     );
   if (config.vpn.server_public_key !== "" && !isWireGuardKey(config.vpn.server_public_key))
     throw new ConfigError(

@@ -1,4 +1,5 @@
 import { isIP } from "./ip-version";
+import { parseIpv4 as parseDottedQuad } from "./ipv4";
 
 /** The kind of network an IP address belongs to; only "public" is reachable across the internet. */
 export type IpAddressClassification =
@@ -229,47 +230,52 @@ function isIpv6InRange(address: bigint, network: string, prefixLength: number): 
   return address >> shift === parseIpv6(network) >> shift;
 }
 
-/** Parses a dotted quad into an unsigned 32-bit number. */
+/** Parses a dotted quad into an unsigned 32-bit number; throws a TypeError for anything else. */
 function parseIpv4(ip: string): number {
-  const pieces = ip.split(".");
-  if (pieces.length !== 4 || pieces.some((piece) => !/^\d{1,3}$/.test(piece) || Number(piece) > 255)) {
-    throw new TypeError(`not an IPv4 address: ${ip}`);
-  }
-  return pieces.reduce((value, piece) => value * 256 + Number(piece), 0);
+  const address = parseDottedQuad(ip);
+  if (address === null) throw new TypeError(`not an IPv4 address: ${ip}`);
+  return address;
 }
 
 /** Parses an IPv6 address (with "::" and an optional trailing dotted quad) into a 128-bit number. */
 function parseIpv6(ip: string): bigint {
-  const halves = ip.split("::");
-  if (halves.length > 2) {
-    throw new TypeError(`not an IPv6 address: ${ip}`);
-  }
-  const hasCompression = halves.length === 2;
-  const head = parseIpv6Groups(halves[0] ?? "", ip, !hasCompression);
-  const tail = hasCompression ? parseIpv6Groups(halves[1] ?? "", ip, true) : [];
-  const missing = 8 - head.length - tail.length;
-  if ((hasCompression && missing < 1) || (!hasCompression && missing !== 0)) {
-    throw new TypeError(`not an IPv6 address: ${ip}`);
-  }
-  const groups = [...head, ...new Array<number>(Math.max(missing, 0)).fill(0), ...tail];
+  const groups = ipv6Groups(ip);
+  if (!groups) throw new TypeError(`not an IPv6 address: ${ip}`);
   return groups.reduce((value, group) => (value << 16n) | BigInt(group), 0n);
 }
 
-/** Parses the colon-separated groups on one side of "::"; a dotted quad ending the address counts as two. */
-function parseIpv6Groups(part: string, ip: string, endsAddress: boolean): number[] {
-  if (part === "") {
-    return [];
-  }
+/**
+ * The eight 16-bit groups of an IPv6 address (with "::" and an optional trailing dotted quad, no zone
+ * id), or null for anything else.
+ */
+export function ipv6Groups(ip: string): number[] | null {
+  const halves = ip.split("::");
+  if (halves.length > 2) return null;
+  const hasCompression = halves.length === 2;
+  const head = groupsOf(halves[0] ?? "", !hasCompression);
+  const tail = hasCompression ? groupsOf(halves[1] ?? "", true) : [];
+  if (!head || !tail) return null;
+  const missing = 8 - head.length - tail.length;
+  if (hasCompression ? missing < 1 : missing !== 0) return null;
+  return [...head, ...new Array<number>(missing).fill(0), ...tail];
+}
+
+const HEX_GROUP = /^[0-9a-f]{1,4}$/i;
+
+/** The colon-separated groups on one side of "::"; a dotted quad ending the address counts as two. */
+function groupsOf(part: string, endsAddress: boolean): number[] | null {
+  if (part === "") return [];
   const groups: number[] = [];
   const pieces = part.split(":");
   for (const [index, piece] of pieces.entries()) {
     if (endsAddress && index === pieces.length - 1 && piece.includes(".")) {
-      const embedded = parseIpv4(piece);
-      groups.push(Math.floor(embedded / 0x10000), embedded % 0x10000);
-    } else if (/^[0-9a-f]{1,4}$/i.test(piece)) {
+      const embedded = parseDottedQuad(piece);
+      if (embedded === null) return null;
+      groups.push(embedded >>> 16, embedded & 0xffff);
+    } else if (HEX_GROUP.test(piece)) {
       groups.push(Number.parseInt(piece, 16));
     } else {
-      throw new TypeError(`not an IPv6 address: ${ip}`);
+      return null;
     }
   }
   return groups;

@@ -23,6 +23,7 @@ describe("loadConfig", () => {
       port: 8080,
       base_url: "",
       trust_proxy: false,
+      trusted_proxies: [],
       tls_cert: "",
       tls_key: "",
       cors_origins: [],
@@ -172,6 +173,41 @@ describe("values a running server would trip over later are refused at start", (
       expect(refused({ BULWARK_VPN_ALLOWED_IPS: network })).toContain("vpn.allowed_ips");
     expect(refused({ BULWARK_VPN_DNS: "not a server" })).toContain("vpn.dns");
     expect(refused({ BULWARK_VPN_PERSISTENT_KEEPALIVE: "70000" })).toContain("vpn.persistent_keepalive");
+  });
+
+  test("server.trusted_proxies are IPv4 and IPv6 addresses and networks, and need server.trust_proxy", () => {
+    const proxies = "10.0.0.5, 10.1.0.0/16,2001:db8::7,2001:db8:1::/48,::ffff:192.0.2.0/120";
+    const config = loadConfig({
+      env: { BULWARK_SERVER_TRUST_PROXY: "true", BULWARK_SERVER_TRUSTED_PROXIES: proxies },
+      cwd: folder,
+    });
+    expect(config.server.trusted_proxies).toEqual([
+      "10.0.0.5",
+      "10.1.0.0/16",
+      "2001:db8::7",
+      "2001:db8:1::/48",
+      "::ffff:192.0.2.0/120",
+    ]);
+    const file = writeToml('[server]\ntrust_proxy = true\ntrusted_proxies = ["192.0.2.10", "fd00::/8"]\n');
+    expect(loadConfig({ file, env: {} }).server.trusted_proxies).toEqual(["192.0.2.10", "fd00::/8"]);
+    for (const entry of [
+      "proxy.corp.example",
+      "10.0.0.0/33",
+      "10.0.0.1/8",
+      "2001:db8::/129",
+      "fe80::1%eth0",
+      "[::1]",
+      "10.0.0.5:8080",
+      "10.0.0.0/08",
+    ])
+      expect(
+        refused({ BULWARK_SERVER_TRUST_PROXY: "true", BULWARK_SERVER_TRUSTED_PROXIES: `127.0.0.1,${entry}` }),
+      ).toBe(
+        `invalid config server.trusted_proxies: "${entry}" is not an IP address or a network such as 10.0.0.0/8 or 2001:db8::/32 (no bits set beyond the prefix)`,
+      );
+    expect(refused({ BULWARK_SERVER_TRUSTED_PROXIES: "10.0.0.5" })).toContain(
+      "server.trusted_proxies: it takes effect only with server.trust_proxy = true",
+    );
   });
 
   test("server.tls_cert and server.tls_key go together", () => {

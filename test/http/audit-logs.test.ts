@@ -67,6 +67,36 @@ describe("what is recorded", () => {
     expect(JSON.stringify(data)).not.toContain(TEST_PASSWORD);
   });
 
+  test("behind a trusted proxy, the address is the right-most X-Forwarded-For entry that is not a trusted proxy, if it is an IP address", async () => {
+    // The test's requests come from loopback, the proxy server.trust_proxy trusts by default.
+    const t = await newApp();
+    const org = await t.createOrganization();
+    /** The address recorded for a failed sign-in (by a user of its own, so that no lockout interferes). */
+    const recorded = async (forwardedFor?: string) => {
+      const { email } = await t.createUser(org.adminToken, "member");
+      const headers: Record<string, string> =
+        forwardedFor === undefined ? {} : { "x-forwarded-for": forwardedFor };
+      await t.request("POST", "/api/v1/auth/login", { body: { email, password: "x" }, headers });
+      const { data } = await audit(t, org.adminToken, "?action=auth.login&outcome=failure&page_size=5");
+      return data.find((entry) => entry.actor.label === email)?.ip;
+    };
+    const peer = await recorded();
+    expect(peer).toMatch(/^(127\.0\.0\.1|::1)$/);
+    expect(await recorded("198.51.100.7, 127.0.0.5")).toBe("198.51.100.7");
+    expect(await recorded("2001:DB8:0:0:0:0:0:1")).toBe("2001:db8::1");
+    expect(await recorded("::ffff:198.51.100.8")).toBe("198.51.100.8");
+    expect(await recorded("not an address, 198.51.100.9")).toBe("198.51.100.9");
+    for (const value of [
+      "<img src=x onerror=alert(1)>",
+      "198.51.100.7, <b>",
+      "198.51.100.7,",
+      "198.51.100.7:4711",
+      "[2001:db8::1]",
+      "fe80::1%eth0",
+    ])
+      expect({ value, ip: await recorded(value) }).toEqual({ value, ip: peer });
+  }, 30_000);
+
   test("user.create, api_key.create and organization.update, with actor and target", async () => {
     const t = await newApp();
     const org = await t.createOrganization();

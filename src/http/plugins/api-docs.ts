@@ -325,7 +325,7 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
           description:
             "The device certificate from enrollment (agent endpoints only): in the TLS handshake when " +
             "Bulwark terminates TLS (server.tls_cert), or in a trusted proxy's RFC 9440 Client-Cert header " +
-            "(server.trust_proxy)",
+            "(server.trust_proxy; read only on connections from server.trusted_proxies)",
         },
       },
     },

@@ -23,6 +23,7 @@ import type { AppDeps } from "../app-deps";
 import { parseClientCertHeader } from "../client-certificate";
 import { type Peer, rememberPeer, requestPath, requestPeer } from "../request-path";
 import type { TlsClient } from "../tls-front";
+import { forwardedClientAddress, isTrustedProxy } from "../trusted-proxies";
 
 /** Per-request facts gathered once in onRequest and read by the route macros. */
 export interface RequestState {
@@ -84,24 +85,26 @@ const REQUEST_ID_PATTERN = /^[A-Za-z0-9._-]{1,128}$/;
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * The client address. Behind a trusted proxy it is the last X-Forwarded-For entry, the one the proxy
- * itself appended: entries before it come from the client and could be forged to dodge the per-address
- * rate limit and login throttle.
+ * The address of a request's peer: behind Bulwark's own TLS front the socket is a loopback connection
+ * and the front knows the client; in-process (tests) there is no socket, and loopback stands for it.
  */
-function clientIp(deps: AppDeps, request: Request, socketIp: string | undefined): string {
-  if (deps.config.server.trust_proxy) {
-    const forwarded = request.headers.get("x-forwarded-for")?.split(",").at(-1)?.trim();
-    if (forwarded) return forwarded;
-  }
-  return socketIp ?? "127.0.0.1";
+function peerAddress(deps: AppDeps, socket: Peer | null | undefined): string {
+  return tlsClientOf(deps, socket)?.ip ?? socket?.address ?? "127.0.0.1";
 }
 
 /**
- * The client address of a request whose socket peer is `socket`: behind Bulwark's own TLS front the
- * socket is a loopback connection and the front knows the client; then clientIp's reading.
+ * The client address: the peer's, or, when the peer is a trusted proxy (trusted-proxies.ts), the
+ * address it forwarded in X-Forwarded-For if that is one.
  */
+function clientAddress(deps: AppDeps, request: Request, peer: string, isProxied: boolean): string {
+  if (!isProxied) return peer;
+  return forwardedClientAddress(deps.config.server, request.headers.get("x-forwarded-for")) ?? peer;
+}
+
+/** The client address of a request whose socket peer is `socket` (clientAddress). */
 export function requestAddress(deps: AppDeps, request: Request, socket: Peer | null | undefined): string {
-  return clientIp(deps, request, tlsClientOf(deps, socket)?.ip ?? socket?.address);
+  const peer = peerAddress(deps, socket);
+  return clientAddress(deps, request, peer, isTrustedProxy(deps.config.server, peer));
 }
 
 /**
@@ -268,7 +271,9 @@ export async function openRequest(
   const incoming = request.headers.get("x-request-id");
   const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : crypto.randomUUID();
   const tlsClient = tlsClientOf(deps, socket);
-  const ip = requestAddress(deps, request, socket);
+  const peer = peerAddress(deps, socket);
+  const isProxied = isTrustedProxy(deps.config.server, peer);
+  const ip = clientAddress(deps, request, peer, isProxied);
   const state = newRequestState(requestId, ip, headers);
   states.set(request, state);
   headers["x-request-id"] = requestId;
@@ -293,12 +298,12 @@ export async function openRequest(
     }
   } else if (!isHeaderTooLarge) {
     // No bearer credential: an agent may present its device certificate, in our TLS handshake or
-    // (only behind a trusted proxy, and never when Bulwark terminates TLS itself: then the
+    // (only from a trusted proxy's connection, and never when Bulwark terminates TLS itself: then the
     // handshake is the one source) in the proxy's Client-Cert header.
     try {
       const certificate = deps.tlsClients
         ? (tlsClient?.certificate ?? null)
-        : deps.config.server.trust_proxy
+        : isProxied
           ? parseClientCertHeader(request.headers.get("client-cert"))
           : null;
       if (certificate) state.device = authenticateDeviceCertificate(deps, certificate);
