@@ -27,7 +27,7 @@ export function buildApp(deps: AppDeps) {
   const app: AnyElysia = new Elysia({ strictPath: true })
     .use(errorHandlerPlugin(deps, () => routeTableOf(app)))
     .use(security)
-    .use(jsonBodyPlugin())
+    .use(jsonBodyPlugin(() => app.routes))
     .use(normalizeInputPlugin())
     .use(apiDocsPlugin(() => app, deps.version))
     .use(systemRoutes(deps))

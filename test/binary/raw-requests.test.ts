@@ -96,6 +96,37 @@ test("HTTP/1.0 without a Host and hosts shorter than four characters reach the r
   expect((await get("/xx/api/v1/health", "a")).status).toBe(404);
 });
 
+test("a GET with a body is a 400: the body is never read, so a user_id in it would be ignored", async () => {
+  const { token } = await callServer<{ token: string }>(server, "POST", "/api/v1/auth/login", undefined, {
+    email: "raw@example.com",
+    password: "raw-password-1234",
+  });
+  const body = JSON.stringify({ user_id: crypto.randomUUID() });
+  const withBody = (framing: string, payload: string) =>
+    rawRequest(
+      `GET /api/v1/gdpr/export HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\n` +
+        `Content-Type: application/json\r\n${framing}Connection: close\r\n\r\n${payload}`,
+    );
+  for (const answer of [
+    await withBody(`Content-Length: ${body.length}\r\n`, body),
+    await withBody("Transfer-Encoding: chunked\r\n", `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`),
+  ]) {
+    expect(answer.status, answer.text.slice(0, 300)).toBe(400);
+    expect(JSON.parse(answer.body).errors).toEqual([
+      {
+        field: "body",
+        message: "a GET or HEAD request takes no body: send its parameters in the query string",
+      },
+    ]);
+  }
+  // Nothing was exported: the export of the caller's own data would be recorded as a request.
+  const requests = await callServer<{ total: number }>(server, "GET", "/api/v1/gdpr/requests", token);
+  expect(requests.total).toBe(0);
+  // Without a body (or with an empty one) the export is answered.
+  const plain = await withBody("Content-Length: 0\r\n", "");
+  expect(plain.status).toBe(200);
+});
+
 test("a short Host does not move sign-in out of the per-address budget", async () => {
   await server.stop();
   server = await start(3);

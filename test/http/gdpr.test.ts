@@ -230,6 +230,59 @@ describe("GET /gdpr/export", () => {
     const requests = await expectStatus(t, 200, "GET", REQUESTS, { token: org.adminToken });
     expect(requests.body.total).toBe(0);
   });
+
+  test("user_id in the body names the person as the query does; an unknown field, a non-id or two different ids is a 400 that touches nobody", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const second = await t.createUser(org.adminToken, "admin");
+    const member = await t.createUser(org.adminToken, "member");
+    const other = await t.createUser(org.adminToken, "member");
+
+    // The request the issue found restricting the admin who sent it: it restricts the member it names.
+    const restricted = await expectStatus(t, 200, "POST", RESTRICT, {
+      token: org.adminToken,
+      body: { user_id: member.id },
+    });
+    expect(restricted.body).toMatchObject({ type: "restriction", user_id: member.id });
+    expect((await t.request("GET", "/api/v1/users/me", { token: member.token })).body.reason).toBe(
+      "account_restricted",
+    );
+    await expectStatus(t, 200, "GET", "/api/v1/users/me", { token: org.adminToken });
+
+    const objected = await expectStatus(t, 200, "POST", OBJECT, {
+      token: org.adminToken,
+      body: { user_id: other.id, processing: "device_activity", reason: "asked by email" },
+    });
+    expect(objected.body.user_id).toBe(other.id);
+    // Query and body naming the same person is one person.
+    const same = await expectStatus(t, 200, "POST", `${OBJECT}?user_id=${other.id}`, {
+      token: org.adminToken,
+      body: { user_id: other.id.toUpperCase(), processing: "marketing", reason: "asked again" },
+    });
+    expect(same.body.user_id).toBe(other.id);
+
+    for (const [method, path, body, field] of [
+      ["POST", RESTRICT, { user_id: 12 }, "user_id"],
+      ["POST", RESTRICT, { user_id: "the member" }, "user_id"],
+      ["POST", RESTRICT, { userid: other.id }, "userid"],
+      ["POST", `${RESTRICT}?user_id=${other.id}`, { user_id: second.id }, "user_id"],
+      ["DELETE", ERASE, { user: other.id }, "user"],
+      ["DELETE", `${ERASE}?user_id=${second.id}`, { user_id: other.id }, "user_id"],
+      ["POST", OBJECT, { user_id: "x", processing: "device_activity", reason: "r" }, "user_id"],
+      // A route that takes no body refuses one with fields rather than ignoring them.
+      ["DELETE", `/api/v1/users/${other.id}/mfa`, { user_id: other.id }, "user_id"],
+    ] as const) {
+      const refused = await t.request(method, path, { token: org.adminToken, body });
+      expect({ path, status: refused.status, field: refused.body.errors?.[0]?.field }).toEqual({
+        path,
+        status: 400,
+        field,
+      });
+    }
+    // Nobody was restricted, erased or signed out by the refusals.
+    for (const token of [org.adminToken, second.token, other.token])
+      await expectStatus(t, 200, "GET", "/api/v1/users/me", { token });
+  });
 });
 
 describe("DELETE /gdpr/delete", () => {

@@ -162,10 +162,6 @@ describe("every route", () => {
         "POST /api/v1/auth/sso/saml/token",
         "POST /api/v1/devices/enroll",
         "GET /api/v1/agent/ca.pem",
-        // The console's page and files (test/http/console.test.ts); its data comes from the API.
-        "GET /",
-        "GET /console",
-        "GET /console/*",
       ].sort(),
     );
   });

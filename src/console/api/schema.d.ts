@@ -844,7 +844,7 @@ export interface paths {
         post?: never;
         /**
          * Erase a person (GDPR article 17)
-         * @description At once: every session, refresh token and API key of the user is revoked (the next request with any of them is a 401); second factors and SSO links are deleted; their devices stay enrolled, unassigned; the account becomes an anonymous stub that keeps its id, so audit entries keep actor and target ids but lose the email, name and address, and the email becomes "erased user <id>" in policy histories, wipes, enrollment tokens and device logs. 409 (last_admin) for the organization's last admin, and the refusal is recorded. An admin acts for a user of the organization with `?user_id=`; an API key needs the admin scope.
+         * @description At once: every session, refresh token and API key of the user is revoked (the next request with any of them is a 401); second factors and SSO links are deleted; their devices stay enrolled, unassigned; the account becomes an anonymous stub that keeps its id, so audit entries keep actor and target ids but lose the email, name and address, and the email becomes "erased user <id>" in policy histories, wipes, enrollment tokens and device logs. 409 (last_admin) for the organization's last admin, and the refusal is recorded. An admin acts for a user of the organization with `user_id` in the query or the body (the same in both when both are given: 400 otherwise); an API key needs the admin scope.
          */
         delete: operations["deleteApiV1GdprDelete"];
         options?: never;
@@ -861,7 +861,7 @@ export interface paths {
         };
         /**
          * Export everything held about a person (GDPR articles 15 and 20)
-         * @description One JSON document: profile, organization and role, assigned devices with their logs, API keys and enrollment tokens, second factors, SSO links, sessions, audit entries and data-protection requests; never a password hash, token, key or secret. Answered with Content-Disposition: attachment so a browser saves it. Recorded as a request and audited. An admin acts for a user of the organization with `?user_id=`; an API key needs the admin scope.
+         * @description One JSON document: profile, organization and role, assigned devices with their logs, API keys and enrollment tokens, second factors, SSO links, sessions, audit entries and data-protection requests; never a password hash, token, key or secret. Answered with Content-Disposition: attachment so a browser saves it. Recorded as a request and audited. An admin acts for a user of the organization with `user_id` in the query or the body (the same in both when both are given: 400 otherwise); an API key needs the admin scope.
          */
         get: operations["getApiV1GdprExport"];
         put?: never;
@@ -883,7 +883,7 @@ export interface paths {
         put?: never;
         /**
          * Object to a processing of a person's data (GDPR article 21)
-         * @description processing "device_activity": from now on the activity-log entries of the person's devices keep the event and time only, and the details already kept are removed (status completed). Any other processing is recorded for the operator (status needs_review). An admin acts for a user of the organization with `?user_id=`; an API key needs the admin scope.
+         * @description processing "device_activity": from now on the activity-log entries of the person's devices keep the event and time only, and the details already kept are removed (status completed). Any other processing is recorded for the operator (status needs_review). An admin acts for a user of the organization with `user_id` in the query or the body (the same in both when both are given: 400 otherwise); an API key needs the admin scope.
          */
         post: operations["postApiV1GdprObject"];
         delete?: never;
@@ -943,7 +943,7 @@ export interface paths {
         put?: never;
         /**
          * Restrict the processing of a person's data (GDPR article 18)
-         * @description The account can no longer sign in (password, SSO) and its API keys are refused (401 account_restricted) until an admin lifts it with PATCH /users/{id} {"restricted": false}; its sessions end now; its devices' activity-log entries keep event and time only. Nothing is deleted. 409 (last_admin) for the organization's last admin: nobody could lift it. An admin acts for a user of the organization with `?user_id=`; an API key needs the admin scope.
+         * @description The account can no longer sign in (password, SSO) and its API keys are refused (401 account_restricted) until an admin lifts it with PATCH /users/{id} {"restricted": false}; its sessions end now; its devices' activity-log entries keep event and time only. Nothing is deleted. 409 (last_admin) for the organization's last admin: nobody could lift it. An admin acts for a user of the organization with `user_id` in the query or the body (the same in both when both are given: 400 otherwise); an API key needs the admin scope.
          */
         post: operations["postApiV1GdprRestrict"];
         delete?: never;
@@ -9166,7 +9166,17 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Admins only: act for this user of the organization (a deleted account too, for export and erasure). Without it the request is about the caller. In the query or in the body; given in both, the two must be the same.
+                     */
+                    user_id?: string;
+                };
+            };
+        };
         responses: {
             /** @description Response for status 200 */
             200: {
@@ -9235,6 +9245,32 @@ export interface operations {
             };
             /** @description Conflict with the resource's current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body not JSON */
+            415: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -9399,6 +9435,11 @@ export interface operations {
                     processing: string;
                     /** @description text with at least one visible character: the person's grounds for objecting, in their words (line breaks allowed) */
                     reason: string;
+                    /**
+                     * Format: uuid
+                     * @description Admins only: act for this user of the organization (a deleted account too, for export and erasure). Without it the request is about the caller. In the query or in the body; given in both, the two must be the same.
+                     */
+                    user_id?: string;
                 };
             };
         };
@@ -9786,7 +9827,17 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description Admins only: act for this user of the organization (a deleted account too, for export and erasure). Without it the request is about the caller. In the query or in the body; given in both, the two must be the same.
+                     */
+                    user_id?: string;
+                };
+            };
+        };
         responses: {
             /** @description Response for status 200 */
             200: {
@@ -9855,6 +9906,32 @@ export interface operations {
             };
             /** @description Conflict with the resource's current state */
             409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body not JSON */
+            415: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

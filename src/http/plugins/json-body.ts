@@ -121,6 +121,7 @@ function childPath(path: string, key: string): string {
 }
 
 const UNKNOWN_FIELD = "unknown field";
+const NO_BODY = "this route takes no body";
 
 /**
  * Fields whose text holds an unpaired UTF-16 surrogate, which SQLite would store as U+FFFD, in the
@@ -183,12 +184,24 @@ export function parseJsonText(text: string): unknown {
   return parsed;
 }
 
+/** The routes that declare a body, as `METHOD /template`, from the app's route table (made once). */
+function routesWithBody(routes: readonly { method: string; path: string; hooks?: unknown }[]): Set<string> {
+  return new Set(
+    routes
+      .filter((route) => (route.hooks as { body?: unknown } | undefined)?.body !== undefined)
+      .map((route) => `${route.method.toUpperCase()} ${route.path}`),
+  );
+}
+
 /**
  * JSON is the only body type: bodies are read with the size limit, malformed JSON is a 400 "invalid
  * request body", other content types are 415, and fields no schema declares are a 400 naming them
- * (Elysia would otherwise drop them silently, so a typo like `polcy_data` would look like success).
+ * (Elysia would otherwise drop them silently, so a typo like `polcy_data` would look like success). A
+ * route that declares no body refuses one with fields the same way (an empty `{}` passes): a field
+ * nobody reads must not turn a request about someone into a request about the caller.
  */
-export function jsonBodyPlugin() {
+export function jsonBodyPlugin(routes: () => readonly { method: string; path: string; hooks?: unknown }[]) {
+  let declaring: Set<string> | null = null;
   return new Elysia({ name: "json-body" })
     .onParse(async ({ request, contentType }) => {
       const type = (contentType ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
@@ -206,9 +219,21 @@ export function jsonBodyPlugin() {
       rawBodies.set(request, parsed);
       return parsed;
     })
-    .onBeforeHandle(({ request, body, path }) => {
+    .onBeforeHandle(({ request, body, path, route }) => {
       if (!rawBodies.has(request)) return;
       const isLenient = path.startsWith(LENIENT_PATH_PREFIX);
+      declaring ??= routesWithBody(routes());
+      if (!isLenient && !declaring.has(`${request.method.toUpperCase()} ${route}`)) {
+        const raw = rawBodies.get(request);
+        const fields = isPlainObject(raw) ? Object.keys(raw) : null;
+        if (fields?.length === 0) return;
+        throw new ValidationError(
+          "invalid request body",
+          fields
+            ? fields.map((field) => ({ field, message: `${UNKNOWN_FIELD} (${NO_BODY})` }))
+            : [{ field: "body", message: NO_BODY, received: raw }],
+        );
+      }
       // Agent routes accept unknown fields, and check the body's root themselves once the device token
       // has been checked (an unauthenticated agent learns nothing but 401).
       const errors = findHiddenFieldErrors(rawBodies.get(request), body).filter(

@@ -17,6 +17,7 @@ import {
   RateLimitedError,
   UnauthenticatedError,
   UnavailableError,
+  ValidationError,
 } from "../../domain/errors";
 import { authenticateDeviceCertificate } from "../../domain/pki/device-certificates";
 import type { AppDeps } from "../app-deps";
@@ -148,6 +149,13 @@ function headerBytes(request: Request): number {
 /** True when the declared Content-Length is over MAX_BODY_BYTES; undeclared bodies are measured while parsed. */
 function isDeclaredBodyTooLarge(request: Request): boolean {
   return Number(request.headers.get("content-length") ?? "0") > MAX_BODY_BYTES;
+}
+
+/** A GET or HEAD that declares a body (a Content-Length above 0, or a chunked body). */
+function isBodyOnReadRequest(request: Request): boolean {
+  if (request.method !== "GET" && request.method !== "HEAD") return false;
+  const length = request.headers.get("content-length");
+  return (length !== null && length.trim() !== "0") || request.headers.has("transfer-encoding");
 }
 
 /** The rate-limit key and budget of a request: per device, user or key when known, else per address. */
@@ -320,6 +328,16 @@ export async function openRequest(
   }
   if (isDeclaredBodyTooLarge(request)) {
     throw new BodyTooLargeError(`the body may be at most ${MAX_BODY_BYTES} bytes`);
+  }
+  if (isBodyOnReadRequest(request)) {
+    // The server never sees it (Bun drops a GET's body): a `user_id` sent there would be ignored and
+    // the request answered about someone else, the caller.
+    throw new ValidationError("invalid request body", [
+      {
+        field: "body",
+        message: "a GET or HEAD request takes no body: send its parameters in the query string",
+      },
+    ]);
   }
   return state;
 }

@@ -1,6 +1,6 @@
 import { type TObject, Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
-import { ValidationError } from "../../domain/errors";
+import { type FieldError, ValidationError } from "../../domain/errors";
 import { eraseUser } from "../../domain/gdpr/erase-user";
 import { exportPersonalData, PersonalDataExportSchema } from "../../domain/gdpr/export-personal-data";
 import {
@@ -13,24 +13,25 @@ import { DEVICE_ACTIVITY, objectToProcessing } from "../../domain/gdpr/object-to
 import { restrictUser } from "../../domain/gdpr/restrict-user";
 import type { AppDeps } from "../app-deps";
 import type { securityPlugin } from "../plugins/security";
-import { errorResponses, IdParams, PageQuery, Paginated, pageOf, paginate } from "../schemas/common";
+import { errorResponses, IdOf, IdParams, PageQuery, Paginated, pageOf, paginate } from "../schemas/common";
 
 /**
- * Unknown parameters are refused (checked in subjectParameter; this documents it): a mistyped `user_id`
- * must not turn a request about someone into one about the caller.
+ * Unknown parameters and body fields are refused (checked in subjectParameter and by the body parser;
+ * this documents it): a mistyped `user_id` must not turn a request about someone into one about the
+ * caller.
  */
 const STRICT = { additionalProperties: false } as const;
 
 const UserIdField = {
   user_id: Type.Optional(
-    Type.String({
-      maxLength: 100,
-      description:
-        "Admins only: act for this user of the organization (a deleted account too, for export and erasure). Without it the request is about the caller.",
-    }),
+    IdOf(
+      "user",
+      "Admins only: act for this user of the organization (a deleted account too, for export and erasure). Without it the request is about the caller. In the query or in the body; given in both, the two must be the same.",
+    ),
   ),
 };
 const UserIdQuery = Type.Object(UserIdField, STRICT);
+const UserIdBody = Type.Optional(Type.Object(UserIdField, STRICT));
 const RequestListQuery = Type.Object(
   { ...PageQuery, ...UserIdField, type: Type.Optional(GdprRequestTypeSchema) },
   STRICT,
@@ -38,6 +39,7 @@ const RequestListQuery = Type.Object(
 
 const ObjectionBody = Type.Object(
   {
+    ...UserIdField,
     processing: Type.String({
       minLength: 1,
       maxLength: 64,
@@ -57,18 +59,19 @@ const ObjectionBody = Type.Object(
 );
 
 /**
- * `user_id` as the request named it, checked against the route's query schema. Said twice, it is
- * refused rather than read as one of the two: a request that erases or restricts someone must name
- * exactly one person.
+ * `user_id` as the request named it, in the query (checked against the route's query schema) or in the
+ * body. Said twice, in the query or in both places with two values, it is refused rather than read as
+ * one of them: a request that erases or restricts someone must name exactly one person.
  */
 function subjectParameter(
   request: Request,
   query: { user_id?: string },
   schema: TObject = UserIdQuery,
+  body?: { user_id?: string } | null,
 ): string | undefined {
   const known = Object.keys(schema.properties);
   const parameters = new URL(request.url).searchParams;
-  const errors = [...new Set(parameters.keys())]
+  const errors: FieldError[] = [...new Set(parameters.keys())]
     .filter((name) => !known.includes(name))
     .map((name) => ({
       field: name,
@@ -76,12 +79,23 @@ function subjectParameter(
     }));
   if (parameters.getAll("user_id").length > 1)
     errors.push({ field: "user_id", message: "must be given at most once" });
+  const inBody = body?.user_id;
+  if (
+    query.user_id !== undefined &&
+    inBody !== undefined &&
+    query.user_id.toLowerCase() !== inBody.toLowerCase()
+  )
+    errors.push({
+      field: "user_id",
+      message: "is given in the query and in the body with different values: name one person",
+      received: inBody,
+    });
   if (errors.length > 0) throw new ValidationError("invalid request parameters", errors);
-  return query.user_id;
+  return query.user_id ?? inBody;
 }
 
 const ACTING_FOR =
-  "An admin acts for a user of the organization with `?user_id=`; an API key needs the admin scope.";
+  "An admin acts for a user of the organization with `user_id` in the query or the body (the same in both when both are given: 400 otherwise); an API key needs the admin scope.";
 
 /** /api/v1/gdpr: data-protection requests (access, erasure, restriction, objection) and their record. */
 export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
@@ -108,11 +122,12 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .delete(
       "/delete",
-      ({ request, query, principal, actor }) =>
-        eraseUser(deps, principal, actor, subjectParameter(request, query)),
+      ({ request, query, body, principal, actor }) =>
+        eraseUser(deps, principal, actor, subjectParameter(request, query, UserIdQuery, body)),
       {
         access: "authenticated",
         query: UserIdQuery,
+        body: UserIdBody,
         response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
         detail: {
           summary: "Erase a person (GDPR article 17)",
@@ -122,11 +137,12 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .post(
       "/restrict",
-      ({ request, query, principal, actor }) =>
-        restrictUser(deps, principal, actor, subjectParameter(request, query)),
+      ({ request, query, body, principal, actor }) =>
+        restrictUser(deps, principal, actor, subjectParameter(request, query, UserIdQuery, body)),
       {
         access: "authenticated",
         query: UserIdQuery,
+        body: UserIdBody,
         response: { 200: GdprRequestSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
         detail: {
           summary: "Restrict the processing of a person's data (GDPR article 18)",
@@ -137,7 +153,10 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     .post(
       "/object",
       ({ request, query, body, principal, actor }) =>
-        objectToProcessing(deps, principal, actor, subjectParameter(request, query), body),
+        objectToProcessing(deps, principal, actor, subjectParameter(request, query, UserIdQuery, body), {
+          processing: body.processing,
+          reason: body.reason,
+        }),
       {
         access: "authenticated",
         query: UserIdQuery,
