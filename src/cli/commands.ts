@@ -6,6 +6,7 @@ import { backupCommand } from "./backup";
 import { configCheckCommand, configExampleCommand } from "./config-commands";
 import { migrateCommand } from "./migrate";
 import { orgSetPlanCommand } from "./org-set-plan";
+import { orgSsoDomainCommand } from "./org-sso-domain";
 import { restoreCommand } from "./restore";
 import { serveCommand } from "./serve";
 import { vpnServerConfigCommand } from "./vpn-server-config";
@@ -63,6 +64,18 @@ export const COMMANDS: readonly Command[] = [
     positionals: 0,
     needsConfig: true,
     run: (config, args) => orgSetPlanCommand(config as Config, args),
+  },
+  {
+    name: "org sso-domain",
+    usage: "org sso-domain add|remove --org ORG DOMAIN | org sso-domain list [--org ORG]",
+    summary:
+      "confirm (add) or take away (remove) an email domain's single sign-on for an organization (by name\n" +
+      "or id): with several organizations, discovery by email domain uses a domain only once confirmed;\n" +
+      "list shows every claim",
+    flags: ["config", "org"],
+    positionals: 2,
+    needsConfig: true,
+    run: (config, args) => orgSsoDomainCommand(config as Config, args),
   },
   {
     name: "vpn server-config",

@@ -54,7 +54,9 @@ function rewriteLookaheadSsnPattern(sqlite: Database): void {
         ]),
         now,
       );
-    sqlite.query("UPDATE policies SET current_version = ?, updated_at = ? WHERE id = ?").run(version, now, row.id);
+    sqlite
+      .query("UPDATE policies SET current_version = ?, updated_at = ? WHERE id = ?")
+      .run(version, now, row.id);
   }
 }
 

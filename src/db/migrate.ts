@@ -104,11 +104,13 @@ export function assertUsableSchema(
 
 /** A migration's SQL statements, as drizzle-kit separates them. */
 export function statementsOf(migration: { sql: string }): string[] {
-  return migration.sql
-    .split("--> statement-breakpoint")
-    .map((statement) => statement.trim())
-    // A migration of comments only (its work done by a data step) has no statement to run.
-    .filter((statement) => statement.replace(/^--.*$/gm, "").trim() !== "");
+  return (
+    migration.sql
+      .split("--> statement-breakpoint")
+      .map((statement) => statement.trim())
+      // A migration of comments only (its work done by a data step) has no statement to run.
+      .filter((statement) => statement.replace(/^--.*$/gm, "").trim() !== "")
+  );
 }
 
 /**

@@ -13,6 +13,7 @@ import m10 from "../../migrations/0010_device_list_version.sql" with { type: "te
 import m11 from "../../migrations/0011_device_read_indexes.sql" with { type: "text" };
 import m12 from "../../migrations/0012_policy_name_key.sql" with { type: "text" };
 import m13 from "../../migrations/0013_re2_sensitive_data_patterns.sql" with { type: "text" };
+import m14 from "../../migrations/0014_sso_domains.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -30,4 +31,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0011_device_read_indexes", sql: m11 },
   { tag: "0012_policy_name_key", sql: m12 },
   { tag: "0013_re2_sensitive_data_patterns", sql: m13 },
+  { tag: "0014_sso_domains", sql: m14 },
 ];

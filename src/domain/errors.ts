@@ -84,6 +84,7 @@ export const REASONS = [
   "policy_not_found",
   "policy_template_not_found",
   "policy_version_not_found",
+  "sso_domain_not_found",
   "user_not_found",
   "gdpr_request_not_found",
   "webhook_not_found",
@@ -121,6 +122,7 @@ export const REASONS = [
   "sso_discovery_failed",
   "sso_certificate_invalid",
   "sso_client_id_taken",
+  "sso_domain_taken",
   "organization_changed",
   // Limits
   "rate_limited",
@@ -150,6 +152,7 @@ const NOT_FOUND_REASONS = {
   policy: "policy_not_found",
   "policy template": "policy_template_not_found",
   "policy version": "policy_version_not_found",
+  "sso domain": "sso_domain_not_found",
   user: "user_not_found",
   webhook: "webhook_not_found",
   wipe: "wipe_not_found",

@@ -270,3 +270,64 @@ describe("bulwark config", () => {
     expect(run(["help"], folder).stdout).toContain("bulwark config example");
   });
 });
+
+describe("bulwark org sso-domain", () => {
+  test("the operator confirms, lists and takes away an email domain's organization; conflicts and bad input are one line", () => {
+    const folder = emptyFolder();
+    expect(run(["migrate"], folder).code).toBe(0);
+    for (const org of ["Acme", "Globex"])
+      expect(
+        run(
+          [
+            "admin",
+            "create",
+            "--email",
+            `ops@${org.toLowerCase()}.test`,
+            "--password",
+            "correct-horse-battery",
+            "--org",
+            org,
+          ],
+          folder,
+        ).code,
+      ).toBe(0);
+
+    const added = run(["org", "sso-domain", "add", "--org", "Acme", "Acme.Test"], folder);
+    expect(added.code, added.stderr).toBe(0);
+    expect(added.stdout).toContain('acme.test: confirmed for "Acme"');
+    const listed = run(["org", "sso-domain", "list"], folder);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim().split("\n")).toEqual([
+      expect.stringMatching(/^acme\.test\tAcme \([0-9a-f-]{36}\)\tconfirmed \(operator\)$/),
+    ]);
+
+    // Another organization cannot have it: the operator is told who has it and how to move it.
+    const taken = run(["org", "sso-domain", "add", "--org", "Globex", "acme.test"], folder);
+    expect(taken.code).toBe(1);
+    expectOneLine(taken.stderr, 'acme.test is claimed by "Acme"');
+    expect(taken.stderr).toContain("bulwark org sso-domain remove");
+
+    expect(run(["org", "sso-domain", "remove", "--org", "Acme", "acme.test"], folder).code).toBe(0);
+    expect(run(["org", "sso-domain", "add", "--org", "Globex", "acme.test"], folder).code).toBe(0);
+    expect(run(["org", "sso-domain", "list", "--org", "Acme"], folder).stdout).toContain(
+      "No email domain is claimed.",
+    );
+
+    expectOneLine(
+      run(["org", "sso-domain", "remove", "--org", "Acme", "acme.test"], folder).stderr,
+      "holds no claim on acme.test",
+    );
+    expectOneLine(
+      run(["org", "sso-domain", "add", "--org", "Nobody", "x.test"], folder).stderr,
+      'no organization has the id or name "Nobody"',
+    );
+    expectOneLine(
+      run(["org", "sso-domain", "add", "--org", "Acme", "not a domain"], folder).stderr,
+      "must be an email domain",
+    );
+    const usage = run(["org", "sso-domain", "grant", "--org", "Acme", "x.test"], folder);
+    expect(usage.code).toBe(2);
+    expectOneLine(usage.stderr, "org sso-domain add|remove --org ORG DOMAIN");
+    expect(run(["org", "sso-domain", "add", "x.test"], folder).code).toBe(2);
+  });
+});

@@ -15,6 +15,7 @@ import {
   startConsoleHarness,
   withScreenshotOnFailure,
 } from "../helpers/console-browser";
+import { makeSigningCertificate } from "../helpers/saml-idp";
 import { totpCode } from "../helpers/totp";
 
 let harness: ConsoleHarness;
@@ -207,6 +208,67 @@ describe("console administration", () => {
       const organization = await harness.api("GET", "/api/v1/organizations/current", { token: adminToken });
       expect(organization.body.require_mfa).toBe(false);
       expect(await accessibilityViolations(page)).toEqual([]);
+    });
+  }, 60_000);
+
+  test("an email domain waits for the operator's confirmation on an installation of several organizations", async () => {
+    // A second tenant makes the installation multi-organization; SAML needs the enterprise plan.
+    for (const args of [
+      [
+        "admin",
+        "create",
+        "--email",
+        "other@tenant.test",
+        "--password",
+        "correct-horse-battery",
+        "--org",
+        "Tenant Two",
+      ],
+      ["org", "set-plan", "--org", "Default", "--plan", "enterprise"],
+    ]) {
+      const done = await harness.operator(args);
+      expect(done.code, done.stderr).toBe(0);
+    }
+    const idp = makeSigningCertificate("console-idp");
+    const saved = await harness.api("PATCH", "/api/v1/organizations/current", {
+      token: adminToken,
+      body: {
+        sso: {
+          saml: {
+            enabled: true,
+            idp_entity_id: "https://idp.console.test/metadata",
+            idp_sso_url: "https://idp.console.test/sso",
+            idp_certificate: idp.certificate,
+            allowed_domains: ["console.test"],
+          },
+        },
+      },
+    });
+    expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+    const page = await harness.newPage();
+    await withScreenshotOnFailure(page, "admin sso domains", async () => {
+      await signInThroughForm(page, harness.origin);
+      await open(page, "/settings", "Organization settings");
+      const domains = page.getByRole("region", { name: "Email domains" });
+      await domains
+        .getByText("console.test: waiting for the operator of this Bulwark to confirm it")
+        .waitFor();
+      const command = await domains.locator("pre").innerText();
+      expect(command).toMatch(/^bulwark org sso-domain add --org [0-9a-f-]{36} console\.test$/);
+      expect(await accessibilityViolations(page)).toEqual([]);
+
+      // The operator runs exactly what the page shows.
+      const confirmed = await harness.operator(command.split(" ").slice(1));
+      expect(confirmed.code, confirmed.stderr).toBe(0);
+      await page.reload();
+      await page
+        .getByRole("region", { name: "Email domains" })
+        .getByText("console.test: the single sign-on button finds this organization")
+        .waitFor();
+      const found = await harness.api("POST", "/api/v1/auth/sso/discover", {
+        body: { email: "a@console.test" },
+      });
+      expect(found.body.connections).toHaveLength(1);
     });
   }, 60_000);
 

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
-import { executablePath, type RunningServer, startServer } from "./binary";
+import { executablePath, type RunningServer, runCommand, startServer } from "./binary";
 import { jsonRequest } from "./json-request";
 
 export const ADMIN = { email: "admin@example.com", password: "correct-horse-battery", name: "Ada Admin" };
@@ -29,6 +29,8 @@ export interface ConsoleHarness {
     path: string,
     options?: { token?: string; body?: unknown },
   ): ReturnType<typeof jsonRequest>;
+  /** Runs a command of the executable on the server's data folder, as the operator does. */
+  operator(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }>;
   /** The admin's access token, for setting up through the API. */
   adminToken(): Promise<string>;
   /** A new page at phone or desktop size, in light or dark. */
@@ -54,6 +56,9 @@ export async function startConsoleHarness(env: Record<string, string> = {}): Pro
     origin,
     browser,
     api,
+    async operator(args) {
+      return runCommand(await executablePath(), args, folder);
+    },
     async adminToken() {
       if (token) return token;
       const answer = await api("POST", "/api/v1/auth/login", {

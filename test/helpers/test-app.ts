@@ -7,6 +7,7 @@ import { bootDependencies } from "../../src/boot";
 import type { Config } from "../../src/config/config-schema";
 import { type DeepPartial, loadConfig } from "../../src/config/load-config";
 import { setOrganizationPlan } from "../../src/domain/organizations/set-organization-plan";
+import { confirmSsoDomain } from "../../src/domain/sso/sso-domains";
 import { createAdmin } from "../../src/domain/users/bootstrap-admin";
 import { observeRequests } from "../../src/http/observe-requests";
 import { FakeClock } from "../../src/lib/clock";
@@ -200,6 +201,10 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     setPlan: async (organization: string, plan: "standard" | "enterprise") => {
       setOrganizationPlan(deps, { organization, plan });
     },
+    /** Confirms an email domain for an organization as the operator does (`bulwark org sso-domain add`). */
+    confirmSsoDomain: async (organization: string, domain: string) => {
+      confirmSsoDomain(deps, { organization, domain });
+    },
     close: async () => database.close(),
   };
 }
@@ -277,6 +282,16 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
       });
       if ((await run.exited) !== 0)
         throw new Error(`org set-plan failed: ${await new Response(run.stderr).text()}`);
+    },
+    confirmSsoDomain: async (organization: string, domain: string) => {
+      const run = Bun.spawn([binary, "org", "sso-domain", "add", "--org", organization, domain], {
+        cwd: folder,
+        env: { PATH: process.env.PATH ?? "", ...env },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      if ((await run.exited) !== 0)
+        throw new Error(`org sso-domain add failed: ${await new Response(run.stderr).text()}`);
     },
     close: async () => {
       await server.stop();

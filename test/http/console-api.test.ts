@@ -327,9 +327,9 @@ describe("POST /auth/sso/discover", () => {
 
   test("lists the enabled OIDC and SAML connections of the email's domain, without authentication", async () => {
     const t = await newApp();
-    const oidcOrg = await t.createOrganization("Corp OIDC");
+    const corpOrg = await organizationWithSaml(t, "Corp", ["corp.test"]);
     const saved = await t.request("PATCH", "/api/v1/organizations/current", {
-      token: oidcOrg.adminToken,
+      token: corpOrg.adminToken,
       body: {
         sso: {
           oidc: {
@@ -344,8 +344,11 @@ describe("POST /auth/sso/discover", () => {
       },
     });
     expect(saved.status).toBe(200);
-    const samlOrg = await organizationWithSaml(t, "Corp SAML", ["corp.test"]);
-    await organizationWithSaml(t, "Elsewhere SAML", ["elsewhere.test"]);
+    const elsewhere = await organizationWithSaml(t, "Elsewhere SAML", ["elsewhere.test"]);
+    // With several organizations, the operator confirms which one each domain signs in with.
+    for (const domain of ["corp.test", "corp-mail.test"])
+      await t.confirmSsoDomain(corpOrg.organizationId, domain);
+    await t.confirmSsoDomain(elsewhere.organizationId, "elsewhere.test");
 
     const corp = await discover(t, "Dana.Example@CORP.test");
     expect(corp.status).toBe(200);
@@ -353,18 +356,18 @@ describe("POST /auth/sso/discover", () => {
       connections: [
         {
           type: "oidc",
-          organization_id: oidcOrg.organizationId,
-          organization_name: "Corp OIDC",
+          organization_id: corpOrg.organizationId,
+          organization_name: "Corp",
           client_id: op.client_id,
         },
-        { type: "saml", organization_id: samlOrg.organizationId, organization_name: "Corp SAML" },
+        { type: "saml", organization_id: corpOrg.organizationId, organization_name: "Corp" },
       ],
     });
     expect((await discover(t, "x@corp-mail.test")).body.connections).toEqual([
       {
         type: "oidc",
-        organization_id: oidcOrg.organizationId,
-        organization_name: "Corp OIDC",
+        organization_id: corpOrg.organizationId,
+        organization_name: "Corp",
         client_id: op.client_id,
       },
     ]);
@@ -385,7 +388,9 @@ describe("POST /auth/sso/discover", () => {
 
   test("an email no connection lists gets an empty list, never a 404: the domain must match exactly", async () => {
     const t = await newApp();
-    await organizationWithOidc(t, op);
+    const org = await organizationWithOidc(t, op);
+    // The executable's first start made an organization of its own: the operator confirms the domain.
+    await t.confirmSsoDomain(org.organizationId, "corp.test");
     for (const email of [
       "someone@nowhere.test",
       "a@sub.corp.test",
@@ -402,6 +407,7 @@ describe("POST /auth/sso/discover", () => {
   test("a disabled connection is not listed", async () => {
     const t = await newApp();
     const org = await organizationWithOidc(t, op);
+    await t.confirmSsoDomain(org.organizationId, "corp.test");
     expect((await discover(t, "a@corp.test")).body.connections).toHaveLength(1);
     const disabled = await t.request("PATCH", "/api/v1/organizations/current", {
       token: org.adminToken,

@@ -32,6 +32,53 @@ function ReadOnlySummary({ organization }: { organization: Organization }) {
   );
 }
 
+/**
+ * The email domains the connections claim, and whether the "Sign in with single sign-on" button finds
+ * this organization by them: on an installation of several organizations, only once the operator
+ * confirmed each (a tenant cannot send another's people to its identity provider).
+ */
+function SsoDomains({ organization }: { organization: Organization }) {
+  const domains = organization.sso_domains;
+  if (domains.length === 0) return null;
+  const waiting = domains.filter((domain) => !domain.discoverable);
+  return (
+    <section class="card" aria-labelledby="sso-domains-title">
+      <h2 id="sso-domains-title">Email domains</h2>
+      <p>
+        People whose email is at these domains sign in with this organization's identity provider. A domain
+        belongs to one organization of this Bulwark.
+      </p>
+      <ul>
+        {domains.map((domain) => (
+          <li key={domain.domain}>
+            <strong>{domain.domain}</strong>:{" "}
+            {domain.discoverable
+              ? "the single sign-on button finds this organization"
+              : "waiting for the operator of this Bulwark to confirm it"}
+          </li>
+        ))}
+      </ul>
+      {waiting.length > 0 ? (
+        <div class="notice notice-warn">
+          <p>
+            This Bulwark serves several organizations, so its operator confirms which one each domain signs in
+            with: until then, the single sign-on button on the sign-in page does not find this organization
+            for people of {waiting.map((domain) => domain.domain).join(", ")}. The operator runs, on the
+            Bulwark host:
+          </p>
+          <pre>
+            <code>
+              {waiting
+                .map((domain) => `bulwark org sso-domain add --org ${organization.id} ${domain.domain}`)
+                .join("\n")}
+            </code>
+          </pre>
+        </div>
+      ) : null}
+    </section>
+  );
+}
+
 /** The organization's name, its MFA requirement and its single sign-on connections (admins only). */
 export function SettingsPage(_: PageProps) {
   const isAdmin = can(useStore(sessionStore), "admin");
@@ -65,6 +112,7 @@ export function SettingsPage(_: PageProps) {
             organization={data}
             onSaved={organization.reload}
           />
+          <SsoDomains organization={data} />
         </>
       ) : organization.isLoading ? (
         <Loading label="Loading the organization" />

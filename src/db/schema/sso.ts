@@ -87,3 +87,26 @@ export const ssoCodes = sqliteTable(
   },
   (table) => [index("sso_codes_expires_idx").on(table.expiresAt)],
 );
+
+/**
+ * Which organization an email domain's people sign in with: one organization per domain across the
+ * installation (a domain in an organization's allowed_domains claims it). With several organizations,
+ * single sign-on discovery by email domain uses a claim only once the operator confirmed it (`bulwark
+ * org sso-domain add`): a tenant cannot send another's people to its own identity provider.
+ */
+export const ssoDomains = sqliteTable(
+  "sso_domains",
+  {
+    /** Lower case, as allowed_domains store it. */
+    domain: text("domain").primaryKey(),
+    organizationId: text("organization_id")
+      .notNull()
+      .references(() => organizations.id, { onDelete: "cascade" }),
+    /** Set by the operator's confirmation, or when the installation had this one organization. */
+    confirmedAt: text("confirmed_at"),
+    /** "operator", or "single organization" (confirmed when a second organization was created). */
+    confirmedBy: text("confirmed_by"),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [index("sso_domains_organization_idx").on(table.organizationId)],
+);

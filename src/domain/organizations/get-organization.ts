@@ -2,6 +2,7 @@ import { and, count, eq, isNull } from "drizzle-orm";
 import { organizations, users } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
+import { organizationSsoDomains } from "../sso/sso-domains";
 import { ssoSettingsView } from "../sso/sso-settings-view";
 import type { OrganizationView } from "./organization-view";
 
@@ -23,6 +24,7 @@ export function getOrganization(deps: DomainDeps, organizationId: string): Organ
     user_count: userCount,
     require_mfa: row.requireMfa,
     sso: ssoSettingsView(row.ssoSettings, deps.config.server.base_url, row.id),
+    sso_domains: organizationSsoDomains(deps.db, row.id),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -8,6 +8,7 @@ import type { Actor, DomainDeps } from "../deps";
 import { ConflictError, ForbiddenError, NotFoundError } from "../errors";
 import { isMfaEnabled } from "../mfa/user-factors";
 import { assertClientIdFree, prepareSsoSettings } from "../sso/prepare-sso-settings";
+import { claimSsoDomains, listedSsoDomains } from "../sso/sso-domains";
 import type { SsoSettingsInput } from "../sso/sso-settings-view";
 import { getOrganization } from "./get-organization";
 import type { OrganizationView, Plan } from "./organization-view";
@@ -55,6 +56,8 @@ export async function updateOrganization(
     const row = tx.select().from(organizations).where(eq(organizations.id, organizationId)).get();
     if (!row) throw new NotFoundError("organization");
     if (sso?.oidc?.enabled && sso.oidc.client_id) assertClientIdFree(tx, organizationId, sso.oidc.client_id);
+    // A domain signs in with one organization: one another claims is refused (409 sso_domain_taken).
+    if (sso) claimSsoDomains(tx, now, organizationId, listedSsoDomains(sso));
     if (sso && row.updatedAt !== before.updatedAt)
       throw new ConflictError(
         "organization_changed",

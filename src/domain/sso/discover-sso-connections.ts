@@ -1,9 +1,10 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { and, asc, eq, or, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { organizations } from "../../db/schema";
 import { Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
 import { parseEmail } from "../users/email";
+import { discoverableDomainOwner } from "./sso-domains";
 import { readStoredSso } from "./sso-settings-view";
 
 const OrganizationFields = {
@@ -36,7 +37,8 @@ export const SsoDiscoveredConnectionSchema = Type.Union(
 export const SsoDiscoverySchema = Type.Object(
   {
     connections: Type.Array(SsoDiscoveredConnectionSchema, {
-      description: "Empty when no enabled connection lists the email's domain",
+      description:
+        "Empty when no enabled connection of the organization that claims the email's domain lists it (with several organizations, a claim counts once the operator confirmed it)",
     }),
   },
   { title: "SsoDiscovery" },
@@ -45,19 +47,20 @@ export const SsoDiscoverySchema = Type.Object(
 export type SsoDiscovery = Static<typeof SsoDiscoverySchema>;
 
 /**
- * The enabled single sign-on connections whose allowed_domains list the email's domain: OIDC, and SAML
- * of organizations on the enterprise plan (the only ones whose SAML sign-in starts). Says nothing about
- * whether anyone with that email has an account; an email without connections gets an empty list.
+ * The enabled single sign-on connections of the one organization that claims the email's domain
+ * (sso-domains.ts: on an installation of several organizations, only once the operator confirmed the
+ * claim) and whose allowed_domains list it: OIDC, and SAML on the enterprise plan (the only SAML
+ * sign-in that starts). Says nothing about whether anyone with that email has an account; an email
+ * without connections gets an empty list.
  */
 export function discoverSsoConnections(deps: DomainDeps, email: string): SsoDiscovery {
   const address = parseEmail(email);
+  // allowed_domains and claims are stored lower-cased (prepare-sso-settings.ts), as the address now is.
   const domain = address.slice(address.lastIndexOf("@") + 1);
-  // allowed_domains are stored lower-cased (prepare-sso-settings.ts), as the address now is.
-  const listsDomain = (connection: "oidc" | "saml") =>
-    sql`exists (select 1 from json_each(${organizations.ssoSettings}, ${`$.${connection}.allowed_domains`}) where value = ${domain})`;
-  const isEnabled = (connection: "oidc" | "saml") =>
-    sql`json_extract(${organizations.ssoSettings}, ${`$.${connection}.enabled`}) = 1`;
-  const rows = deps.db
+  const owner = discoverableDomainOwner(deps.db, domain);
+  const connections: SsoDiscovery["connections"] = [];
+  if (owner === null) return { connections };
+  const row = deps.db
     .select({
       id: organizations.id,
       name: organizations.name,
@@ -65,16 +68,9 @@ export function discoverSsoConnections(deps: DomainDeps, email: string): SsoDisc
       ssoSettings: organizations.ssoSettings,
     })
     .from(organizations)
-    .where(
-      or(
-        and(isEnabled("oidc"), listsDomain("oidc")),
-        and(eq(organizations.plan, "enterprise"), isEnabled("saml"), listsDomain("saml")),
-      ),
-    )
-    .orderBy(asc(organizations.name), asc(organizations.id))
-    .all();
-  const connections: SsoDiscovery["connections"] = [];
-  for (const row of rows) {
+    .where(eq(organizations.id, owner))
+    .get();
+  if (row) {
     const { oidc, saml } = readStoredSso(row.ssoSettings);
     const organization = { organization_id: row.id, organization_name: row.name };
     if (oidc?.enabled && oidc.client_id && oidc.allowed_domains.includes(domain))

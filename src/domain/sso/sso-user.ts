@@ -13,6 +13,7 @@ import type { Actor } from "../deps";
 import { type DomainError, UnauthenticatedError } from "../errors";
 import { insertUser } from "../users/insert-user";
 import { passwordHashCost } from "../users/password-hash-cost";
+import { claimsDomain } from "./sso-domains";
 import type { UserRow } from "../users/user-view";
 
 export type SsoProvider = (typeof SSO_PROVIDERS)[number];
@@ -163,14 +164,21 @@ export async function resolveSsoUser(
       how = "linked";
     } else {
       const domain = email.slice(email.lastIndexOf("@") + 1);
-      if (!rules.auto_provision || !rules.allowed_domains.includes(domain))
+      // A domain listed but claimed by another organization (listed before claims existed) provisions nobody.
+      if (
+        !rules.auto_provision ||
+        !rules.allowed_domains.includes(domain) ||
+        !claimsDomain(deps.db, organizationId, domain)
+      )
         refuse(
           new UnauthenticatedError(
             "sso_domain_not_allowed",
             "single sign-on failed",
-            rules.auto_provision
-              ? `email: ${domain} is not in this connection's allowed_domains, and no user has the email ${email}`
-              : `email: no user has the email ${email}, and auto_provision is off`,
+            !rules.auto_provision
+              ? `email: no user has the email ${email}, and auto_provision is off`
+              : rules.allowed_domains.includes(domain)
+                ? `email: ${domain} is claimed by another organization of this installation, and no user has the email ${email}`
+                : `email: ${domain} is not in this connection's allowed_domains, and no user has the email ${email}`,
           ),
         );
       // Nobody knows this password: the account signs in through its identity provider.

@@ -197,7 +197,8 @@ export const RetireBody = Type.Object({
   reason: Type.String({
     minLength: 1,
     maxLength: 500,
-    description: "Why the device is retired (lost, stolen, destroyed...): kept in the audit log and the event",
+    description:
+      "Why the device is retired (lost, stolen, destroyed...): kept in the audit log and the event",
   }),
 });
 
