@@ -11,6 +11,7 @@ import m8 from "../../migrations/0008_event_retention_indexes.sql" with { type: 
 import m9 from "../../migrations/0009_device_counts.sql" with { type: "text" };
 import m10 from "../../migrations/0010_device_list_version.sql" with { type: "text" };
 import m11 from "../../migrations/0011_device_read_indexes.sql" with { type: "text" };
+import m12 from "../../migrations/0012_organization_vpn_subnets.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -26,4 +27,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0009_device_counts", sql: m9 },
   { tag: "0010_device_list_version", sql: m10 },
   { tag: "0011_device_read_indexes", sql: m11 },
+  { tag: "0012_organization_vpn_subnets", sql: m12 },
 ];
