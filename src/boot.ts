@@ -4,6 +4,7 @@ import { type DatabaseHandle, openDatabase } from "./db/client";
 import { migrateDatabase } from "./db/migrate";
 import { loadOrCreateTokenKeys } from "./domain/auth/token-keys";
 import { CheckInBatcher } from "./domain/devices/check-in-batcher";
+import { assignVpnSubnets } from "./domain/organizations/assign-vpn-subnets";
 import { sealedSecretsReadable } from "./domain/system/check-sealed-secrets";
 import { ensureWireGuardServerKey } from "./domain/vpn/server-key";
 import { sealWebhookSecrets } from "./domain/webhooks/seal-webhook-secrets";
@@ -25,13 +26,22 @@ function secretKeyOf(databasePath: string): Uint8Array {
   return databasePath === ":memory:" ? randomBytes(32) : loadOrCreateKeyFile(`${databasePath}.key`);
 }
 
-/** Opens and migrates the database, loads the signing keys and assembles the app's dependencies. */
+/**
+ * Opens and migrates the database, loads the signing keys, gives organizations their VPN subnets where
+ * the configuration asks for new ones, and assembles the app's dependencies.
+ */
 export async function bootDependencies(
   config: Readonly<Config>,
   clock: Clock = systemClock,
   /** Where log lines go; standard output by default. */
   logWrite?: (line: string) => void,
-): Promise<{ deps: AppDeps; database: DatabaseHandle; appliedMigrations: string[] }> {
+): Promise<{
+  deps: AppDeps;
+  database: DatabaseHandle;
+  appliedMigrations: string[];
+  /** Organizations given a (new) VPN subnet at this start, and devices moved into theirs. */
+  vpnSubnets: { organizations: number; devices: number };
+}> {
   const database = openDatabase({ path: config.database.path, synchronous: config.database.synchronous });
   const { applied } = migrateDatabase(database.sqlite, { label: `database ${config.database.path}` });
   const keys = await loadOrCreateTokenKeys(database.db, clock.now());
@@ -68,5 +78,6 @@ export async function bootDependencies(
     );
   sealWebhookSecrets(deps);
   ensureWireGuardServerKey(deps);
-  return { deps, database, appliedMigrations: applied };
+  const vpnSubnets = assignVpnSubnets(deps);
+  return { deps, database, appliedMigrations: applied, vpnSubnets };
 }

@@ -2292,9 +2292,9 @@ export interface components {
         };
         /** DeviceVpnConfig */
         DeviceVpnConfig: {
-            /** @description The device's VPN address, e.g. 10.100.0.2/32 */
+            /** @description The device's VPN address from its organization's subnet, e.g. 10.100.0.2/32; it changes only when the operator changes vpn.address_pool or vpn.organization_prefix_length */
             address: string;
-            /** @description Networks routed through the tunnel: vpn.allowed_ips, else 0.0.0.0/0 when the device's policy has network.vpn_required, else the VPN's address pool */
+            /** @description Networks routed through the tunnel: vpn.allowed_ips, else 0.0.0.0/0 when the device's policy has network.vpn_required without network.split_tunnel, else the device's organization's subnet of the pool, with the server's own address (/32) when it lies outside that subnet */
             allowed_ips: string[];
             /** @description DNS servers or search domains for the tunnel; may be empty */
             dns: string[];
@@ -2306,7 +2306,7 @@ export interface components {
             private_key?: string;
             /** @description The device's WireGuard public key */
             public_key: string;
-            /** @description The VPN server's WireGuard public key: the [Peer] PublicKey */
+            /** @description The VPN server's WireGuard public key: the [Peer] PublicKey. Replaced once, when the installation gets its second organization */
             server_public_key: string;
             /** @description The complete wg-quick file ([Interface] PrivateKey, Address, DNS; [Peer] PublicKey, Endpoint, AllowedIPs, PersistentKeepalive). When the device sent its own public_key, the PrivateKey line is a comment to replace with the device's private key. */
             wg_quick: string;
@@ -3386,9 +3386,9 @@ export interface components {
          * @description The current tunnel settings; rewrite the tunnel when any of them changed
          */
         VpnPeerSettings: {
-            /** @description The device's VPN address, e.g. 10.100.0.2/32 */
+            /** @description The device's VPN address from its organization's subnet, e.g. 10.100.0.2/32; it changes only when the operator changes vpn.address_pool or vpn.organization_prefix_length */
             address: string;
-            /** @description Networks routed through the tunnel: vpn.allowed_ips, else 0.0.0.0/0 when the device's policy has network.vpn_required, else the VPN's address pool */
+            /** @description Networks routed through the tunnel: vpn.allowed_ips, else 0.0.0.0/0 when the device's policy has network.vpn_required without network.split_tunnel, else the device's organization's subnet of the pool, with the server's own address (/32) when it lies outside that subnet */
             allowed_ips: string[];
             /** @description DNS servers or search domains for the tunnel; may be empty */
             dns: string[];
@@ -3398,7 +3398,7 @@ export interface components {
             persistent_keepalive: number;
             /** @description The device's WireGuard public key */
             public_key: string;
-            /** @description The VPN server's WireGuard public key: the [Peer] PublicKey */
+            /** @description The VPN server's WireGuard public key: the [Peer] PublicKey. Replaced once, when the installation gets its second organization */
             server_public_key: string;
         };
         /** VpnServerConfig */
@@ -3415,6 +3415,8 @@ export interface components {
             key_managed_by: "bulwark" | "operator";
             /** @description The endpoint's port */
             listen_port: number;
+            /** @description The subnets of the pool (vpn.organization_prefix_length) whose devices reach each other: this organization's. wg_quick's PostUp drops forwarding between pool addresses outside one subnet */
+            organization_subnets: string[];
             /** @description Every device of the organization that is not suspended or wiped, by address */
             peers: {
                 /** @description The device's address, e.g. 10.100.0.2/32 */
@@ -3428,7 +3430,7 @@ export interface components {
                 public_key: string;
             }[];
             server_public_key: string;
-            /** @description The server's wg-quick file: [Interface] with PrivateKey, Address, ListenPort; one [Peer] per device */
+            /** @description The server's wg-quick file: [Interface] with PrivateKey, Address, ListenPort, and PostUp/PostDown lines that install and remove an nftables table (inet bulwark_<interface>) dropping forwarding between organizations' subnets; one [Peer] per device */
             wg_quick: string;
         };
         /**

@@ -16,7 +16,8 @@ export type DeviceLogEvent =
   | "wipe.completed"
   | "wipe.failed"
   | "wipe.timed_out"
-  | "certificate.renewed";
+  | "certificate.renewed"
+  | "device.vpn_readdressed";
 
 /**
  * Appends one entry to a device's activity log, in the caller's transaction. When the device's user has

@@ -205,7 +205,7 @@ export function checkInDevice(
     policy: { id: policy.id, name: policy.name, version: policy.version, policy_data: policy.policyData },
     commands,
     compliance: compliance.result,
-    vpn_config: devicePeerSettings(deps, tx, row, policy.policyData),
+    vpn_config: devicePeerSettings(deps, row, policy.policyData),
     next_checkin_seconds: nextCheckInSeconds(deps.config.devices.offline_after_seconds),
   };
 }
