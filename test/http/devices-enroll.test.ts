@@ -64,8 +64,8 @@ describe("POST /devices/enroll", () => {
         address: expect.stringMatching(/^10\.100\.\d+\.\d+\/32$/),
         server_public_key: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
         // The default policy does not require the VPN for all traffic: only the organization's own
-        // subnet (test apps use /24s) and the server (test/http/vpn.test.ts holds them exactly).
-        allowed_ips: expect.arrayContaining([expect.stringMatching(/^10\.100\.\d+\.0\/24$/)]),
+        // subnet (test apps use /22s) and the server (test/http/vpn.test.ts holds them exactly).
+        allowed_ips: expect.arrayContaining([expect.stringMatching(/^10\.100\.\d+\.0\/22$/)]),
         dns: [],
         persistent_keepalive: 25,
         wg_quick: expect.stringContaining("[Peer]"),

@@ -69,8 +69,8 @@ describe("the enrollment's vpn_config", () => {
         values: {
           PublicKey: vpn.server_public_key,
           Endpoint: "vpn.example.com:51820",
-          // The organization's subnet (test apps use /24s), which holds the server's address too.
-          AllowedIPs: "10.100.0.0/24",
+          // The organization's subnet (test apps use /22s), which holds the server's address too.
+          AllowedIPs: "10.100.0.0/22",
           PersistentKeepalive: "25",
         },
       });

@@ -140,7 +140,8 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       policy: policy.policyData,
     });
     const isEvaluated = hasReportedState({ osVersion: input.osVersion });
-    const block = organizationAddressBlock(deps.config.vpn, organizationVpnSubnet(deps.db, organizationId));
+    const organizationSubnet = organizationVpnSubnet(tx, organizationId);
+    const block = organizationAddressBlock(deps.config.vpn, organizationSubnet);
     const address = allocateVpnAddress(tx, block.range, block.subnet);
     const device: DeviceRow = {
       id: deviceId,
@@ -215,7 +216,15 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       platform: input.platform,
       status: "online",
       enrolled_at: timestamp,
-      vpn_config: deviceVpnConfig(devicePeerSettings(deps, device, policy.policyData), vpnKeys.privateKey),
+      vpn_config: deviceVpnConfig(
+        devicePeerSettings(
+          deps,
+          device,
+          { organizationSubnet, storedServerPublicKey: null },
+          policy.policyData,
+        ),
+        vpnKeys.privateKey,
+      ),
       policy: { id: policy.id, name: policy.name, version: policy.version },
       device_token: deviceToken,
       device_token_expires_at: tokenExpiresAt,

@@ -1,7 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Config } from "../../config/config-schema";
-import type { Db } from "../../db/client";
-import { preparedRead } from "../../db/prepared";
+import type { DbOrTx } from "../../db/client";
 import { organizations } from "../../db/schema";
 import {
   cidrContains,
@@ -74,19 +73,25 @@ export function organizationAddressBlock(
   return { subnet: formatCidr(subnet), range: subnetDeviceRange(pool, subnet) };
 }
 
-const organizationSubnet = preparedRead((db: Db) =>
-  db
-    .select({ vpnSubnet: organizations.vpnSubnet })
-    .from(organizations)
-    .where(eq(organizations.id, sql.placeholder("id"))),
-);
-
 /**
- * An organization's subnet as stored (read at each call: another process, `bulwark admin create`, may
- * have created the organization). Null only for a database the start has not prepared.
+ * An organization's subnet as stored; null only for a database the start has not prepared. Read at each
+ * call: `bulwark admin create`, in another process, may have created the organization.
  */
-export function organizationVpnSubnet(db: Db, organizationId: string): string | null {
-  return organizationSubnet(db).get({ id: organizationId })?.vpnSubnet ?? null;
+export function organizationVpnSubnet(db: DbOrTx, organizationId: string): string | null {
+  return (
+    db
+      .select({ vpnSubnet: organizations.vpnSubnet })
+      .from(organizations)
+      .where(eq(organizations.id, organizationId))
+      .get()?.vpnSubnet ?? null
+  );
+}
+
+/** The subnet of the organization of the devices row a query reads, as a scalar subquery (the check-in's). */
+export function deviceOrganizationSubnetColumn() {
+  return sql<
+    string | null
+  >`(SELECT organizations.vpn_subnet FROM organizations WHERE organizations.id = devices.organization_id)`;
 }
 
 /** Default allowed_ips by pool and subnet: a handful of organizations, so the map stays small. */

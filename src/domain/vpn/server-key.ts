@@ -1,6 +1,5 @@
-import { eq } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client";
-import { preparedRead } from "../../db/prepared";
+import { eq, sql } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
 import { serverKeys } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
@@ -32,18 +31,24 @@ export function ensureWireGuardServerKey(deps: DomainDeps): void {
     .run();
 }
 
-const storedPublicKey = preparedRead((db: Db) =>
-  db.select({ publicKey: serverKeys.publicKey }).from(serverKeys).where(eq(serverKeys.name, WIREGUARD)),
-);
+/**
+ * The stored public key as a scalar subquery, for a hot read to take along (the check-in reads it with
+ * the device row): it is read at each use, never cached, since the pair is replaced when the
+ * installation gets its second organization, possibly by `bulwark admin create` in another process.
+ */
+export function storedServerPublicKeyColumn() {
+  return sql<
+    string | null
+  >`(SELECT server_keys.public_key FROM server_keys WHERE server_keys.name = ${sql.raw(`'${WIREGUARD}'`)})`;
+}
 
 /**
- * The VPN server's public key: `vpn.server_public_key` when set, else the one Bulwark generated. Read at
- * each call (a prepared one-row read): the pair is replaced when the installation gets its second
- * organization, possibly by `bulwark admin create` in another process, and every check-in reports it.
+ * The VPN server's public key: `vpn.server_public_key` when set, else the one Bulwark generated (`stored`
+ * when the caller read it along with its own row, storedServerPublicKeyColumn).
  */
-export function wireGuardServerPublicKey(deps: DomainDeps): string {
+export function wireGuardServerPublicKey(deps: DomainDeps, stored: string | null = null): string {
   if (deps.config.vpn.server_public_key !== "") return deps.config.vpn.server_public_key;
-  return storedPublicKey(deps.db).get()?.publicKey ?? requireServerKey(deps, deps.db).publicKey;
+  return stored ?? requireServerKey(deps, deps.db).publicKey;
 }
 
 /**
