@@ -25,8 +25,10 @@ export function vpnRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
             "generated the pair (key_managed_by: bulwark) and this organization is the installation's only " +
             "one (includes_private_key); with several organizations sharing the one server, the operator " +
             "exports every peer and the key with `bulwark vpn server-config`. With vpn.server_public_key " +
-            "set, your server keeps its key. Apply it with `wg syncconf wg0 <(wg-quick strip wg0)` after writing it to " +
-            "/etc/wireguard/wg0.conf. Each export is audited (vpn.server_config_export). 503 " +
+            "set, your server keeps its key. Its PostUp installs nftables rules that drop forwarding " +
+            "between organizations' subnets (organization_subnets). Apply it with `wg-quick up wg0` the " +
+            "first time, then `wg syncconf wg0 <(wg-quick strip wg0)` after writing it to " +
+            "/etc/wireguard/wg0.conf (docs/vpn.md). Each export is audited (vpn.server_config_export). 503 " +
             "vpn_server_key_unreadable when the key file beside the database does not open the private key.",
         },
       },
