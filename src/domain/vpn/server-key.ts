@@ -13,7 +13,8 @@ const WIREGUARD = "wireguard";
 /**
  * Generates the WireGuard server's key pair on first start and keeps it (the private key sealed with
  * `<database>.key`), unless `vpn.server_public_key` says the operator runs the server elsewhere. A pair
- * kept from before stays: setting the key and removing it again returns to the same server key.
+ * kept from before stays: setting the key and removing it again returns to the same server key (unless
+ * a second organization was created meanwhile, which replaces it: rotateWireGuardServerKey).
  */
 export function ensureWireGuardServerKey(deps: DomainDeps): void {
   if (deps.config.vpn.server_public_key !== "") return;
