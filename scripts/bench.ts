@@ -77,8 +77,9 @@ function bulwarkEnv(extra: Record<string, string> = {}): Record<string, string> 
     BULWARK_RATE_LIMIT_ENTERPRISE_PER_MINUTE: "100000000",
     // The throttled pair stays locked for the whole run (P6 measures refusals of a locked pair).
     BULWARK_AUTH_LOGIN_LOCKOUT_SECONDS: "86400",
-    // 1M devices need more tunnel addresses than the default /16.
+    // 1M devices need more tunnel addresses than the default /16, and their one organization all of them.
     BULWARK_VPN_ADDRESS_POOL: "10.0.0.0/8",
+    BULWARK_VPN_ORGANIZATION_PREFIX_LENGTH: "8",
     ...extra,
   };
 }

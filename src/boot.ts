@@ -5,6 +5,7 @@ import { migrateDatabase } from "./db/migrate";
 import { assertBulwarkSchema } from "./db/schema-check";
 import { loadOrCreateTokenKeys } from "./domain/auth/token-keys";
 import { CheckInBatcher } from "./domain/devices/check-in-batcher";
+import { assignVpnSubnets } from "./domain/organizations/assign-vpn-subnets";
 import { sealedSecretsReadable } from "./domain/system/check-sealed-secrets";
 import { ensureWireGuardServerKey } from "./domain/vpn/server-key";
 import { sealWebhookSecrets } from "./domain/webhooks/seal-webhook-secrets";
@@ -28,14 +29,21 @@ function secretKeyOf(databasePath: string): Uint8Array {
 
 /**
  * Opens the database, checks that its schema is Bulwark's (a file put in place by hand could carry a
- * trigger of its own), migrates it, loads the signing keys and assembles the app's dependencies.
+ * trigger of its own), migrates it, loads the signing keys, gives organizations their VPN subnets where
+ * the configuration asks for new ones, and assembles the app's dependencies.
  */
 export async function bootDependencies(
   config: Readonly<Config>,
   clock: Clock = systemClock,
   /** Where log lines go; standard output by default. */
   logWrite?: (line: string) => void,
-): Promise<{ deps: AppDeps; database: DatabaseHandle; appliedMigrations: string[] }> {
+): Promise<{
+  deps: AppDeps;
+  database: DatabaseHandle;
+  appliedMigrations: string[];
+  /** Organizations given a (new) VPN subnet at this start, and devices moved into theirs. */
+  vpnSubnets: { organizations: number; devices: number };
+}> {
   const database = openDatabase({ path: config.database.path, synchronous: config.database.synchronous });
   const label = `database ${config.database.path}`;
   assertBulwarkSchema(database.sqlite, label);
@@ -74,5 +82,6 @@ export async function bootDependencies(
     );
   sealWebhookSecrets(deps);
   ensureWireGuardServerKey(deps);
-  return { deps, database, appliedMigrations: applied };
+  const vpnSubnets = assignVpnSubnets(deps);
+  return { deps, database, appliedMigrations: applied, vpnSubnets };
 }

@@ -71,6 +71,13 @@ function readHiddenLine(prompt: string): Promise<string> {
   });
 }
 
+/**
+ * What the operator does when the installation's second organization replaced the VPN server's key pair
+ * (shown by `admin create`, and by `serve` when its first run made that organization).
+ */
+export const SERVER_KEY_ROTATED =
+  "The installation now has several organizations, so the VPN server's key pair was replaced: export the server configuration again with `bulwark vpn server-config` and apply it on the WireGuard server (docs/vpn.md); devices switch to the new key at their next check-in.";
+
 /** `bulwark admin create --email E [--password-file FILE | --password P] [--name N] [--org ORG_NAME]`. */
 export async function adminCreateCommand(config: Readonly<Config>, args: ParsedArgs): Promise<void> {
   const given = args.flags.get("email");
@@ -88,8 +95,9 @@ export async function adminCreateCommand(config: Readonly<Config>, args: ParsedA
     if (org === "") throw new UsageError("--org needs a name");
     const result = await createAdmin(deps, { email, password, name: args.flags.get("name"), org });
     console.log(
-      `Created admin ${email} in organization "${org}"${result.organizationCreated ? " (new)" : ""}`,
+      `Created admin ${email} in organization "${org}"${result.vpnSubnet ? ` (new; VPN subnet ${result.vpnSubnet})` : ""}`,
     );
+    if (result.isServerKeyRotated) console.log(SERVER_KEY_ROTATED);
   } finally {
     database.close();
   }

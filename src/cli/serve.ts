@@ -11,6 +11,7 @@ import { consoleAssets } from "../http/routes/console.routes";
 import { readTlsFiles, startTlsFront, TlsClients, type TlsFront, TlsSetupError } from "../http/tls-front";
 import { startJobs } from "../jobs/scheduler";
 import { createWebhookDispatcher } from "../jobs/webhook-dispatcher";
+import { SERVER_KEY_ROTATED } from "./admin-create";
 
 /**
  * Starts the TLS front on the configured address, handing connections to the HTTP server's loopback
@@ -50,12 +51,17 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     }
   }
   const lock = config.database.path === ":memory:" ? null : acquireServeLock(config.database.path);
-  const { deps, database, appliedMigrations } = await bootDependencies(config);
+  const { deps, database, appliedMigrations, vpnSubnets } = await bootDependencies(config);
   const { log } = deps;
   if (appliedMigrations.length > 0)
     log.info(`Applied ${appliedMigrations.length} migration(s): ${appliedMigrations.join(", ")}`, {
       migrations: appliedMigrations,
     });
+  if (vpnSubnets.organizations > 0)
+    log.warn(
+      `Gave ${vpnSubnets.organizations} organization(s) a new subnet of vpn.address_pool and ${vpnSubnets.devices} device(s) a new address in it (they learn it at their next check-in): export the server configuration again with \`bulwark vpn server-config\` and apply it on the WireGuard server`,
+      { organizations: vpnSubnets.organizations, devices: vpnSubnets.devices },
+    );
   const app = buildApp(deps);
   // Bundled (from source) and compressed now, so the first visitor does not wait and a problem shows here.
   consoleAssets().catch((error: unknown) =>
@@ -119,6 +125,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     log.announce(`Sign in: POST ${url}/api/v1/auth/login with {"email": ..., "password": ...}`);
   }
   for (const warning of configWarnings(config)) log.warn(warning);
+  if (firstAdmin?.isServerKeyRotated) log.warn(SERVER_KEY_ROTATED);
   let isStopping = false;
   const stop = async (signal: string) => {
     if (isStopping) return;

@@ -72,6 +72,11 @@ export const ConfigSchema = Type.Object({
     /** host:port, an IPv6 address in brackets ([2001:db8::1]:51820); checked by load-config.ts. */
     endpoint: Type.String({ default: EXAMPLE_VPN_ENDPOINT, minLength: 1 }),
     address_pool: Type.String({ default: "10.100.0.0/16", pattern: "^[0-9.]+/[0-9]{1,2}$" }),
+    /**
+     * Each organization's block of the pool (20: a /16 pool holds 16 organizations of 4,094 devices). Left
+     * unset with a pool smaller than that, the pool's own length (one organization); checked by load-config.ts.
+     */
+    organization_prefix_length: Type.Integer({ default: 20, minimum: 0, maximum: 30 }),
     /** Empty: Bulwark generates and keeps the server's key pair; set when the WireGuard server runs elsewhere. */
     server_public_key: Type.String({ default: "" }),
     /** CIDRs routed through the tunnel; empty: 0.0.0.0/0 under a policy with vpn_required, else the pool. */

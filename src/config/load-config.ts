@@ -117,14 +117,14 @@ export function loadExplainedConfig(options: LoadConfigOptions = {}): ExplainedC
       `invalid config ${key}: ${describeConfigError(firstError.schema, firstError.message)} (got ${JSON.stringify(firstError.value)})`,
     );
   }
-  checkSemantics(config);
+  checkSemantics(config, sources);
   return { config: deepFreeze(config), file: filePath, sources };
 }
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
-/** Rules a schema cannot express. */
-function checkSemantics(config: Config): void {
+/** Rules a schema cannot express; fills in what a default leaves to another key. */
+function checkSemantics(config: Config, sources: ReadonlyMap<string, string>): void {
   const pool = parseCidr(config.vpn.address_pool);
   if (!pool) {
     throw new ConfigError(
@@ -136,6 +136,15 @@ function checkSemantics(config: Config): void {
     throw new ConfigError(
       "invalid config vpn.address_pool: the pool has no address for devices (use /30 or larger)",
     );
+  if (config.vpn.organization_prefix_length < pool.prefixLength) {
+    // The default (20) with a smaller pool: one organization takes the whole pool, as before subnets.
+    if (!sources.has("vpn.organization_prefix_length"))
+      config.vpn.organization_prefix_length = pool.prefixLength;
+    else
+      throw new ConfigError(
+        `invalid config vpn.organization_prefix_length: /${config.vpn.organization_prefix_length} subnets do not fit in vpn.address_pool ${config.vpn.address_pool} (use ${pool.prefixLength} to 30)`,
+      );
+  }
   const host = config.server.host;
   if (
     /^[\d.]+$/.test(host) ? isIP(host) !== 4 : host.includes(":") ? isIP(host) !== 6 : !HOST_NAME.test(host)

@@ -14,6 +14,7 @@ import m11 from "../../migrations/0011_device_read_indexes.sql" with { type: "te
 import m12 from "../../migrations/0012_policy_name_key.sql" with { type: "text" };
 import m13 from "../../migrations/0013_re2_sensitive_data_patterns.sql" with { type: "text" };
 import m14 from "../../migrations/0014_sso_domains.sql" with { type: "text" };
+import m15 from "../../migrations/0015_organization_vpn_subnets.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -32,4 +33,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0012_policy_name_key", sql: m12 },
   { tag: "0013_re2_sensitive_data_patterns", sql: m13 },
   { tag: "0014_sso_domains", sql: m14 },
+  { tag: "0015_organization_vpn_subnets", sql: m15 },
 ];

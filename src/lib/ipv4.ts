@@ -76,6 +76,41 @@ export function hostRange(cidr: Ipv4Cidr): Ipv4Range {
   return { first: cidr.network + 2, last: cidr.network + blockSize(cidr.prefixLength) - 2 };
 }
 
+/** "10.100.16.0/20". */
+export function formatCidr(cidr: Ipv4Cidr): string {
+  return `${formatIpv4(cidr.network)}/${cidr.prefixLength}`;
+}
+
+/** Whether `inner` (a network or, with prefix length 32, one address) lies wholly inside `outer`. */
+export function cidrContains(outer: Ipv4Cidr, inner: Ipv4Cidr): boolean {
+  return (
+    inner.prefixLength >= outer.prefixLength &&
+    inner.network >= outer.network &&
+    inner.network + blockSize(inner.prefixLength) <= outer.network + blockSize(outer.prefixLength)
+  );
+}
+
+/**
+ * The lowest block of `prefixLength` inside `pool`, aligned on its own size, that overlaps none of
+ * `taken` (which may have other sizes); null when every such block is taken.
+ */
+export function lowestFreeBlock(pool: Ipv4Cidr, prefixLength: number, taken: Ipv4Cidr[]): Ipv4Cidr | null {
+  if (prefixLength < pool.prefixLength || prefixLength > 32) return null;
+  const size = blockSize(prefixLength);
+  let candidate = pool.network;
+  // Sorted by start, each block either ends before the candidate, starts after it (and so do all the
+  // later ones: the candidate is free), or overlaps it and moves it past its end.
+  for (const block of [...taken].sort((a, b) => a.network - b.network)) {
+    const end = block.network + blockSize(block.prefixLength);
+    if (end <= candidate) continue;
+    if (block.network >= candidate + size) break;
+    candidate = Math.ceil(end / size) * size;
+  }
+  return candidate + size <= pool.network + blockSize(pool.prefixLength)
+    ? { network: candidate, prefixLength }
+    : null;
+}
+
 function blockSize(prefixLength: number): number {
   return 2 ** (32 - prefixLength);
 }

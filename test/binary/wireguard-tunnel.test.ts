@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
-import { wgPubkey } from "../helpers/wireguard";
+import { runTool, strippedFile, wgPubkey } from "../helpers/wireguard";
 
 const ADMIN = { email: "wg@example.com", password: "wireguard-password-1" };
 const folder = mkdtempSync(join(tmpdir(), "bulwark-wg-tunnel-"));
@@ -22,34 +22,17 @@ const ENV = {
   BULWARK_ADMIN_EMAIL: ADMIN.email,
   BULWARK_ADMIN_PASSWORD: ADMIN.password,
   BULWARK_VPN_ENDPOINT: `127.0.0.1:${LISTEN_PORT}`,
-  // A pool of its own, so that the test routes nothing the machine uses.
+  // A pool of its own, so that the test routes nothing the machine uses; two organizations' /25s.
   BULWARK_VPN_ADDRESS_POOL: "10.213.77.0/24",
+  BULWARK_VPN_ORGANIZATION_PREFIX_LENGTH: "25",
 };
 let binary: string;
 const servers: RunningServer[] = [];
-
-function run(command: string[], env: Record<string, string> = {}): string {
-  const result = Bun.spawnSync(command, {
-    stdout: "pipe",
-    stderr: "pipe",
-    env: { ...process.env, ...env },
-  });
-  if (result.exitCode !== 0)
-    throw new Error(`${command.join(" ")} failed (${result.exitCode}): ${result.stderr.toString()}`);
-  return result.stdout.toString();
-}
-
-/** `wg-quick strip` of a wg-quick file, written to a file `wg setconf` reads. */
-function stripped(name: string, wgQuick: string): string {
-  const source = join(folder, `${name}.conf`);
-  writeFileSync(source, wgQuick, { mode: 0o600 });
-  const target = join(folder, `${name}.wg`);
-  writeFileSync(target, run(["wg-quick", "strip", source]), { mode: 0o600 });
-  return target;
-}
+/** The first test's device, of the first organization. */
+let firstDevice: { device_token: string; vpn_config: { server_public_key: string; address: string } };
 
 function latestHandshake(iface: string): number {
-  const line = run(["wg", "show", iface, "latest-handshakes"]).trim();
+  const line = runTool(["wg", "show", iface, "latest-handshakes"]).trim();
   return Number(line.split(/\s+/)[1] ?? 0);
 }
 
@@ -75,6 +58,7 @@ test("a device's tunnel comes up from the config it received, to the server Bulw
     agent_version: "1.0.0",
     hardware_id: `hw-${suffix}`,
   });
+  firstDevice = enrolled;
   const vpn = enrolled.vpn_config;
   const serverConfig = await call(server, "GET", "/api/v1/vpn/server-config", token);
   expect(serverConfig.listen_port).toBe(LISTEN_PORT);
@@ -82,35 +66,35 @@ test("a device's tunnel comes up from the config it received, to the server Bulw
 
   // Two userspace WireGuard interfaces on this machine, configured by wg itself from our files.
   const userspace = { WG_I_PREFER_BUGGY_USERSPACE_TO_POLISHED_KMOD: "1" };
-  run(["wireguard-go", SERVER_IF], userspace);
-  run(["wireguard-go", DEVICE_IF], userspace);
-  run(["wg", "setconf", SERVER_IF, stripped("server", serverConfig.wg_quick)]);
-  run(["wg", "setconf", DEVICE_IF, stripped("device", vpn.wg_quick)]);
-  expect(run(["wg", "show", SERVER_IF, "public-key"]).trim()).toBe(serverConfig.server_public_key);
-  expect(run(["wg", "show", SERVER_IF, "peers"]).trim()).toBe(vpn.public_key);
-  expect(run(["wg", "show", DEVICE_IF, "endpoints"]).trim()).toBe(
+  runTool(["wireguard-go", SERVER_IF], userspace);
+  runTool(["wireguard-go", DEVICE_IF], userspace);
+  runTool(["wg", "setconf", SERVER_IF, strippedFile(folder, "server", serverConfig.wg_quick)]);
+  runTool(["wg", "setconf", DEVICE_IF, strippedFile(folder, "device", vpn.wg_quick)]);
+  expect(runTool(["wg", "show", SERVER_IF, "public-key"]).trim()).toBe(serverConfig.server_public_key);
+  expect(runTool(["wg", "show", SERVER_IF, "peers"]).trim()).toBe(vpn.public_key);
+  expect(runTool(["wg", "show", DEVICE_IF, "endpoints"]).trim()).toBe(
     `${serverConfig.server_public_key}\t127.0.0.1:${LISTEN_PORT}`,
   );
 
   // The device's address on its interface, and a route to the server's tunnel address through it
   // (not wg-quick up: its routes for AllowedIPs would take over this machine's traffic).
   const serverAddress = serverConfig.address.split("/")[0];
-  run(["ip", "address", "add", vpn.address, "dev", DEVICE_IF]);
-  run(["ip", "link", "set", "up", "dev", DEVICE_IF]);
-  run(["ip", "link", "set", "up", "dev", SERVER_IF]);
-  run(["ip", "route", "add", `${serverAddress}/32`, "dev", DEVICE_IF]);
+  runTool(["ip", "address", "add", vpn.address, "dev", DEVICE_IF]);
+  runTool(["ip", "link", "set", "up", "dev", DEVICE_IF]);
+  runTool(["ip", "link", "set", "up", "dev", SERVER_IF]);
+  runTool(["ip", "route", "add", `${serverAddress}/32`, "dev", DEVICE_IF]);
 
   // The device's keepalive, or a packet into the tunnel, starts the handshake; both ends record it.
   const socket = createSocket("udp4");
   const deadline = Date.now() + 15_000;
   while (latestHandshake(SERVER_IF) === 0 || latestHandshake(DEVICE_IF) === 0) {
-    if (Date.now() > deadline) throw new Error(`no handshake:\n${run(["wg", "show", "all"])}`);
+    if (Date.now() > deadline) throw new Error(`no handshake:\n${runTool(["wg", "show", "all"])}`);
     socket.send("hello", 9, serverAddress);
     await Bun.sleep(200);
   }
   socket.close();
   expect(latestHandshake(SERVER_IF)).toBeGreaterThan(0);
-  const transfer = run(["wg", "show", SERVER_IF, "transfer"]).trim().split(/\s+/);
+  const transfer = runTool(["wg", "show", SERVER_IF, "transfer"]).trim().split(/\s+/);
   expect(Number(transfer[1])).toBeGreaterThan(0);
 }, 60_000);
 
@@ -129,7 +113,7 @@ test("the server's key pair survives a restart: devices and the export keep the 
   expect(again.wg_quick).toBe(first.wg_quick);
 }, 60_000);
 
-test("with a second organization, its admins export only their peers; the operator's CLI exports all, with the key", async () => {
+test("a second organization replaces the server key (admin create says so, devices learn it at check-in); its admins export only their peers; the operator's CLI exports all, with the new key", async () => {
   const server = servers.at(-1);
   if (!server) throw new Error("the first test starts the server");
   const env = { PATH: process.env.PATH ?? "", ...ENV };
@@ -148,6 +132,15 @@ test("with a second organization, its admins export only their peers; the operat
     { cwd: folder, env, stdout: "pipe", stderr: "pipe" },
   );
   expect({ code: created.exitCode, output: `${created.stdout}${created.stderr}` }).toMatchObject({ code: 0 });
+  expect(created.stdout.toString()).toContain('in organization "Other" (new; VPN subnet 10.213.77.128/25)');
+  expect(created.stdout.toString()).toContain(
+    "the VPN server's key pair was replaced: export the server configuration again with `bulwark vpn server-config`",
+  );
+  // The running server reports the new key at the first organization's devices' next check-in.
+  const checkedIn = await call(server, "POST", "/api/v1/agent/checkin", firstDevice.device_token, {});
+  const newKey: string = checkedIn.vpn_config.server_public_key;
+  expect(newKey).not.toBe(firstDevice.vpn_config.server_public_key);
+  expect(checkedIn.vpn_config.address).toBe(firstDevice.vpn_config.address);
   const other = await call(server, "POST", "/api/v1/auth/login", undefined, {
     email: "other@example.com",
     password: "other-password-12",
@@ -160,8 +153,11 @@ test("with a second organization, its admins export only their peers; the operat
     agent_version: "1.0.0",
     hardware_id: `hw-other-${suffix}`,
   });
+  expect(theirs.vpn_config.server_public_key).toBe(newKey);
+  expect(theirs.vpn_config.allowed_ips).toEqual(["10.213.77.128/25", "10.213.77.1/32"]);
   const exported = await call(server, "GET", "/api/v1/vpn/server-config", other.token);
   expect(exported.includes_private_key).toBe(false);
+  expect(exported.server_public_key).toBe(newKey);
   expect(exported.peers.map((peer: { device_id: string }) => peer.device_id)).toEqual([theirs.id]);
 
   const cli = Bun.spawnSync([binary, "vpn", "server-config"], {
@@ -178,6 +174,6 @@ test("with a second organization, its admins export only their peers; the operat
   expect(text).toContain(`PublicKey = ${theirs.vpn_config.public_key}`);
   // What wg itself reads: both organizations' devices are peers of the one server.
   writeFileSync(join(folder, "all.conf"), text, { mode: 0o600 });
-  const peers = run(["wg-quick", "strip", join(folder, "all.conf")]).match(/^PublicKey = /gm);
+  const peers = runTool(["wg-quick", "strip", join(folder, "all.conf")]).match(/^PublicKey = /gm);
   expect(peers).toHaveLength(2);
 }, 60_000);

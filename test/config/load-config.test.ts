@@ -43,6 +43,7 @@ describe("loadConfig", () => {
     expect(config.vpn).toEqual({
       endpoint: "vpn.example.com:51820",
       address_pool: "10.100.0.0/16",
+      organization_prefix_length: 20,
       server_public_key: "",
       allowed_ips: [],
       dns: [],
@@ -93,9 +94,23 @@ describe("loadConfig", () => {
     [{ BULWARK_VPN_ADDRESS_POOL: "not-a-cidr" }, "vpn.address_pool"],
     [{ BULWARK_VPN_ADDRESS_POOL: "10.100.0.1/16" }, "vpn.address_pool"],
     [{ BULWARK_VPN_ADDRESS_POOL: "10.100.0.0/31" }, "vpn.address_pool"],
+    [{ BULWARK_VPN_ORGANIZATION_PREFIX_LENGTH: "31" }, "vpn.organization_prefix_length"],
+    [{ BULWARK_VPN_ORGANIZATION_PREFIX_LENGTH: "12" }, "vpn.organization_prefix_length"],
+    [
+      { BULWARK_VPN_ADDRESS_POOL: "10.8.0.0/24", BULWARK_VPN_ORGANIZATION_PREFIX_LENGTH: "20" },
+      "vpn.organization_prefix_length",
+    ],
   ])("invalid value %p fails naming %s", (env, key) => {
     expect(() => loadConfig({ env, cwd: folder })).toThrow(ConfigError);
     expect(() => loadConfig({ env, cwd: folder })).toThrow(key);
+  });
+
+  test("organizations' subnets: /20 by default, the whole pool when the pool is smaller and the key unset", () => {
+    expect(loadConfig({ env: {}, cwd: folder }).vpn.organization_prefix_length).toBe(20);
+    const small = loadConfig({ env: { BULWARK_VPN_ADDRESS_POOL: "10.8.0.0/24" }, cwd: folder });
+    expect(small.vpn.organization_prefix_length).toBe(24);
+    const set = { BULWARK_VPN_ADDRESS_POOL: "10.8.0.0/24", BULWARK_VPN_ORGANIZATION_PREFIX_LENGTH: "26" };
+    expect(loadConfig({ env: set, cwd: folder }).vpn.organization_prefix_length).toBe(26);
   });
 
   test("unknown keys and sections in the file are refused by name", () => {

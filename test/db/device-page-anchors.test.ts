@@ -9,6 +9,8 @@ import { createTestApp } from "../helpers/test-app";
 
 const t = await createTestApp({
   rate_limit: { unauthenticated_per_minute: 100_000, enrollments_per_minute: 100_000 },
+  // Over 2,000 devices in one organization: the default /20 subnets (test apps use /22s).
+  vpn: { organization_prefix_length: 20 },
 });
 afterAll(() => t.close());
 const org = await t.createOrganization();

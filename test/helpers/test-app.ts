@@ -44,12 +44,20 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
-/** The settings every test app starts from: cheap hashes, since tests need thousands of sign-ins. */
+/**
+ * The settings every test app starts from: cheap hashes, since tests need thousands of sign-ins; and
+ * /22 subnets of the default VPN pool (64 organizations of 1,022 devices, where the default /20 makes
+ * 16), since a suite's app holds dozens of organizations. A test that sets its own pool sizes them itself.
+ */
 function testConfigOverrides(overrides: DeepPartial<Config>): DeepPartial<Config> {
   return {
     ...overrides,
     database: { path: ":memory:", synchronous: "normal", ...overrides.database },
     auth: { password_hash_memory_kib: 64, password_hash_iterations: 1, ...overrides.auth },
+    vpn: {
+      ...(overrides.vpn?.address_pool === undefined ? { organization_prefix_length: 22 } : {}),
+      ...overrides.vpn,
+    },
   };
 }
 

@@ -37,6 +37,23 @@ export function wgQuickStrip(text: string, interfaceName = "wgtest"): WgConfig {
   }
 }
 
+/** Runs a command that must succeed (with `env` added to the environment); its standard output. */
+export function runTool(command: string[], env: Record<string, string> = {}): string {
+  const result = Bun.spawnSync(command, { stdout: "pipe", stderr: "pipe", env: { ...process.env, ...env } });
+  if (result.exitCode !== 0)
+    throw new Error(`${command.join(" ")} failed (${result.exitCode}): ${result.stderr.toString()}`);
+  return result.stdout.toString();
+}
+
+/** `wg-quick strip` of a wg-quick file, written to `<folder>/<name>.wg` for `wg setconf`; its path. */
+export function strippedFile(folder: string, name: string, wgQuick: string): string {
+  const source = join(folder, `${name}.conf`);
+  writeFileSync(source, wgQuick, { mode: 0o600 });
+  const target = join(folder, `${name}.wg`);
+  writeFileSync(target, runTool(["wg-quick", "strip", source]), { mode: 0o600 });
+  return target;
+}
+
 /** Reads `[Section]` and `Key = value` lines, skipping comments and blank lines. */
 export function parseWgConfig(text: string): WgConfig {
   const sections: WgConfig = [];

@@ -63,8 +63,9 @@ describe("POST /devices/enroll", () => {
         private_key: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
         address: expect.stringMatching(/^10\.100\.\d+\.\d+\/32$/),
         server_public_key: expect.stringMatching(/^[A-Za-z0-9+/]{43}=$/),
-        // The default policy does not require the VPN for all traffic: only the VPN's own network.
-        allowed_ips: ["10.100.0.0/16"],
+        // The default policy does not require the VPN for all traffic: only the organization's own
+        // subnet (test apps use /22s) and the server (test/http/vpn.test.ts holds them exactly).
+        allowed_ips: expect.arrayContaining([expect.stringMatching(/^10\.100\.\d+\.0\/22$/)]),
         dns: [],
         persistent_keepalive: 25,
         wg_quick: expect.stringContaining("[Peer]"),
@@ -141,27 +142,34 @@ describe("POST /devices/enroll", () => {
     }
   });
 
-  test("409 when the pool is exhausted; deleting a wiped device frees its address", async () => {
-    const small = await createDeviceTestApp({ vpn: { address_pool: "10.9.0.0/29" } });
+  test("409 when the organization's subnet is exhausted, though the pool is not; deleting a wiped device frees its address", async () => {
+    // Four /29s; the executable's first run makes an organization of its own, so this one may be third.
+    const small = await createDeviceTestApp({
+      vpn: { address_pool: "10.9.0.0/27", organization_prefix_length: 29 },
+    });
     try {
+      await small.createOrganization();
       const org = await small.createOrganization();
       const { token } = await createEnrollmentToken(small, org.adminToken, { max_uses: null });
       const enrolled = [];
-      for (let index = 0; index < 5; index++) {
+      for (let index = 0; index < 6; index++) {
         const response = await small.request("POST", ENROLL, { body: enrollBody(token) });
         expect(response.status).toBe(201);
         enrolled.push(response.body);
       }
-      expect(enrolled.map((device) => device.vpn_config.address)).toEqual([
-        "10.9.0.2/32",
-        "10.9.0.3/32",
-        "10.9.0.4/32",
-        "10.9.0.5/32",
-        "10.9.0.6/32",
-      ]);
+      // Not the pool's first block (the server's, and an older organization's): all six hosts of its own.
+      const subnet = parseCidr(enrolled[0].vpn_config.allowed_ips[0]);
+      if (!subnet) throw new Error("no subnet");
+      expect(subnet.prefixLength).toBe(29);
+      expect(subnet.network).toBeGreaterThan(addressOf("10.9.0.0/32"));
+      expect(enrolled.map((device) => addressOf(device.vpn_config.address))).toEqual(
+        [1, 2, 3, 4, 5, 6].map((host) => subnet.network + host),
+      );
       const exhausted = await small.request("POST", ENROLL, { body: enrollBody(token) });
       expect(exhausted.status).toBe(409);
       expect(exhausted.body.reason).toBe("vpn_pool_exhausted");
+      expect(exhausted.body.details).toContain(enrolled[0].vpn_config.allowed_ips[0]);
+      expect(exhausted.body.details).toContain("vpn.organization_prefix_length");
 
       const freed = enrolled[2];
       await wipeDevice(small, org.adminToken, freed, "retired");
@@ -169,7 +177,7 @@ describe("POST /devices/enroll", () => {
       expect(deleted.status).toBe(204);
       const again = await small.request("POST", ENROLL, { body: enrollBody(token) });
       expect(again.status).toBe(201);
-      expect(again.body.vpn_config.address).toBe("10.9.0.4/32");
+      expect(again.body.vpn_config.address).toBe(freed.vpn_config.address);
     } finally {
       small.close();
     }

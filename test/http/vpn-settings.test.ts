@@ -37,6 +37,9 @@ test("GET /vpn/settings says when the endpoint is still the example, and what de
     dns: real.body.dns,
     persistent_keepalive: real.body.persistent_keepalive,
   });
+  // Its address comes from its organization's block, which its tunnel routes.
+  expect(real.body.organization_subnet).toMatch(/^10\.100\.\d+\.0\/\d+$/);
+  expect(device.vpn_config.allowed_ips).toContain(real.body.organization_subnet);
   const member = await configured.createUser(other.adminToken, "member");
   expect((await configured.request("GET", "/api/v1/vpn/settings", { token: member.token })).status).toBe(403);
 });

@@ -23,6 +23,8 @@ const t = await createDeviceTestApp({
     log_retention_days: LOG_RETENTION_DAYS,
   },
   jobs: { scan_interval_seconds: 30 },
+  // 1,200 devices in one organization: the default /20 subnets (test apps use /22s).
+  vpn: { organization_prefix_length: 20 },
 });
 afterAll(() => t.close());
 

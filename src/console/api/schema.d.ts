@@ -1323,7 +1323,7 @@ export interface paths {
         };
         /**
          * The WireGuard server's configuration
-         * @description The server's public key, address (the pool's first host), listen port and one peer per device of the organization that is not suspended or wiped (deleted devices are gone), read at the moment of the call: enrolling, suspending, unsuspending, wiping or deleting a device changes it at once. wg_quick is the server's wg-quick file, with the private key when Bulwark generated the pair (key_managed_by: bulwark) and this organization is the installation's only one (includes_private_key); with several organizations sharing the one server, the operator exports every peer and the key with `bulwark vpn server-config`. With vpn.server_public_key set, your server keeps its key. Apply it with `wg syncconf wg0 <(wg-quick strip wg0)` after writing it to /etc/wireguard/wg0.conf. Each export is audited (vpn.server_config_export). 503 vpn_server_key_unreadable when the key file beside the database does not open the private key.
+         * @description The server's public key, address (the pool's first host), listen port and one peer per device of the organization that is not suspended or wiped (deleted devices are gone), read at the moment of the call: enrolling, suspending, unsuspending, wiping or deleting a device changes it at once. wg_quick is the server's wg-quick file, with the private key when Bulwark generated the pair (key_managed_by: bulwark) and this organization is the installation's only one (includes_private_key); with several organizations sharing the one server, the operator exports every peer and the key with `bulwark vpn server-config`. With vpn.server_public_key set, your server keeps its key. Its PostUp installs nftables rules that drop forwarding between organizations' subnets (organization_subnets). Apply it with `wg-quick up wg0` the first time, then `wg syncconf wg0 <(wg-quick strip wg0)` after writing it to /etc/wireguard/wg0.conf (docs/vpn.md). Each export is audited (vpn.server_config_export). 503 vpn_server_key_unreadable when the key file beside the database does not open the private key.
          */
         get: operations["getApiV1VpnServer-config"];
         put?: never;
@@ -2353,9 +2353,9 @@ export interface components {
         };
         /** DeviceVpnConfig */
         DeviceVpnConfig: {
-            /** @description The device's VPN address, e.g. 10.100.0.2/32 */
+            /** @description The device's VPN address from its organization's subnet, e.g. 10.100.0.2/32; it changes only when the operator changes vpn.address_pool or vpn.organization_prefix_length */
             address: string;
-            /** @description Networks routed through the tunnel: vpn.allowed_ips, else 0.0.0.0/0 when the device's policy has network.vpn_required, else the VPN's address pool */
+            /** @description Networks routed through the tunnel: vpn.allowed_ips, else 0.0.0.0/0 when the device's policy has network.vpn_required without network.split_tunnel, else the device's organization's subnet of the pool, with the server's own address (/32) when it lies outside that subnet */
             allowed_ips: string[];
             /** @description DNS servers or search domains for the tunnel; may be empty */
             dns: string[];
@@ -2367,7 +2367,7 @@ export interface components {
             private_key?: string;
             /** @description The device's WireGuard public key */
             public_key: string;
-            /** @description The VPN server's WireGuard public key: the [Peer] PublicKey */
+            /** @description The VPN server's WireGuard public key: the [Peer] PublicKey. Replaced once, when the installation gets its second organization */
             server_public_key: string;
             /** @description The complete wg-quick file ([Interface] PrivateKey, Address, DNS; [Peer] PublicKey, Endpoint, AllowedIPs, PersistentKeepalive). When the device sent its own public_key, the PrivateKey line is a comment to replace with the device's private key. */
             wg_quick: string;
@@ -3483,9 +3483,9 @@ export interface components {
          * @description The current tunnel settings; rewrite the tunnel when any of them changed
          */
         VpnPeerSettings: {
-            /** @description The device's VPN address, e.g. 10.100.0.2/32 */
+            /** @description The device's VPN address from its organization's subnet, e.g. 10.100.0.2/32; it changes only when the operator changes vpn.address_pool or vpn.organization_prefix_length */
             address: string;
-            /** @description Networks routed through the tunnel: vpn.allowed_ips, else 0.0.0.0/0 when the device's policy has network.vpn_required, else the VPN's address pool */
+            /** @description Networks routed through the tunnel: vpn.allowed_ips, else 0.0.0.0/0 when the device's policy has network.vpn_required without network.split_tunnel, else the device's organization's subnet of the pool, with the server's own address (/32) when it lies outside that subnet */
             allowed_ips: string[];
             /** @description DNS servers or search domains for the tunnel; may be empty */
             dns: string[];
@@ -3495,7 +3495,7 @@ export interface components {
             persistent_keepalive: number;
             /** @description The device's WireGuard public key */
             public_key: string;
-            /** @description The VPN server's WireGuard public key: the [Peer] PublicKey */
+            /** @description The VPN server's WireGuard public key: the [Peer] PublicKey. Replaced once, when the installation gets its second organization */
             server_public_key: string;
         };
         /** VpnServerConfig */
@@ -3512,6 +3512,8 @@ export interface components {
             key_managed_by: "bulwark" | "operator";
             /** @description The endpoint's port */
             listen_port: number;
+            /** @description The subnets of the pool (vpn.organization_prefix_length) whose devices reach each other: this organization's. wg_quick's PostUp drops forwarding between pool addresses outside one subnet */
+            organization_subnets: string[];
             /** @description Every device of the organization that is not suspended or wiped, by address */
             peers: {
                 /** @description The device's address, e.g. 10.100.0.2/32 */
@@ -3525,7 +3527,7 @@ export interface components {
                 public_key: string;
             }[];
             server_public_key: string;
-            /** @description The server's wg-quick file: [Interface] with PrivateKey, Address, ListenPort; one [Peer] per device */
+            /** @description The server's wg-quick file: [Interface] with PrivateKey, Address, ListenPort, and PostUp/PostDown lines that install and remove an nftables table (inet bulwark_<interface>) dropping forwarding between organizations' subnets; one [Peer] per device */
             wg_quick: string;
         };
         /** VpnSettings */
@@ -3539,6 +3541,8 @@ export interface components {
             endpoint_is_example: boolean;
             /** @enum {string} */
             key_managed_by: "bulwark" | "operator";
+            /** @description This organization's block of the pool: its devices' addresses come from it, and their tunnels route it (and the server's address) */
+            organization_subnet: string | null;
             persistent_keepalive: number;
             server_public_key: string;
         };

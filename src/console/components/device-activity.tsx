@@ -23,6 +23,7 @@ const EVENT_LABELS = {
   "device.unsuspended": "Unsuspended",
   "device.offline": "Went offline",
   "certificate.renewed": "Certificate renewed",
+  "device.vpn_readdressed": "VPN address changed",
   "wipe.requested": "Wipe requested",
   "wipe.completed": "Wipe completed",
   "wipe.failed": "Wipe failed",

@@ -3,27 +3,37 @@ import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "driz
 import { MFA_CHALLENGE_KINDS, MFA_METHOD_TYPES, PLANS, ROLES, SIGN_IN_METHODS } from "./enums";
 
 /** Tenants. `device_count` is kept by the device domain so unfiltered device lists need no count scan. */
-export const organizations = sqliteTable("organizations", {
-  id: text("id").primaryKey(),
-  name: text("name").notNull(),
-  plan: text("plan", { enum: PLANS }).notNull().default("standard"),
-  defaultPolicyId: text("default_policy_id"),
-  ssoSettings: text("sso_settings", { mode: "json" })
-    .$type<Record<string, unknown>>()
-    .notNull()
-    .default(sql`'{}'`),
-  deviceCount: integer("device_count").notNull().default(0),
-  /**
-   * Bumped by triggers (migration 0010) whenever a device leaves the organization's list or changes its
-   * place in it (deleted, enrolled_at or organization changed); enrolling only adds at the head. Deep
-   * device-list pages keep anchors that stay valid while it is unchanged.
-   */
-  deviceListVersion: integer("device_list_version").notNull().default(0),
-  /** Users without a second factor get sessions good only for setting one up. */
-  requireMfa: integer("require_mfa", { mode: "boolean" }).notNull().default(false),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
-});
+export const organizations = sqliteTable(
+  "organizations",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    plan: text("plan", { enum: PLANS }).notNull().default("standard"),
+    defaultPolicyId: text("default_policy_id"),
+    ssoSettings: text("sso_settings", { mode: "json" })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+    deviceCount: integer("device_count").notNull().default(0),
+    /**
+     * Bumped by triggers (migration 0010) whenever a device leaves the organization's list or changes its
+     * place in it (deleted, enrolled_at or organization changed); enrolling only adds at the head. Deep
+     * device-list pages keep anchors that stay valid while it is unchanged.
+     */
+    deviceListVersion: integer("device_list_version").notNull().default(0),
+    /** Users without a second factor get sessions good only for setting one up. */
+    requireMfa: integer("require_mfa", { mode: "boolean" }).notNull().default(false),
+    /**
+     * The organization's own block of `vpn.address_pool` (CIDR text, e.g. 10.100.16.0/20): its devices'
+     * addresses and their default allowed_ips. Given at creation, or at start for organizations made before
+     * subnets existed or whose block no longer fits the configuration (domain/organizations/assign-vpn-subnets.ts).
+     */
+    vpnSubnet: text("vpn_subnet"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [uniqueIndex("organizations_vpn_subnet_unique").on(table.vpnSubnet)],
+);
 
 export const users = sqliteTable(
   "users",

@@ -17,17 +17,18 @@ export function vpnAddressPool(addressPool: string): Ipv4Cidr {
   return cidr;
 }
 
-/** The addresses devices may receive from the configured pool (`vpn.address_pool`). */
+/** The addresses devices may receive from the whole configured pool (`vpn.address_pool`). */
 export function vpnAddressRange(addressPool: string): Ipv4Range {
   return hostRange(vpnAddressPool(addressPool));
 }
 
 /**
- * The lowest free address of `range`, found by one query over the unique index on devices.vpn_address:
- * the first address if free, else the first allocated address whose successor is free. Addresses are
- * unique across organizations (one VPN). Throws 409 when the pool is exhausted.
+ * The lowest free address of `range` (the organization's subnet, `block`), found by one query over the
+ * unique index on devices.vpn_address: the first address if free, else the first allocated address
+ * whose successor is free. Addresses are unique across organizations (one VPN). Throws 409 when the
+ * subnet is exhausted.
  */
-export function allocateVpnAddress(tx: DbOrTx, range: Ipv4Range): number {
+export function allocateVpnAddress(tx: DbOrTx, range: Ipv4Range, block: string): number {
   const [found] = tx.all<{ address: number | null }>(sql`
     SELECT coalesce(
       (SELECT ${range.first} WHERE NOT EXISTS (
@@ -40,8 +41,8 @@ export function allocateVpnAddress(tx: DbOrTx, range: Ipv4Range): number {
   if (range.first > range.last || typeof found?.address !== "number") {
     throw new ConflictError(
       "vpn_pool_exhausted",
-      "the VPN address pool is exhausted",
-      "every address of vpn.address_pool is held by a device; delete wiped devices or widen the pool",
+      "the organization's VPN subnet is exhausted",
+      `every address of the organization's subnet ${block} is held by a device; delete wiped devices, or give organizations larger subnets (lower vpn.organization_prefix_length, or widen vpn.address_pool)`,
     );
   }
   return found.address;

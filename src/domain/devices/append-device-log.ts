@@ -17,7 +17,8 @@ export type DeviceLogEvent =
   | "wipe.failed"
   | "wipe.timed_out"
   | "certificate.renewed"
-  | "device.updated";
+  | "device.updated"
+  | "device.vpn_readdressed";
 
 /**
  * Appends one entry to a device's activity log, in the caller's transaction. When the device's user has

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, getTableColumns, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
 import { oncePerDatabase, preparedRead } from "../../db/prepared";
 import { devices } from "../../db/schema";
@@ -7,7 +7,7 @@ import type { DomainDeps } from "../deps";
 import { UnauthenticatedError } from "../errors";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
 import type { PolicyData } from "../policies/policy-document";
-import { type DevicePeerSettings, devicePeerSettings } from "../vpn/device-vpn-config";
+import { type DevicePeerSettings, devicePeerSettings, peerNetworkColumns } from "../vpn/device-vpn-config";
 import { appendDeviceLog } from "./append-device-log";
 import type { DevicePrincipal } from "./authenticate-device";
 import type { DeviceRow, DeviceStatus } from "./device-views";
@@ -55,9 +55,11 @@ export function nextCheckInSeconds(offlineAfterSeconds: number): number {
 }
 
 // A check-in's reads and its one write, prepared once per database (the hot path of a fleet).
+// The device row, with what its peer settings need from its organization and the server key (scalar
+// subqueries: one statement, always current).
 const deviceById = preparedRead((db: Db) =>
   db
-    .select()
+    .select({ ...getTableColumns(devices), ...peerNetworkColumns() })
     .from(devices)
     .where(eq(devices.id, sql.placeholder("id"))),
 );
@@ -205,7 +207,7 @@ export function checkInDevice(
     policy: { id: policy.id, name: policy.name, version: policy.version, policy_data: policy.policyData },
     commands,
     compliance: compliance.result,
-    vpn_config: devicePeerSettings(deps, tx, row, policy.policyData),
+    vpn_config: devicePeerSettings(deps, row, row, policy.policyData),
     next_checkin_seconds: nextCheckInSeconds(deps.config.devices.offline_after_seconds),
   };
 }

@@ -21,7 +21,8 @@ import { resolveEffectivePolicy } from "../policies/effective-policy";
 import { findPolicyId } from "../policies/find-policy-id";
 import { findLiveUserId } from "../users/find-live-user-id";
 import { type DeviceVpnConfig, devicePeerSettings, deviceVpnConfig } from "../vpn/device-vpn-config";
-import { allocateVpnAddress, vpnAddressRange } from "./allocate-vpn-address";
+import { organizationAddressBlock, organizationVpnSubnet } from "../vpn/organization-subnets";
+import { allocateVpnAddress } from "./allocate-vpn-address";
 import { appendDeviceLog } from "./append-device-log";
 import { DEVICE_TOKEN_PREFIX } from "./authenticate-device";
 import { describePublicKeyProblem } from "./check-public-key";
@@ -75,7 +76,7 @@ export function selectPublicKeyHolder(db: DbOrTx, publicKey: string) {
 /**
  * Enrolls a device with an enrollment token: uses the token, refuses a hardware id already enrolled
  * (and not wiped) in the organization and a public key held by any device not wiped (409), allocates a
- * VPN address, assigns the token's policy (else the default) and issues the device token, all in one
+ * VPN address from the organization's subnet, assigns the token's policy (else the default) and issues the device token, all in one
  * transaction. A low-order public key is refused (400). The private key is returned, not kept. With a
  * CSR, the certificate is signed before the transaction (signing is asynchronous) for the device id
  * chosen in advance, and stored in it; a refused enrollment leaves it unsigned or unstored.
@@ -90,7 +91,6 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
   const vpnKeys: { publicKey: string; privateKey?: string } =
     input.publicKey === undefined ? generateWireGuardKeyPair() : { publicKey: input.publicKey };
   const deviceToken = generateSecret(32, DEVICE_TOKEN_PREFIX);
-  const range = vpnAddressRange(deps.config.vpn.address_pool);
   const now = deps.clock.now();
   const timestamp = toIso(now);
   const tokenExpiresAt = toIso(addSeconds(now, DEVICE_TOKEN_LIFETIME_SECONDS));
@@ -140,7 +140,9 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       policy: policy.policyData,
     });
     const isEvaluated = hasReportedState({ osVersion: input.osVersion });
-    const address = allocateVpnAddress(tx, range);
+    const organizationSubnet = organizationVpnSubnet(tx, organizationId);
+    const block = organizationAddressBlock(deps.config.vpn, organizationSubnet);
+    const address = allocateVpnAddress(tx, block.range, block.subnet);
     const device: DeviceRow = {
       id: deviceId,
       organizationId,
@@ -215,7 +217,12 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       status: "online",
       enrolled_at: timestamp,
       vpn_config: deviceVpnConfig(
-        devicePeerSettings(deps, tx, device, policy.policyData),
+        devicePeerSettings(
+          deps,
+          device,
+          { organizationSubnet, storedServerPublicKey: null },
+          policy.policyData,
+        ),
         vpnKeys.privateKey,
       ),
       policy: { id: policy.id, name: policy.name, version: policy.version },

@@ -13,6 +13,20 @@ import { assertPasswordStrength, MIN_PASSWORD_LENGTH } from "./password-rules";
 
 export const FIRST_RUN_EMAIL = "admin@bulwark.local";
 
+/** What createAdmin did; a new organization's VPN subnet, and whether devices must learn a new server key. */
+export interface CreatedAdmin {
+  userId: string;
+  organizationId: string;
+  organizationCreated: boolean;
+  /** The new organization's subnet of vpn.address_pool. */
+  vpnSubnet?: string;
+  /**
+   * The organization made the installation multi-organization and the VPN server's key pair in use was
+   * replaced: the operator exports the server configuration again and applies it.
+   */
+  isServerKeyRotated: boolean;
+}
+
 /**
  * Creates an admin in organization `org` (created if no organization has that name). Used by
  * `bulwark admin create` and by the first run of `serve`.
@@ -20,7 +34,7 @@ export const FIRST_RUN_EMAIL = "admin@bulwark.local";
 export async function createAdmin(
   deps: DomainDeps,
   input: { email: string; password: string; name?: string; org: string },
-): Promise<{ userId: string; organizationId: string; organizationCreated: boolean }> {
+): Promise<CreatedAdmin> {
   if (input.password.length < MIN_PASSWORD_LENGTH) {
     throw new ValidationError(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
@@ -32,7 +46,10 @@ export async function createAdmin(
       .from(organizations)
       .where(eq(organizations.name, input.org))
       .get();
-    const organizationId = existing?.id ?? createOrganization(tx, now, { name: input.org }).id;
+    const organization = existing
+      ? { id: existing.id, vpnSubnet: null, serverKeyRotation: null }
+      : createOrganization(deps, tx, now, { name: input.org });
+    const organizationId = organization.id;
     const user = insertUser(tx, now, {
       organizationId,
       email: input.email,
@@ -46,7 +63,13 @@ export async function createAdmin(
       targetId: user.id,
       details: { email: user.email, role: "admin" },
     });
-    return { userId: user.id, organizationId, organizationCreated: !existing };
+    return {
+      userId: user.id,
+      organizationId,
+      organizationCreated: !existing,
+      ...(organization.vpnSubnet ? { vpnSubnet: organization.vpnSubnet } : {}),
+      isServerKeyRotated: organization.serverKeyRotation?.isInUse ?? false,
+    };
   });
 }
 
@@ -56,13 +79,22 @@ export async function createAdmin(
  */
 export async function ensureFirstAdmin(
   deps: DomainDeps,
-): Promise<{ email: string; password: string | null } | null> {
+): Promise<{ email: string; password: string | null; isServerKeyRotated: boolean } | null> {
   const userCount = deps.db.select({ value: count() }).from(users).get()?.value ?? 0;
   if (userCount > 0) return null;
   const { email, password, org } = deps.config.admin;
   const chosenPassword = password || generatePassword();
-  await createAdmin(deps, { email: email || FIRST_RUN_EMAIL, password: chosenPassword, org });
-  return { email: email || FIRST_RUN_EMAIL, password: password ? null : chosenPassword };
+  // A database whose users are all gone may still hold another organization than admin.org's.
+  const created = await createAdmin(deps, {
+    email: email || FIRST_RUN_EMAIL,
+    password: chosenPassword,
+    org,
+  });
+  return {
+    email: email || FIRST_RUN_EMAIL,
+    password: password ? null : chosenPassword,
+    isServerKeyRotated: created.isServerKeyRotated,
+  };
 }
 
 /**

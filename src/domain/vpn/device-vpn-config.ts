@@ -1,9 +1,8 @@
-import type { DbOrTx } from "../../db/client";
 import { formatIpv4 } from "../../lib/ipv4";
 import type { DomainDeps } from "../deps";
-import { vpnAddressPool } from "../devices/allocate-vpn-address";
 import type { PolicyData } from "../policies/policy-document";
-import { wireGuardServerPublicKey } from "./server-key";
+import { deviceOrganizationSubnetColumn, organizationAllowedIps } from "./organization-subnets";
+import { storedServerPublicKeyColumn, wireGuardServerPublicKey } from "./server-key";
 import { formatWgQuick } from "./wg-quick";
 
 /** The peer settings a device needs for its tunnel; the check-in repeats them so that changes reach it. */
@@ -24,36 +23,49 @@ export interface DeviceVpnConfig extends DevicePeerSettings {
   wg_quick: string;
 }
 
-/** The pool in CIDR notation, as allowed_ips and the server's Address use it. */
-export function addressPoolCidr(addressPool: string): { network: string; prefixLength: number } {
-  const cidr = vpnAddressPool(addressPool);
-  return { network: formatIpv4(cidr.network), prefixLength: cidr.prefixLength };
+/**
+ * What a device's peer settings take from its organization and the server: read with the device row
+ * (peerNetworkColumns: the check-in), or the subnet alone (enrollment; a null key is read then). Never
+ * cached: `bulwark admin create`, in another process, replaces the server key when it makes the second
+ * organization.
+ */
+export interface PeerNetwork {
+  organizationSubnet: string | null;
+  storedServerPublicKey: string | null;
+}
+
+/** Scalar subqueries for a select of `devices` that reads each row's PeerNetwork along with it. */
+export function peerNetworkColumns() {
+  return {
+    organizationSubnet: deviceOrganizationSubnetColumn(),
+    storedServerPublicKey: storedServerPublicKeyColumn(),
+  };
 }
 
 /**
  * A device's peer settings: `vpn.allowed_ips` when configured, else every address (0.0.0.0/0) for a
- * device whose policy requires the VPN without allowing a split tunnel, and the VPN's own pool for the
- * others. (CONTRACT.md says 0.0.0.0/0 whenever vpn_required; a policy that also sets split_tunnel asks
- * for the split tunnel in so many words, and the balanced template does exactly that.)
+ * device whose policy requires the VPN without allowing a split tunnel, and its organization's subnet
+ * (with the server's address when outside it) for the others: a device routes no other tenant's
+ * addresses. (CONTRACT.md says 0.0.0.0/0 whenever vpn_required; a policy that also sets split_tunnel
+ * asks for the split tunnel in so many words, and the balanced template does exactly that.)
  */
 export function devicePeerSettings(
   deps: DomainDeps,
-  db: DbOrTx,
   device: { vpnAddress: number | null; vpnPublicKey: string },
+  network: PeerNetwork,
   policyData: PolicyData,
 ): DevicePeerSettings {
-  const pool = addressPoolCidr(deps.config.vpn.address_pool);
   const allowedIps =
     deps.config.vpn.allowed_ips.length > 0
       ? [...deps.config.vpn.allowed_ips]
       : policyData.network.vpn_required && !policyData.network.split_tunnel
         ? ["0.0.0.0/0"]
-        : [`${pool.network}/${pool.prefixLength}`];
+        : [...organizationAllowedIps(deps.config.vpn.address_pool, network.organizationSubnet)];
   return {
     endpoint: deps.config.vpn.endpoint,
     public_key: device.vpnPublicKey,
     address: device.vpnAddress === null ? "" : `${formatIpv4(device.vpnAddress)}/32`,
-    server_public_key: wireGuardServerPublicKey(deps, db),
+    server_public_key: wireGuardServerPublicKey(deps, network.storedServerPublicKey),
     allowed_ips: allowedIps,
     dns: [...deps.config.vpn.dns],
     persistent_keepalive: deps.config.vpn.persistent_keepalive,

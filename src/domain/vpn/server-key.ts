@@ -1,10 +1,11 @@
-import { eq } from "drizzle-orm";
+import { eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { serverKeys } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
 import { generateWireGuardKeyPair } from "../../lib/wireguard";
-import type { DomainDeps } from "../deps";
+import { recordAudit } from "../audit/record-audit";
+import { type DomainDeps, systemActor } from "../deps";
 import { UnavailableError } from "../errors";
 
 const WIREGUARD = "wireguard";
@@ -12,7 +13,8 @@ const WIREGUARD = "wireguard";
 /**
  * Generates the WireGuard server's key pair on first start and keeps it (the private key sealed with
  * `<database>.key`), unless `vpn.server_public_key` says the operator runs the server elsewhere. A pair
- * kept from before stays: setting the key and removing it again returns to the same server key.
+ * kept from before stays: setting the key and removing it again returns to the same server key (unless
+ * a second organization was created meanwhile, which replaces it: rotateWireGuardServerKey).
  */
 export function ensureWireGuardServerKey(deps: DomainDeps): void {
   if (deps.config.vpn.server_public_key !== "") return;
@@ -30,17 +32,65 @@ export function ensureWireGuardServerKey(deps: DomainDeps): void {
     .run();
 }
 
-/** The stored public key by database: it never changes once made, and every check-in reports it. */
-const publicKeys = new WeakMap<object, string>();
+/**
+ * The stored public key as a scalar subquery, for a hot read to take along (the check-in reads it with
+ * the device row): it is read at each use, never cached, since the pair is replaced when the
+ * installation gets its second organization, possibly by `bulwark admin create` in another process.
+ */
+export function storedServerPublicKeyColumn() {
+  return sql<
+    string | null
+  >`(SELECT server_keys.public_key FROM server_keys WHERE server_keys.name = ${sql.raw(`'${WIREGUARD}'`)})`;
+}
 
-/** The VPN server's public key: `vpn.server_public_key` when set, else the one Bulwark generated. */
-export function wireGuardServerPublicKey(deps: DomainDeps, db: DbOrTx = deps.db): string {
+/**
+ * The VPN server's public key: `vpn.server_public_key` when set, else the one Bulwark generated (`stored`
+ * when the caller read it along with its own row, storedServerPublicKeyColumn).
+ */
+export function wireGuardServerPublicKey(deps: DomainDeps, stored: string | null = null): string {
   if (deps.config.vpn.server_public_key !== "") return deps.config.vpn.server_public_key;
-  const cached = publicKeys.get(deps.db);
-  if (cached) return cached;
-  const publicKey = requireServerKey(deps, db).publicKey;
-  publicKeys.set(deps.db, publicKey);
-  return publicKey;
+  return stored ?? requireServerKey(deps, deps.db).publicKey;
+}
+
+/**
+ * Replaces the pair Bulwark keeps with a new one, in the caller's transaction, and audits it
+ * (`vpn.server_key_rotated`, in `organizationId`'s log: its devices are the ones that switch). Called
+ * when the installation gets its second organization: the first one's admins could export the old
+ * private key while theirs was the only organization, and must not be able to impersonate the server
+ * to the new tenant's devices. A pair kept while `vpn.server_public_key` is set is replaced too (it
+ * would come back if the setting were removed); then `isInUse` is false and devices are not affected.
+ * Returns null when there is no pair to replace.
+ */
+export function rotateWireGuardServerKey(
+  deps: DomainDeps,
+  tx: DbOrTx,
+  now: Date,
+  organizationId: string,
+): { publicKey: string; isInUse: boolean } | null {
+  const previous = storedServerKey(tx);
+  if (!previous) return null;
+  const pair = generateWireGuardKeyPair();
+  tx.update(serverKeys)
+    .set({
+      publicKey: pair.publicKey,
+      sealedPrivateKey: deps.secrets.seal(pair.privateKey),
+      createdAt: toIso(now),
+    })
+    .where(eq(serverKeys.name, WIREGUARD))
+    .run();
+  const isInUse = deps.config.vpn.server_public_key === "";
+  recordAudit(tx, now, systemActor(organizationId), {
+    action: "vpn.server_key_rotated",
+    targetType: "organization",
+    targetId: organizationId,
+    details: {
+      previous_public_key: previous.publicKey,
+      public_key: pair.publicKey,
+      in_use: isInUse,
+      reason: "the installation now has several organizations",
+    },
+  });
+  return { publicKey: pair.publicKey, isInUse };
 }
 
 /**

@@ -1,10 +1,11 @@
 import { and, asc, count, eq, inArray, isNotNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { devices, organizations } from "../../db/schema";
-import { formatIpv4 } from "../../lib/ipv4";
+import { formatCidr, formatIpv4, parseCidr } from "../../lib/ipv4";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { vpnAddressPool } from "../devices/allocate-vpn-address";
+import { vpnServerAddress } from "./organization-subnets";
 import { wireGuardServerPrivateKey, wireGuardServerPublicKey } from "./server-key";
 import { formatWgQuick } from "./wg-quick";
 
@@ -24,6 +25,8 @@ export interface VpnServerConfig {
   /** Whether wg_quick carries the private key (see vpnServerConfig). */
   includes_private_key: boolean;
   address_pool: string;
+  /** The subnets whose devices may reach each other: the organization's, or every organization's. */
+  organization_subnets: string[];
   address: string;
   endpoint: string;
   listen_port: number;
@@ -35,13 +38,36 @@ export interface VpnServerConfig {
 const PEER_STATUSES = ["online", "offline", "pending"] as const;
 
 /**
+ * The wg-quick PostUp and PostDown commands that keep organizations apart on the server: an nftables
+ * table of its own (`inet bulwark_<interface>`, wg-quick puts the interface's name for `%i`) whose
+ * forward chain accepts traffic between two addresses of one subnet and drops the rest between pool
+ * addresses that enters from the tunnel. Traffic to the server itself (its input, not forwarding) and
+ * to anything outside the pool is left alone. The PostUp replaces the table in one nft transaction, so
+ * running it again (after a new organization) swaps the rules without a gap.
+ */
+export function forwardingRules(pool: string, subnets: string[]): { postUp: string; postDown: string } {
+  const table = "inet bulwark_%i";
+  const rules = [
+    ...subnets.map((subnet) => `iifname "%i" ip saddr ${subnet} ip daddr ${subnet} accept;`),
+    `iifname "%i" ip saddr ${pool} ip daddr ${pool} drop;`,
+  ];
+  const chain = `chain forward { type filter hook forward priority filter; policy accept; ${rules.join(" ")} };`;
+  return {
+    postUp: `nft 'add table ${table}; delete table ${table}; table ${table} { ${chain} }'`,
+    postDown: `nft delete table ${table}`,
+  };
+}
+
+/**
  * The WireGuard server's configuration, read at the moment of the call (so enrolling, suspending,
  * unsuspending, wiping or deleting a device shows at once): the server's address (the pool's first
- * host), its listen port (the endpoint's), one peer per device that may use the tunnel, and the
+ * host, with the pool's length), its listen port (the endpoint's), one peer per device that may use the
+ * tunnel, the forwarding rules that keep organizations' subnets apart (forwardingRules), and the
  * wg-quick file. `scope` is one organization (an admin, through the API) or the whole installation (the
  * operator, `bulwark vpn server-config`). One server serves every organization, so its private key goes
  * to an organization's admin only while that organization is the installation's only one: otherwise it
- * would let one tenant's admin impersonate the server to the others' devices. The export is audited.
+ * would let one tenant's admin impersonate the server to the others' devices (and the pair is replaced
+ * when the second organization is created). The export is audited.
  */
 export function vpnServerConfig(
   deps: DomainDeps,
@@ -49,17 +75,29 @@ export function vpnServerConfig(
   scope: { organizationId: string } | "installation",
 ): VpnServerConfig {
   const organizationId = scope === "installation" ? null : scope.organizationId;
-  const isOnlyOrganization =
-    organizationId === null ||
-    (deps.db.select({ total: count() }).from(organizations).get()?.total ?? 0) <= 1;
-  const privateKey = isOnlyOrganization ? wireGuardServerPrivateKey(deps) : null;
   const keyManagedBy = deps.config.vpn.server_public_key === "" ? "bulwark" : "operator";
   const pool = vpnAddressPool(deps.config.vpn.address_pool);
-  const addressPool = `${formatIpv4(pool.network)}/${pool.prefixLength}`;
-  // The pool's first host, which allocation never hands to a device (hostRange).
-  const serverAddress = `${formatIpv4(pool.network + 1)}/${pool.prefixLength}`;
+  const addressPool = formatCidr(pool);
+  // The pool's first host, which allocation never hands to a device.
+  const serverAddress = `${formatIpv4(vpnServerAddress(pool))}/${pool.prefixLength}`;
   const listenPort = Number(deps.config.vpn.endpoint.split(":").at(-1));
   return withTransaction(deps.db, (tx) => {
+    const isOnlyOrganization =
+      organizationId === null || (tx.select({ total: count() }).from(organizations).get()?.total ?? 0) <= 1;
+    const privateKey = isOnlyOrganization ? wireGuardServerPrivateKey(deps) : null;
+    const subnets = tx
+      .select({ vpnSubnet: organizations.vpnSubnet })
+      .from(organizations)
+      .where(
+        and(
+          organizationId === null ? undefined : eq(organizations.id, organizationId),
+          isNotNull(organizations.vpnSubnet),
+        ),
+      )
+      .all()
+      .flatMap((row) => parseCidr(row.vpnSubnet ?? "") ?? [])
+      .sort((a, b) => a.network - b.network)
+      .map(formatCidr);
     const rows = tx
       .select({
         id: devices.id,
@@ -85,7 +123,8 @@ export function vpnServerConfig(
         allowed_ips: [`${formatIpv4(row.address ?? 0)}/32`],
       }),
     );
-    const serverPublicKey = wireGuardServerPublicKey(deps, tx);
+    const serverPublicKey = wireGuardServerPublicKey(deps);
+    const rules = forwardingRules(addressPool, subnets);
     const wgQuick = formatWgQuick([
       {
         name: "Interface",
@@ -101,6 +140,12 @@ export function vpnServerConfig(
                 ],
           ["Address", serverAddress],
           ["ListenPort", listenPort],
+          [
+            "#",
+            `Organizations' subnets (${subnets.join(", ") || "none yet"}) do not reach each other: nftables drops forwarding between them (devices of one organization reach each other when IPv4 forwarding is on)`,
+          ],
+          ["PostUp", rules.postUp],
+          ["PostDown", rules.postDown],
         ],
       },
       ...peers.map((peer) => ({
@@ -123,6 +168,7 @@ export function vpnServerConfig(
       key_managed_by: keyManagedBy,
       includes_private_key: privateKey !== null,
       address_pool: addressPool,
+      organization_subnets: subnets,
       address: serverAddress,
       endpoint: deps.config.vpn.endpoint,
       listen_port: listenPort,

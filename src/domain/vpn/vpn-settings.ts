@@ -1,7 +1,9 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { EXAMPLE_VPN_ENDPOINT } from "../../config/config-schema";
 import type { DomainDeps } from "../deps";
-import { addressPoolCidr } from "./device-vpn-config";
+import { formatIpv4 } from "../../lib/ipv4";
+import { vpnAddressPool } from "../devices/allocate-vpn-address";
+import { organizationVpnSubnet } from "./organization-subnets";
 import { wireGuardServerPublicKey } from "./server-key";
 
 export const VpnSettingsSchema = Type.Object(
@@ -15,6 +17,10 @@ export const VpnSettingsSchema = Type.Object(
       description: "operator when vpn.server_public_key is set: the operator's server keeps its private key",
     }),
     address_pool: Type.String({ description: "vpn.address_pool, in CIDR notation" }),
+    organization_subnet: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "This organization's block of the pool: its devices' addresses come from it, and their tunnels route it (and the server's address)",
+    }),
     dns: Type.Array(Type.String()),
     persistent_keepalive: Type.Integer(),
   },
@@ -23,16 +29,20 @@ export const VpnSettingsSchema = Type.Object(
 
 export type VpnSettings = Static<typeof VpnSettingsSchema>;
 
-/** The installation's VPN settings as enrolled devices receive them, and whether they are still the example. */
-export function vpnSettings(deps: DomainDeps): VpnSettings {
+/**
+ * The VPN settings the organization's enrolled devices receive, and whether the endpoint is still the
+ * example.
+ */
+export function vpnSettings(deps: DomainDeps, organizationId: string): VpnSettings {
   const { endpoint, server_public_key, address_pool, dns, persistent_keepalive } = deps.config.vpn;
-  const pool = addressPoolCidr(address_pool);
+  const pool = vpnAddressPool(address_pool);
   return {
     endpoint,
     endpoint_is_example: endpoint === EXAMPLE_VPN_ENDPOINT,
     server_public_key: wireGuardServerPublicKey(deps),
     key_managed_by: server_public_key === "" ? "bulwark" : "operator",
-    address_pool: `${pool.network}/${pool.prefixLength}`,
+    address_pool: `${formatIpv4(pool.network)}/${pool.prefixLength}`,
+    organization_subnet: organizationVpnSubnet(deps.db, organizationId),
     dns: [...dns],
     persistent_keepalive,
   };

@@ -10,7 +10,7 @@ import { VpnServerConfigSchema } from "./vpn.schemas";
 export function vpnRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
   return new Elysia({ prefix: "/api/v1/vpn", tags: ["VPN"] })
     .use(security)
-    .get("/settings", () => vpnSettings(deps), {
+    .get("/settings", ({ principal }) => vpnSettings(deps, principal.organizationId), {
       access: "devices:read",
       response: { 200: VpnSettingsSchema, ...errorResponses(401, 403, 429, 503) },
       detail: {
@@ -38,8 +38,10 @@ export function vpnRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
             "generated the pair (key_managed_by: bulwark) and this organization is the installation's only " +
             "one (includes_private_key); with several organizations sharing the one server, the operator " +
             "exports every peer and the key with `bulwark vpn server-config`. With vpn.server_public_key " +
-            "set, your server keeps its key. Apply it with `wg syncconf wg0 <(wg-quick strip wg0)` after writing it to " +
-            "/etc/wireguard/wg0.conf. Each export is audited (vpn.server_config_export). 503 " +
+            "set, your server keeps its key. Its PostUp installs nftables rules that drop forwarding " +
+            "between organizations' subnets (organization_subnets). Apply it with `wg-quick up wg0` the " +
+            "first time, then `wg syncconf wg0 <(wg-quick strip wg0)` after writing it to " +
+            "/etc/wireguard/wg0.conf (docs/vpn.md). Each export is audited (vpn.server_config_export). 503 " +
             "vpn_server_key_unreadable when the key file beside the database does not open the private key.",
         },
       },

@@ -4,14 +4,21 @@ import { Timestamp, Uuid } from "../schemas/common";
 const PeerSettingsFields = {
   endpoint: Type.String({ description: "host:port of the VPN server (vpn.endpoint)" }),
   public_key: Type.String({ description: "The device's WireGuard public key" }),
-  address: Type.String({ description: "The device's VPN address, e.g. 10.100.0.2/32" }),
+  address: Type.String({
+    description:
+      "The device's VPN address from its organization's subnet, e.g. 10.100.0.2/32; it changes only when " +
+      "the operator changes vpn.address_pool or vpn.organization_prefix_length",
+  }),
   server_public_key: Type.String({
-    description: "The VPN server's WireGuard public key: the [Peer] PublicKey",
+    description:
+      "The VPN server's WireGuard public key: the [Peer] PublicKey. Replaced once, when the installation " +
+      "gets its second organization",
   }),
   allowed_ips: Type.Array(Type.String(), {
     description:
       "Networks routed through the tunnel: vpn.allowed_ips, else 0.0.0.0/0 when the device's policy " +
-      "has network.vpn_required, else the VPN's address pool",
+      "has network.vpn_required without network.split_tunnel, else the device's organization's subnet " +
+      "of the pool, with the server's own address (/32) when it lies outside that subnet",
   }),
   dns: Type.Array(Type.String(), {
     description: "DNS servers or search domains for the tunnel; may be empty",
@@ -59,6 +66,11 @@ export const VpnServerConfigSchema = Type.Object(
         "installation's only organization (else `bulwark vpn server-config` on the Bulwark host)",
     }),
     address_pool: Type.String({ description: "vpn.address_pool" }),
+    organization_subnets: Type.Array(Type.String(), {
+      description:
+        "The subnets of the pool (vpn.organization_prefix_length) whose devices reach each other: this " +
+        "organization's. wg_quick's PostUp drops forwarding between pool addresses outside one subnet",
+    }),
     address: Type.String({
       description: "The server's tunnel address: the pool's first host, e.g. 10.100.0.1/16",
     }),
@@ -75,7 +87,9 @@ export const VpnServerConfigSchema = Type.Object(
     ),
     wg_quick: Type.String({
       description:
-        "The server's wg-quick file: [Interface] with PrivateKey, Address, ListenPort; one [Peer] per device",
+        "The server's wg-quick file: [Interface] with PrivateKey, Address, ListenPort, and PostUp/PostDown " +
+        "lines that install and remove an nftables table (inet bulwark_<interface>) dropping forwarding " +
+        "between organizations' subnets; one [Peer] per device",
     }),
   },
   { title: "VpnServerConfig" },

@@ -1,0 +1,90 @@
+import { and, asc, eq, gt, gte, inArray, isNotNull, lt, lte, or } from "drizzle-orm";
+import type { DbOrTx } from "../../db/client";
+import { devices } from "../../db/schema";
+import { toIso } from "../../lib/clock";
+import { formatIpv4, type Ipv4Range } from "../../lib/ipv4";
+import { UnavailableError } from "../errors";
+import { appendDeviceLog } from "./append-device-log";
+
+/** One organization whose devices must hold addresses of `range` (its subnet, `subnet`). */
+export interface AddressMove {
+  organizationId: string;
+  organizationName: string;
+  subnet: string;
+  range: Ipv4Range;
+}
+
+/**
+ * Gives every device of the moved organizations whose address lies outside its range the lowest free
+ * address inside it, in the caller's transaction, and logs `device.vpn_readdressed` on each (the device
+ * learns its address at its next check-in). The addresses being left are released first, so that
+ * organizations can trade blocks. Returns how many devices moved, by organization; 503 vpn_pool_misconfigured, naming
+ * the key, when a range cannot hold its organization's devices.
+ */
+export function readdressDevices(tx: DbOrTx, now: Date, moves: AddressMove[]): number[] {
+  const leaving = moves.map((move) =>
+    tx
+      .select({ id: devices.id, address: devices.vpnAddress })
+      .from(devices)
+      .where(
+        and(
+          eq(devices.organizationId, move.organizationId),
+          isNotNull(devices.vpnAddress),
+          or(lt(devices.vpnAddress, move.range.first), gt(devices.vpnAddress, move.range.last)),
+        ),
+      )
+      .orderBy(asc(devices.vpnAddress))
+      .all(),
+  );
+  const released = leaving.flat().map((device) => device.id);
+  for (let index = 0; index < released.length; index += 500) {
+    tx.update(devices)
+      .set({ vpnAddress: null })
+      .where(inArray(devices.id, released.slice(index, index + 500)))
+      .run();
+  }
+  const timestamp = toIso(now);
+  moves.forEach((move, index) => {
+    const movers = leaving[index] ?? [];
+    if (movers.length === 0) return;
+    const free = freeAddresses(tx, move.range);
+    for (const device of movers) {
+      const address = free.next();
+      if (address.done) {
+        const size = move.range.last - move.range.first + 1;
+        throw new UnavailableError(
+          "vpn_pool_misconfigured",
+          "an organization's devices do not fit in its VPN subnet",
+          `organization "${move.organizationName}" has more devices than its subnet ${move.subnet} holds (${size}); lower vpn.organization_prefix_length (larger subnets) or widen vpn.address_pool`,
+        );
+      }
+      tx.update(devices)
+        .set({ vpnAddress: address.value, updatedAt: timestamp })
+        .where(eq(devices.id, device.id))
+        .run();
+      appendDeviceLog(tx, now, device.id, "device.vpn_readdressed", {
+        from: formatIpv4(device.address ?? 0),
+        to: formatIpv4(address.value),
+        subnet: move.subnet,
+      });
+    }
+  });
+  return leaving.map((movers) => movers.length);
+}
+
+/** The addresses of `range` no device holds, lowest first. */
+function* freeAddresses(tx: DbOrTx, range: Ipv4Range): Generator<number> {
+  const held = tx
+    .select({ address: devices.vpnAddress })
+    .from(devices)
+    .where(and(gte(devices.vpnAddress, range.first), lte(devices.vpnAddress, range.last)))
+    .orderBy(asc(devices.vpnAddress))
+    .all();
+  let candidate = range.first;
+  for (const { address } of held) {
+    if (address === null) continue;
+    for (; candidate < address; candidate++) yield candidate;
+    candidate = address + 1;
+  }
+  for (; candidate <= range.last; candidate++) yield candidate;
+}
