@@ -67,3 +67,18 @@ test("the rule catches a planted import: a domain file importing elysia or http"
     "jobs/planted.ts imports ../http/app-deps",
   ]);
 });
+
+test("docs and comments cite only what a clone of the repository holds, never the product's private specification files", () => {
+  const root = join(import.meta.dir, "..");
+  // Spelt in two parts so that this file does not match itself.
+  const outside = new RegExp(`\\b(?:${"SPEC"}|${"CONTRACT"})\\.md\\b`);
+  const tracked = Bun.spawnSync(["git", "ls-files"], { cwd: root }).stdout.toString().trim().split("\n");
+  expect(tracked.length).toBeGreaterThan(100);
+  const citing = tracked.filter(
+    (file) =>
+      /\.(ts|tsx|md|toml|cfg|conf|service|html|css|json)$|Dockerfile/.test(file) &&
+      !file.startsWith("migrations/meta/") &&
+      outside.test(readFileSync(join(root, file), "utf8")),
+  );
+  expect(citing).toEqual([]);
+});

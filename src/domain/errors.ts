@@ -1,6 +1,6 @@
 /**
  * Typed domain errors. Domain code throws these; the HTTP error plugin is the one place that maps
- * `kind` to a status code and the SPEC.md error body. Domain code never knows about HTTP.
+ * `kind` to a status code and the one error body. Domain code never knows about HTTP.
  *
  * Every error carries a `reason`: a stable snake_case word a program can keep (`device_not_wiped`,
  * `last_admin`, `scope_missing`). Messages are for people and may be reworded; reasons never change

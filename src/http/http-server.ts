@@ -22,7 +22,7 @@ const LISTEN_CAUSES: Record<string, string> = {
 /**
  * Listens with Bun.serve in production mode around the app's fetch. Elysia's own `listen` would serve
  * Bun's development error page (our stack and source) when something throws outside a handler; here
- * any such failure still answers SPEC.md's JSON error body with the request id and rate-limit headers
+ * any such failure still answers the JSON error body with the request id and rate-limit headers
  * the request had gathered.
  */
 export function listenHttp(

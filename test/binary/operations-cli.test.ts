@@ -204,6 +204,8 @@ describe("the log of serve", () => {
       expect.stringMatching(/^First run: created the admin admin@bulwark\.local with the password \S+$/),
       "This password is shown only once. Change it in the console (your account page) or with PUT /api/v1/users/me/password.",
       expect.stringContaining("Sign in: curl"),
+      // A warning is kept at warn: the example VPN endpoint (configWarnings).
+      expect.stringContaining("vpn.endpoint is still the example"),
       "SIGTERM received: stopping",
       "stopped",
     ]);

@@ -2,7 +2,7 @@
  * A probe derived from our own OpenAPI document, against the built executable: for every operation it
  * sends values just outside every minimum, maximum, length, enum, format and type the document
  * declares, missing required fields, unknown fields, deep nesting, malformed JSON and wrong content
- * types, with made-up ids and with real ones. No answer may be a 5xx, and every refusal must be SPEC.md's
+ * types, with made-up ids and with real ones. No answer may be a 5xx, and every refusal must be the
  * error body. New routes are probed as soon as they are in the document.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";

@@ -1,6 +1,6 @@
 /**
  * Requests no HTTP client library would send, written byte for byte to the executable's socket: odd
- * Host headers, HTTP/1.0 without a Host, CONNECT. Each gets SPEC.md's error body or the right route,
+ * Host headers, HTTP/1.0 without a Host, CONNECT. Each gets the error body or the right route,
  * never a 500, and the router and the rate limiter always agree on which route a request is for.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";

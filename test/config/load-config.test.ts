@@ -16,7 +16,7 @@ function writeToml(text: string): string {
 }
 
 describe("loadConfig", () => {
-  test("defaults match CONTRACT.md", () => {
+  test("defaults are the documented ones", () => {
     const config = loadConfig({ env: {}, cwd: folder });
     expect(config.server).toEqual({
       host: "127.0.0.1",

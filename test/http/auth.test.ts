@@ -43,7 +43,7 @@ describe("POST /auth/login", () => {
   });
 
   inProcessTest(
-    "the access token verifies with the published JWKS and carries SPEC.md's claims",
+    "the access token verifies with the published JWKS and carries the documented claims",
     async () => {
       const t = await newApp();
       const org = await t.createOrganization();

@@ -1,5 +1,5 @@
 /**
- * Every kind of failure answers SPEC.md's error body with a stable `reason` (what clients match on),
+ * Every kind of failure answers the error body with a stable `reason` (what clients match on),
  * all made by the one error handler: typed domain errors, the body reader's refusals, the security
  * plugin's, and Elysia's own validation, routing and parsing errors.
  */

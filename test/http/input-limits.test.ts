@@ -1,6 +1,6 @@
 /**
  * Input that once reached a 500, a silent success or Bun's development error page (issue 9), answered
- * now with a 400 (or 431) and SPEC.md's error body, in-process and from the executable alike.
+ * now with a 400 (or 431) and the error body, in-process and from the executable alike.
  */
 import { describe, expect, test } from "bun:test";
 import { enrollDevice } from "../helpers/devices";

@@ -123,7 +123,7 @@ describe("the plan gate", () => {
 });
 
 describe("connection and metadata", () => {
-  test("the SP metadata names the contract's entityID and ACS; a certificate that does not parse is a 400", async () => {
+  test("the SP metadata names the documented entityID and ACS; a certificate that does not parse is a 400", async () => {
     const t = await newApp();
     const org = await organizationWithSaml(t);
     const base = t.config.server.base_url.replace(/\/$/, "");

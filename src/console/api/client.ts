@@ -3,7 +3,7 @@ import type { components, paths } from "./schema";
 
 export type Schemas = components["schemas"];
 
-/** SPEC.md's error body, as every failed call answers it. */
+/** The error body (`Error` in the OpenAPI document), as every failed call answers it. */
 export interface ApiErrorBody {
   code: number;
   reason?: string;

@@ -5,7 +5,7 @@ export type Role = Schemas["Role"];
 
 export const ROLES: readonly Role[] = ["admin", "operator", "auditor", "member"];
 
-/** What each role may do, in words (CONTRACT.md section 2: the scopes each role carries). */
+/** What each role may do, in words (the README's roles: the scopes each role carries). */
 export const ROLE_INFO: Record<Role, { label: string; description: string }> = {
   admin: {
     label: "Admin",

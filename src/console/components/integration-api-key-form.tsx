@@ -9,7 +9,7 @@ import { Checkbox, Field } from "./form";
 
 export type CreatedApiKey = Schemas["CreatedApiKey"];
 
-/** Every scope (CONTRACT.md section 2), with what it lets a key do. */
+/** Every scope (the README's roles and scopes), with what it lets a key do. */
 const SCOPES: readonly { scope: Scope; description: string }[] = [
   { scope: "devices:read", description: "See devices, their compliance and activity" },
   {

@@ -13,7 +13,7 @@ export type CreatedToken = Schemas["CreatedEnrollmentToken"];
 const FIELDS = ["expires_in_hours", "max_uses", "policy_id", "user_id"];
 
 /**
- * The command a Linux device runs to enroll itself (CONTRACT.md section 3): its host name as the device
+ * The command a Linux device runs to enroll itself (docs/agent-api.md): its host name as the device
  * name and its machine id as the stable hardware id. The JSON body stays in single quotes, broken over
  * lines only between members so it reads in the box; just the two command substitutions step outside
  * the quotes.

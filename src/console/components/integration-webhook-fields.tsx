@@ -4,7 +4,7 @@ import { generateSecret } from "./integration-labels";
 
 export const ALL_EVENTS = "*";
 
-/** The event catalogue (CONTRACT.md section 5), each with what it means to a receiver. */
+/** The event catalogue (docs/webhooks.md), each with what it means to a receiver. */
 export const EVENT_CATALOGUE: readonly { name: string; description: string }[] = [
   { name: "device.enrolled", description: "a device enrolled with a token" },
   { name: "device.suspended", description: "a device was suspended" },

@@ -49,7 +49,7 @@ function section(
   };
 }
 
-/** The four sections of a policy and every setting in them, in the order SPEC.md lists them. */
+/** The four sections of a policy and every setting in them, in the order docs/policies.md lists them. */
 export const POLICY_SECTIONS: SectionDefinition[] = [
   section(
     "dlp",

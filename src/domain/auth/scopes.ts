@@ -1,6 +1,6 @@
 import { ROLES } from "../../db/schema/enums";
 import { literalUnion } from "../../lib/literal-union";
-/** Every scope, as in SPEC.md. */
+/** Every scope (the README's roles and scopes; `CreateApiKeyBody.scopes` in the OpenAPI document). */
 export const SCOPES = [
   "devices:read",
   "devices:write",
@@ -16,7 +16,7 @@ export type Scope = (typeof SCOPES)[number];
 export { ROLES };
 export type Role = (typeof ROLES)[number];
 
-/** The scopes each role carries (CONTRACT.md section 2). `admin` implies every scope. */
+/** The scopes each role carries (README: roles). `admin` implies every scope. */
 export const ROLE_SCOPES: Record<Role, readonly Scope[]> = {
   admin: ["admin"],
   operator: ["devices:read", "devices:write", "policies:read", "policies:write", "users:read"],

@@ -40,7 +40,7 @@ export interface IssuedToken {
   expiresAt: Date;
 }
 
-/** Signs an access token (SPEC.md claims plus `jti`, `sid` and `typ`). */
+/** Signs an access token (sub, org, role, scopes, iat, exp and iss, plus `jti`, `sid` and `typ`). */
 export async function signAccessToken(
   keys: TokenKeys,
   settings: TokenSettings,

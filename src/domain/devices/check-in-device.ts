@@ -37,7 +37,7 @@ export interface WipeCommand {
   initiated_at: string;
 }
 
-/** CONTRACT.md's check-in answer, plus the device's compliance. */
+/** The check-in answer (`CheckInResponse` in the OpenAPI document), plus the device's compliance. */
 export interface CheckInResult {
   device_id: string;
   status: DeviceStatus;

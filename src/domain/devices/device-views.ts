@@ -29,7 +29,7 @@ export const DeviceStatusSchema = literalUnion(DEVICE_STATUSES, {
     "disabled by an administrator; wiped: work profile wiped; pending: enrollment in progress",
 });
 
-/** One row of the device list (SPEC.md's list item plus the compliance status). */
+/** One row of the device list (id, name, platform, status and last seen, plus the compliance status). */
 export const DeviceListItemSchema = Type.Object(
   {
     id: Uuid,
@@ -43,7 +43,7 @@ export const DeviceListItemSchema = Type.Object(
   { title: "DeviceListItem" },
 );
 
-/** The single-device response: every SPEC.md field, the suspension reason and the compliance report. */
+/** The single-device response: every field of the `Device` component, the suspension reason and the compliance report. */
 export const DeviceSchema = Type.Object(
   {
     id: Uuid,

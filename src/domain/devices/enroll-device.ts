@@ -31,7 +31,7 @@ import type { DeviceRow } from "./device-views";
 import { evaluateCompliance, hasReportedState } from "./evaluate-compliance";
 import type { Platform } from "./platform-versions";
 
-/** Device tokens live as long as SPEC.md's device certificates: one year. */
+/** Device tokens live as long as device certificates: one year. */
 export const DEVICE_TOKEN_LIFETIME_SECONDS = 365 * 86400;
 
 /** What an agent sends to enroll. */
@@ -49,7 +49,7 @@ export interface EnrollDeviceInput {
   ip: string | null;
 }
 
-/** SPEC.md's enrollment result plus the agent's credential. */
+/** The enrollment result (`EnrollmentResult`) plus the agent's credential. */
 export interface EnrollmentResult {
   id: string;
   device_name: string;

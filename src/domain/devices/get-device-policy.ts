@@ -4,7 +4,7 @@ import type { DomainDeps } from "../deps";
 import { type EffectivePolicy, resolveEffectivePolicy } from "../policies/effective-policy";
 import { type DeviceRow, findDevice } from "./device-views";
 
-/** SPEC.md's effective device policy view, plus the version and whether it is the default. */
+/** The effective device policy view (`DevicePolicy` in the OpenAPI document), plus the version and whether it is the default. */
 export const DevicePolicySchema = Type.Object(
   {
     policy_id: Uuid,

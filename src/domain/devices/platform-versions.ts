@@ -1,4 +1,4 @@
-/** The platforms a device may run, as SPEC.md lists them. */
+/** The platforms a device may run (`platform` in the OpenAPI document). */
 import { PLATFORMS } from "../../db/schema/enums";
 
 export { PLATFORMS };
@@ -6,7 +6,7 @@ export { PLATFORMS };
 /** One of the supported device platforms. */
 export type Platform = (typeof PLATFORMS)[number];
 
-/** The lowest supported major OS version per platform (SPEC.md); null when any version is supported. */
+/** The lowest supported major OS version per platform (docs/agent-api.md, compliance); null when any version is supported. */
 export const MINIMUM_MAJOR_VERSIONS: Readonly<Record<Platform, number | null>> = {
   linux: null,
   // Windows 11 still reports major version 10 (10.0.22000 and up), so 10 covers both 10 and 11.

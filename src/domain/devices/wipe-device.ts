@@ -17,7 +17,7 @@ type WipeRow = typeof wipes.$inferSelect;
 
 /** A wipe operation as polled by administrators. */
 
-/** The answer to a wipe request (SPEC.md's initiation response). */
+/** The answer to a wipe request (`WipeRequested` in the OpenAPI document). */
 export interface WipeInitiation {
   message: string;
   wipe_id: string;

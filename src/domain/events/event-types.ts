@@ -1,4 +1,4 @@
-/** The event catalogue (CONTRACT.md section 5). */
+/** The event catalogue (docs/webhooks.md says what each event means). */
 export const EVENT_TYPES = [
   "device.enrolled",
   "device.suspended",

@@ -13,7 +13,7 @@ import type { VerifiedCsr } from "./certificate-request";
 import { CA_ALGORITHM, type DeviceCa, organizationNameAttribute, randomSerialNumber } from "./device-ca";
 import { loadX509 } from "./x509";
 
-/** SPEC.md: a device certificate is valid for one year. */
+/** A device certificate is valid for one year (docs/agent-api.md). */
 export const DEVICE_CERTIFICATE_LIFETIME_SECONDS = 365 * 86400;
 /** Backdated a little, so that a proxy whose clock runs behind ours does not see a certificate from the future. */
 const BACKDATE_SECONDS = 300;

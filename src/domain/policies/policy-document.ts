@@ -5,7 +5,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { MAX_RE2_PROGRAM_SIZE } from "../../lib/re2-pattern";
 
-/** Limits on list and string sizes; SPEC.md leaves them open, these are Bulwark's. */
+/** Limits on list and string sizes; Bulwark's own, stated in the OpenAPI document's schemas. */
 export const POLICY_LIMITS = {
   sensitiveDataPatterns: 100,
   patternLength: 500,

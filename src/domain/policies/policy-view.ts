@@ -43,7 +43,7 @@ export const PolicyListItemSchema = Type.Omit(PolicySchema, ["organization_id", 
   title: "PolicyListItem",
 });
 
-/** The full policy object (SPEC.md's fields plus is_default). */
+/** The full policy object (the `Policy` component of the OpenAPI document, is_default included). */
 export type PolicyView = Static<typeof PolicySchema>;
 export type PolicyListItem = Static<typeof PolicyListItemSchema>;
 

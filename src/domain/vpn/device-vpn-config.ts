@@ -46,8 +46,8 @@ export function peerNetworkColumns() {
  * A device's peer settings: `vpn.allowed_ips` when configured, else every address (0.0.0.0/0) for a
  * device whose policy requires the VPN without allowing a split tunnel, and its organization's subnet
  * (with the server's address when outside it) for the others: a device routes no other tenant's
- * addresses. (CONTRACT.md says 0.0.0.0/0 whenever vpn_required; a policy that also sets split_tunnel
- * asks for the split tunnel in so many words, and the balanced template does exactly that.)
+ * addresses. (Not 0.0.0.0/0 for every vpn_required: a policy that also sets split_tunnel asks for the
+ * split tunnel in so many words, and the balanced template does exactly that.)
  */
 export function devicePeerSettings(
   deps: DomainDeps,

@@ -35,7 +35,7 @@ const INPUT_NAMES: Record<string, string> = {
   cookie: "invalid cookie",
 };
 
-/** SPEC.md's error body, plus the stable `reason` and the request id. */
+/** The error body (`Error` in the OpenAPI document): code, message, details, the stable `reason` and the request id. */
 export interface ErrorBody {
   code: number;
   reason: Reason;
@@ -266,7 +266,7 @@ function describeFrameworkError(
 }
 
 /**
- * Maps every failure to SPEC.md's error body with a stable `reason`: typed errors by kind, Elysia's
+ * Maps every failure to the one error body with a stable `reason`: typed errors by kind, Elysia's
  * validation (422) to 400 with each field named, malformed JSON to 400, unknown routes to 404, known
  * paths with the wrong method to 405. Anything else is logged and answered with a 500 that carries no
  * stack trace. Nothing else in the code builds an error response.

@@ -3,7 +3,7 @@ import { REASONS } from "../../domain/errors";
 import { literalUnion } from "../../lib/literal-union";
 import { QueryInteger } from "./query-integer";
 
-/** SPEC.md's error body, used by every error response. */
+/** The error body (`Error` in the OpenAPI document), used by every error response. */
 export const ErrorSchema = Type.Object(
   {
     code: Type.Integer({ description: "The HTTP status code" }),
