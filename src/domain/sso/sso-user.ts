@@ -13,8 +13,8 @@ import type { Actor } from "../deps";
 import { type DomainError, UnauthenticatedError } from "../errors";
 import { insertUser } from "../users/insert-user";
 import { passwordHashCost } from "../users/password-hash-cost";
-import { claimsDomain } from "./sso-domains";
 import type { UserRow } from "../users/user-view";
+import { claimsDomain } from "./sso-domains";
 
 export type SsoProvider = (typeof SSO_PROVIDERS)[number];
 

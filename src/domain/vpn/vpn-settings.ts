@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { EXAMPLE_VPN_ENDPOINT } from "../../config/config-schema";
-import type { DomainDeps } from "../deps";
 import { formatIpv4 } from "../../lib/ipv4";
+import type { DomainDeps } from "../deps";
 import { vpnAddressPool } from "../devices/allocate-vpn-address";
 import { organizationVpnSubnet } from "./organization-subnets";
 import { wireGuardServerPublicKey } from "./server-key";

@@ -10,8 +10,8 @@ import { getDevice, getDeviceCompliance } from "../../domain/devices/get-device"
 import { getDevicePolicy } from "../../domain/devices/get-device-policy";
 import { listDeviceLogs } from "../../domain/devices/list-device-logs";
 import { listDevices } from "../../domain/devices/list-devices";
-import { summarizeDevices } from "../../domain/devices/summarize-devices";
 import { retireDevice } from "../../domain/devices/retire-device";
+import { summarizeDevices } from "../../domain/devices/summarize-devices";
 import { updateDevice } from "../../domain/devices/update-device";
 import { getDeviceWipe, requestDeviceWipe } from "../../domain/devices/wipe-device";
 import type { AppDeps } from "../app-deps";
