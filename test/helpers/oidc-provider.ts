@@ -1,6 +1,7 @@
 import { expect } from "bun:test";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { exportJWK, generateKeyPair } from "jose";
 import Provider from "oidc-provider";
 import type { TestApp } from "./test-app";
 
@@ -20,7 +21,16 @@ export interface ProviderAccount {
 export async function startOidcProvider(options: { redirectUris: string[]; host?: string }) {
   const accounts = new Map<string, ProviderAccount>();
   let handler: (request: IncomingMessage, response: ServerResponse) => void = () => {};
-  const server = createServer((request, response) => handler(request, response));
+  // When set, the provider publishes these keys instead of those it signs with (publishForeignKeys).
+  let foreignJwks: string | null = null;
+  const server = createServer((request, response) => {
+    if (foreignJwks !== null && request.url?.startsWith("/jwks")) {
+      response.setHeader("content-type", "application/json");
+      response.end(foreignJwks);
+      return;
+    }
+    handler(request, response);
+  });
   const host = options.host ?? "127.0.0.1";
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const issuer = `http://${host}:${(server.address() as AddressInfo).port}`;
@@ -108,6 +118,22 @@ export async function startOidcProvider(options: { redirectUris: string[]; host?
     /** Adds or changes a person at the provider (their login is their `sub`). */
     setAccount: (login: string, account: ProviderAccount) => accounts.set(login, account),
     signIn,
+    /**
+     * From now on the provider's published keys (its jwks_uri) are another key's, with the same key ids:
+     * the ID tokens it signs no longer verify against what it publishes.
+     */
+    publishForeignKeys: async () => {
+      const published = (await (await fetch(`${issuer}/jwks`)).json()) as {
+        keys: { kid?: string; alg?: string }[];
+      };
+      const keys = await Promise.all(
+        published.keys.map(async (key) => {
+          const { publicKey } = await generateKeyPair(key.alg ?? "RS256", { extractable: true });
+          return { ...(await exportJWK(publicKey)), kid: key.kid, alg: key.alg, use: "sig" };
+        }),
+      );
+      foreignJwks = JSON.stringify({ keys });
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -430,6 +430,26 @@ describe("sign-in", () => {
     expect(response.body.details).toStartWith("nonce:");
   });
 
+  test("an ID token whose signature the provider's published keys do not verify is refused", async () => {
+    // A provider of its own: its keys are fetched (and cached) with the connection's first sign-in.
+    const forged = await startOidcProvider({ redirectUris: [OIDC_CALLBACK] });
+    try {
+      const t = await newApp();
+      const org = await organizationWithOidcAt(t, forged);
+      await forged.publishForeignKeys();
+      forged.setAccount("forged", { email: "forged@corp.test", email_verified: true });
+      const flow = await throughOidcProvider(t, forged, "forged");
+      const response = await callback(t, flow);
+      expect(response.status).toBe(401);
+      expect(response.body.reason).toBe("sso_id_token_invalid");
+      // Nobody was created from the unverified token.
+      const users = await t.request("GET", "/api/v1/users", { token: org.adminToken });
+      expect(users.body.data.map((user: { email: string }) => user.email)).not.toContain("forged@corp.test");
+    } finally {
+      await forged.close();
+    }
+  });
+
   test("an iss parameter naming another issuer is refused (RFC 9207)", async () => {
     const t = await newApp();
     await organizationWithOidc(t);

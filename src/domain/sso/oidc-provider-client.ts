@@ -48,6 +48,9 @@ async function discover(deps: DomainDeps, settings: OidcClientSettings): Promise
     [client.customFetch]: providerFetch(deps.config),
   });
   config.timeout = REQUEST_TIMEOUT_SECONDS;
+  // openid-client trusts an ID token from the token endpoint on TLS alone (OpenID Connect Core
+  // 3.1.3.7); its signature is checked against the provider's published keys too.
+  client.enableNonRepudiationChecks(config);
   return config;
 }
 
