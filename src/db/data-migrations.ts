@@ -6,7 +6,7 @@ import { foldCase } from "../lib/fold-case";
  * transaction, once (the tag is recorded with both).
  */
 export const DATA_MIGRATIONS: Readonly<Record<string, (sqlite: Database) => void>> = {
-  "0012_policy_name_key": foldNonAsciiPolicyNames,
+  "0012_policy_name_key": keyPolicyNames,
   "0013_re2_sensitive_data_patterns": rewriteLookaheadSsnPattern,
 };
 
@@ -61,14 +61,15 @@ function rewriteLookaheadSsnPattern(sqlite: Database): void {
 }
 
 /**
- * 0012 keyed policy names with SQLite's lower(), which folds ASCII only: names with other letters get
- * the key the code computes (foldCase), oldest first. A name whose key another policy of the
- * organization already has gets its id's start appended, as the SQL did for ASCII names.
+ * 0012 keyed policy names with SQLite's lower(), which folds ASCII case only: every name gets the key
+ * the code computes (foldCase: every script, spacing and invisible characters too), oldest first. A
+ * name whose key another policy of the organization already has gets its id's start appended, as the
+ * SQL did for ASCII names.
  */
-function foldNonAsciiPolicyNames(sqlite: Database): void {
+function keyPolicyNames(sqlite: Database): void {
   const rows = sqlite
     .query<{ id: string; organization_id: string; name: string }, []>(
-      "SELECT id, organization_id, name FROM policies WHERE name GLOB '*[^ -~]*' ORDER BY created_at, id",
+      "SELECT id, organization_id, name FROM policies ORDER BY created_at, id",
     )
     .all();
   // Out of the way first (a key no name folds to), so that the older of two policies keeps its name.

@@ -189,8 +189,11 @@ function classifyIpv4(address: number): IpAddressClassification {
   return "public";
 }
 
-/** The IPv4 address an IPv6 address stands for (IPv4-mapped, NAT64, 6to4), or null. */
+/** The IPv4 address an IPv6 address stands for (IPv4-mapped, NAT64, 6to4, IPv4-compatible), or null. */
 function embeddedIpv4(address: bigint): number | null {
+  // The deprecated IPv4-compatible form ::a.b.c.d still reaches a.b.c.d on some stacks; :: and ::1 are
+  // not it (below 1.0.0.0).
+  if (address >> 32n === 0n && address >= 0x01000000n) return Number(address);
   for (const range of ipv6RangesEmbeddingIpv4) {
     if (isIpv6InRange(address, range.network, range.prefixLength)) {
       return Number(address & 0xffffffffn);

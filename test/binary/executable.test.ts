@@ -523,9 +523,14 @@ describe("the example VPN endpoint", () => {
     expect(warnings[0]).toStartWith("bulwark: warning: ");
     expect(warnings[0]).toMatch(warning);
     expect(checked.stdout).not.toMatch(warning);
-    const set = run(["config", "check"], folder, { BULWARK_VPN_ENDPOINT: "vpn.corp.example:51820" });
+    const set = run(["config", "check"], folder, { BULWARK_VPN_ENDPOINT: "vpn.bulwark-test.net:51820" });
     expect(set.code).toBe(0);
     expect(set.stderr).toBe("");
+    // Any host reserved for examples, in any case, is no server either.
+    for (const example of ["VPN.EXAMPLE.COM:51820", "wg.example.org:51821", "vpn.corp.example:51820"]) {
+      const other = run(["config", "check"], folder, { BULWARK_VPN_ENDPOINT: example });
+      expect(other.stderr).toContain(`vpn.endpoint is an example host, ${example}`);
+    }
 
     const server = await startServer(binary, folder, { BULWARK_LOG_FORMAT: "json" });
     try {
@@ -538,7 +543,9 @@ describe("the example VPN endpoint", () => {
     } finally {
       await server.stop();
     }
-    const configured = await startServer(binary, folder, { BULWARK_VPN_ENDPOINT: "vpn.corp.example:51820" });
+    const configured = await startServer(binary, folder, {
+      BULWARK_VPN_ENDPOINT: "vpn.bulwark-test.net:51820",
+    });
     try {
       expect(configured.output()).not.toMatch(warning);
     } finally {

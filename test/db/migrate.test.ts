@@ -119,6 +119,7 @@ test("0012 makes policy names unique ignoring case: names an older database hold
     ["p3", "org-b", "finance laptops", "2026-11-01T12:00:02.000Z"],
     ["p4", "org-a", "Ärzte", "2026-11-01T12:00:03.000Z"],
     ["p5", "org-a", "ärzte", "2026-11-01T12:00:04.000Z"],
+    ["p6", "org-a", "Finance\u00a0 laptops", "2026-11-01T12:00:05.000Z"],
   ];
   for (const [id, organization, name, createdAt] of policies) {
     database.sqlite
@@ -145,11 +146,13 @@ test("0012 makes policy names unique ignoring case: names an older database hold
     { id: "p3", name: "finance laptops", version_name: "finance laptops" },
     { id: "p4", name: "Ärzte", version_name: "Ärzte" },
     { id: "p5", name: "ärzte (p5)", version_name: "ärzte (p5)" },
+    // Spacing a person cannot see is no other name either.
+    { id: "p6", name: "Finance\u00a0 laptops (p6)", version_name: "Finance\u00a0 laptops (p6)" },
   ]);
   // From now on the index refuses what the code would refuse.
   expect(() =>
     database.sqlite.exec(
-      `INSERT INTO policies (id, organization_id, name, name_key, current_version, created_at, updated_at) VALUES ('p6', 'org-a', 'FINANCE LAPTOPS', 'finance laptops', 1, '${now}', '${now}')`,
+      `INSERT INTO policies (id, organization_id, name, name_key, current_version, created_at, updated_at) VALUES ('p7', 'org-a', 'FINANCE LAPTOPS', 'finance laptops', 1, '${now}', '${now}')`,
     ),
   ).toThrow(/UNIQUE/);
   database.close();

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import { exportJWK, generateKeyPair } from "jose";
 import Provider from "oidc-provider";
-import type { TestApp } from "./test-app";
+import { confirmSsoDomainsOf, type TestApp } from "./test-app";
 
 /** An account at the test provider: what its claims say about the person. */
 export interface ProviderAccount {
@@ -167,6 +167,7 @@ export async function organizationWithOidc(
     },
   });
   expect(response.status).toBe(200);
+  await confirmSsoDomainsOf(t, org);
   return org;
 }
 

@@ -7,7 +7,7 @@ import { bootDependencies } from "../../src/boot";
 import type { Config } from "../../src/config/config-schema";
 import { type DeepPartial, loadConfig } from "../../src/config/load-config";
 import { setOrganizationPlan } from "../../src/domain/organizations/set-organization-plan";
-import { confirmSsoDomain } from "../../src/domain/sso/sso-domains";
+import { confirmSsoDomain, removeSsoDomain } from "../../src/domain/sso/sso-domains";
 import { createAdmin } from "../../src/domain/users/bootstrap-admin";
 import { observeRequests } from "../../src/http/observe-requests";
 import { FakeClock } from "../../src/lib/clock";
@@ -213,6 +213,10 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     confirmSsoDomain: async (organization: string, domain: string) => {
       confirmSsoDomain(deps, { organization, domain });
     },
+    /** Takes an email domain from an organization as the operator does (`bulwark org sso-domain remove`). */
+    removeSsoDomain: async (organization: string, domain: string) => {
+      removeSsoDomain(deps, { organization, domain });
+    },
     close: async () => database.close(),
   };
 }
@@ -267,6 +271,19 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
     if ((await run.exited) !== 0)
       throw new Error(`admin create failed: ${await new Response(run.stderr).text()}`);
   });
+  /** A command of the executable on the server's data folder, as the operator runs it while it serves. */
+  const operator = async (args: string[]) => {
+    const run = Bun.spawn([binary, ...args], {
+      cwd: folder,
+      env: { PATH: process.env.PATH ?? "", ...env },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    if ((await run.exited) !== 0)
+      throw new Error(
+        `bulwark ${args.slice(0, 2).join(" ")} failed: ${await new Response(run.stderr).text()}`,
+      );
+  };
   const app = {
     target: "executable" as const,
     fetch: (path: string, init: RequestInit) => fetch(`${server.url}${path}`, init),
@@ -281,26 +298,12 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
         .split("\n")
         .filter((line) => line !== "");
     },
-    setPlan: async (organization: string, plan: "standard" | "enterprise") => {
-      const run = Bun.spawn([binary, "org", "set-plan", "--org", organization, "--plan", plan], {
-        cwd: folder,
-        env: { PATH: process.env.PATH ?? "", ...env },
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      if ((await run.exited) !== 0)
-        throw new Error(`org set-plan failed: ${await new Response(run.stderr).text()}`);
-    },
-    confirmSsoDomain: async (organization: string, domain: string) => {
-      const run = Bun.spawn([binary, "org", "sso-domain", "add", "--org", organization, domain], {
-        cwd: folder,
-        env: { PATH: process.env.PATH ?? "", ...env },
-        stdout: "pipe",
-        stderr: "pipe",
-      });
-      if ((await run.exited) !== 0)
-        throw new Error(`org sso-domain add failed: ${await new Response(run.stderr).text()}`);
-    },
+    setPlan: (organization: string, plan: "standard" | "enterprise") =>
+      operator(["org", "set-plan", "--org", organization, "--plan", plan]),
+    confirmSsoDomain: (organization: string, domain: string) =>
+      operator(["org", "sso-domain", "add", "--org", organization, domain]),
+    removeSsoDomain: (organization: string, domain: string) =>
+      operator(["org", "sso-domain", "remove", "--org", organization, domain]),
     close: async () => {
       await server.stop();
       rmSync(folder, { recursive: true, force: true });
@@ -370,4 +373,15 @@ export function freshTestApps(defaults: DeepPartial<Config> = {}) {
     apps.push(app);
     return app;
   };
+}
+
+/**
+ * Confirms, as the operator does, every email domain the organization's SSO settings claim that
+ * discovery and new accounts do not use yet: on an installation of several organizations (the
+ * executable's first start makes one of its own), a claim needs the operator's confirmation.
+ */
+export async function confirmSsoDomainsOf(t: TestApp, org: { organizationId: string; adminToken: string }) {
+  const current = await t.request("GET", "/api/v1/organizations/current", { token: org.adminToken });
+  for (const claim of current.body.sso_domains as { domain: string; discoverable: boolean }[])
+    if (!claim.discoverable) await t.confirmSsoDomain(org.organizationId, claim.domain);
 }

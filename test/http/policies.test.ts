@@ -110,7 +110,10 @@ describe("POST /api/v1/policies", () => {
       const response = await t.request(method, path, { token, body });
       expect(response.status, path).toBe(400);
       expect(response.body.errors).toEqual([
-        expect.objectContaining({ field: "name", message: "must not be blank" }),
+        expect.objectContaining({
+          field: "name",
+          message: "must be a name of printable characters, not blank",
+        }),
       ]);
     }
     const created = await createPolicy(token, { name: "  Finance  " });
@@ -121,7 +124,10 @@ describe("POST /api/v1/policies", () => {
     });
     expect(blankRename.status).toBe(400);
     expect(blankRename.body.errors).toEqual([
-      expect.objectContaining({ field: "name", message: "must not be blank" }),
+      expect.objectContaining({
+        field: "name",
+        message: "must be a name of printable characters, not blank",
+      }),
     ]);
     // " Finance" is the same name once trimmed.
     const twin = await t.request("POST", "/api/v1/policies", { token, body: { name: " Finance" } });
@@ -170,7 +176,12 @@ describe("POST /api/v1/policies", () => {
     }
     await createPolicy(org.adminToken, { name: "Ärzte" });
     expect((await post("/api/v1/policies", { name: "ärzte" })).status).toBe(409);
-    // é written as one letter and as e with a combining accent is one name too.
+    // Names a person cannot tell apart are one: a no-break space, a zero-width space, doubled spaces,
+    // é written as one letter or as e with a combining accent.
+    for (const name of ["Finance\u00a0Laptops", "Finance\u200b laptops", "Finance   Laptops"])
+      expect((await post("/api/v1/policies", { name })).status).toBe(409);
+    // A tab is no printable character.
+    expect((await post("/api/v1/policies", { name: "Finance\tLaptops" })).status).toBe(400);
     await createPolicy(org.adminToken, { name: "Caf\u00e9 kiosks" });
     expect((await post("/api/v1/policies", { name: "CAFE\u0301 KIOSKS" })).status).toBe(409);
 

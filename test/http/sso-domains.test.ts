@@ -42,6 +42,28 @@ function saveDomains(t: TestApp, token: string, domains: string[]) {
   });
 }
 
+/** A new person's SP-initiated SAML sign-in at `organizationId`: where the ACS sends the browser. */
+async function signInThroughIdp(t: TestApp, organizationId: string, email: string): Promise<URL> {
+  const metadata = await (await t.fetch(`${SAML}/metadata?organization_id=${organizationId}`, {})).text();
+  const query = new URLSearchParams({
+    organization_id: organizationId,
+    redirect_uri: CALLBACK,
+    state: crypto.randomUUID().replaceAll("-", ""),
+  });
+  const login = await t.fetch(`${SAML}/login?${query}`, { redirect: "manual" });
+  const response = await idp.respond(metadata, login.headers.get("location") ?? "", {
+    nameId: crypto.randomUUID(),
+    email,
+  });
+  const acs = await t.fetch(`${SAML}/acs`, {
+    method: "POST",
+    redirect: "manual",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ SAMLResponse: response, RelayState: "" }).toString(),
+  });
+  return new URL(acs.headers.get("location") ?? "");
+}
+
 const discover = async (t: TestApp, email: string) =>
   (await t.request("POST", "/api/v1/auth/sso/discover", { body: { email } })).body.connections as {
     organization_id: string;
@@ -97,6 +119,38 @@ describe("a domain belongs to one organization", () => {
     expect(other.saved.status).toBe(409);
   });
 
+  test("with several organizations, new accounts of a domain are created only once the operator confirmed it", async () => {
+    const t = await newApp();
+    await organizationWithSaml(t, "Acme", ["a.test"]);
+    // Listing a domain nobody claims (gmail.com, say) is allowed, but creates nobody's account there yet.
+    const b = await organizationWithSaml(t, "AAA", ["squatted.test"]);
+    const refused = await signInThroughIdp(t, b.organizationId, "someone@squatted.test");
+    expect(refused.searchParams.get("error")).toBe("sso_domain_not_allowed");
+    const users = async () =>
+      (await t.request("GET", "/api/v1/users", { token: b.adminToken })).body.data.map(
+        (user: { email: string }) => user.email,
+      );
+    expect(await users()).not.toContain("someone@squatted.test");
+    await t.confirmSsoDomain(b.organizationId, "squatted.test");
+    const created = await signInThroughIdp(t, b.organizationId, "someone@squatted.test");
+    expect(created.searchParams.get("code")).toBeTruthy();
+    expect(await users()).toContain("someone@squatted.test");
+  });
+
+  test("the operator taking a domain away takes it out of the organization's settings too", async () => {
+    const t = await newApp();
+    const a = await organizationWithSaml(t, "Acme", ["a.test", "a2.test"]);
+    await t.confirmSsoDomain(a.organizationId, "a.test");
+    await t.removeSsoDomain(a.organizationId, "a.test");
+    const current = await t.request("GET", "/api/v1/organizations/current", { token: a.adminToken });
+    expect(current.body.sso.saml.allowed_domains).toEqual(["a2.test"]);
+    expect(current.body.sso_domains.map((claim: { domain: string }) => claim.domain)).toEqual(["a2.test"]);
+    // Another organization may have it now, and Acme's own next change is not refused for it.
+    const b = await organizationWithSaml(t, "Globex", ["a.test"]);
+    expect(b.saved.status).toBe(200);
+    expect((await saveDomains(t, a.adminToken, ["a2.test", "a3.test"])).status).toBe(200);
+  });
+
   inProcessTest(
     "an installation of one organization needs no confirmation, and keeps its domains when a second arrives",
     async () => {
@@ -132,26 +186,7 @@ describe("a domain belongs to one organization", () => {
         .set({ ssoSettings: sso })
         .where(eq(organizations.id, b.organizationId))
         .run();
-      const metadata = await (
-        await t.fetch(`${SAML}/metadata?organization_id=${b.organizationId}`, {})
-      ).text();
-      const query = new URLSearchParams({
-        organization_id: b.organizationId,
-        redirect_uri: CALLBACK,
-        state: crypto.randomUUID().replaceAll("-", ""),
-      });
-      const login = await t.fetch(`${SAML}/login?${query}`, { redirect: "manual" });
-      const response = await idp.respond(metadata, login.headers.get("location") ?? "", {
-        nameId: "new-person",
-        email: "new.person@a.test",
-      });
-      const acs = await t.fetch(`${SAML}/acs`, {
-        method: "POST",
-        redirect: "manual",
-        headers: { "content-type": "application/x-www-form-urlencoded" },
-        body: new URLSearchParams({ SAMLResponse: response, RelayState: "" }).toString(),
-      });
-      const location = new URL(acs.headers.get("location") ?? "");
+      const location = await signInThroughIdp(t, b.organizationId, "new.person@a.test");
       expect(location.searchParams.get("error")).toBe("sso_domain_not_allowed");
       const users = await t.request("GET", "/api/v1/users", { token: b.adminToken });
       expect(users.body.data.map((user: { email: string }) => user.email)).not.toContain("new.person@a.test");

@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { documentedLocationParameters } from "../helpers/documented-redirects";
 import { createSamlIdp, makeSigningCertificate } from "../helpers/saml-idp";
-import { freshTestApps, type TestApp } from "../helpers/test-app";
+import { confirmSsoDomainsOf, freshTestApps, type TestApp } from "../helpers/test-app";
 
 const IDP_ENTITY = "https://idp.corp.test/metadata";
 const IDP_SSO = "https://idp.corp.test/sso";
@@ -37,6 +37,7 @@ async function organizationWithSaml(t: TestApp, saml: Record<string, unknown> = 
     },
   });
   expect(response.status).toBe(200);
+  await confirmSsoDomainsOf(t, org);
   const metadata = await t.fetch(`${SAML}/metadata?organization_id=${org.organizationId}`, {});
   expect(metadata.status).toBe(200);
   return { ...org, metadata: await metadata.text() };

@@ -39,6 +39,8 @@ const cases: Record<IpAddressClassification, string[]> = {
     "64:ff9b::127.0.0.1",
     "64:ff9b::7f00:1",
     "2002:7f00:1::",
+    // The deprecated IPv4-compatible form reaches the IPv4 address on some stacks.
+    "::127.0.0.1",
   ],
   private: [
     "10.0.0.1",
@@ -65,6 +67,8 @@ const cases: Record<IpAddressClassification, string[]> = {
     "::ffff:169.254.169.254",
     "::ffff:a9fe:a9fe",
     "64:ff9b::a9fe:a9fe",
+    "::a9fe:a9fe",
+    "::169.254.169.254",
   ],
   unspecified: ["0.0.0.0", "0.1.2.3", "::", "0:0:0:0:0:0:0:0", "::ffff:0.0.0.0"],
   multicast: ["224.0.0.1", "239.255.255.250", "ff02::1", "ff05::1:3", "ffff::1", "::ffff:224.0.0.251"],
@@ -79,7 +83,6 @@ const cases: Record<IpAddressClassification, string[]> = {
     "2001:db8::1",
     "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff",
     "::ffff:240.0.0.1",
-    "::127.0.0.1",
     "fec0::1",
     "100::1",
   ],

@@ -3537,7 +3537,7 @@ export interface components {
             dns: string[];
             /** @description host:port every device's tunnel goes to (vpn.endpoint) */
             endpoint: string;
-            /** @description true while vpn.endpoint is the example vpn.example.com:51820: devices enrolled now get a tunnel to a host that does not exist */
+            /** @description true while vpn.endpoint names a host reserved for examples (the default vpn.example.com:51820, any example.com, .net or .org name, .example, .invalid): devices enrolled now get a tunnel to a host that does not exist */
             endpoint_is_example: boolean;
             /** @enum {string} */
             key_managed_by: "bulwark" | "operator";
@@ -6722,7 +6722,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Insufficient permissions (details names the missing scope) */
+            /** @description SAML single sign-on needs the enterprise plan (saml_requires_enterprise) */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6814,7 +6814,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Insufficient permissions (details names the missing scope) */
+            /** @description SAML single sign-on needs the enterprise plan (saml_requires_enterprise) */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6913,7 +6913,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Insufficient permissions (details names the missing scope) */
+            /** @description SAML single sign-on needs the enterprise plan (saml_requires_enterprise) */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10437,7 +10437,7 @@ export interface operations {
             content: {
                 "application/json": {
                     description?: string;
-                    /** @description Unique in the organization */
+                    /** @description a name of printable characters, not blank */
                     name: string;
                     /** @description Settings by section; omitted sections and settings take the defaults (the balanced template) */
                     policy_data?: components["schemas"]["PolicyDataInput"];
@@ -10672,7 +10672,7 @@ export interface operations {
                     description?: string;
                     /** @description The version the change is based on; 409 if the policy has moved on since */
                     expected_version?: number;
-                    /** @description Unique in the organization */
+                    /** @description a name of printable characters, not blank */
                     name?: string;
                     /** @description Settings to change; merged over the current version's settings (arrays are replaced) */
                     policy_data?: components["schemas"]["PolicyDataInput"];
@@ -11490,7 +11490,7 @@ export interface operations {
                     /** @description Settings that differ from the template; deep-merged over it (arrays are replaced) */
                     customizations?: components["schemas"]["PolicyDataInput"];
                     description?: string;
-                    /** @description Unique in the organization */
+                    /** @description a name of printable characters, not blank */
                     name: string;
                     /** @description strict, balanced or byod */
                     template_id: string;

@@ -290,7 +290,12 @@ function RetireDialog({ device, open, onClose }: DialogProps) {
         may enroll again. Nothing is erased on the device itself. The audit log keeps what happened to it.
       </p>
       <ErrorNotice error={formError(error, ["reason"])} />
-      <ReasonField value={reason} error={fieldError(error, "reason")} onChange={setReason} />
+      <ReasonField
+        value={reason}
+        error={fieldError(error, "reason")}
+        hint="Kept in the audit log and sent with the device.retired event."
+        onChange={setReason}
+      />
     </ConfirmDialog>
   );
 }
@@ -354,14 +359,16 @@ function EditDialog({ device, open, onClose, onDone }: DialogProps & { onDone: (
 function ReasonField({
   value,
   error,
+  hint = "Kept with the device and in the audit log.",
   onChange,
 }: {
   value: string;
   error: string | undefined;
+  hint?: string;
   onChange: (value: string) => void;
 }) {
   return (
-    <Field label="Reason" hint="Kept with the device and in the audit log." error={error}>
+    <Field label="Reason" hint={hint} error={error}>
       {(control) => (
         <textarea
           {...control}

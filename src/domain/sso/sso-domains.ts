@@ -6,7 +6,7 @@ import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import { type DomainDeps, systemActor } from "../deps";
 import { ConflictError, NotFoundError, ValidationError } from "../errors";
-import type { StoredSso } from "./sso-settings-view";
+import { readStoredSso, type StoredSso } from "./sso-settings-view";
 
 /** Who confirmed a claim: the operator, or the installation itself while it had one organization. */
 const OPERATOR = "operator";
@@ -86,23 +86,13 @@ export function claimSsoDomains(tx: DbOrTx, now: Date, organizationId: string, d
 
 /**
  * The organization whose single sign-on people of `domain` use, or null: its claim, if confirmed or the
- * installation has one organization.
+ * installation has one organization. Discovery sends them there, and only there are new accounts of the
+ * domain created on their first sign-in.
  */
 export function discoverableDomainOwner(db: DbOrTx, domain: string): string | null {
   const claim = db.select().from(ssoDomains).where(eq(ssoDomains.domain, domain)).get();
   if (!claim) return null;
   return claim.confirmedAt !== null || isSingleOrganization(db) ? claim.organizationId : null;
-}
-
-/** Whether `organizationId` holds the claim on `domain` (confirmed or not). */
-export function claimsDomain(db: DbOrTx, organizationId: string, domain: string): boolean {
-  return (
-    db
-      .select({ domain: ssoDomains.domain })
-      .from(ssoDomains)
-      .where(and(eq(ssoDomains.domain, domain), eq(ssoDomains.organizationId, organizationId)))
-      .get() !== undefined
-  );
 }
 
 /** The organization's claimed domains, as its settings show them. */
@@ -197,8 +187,9 @@ export function confirmSsoDomain(
 }
 
 /**
- * The operator takes a domain from an organization: the claim goes (its settings may still list the
- * domain; discovery and sign-up by that domain stop until it is claimed again). 404 when it holds none.
+ * The operator takes a domain from an organization: the claim goes, and so does the domain from its
+ * connections' allowed_domains (else its next SSO change would claim it again, or be refused once
+ * another organization has it). 404 when it holds none.
  */
 export function removeSsoDomain(
   deps: DomainDeps,
@@ -215,6 +206,19 @@ export function removeSsoDomain(
       .all();
     if (removed.length === 0)
       throw new NotFoundError("sso domain", `${organization.name} holds no claim on ${domain}`);
+    const row = tx
+      .select({ ssoSettings: organizations.ssoSettings })
+      .from(organizations)
+      .where(eq(organizations.id, organization.id))
+      .get();
+    const sso = readStoredSso(row?.ssoSettings ?? {});
+    for (const connection of [sso.oidc, sso.saml])
+      if (connection)
+        connection.allowed_domains = connection.allowed_domains.filter((listed) => listed !== domain);
+    tx.update(organizations)
+      .set({ ssoSettings: sso as Record<string, unknown>, updatedAt: toIso(now) })
+      .where(eq(organizations.id, organization.id))
+      .run();
     recordAudit(tx, now, systemActor(organization.id), {
       action: "organization.sso_domain_remove",
       targetType: "organization",

@@ -14,7 +14,7 @@ import { type DomainError, UnauthenticatedError } from "../errors";
 import { insertUser } from "../users/insert-user";
 import { passwordHashCost } from "../users/password-hash-cost";
 import type { UserRow } from "../users/user-view";
-import { claimsDomain } from "./sso-domains";
+import { discoverableDomainOwner } from "./sso-domains";
 
 export type SsoProvider = (typeof SSO_PROVIDERS)[number];
 
@@ -164,11 +164,12 @@ export async function resolveSsoUser(
       how = "linked";
     } else {
       const domain = email.slice(email.lastIndexOf("@") + 1);
-      // A domain listed but claimed by another organization (listed before claims existed) provisions nobody.
+      // New accounts of a domain only in the organization whose claim on it holds: confirmed by the
+      // operator, or the installation's only organization (a tenant cannot squat another's domain).
       if (
         !rules.auto_provision ||
         !rules.allowed_domains.includes(domain) ||
-        !claimsDomain(deps.db, organizationId, domain)
+        discoverableDomainOwner(deps.db, domain) !== organizationId
       )
         refuse(
           new UnauthenticatedError(
@@ -177,7 +178,7 @@ export async function resolveSsoUser(
             !rules.auto_provision
               ? `email: no user has the email ${email}, and auto_provision is off`
               : rules.allowed_domains.includes(domain)
-                ? `email: ${domain} is claimed by another organization of this installation, and no user has the email ${email}`
+                ? `email: no user has the email ${email}, and new accounts of ${domain} need the operator to confirm the domain for this organization (bulwark org sso-domain add)`
                 : `email: ${domain} is not in this connection's allowed_domains, and no user has the email ${email}`,
           ),
         );

@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { EXAMPLE_VPN_ENDPOINT } from "../../config/config-schema";
+import { isExampleEndpoint } from "../../config/config-warnings";
 import { formatIpv4 } from "../../lib/ipv4";
 import type { DomainDeps } from "../deps";
 import { vpnAddressPool } from "../devices/allocate-vpn-address";
@@ -10,7 +11,7 @@ export const VpnSettingsSchema = Type.Object(
   {
     endpoint: Type.String({ description: "host:port every device's tunnel goes to (vpn.endpoint)" }),
     endpoint_is_example: Type.Boolean({
-      description: `true while vpn.endpoint is the example ${EXAMPLE_VPN_ENDPOINT}: devices enrolled now get a tunnel to a host that does not exist`,
+      description: `true while vpn.endpoint names a host reserved for examples (the default ${EXAMPLE_VPN_ENDPOINT}, any example.com, .net or .org name, .example, .invalid): devices enrolled now get a tunnel to a host that does not exist`,
     }),
     server_public_key: Type.String(),
     key_managed_by: Type.Union([Type.Literal("bulwark"), Type.Literal("operator")], {
@@ -38,7 +39,7 @@ export function vpnSettings(deps: DomainDeps, organizationId: string): VpnSettin
   const pool = vpnAddressPool(address_pool);
   return {
     endpoint,
-    endpoint_is_example: endpoint === EXAMPLE_VPN_ENDPOINT,
+    endpoint_is_example: isExampleEndpoint(endpoint),
     server_public_key: wireGuardServerPublicKey(deps),
     key_managed_by: server_public_key === "" ? "bulwark" : "operator",
     address_pool: `${formatIpv4(pool.network)}/${pool.prefixLength}`,

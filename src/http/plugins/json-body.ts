@@ -216,6 +216,13 @@ export function jsonBodyPlugin(routes: () => readonly { method: string; path: st
         throw new UnsupportedMediaTypeError("send the body as JSON with Content-Type: application/json");
       }
       const parsed = parseJsonText(text);
+      // Every body this API takes is a JSON object. Refused before validation, so that `null` (which
+      // an optional body would take for none, making a request about someone one about the caller) or
+      // `[]` is named for what it is. Agent routes check their root after the device token.
+      if (!isPlainObject(parsed) && !new URL(request.url).pathname.startsWith(LENIENT_PATH_PREFIX))
+        throw new ValidationError("invalid request body", [
+          { field: "body", message: "must be a JSON object", received: parsed },
+        ]);
       rawBodies.set(request, parsed);
       return parsed;
     })

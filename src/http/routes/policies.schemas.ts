@@ -3,6 +3,7 @@ import { PolicyDeviceSchema } from "../../domain/policies/list-policy-devices";
 import { PolicyDataInputSchema, PolicyDataSchema } from "../../domain/policies/policy-document";
 import { PolicyHistoryEntrySchema, PolicyVersionSchema } from "../../domain/policies/policy-history";
 import { PolicyListItemSchema, PolicySchema } from "../../domain/policies/policy-view";
+import { DisplayText } from "../../lib/schema-types";
 import { ErrorSchema, IdOf, Uuid } from "../schemas/common";
 
 /** Named schemas the policy router registers, so that request bodies can refer to them in OpenAPI. */
@@ -18,7 +19,8 @@ function policyDataRequest(description: string) {
   return Type.Unknown({ $ref: "#/components/schemas/PolicyDataInput", description });
 }
 
-const PolicyName = Type.String({ minLength: 1, maxLength: 200, description: "Unique in the organization" });
+/** Unique in the organization ignoring case, spacing and invisible characters (409 policy_name_taken). */
+const PolicyName = DisplayText(200, "a name of printable characters, not blank");
 const PolicyDescription = Type.String({ maxLength: 2000 });
 
 export { PolicyListItemSchema, PolicySchema };

@@ -6,7 +6,7 @@ import { Uuid } from "../../lib/schema-types";
 import type { AppDeps } from "../app-deps";
 import { deliverTokens, RefreshCookieField } from "../browser-session";
 import { requestState, type securityPlugin } from "../plugins/security";
-import { errorResponses, redirectResponse } from "../schemas/common";
+import { errorResponse, errorResponses, redirectResponse } from "../schemas/common";
 import { LoginResponse, SignedInWithCookie } from "./auth.schemas";
 
 const RedirectUri = Type.String({
@@ -124,6 +124,7 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
         response: {
           200: Type.String({ description: "SAML 2.0 service-provider metadata (XML)" }),
           ...errorResponses(400, 403, 404, 429),
+          403: errorResponse("SAML single sign-on needs the enterprise plan (saml_requires_enterprise)"),
         },
         detail: {
           summary: "Bulwark's SAML service-provider metadata for an organization",
@@ -144,6 +145,7 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
             "The connection's idp_sso_url with `SAMLRequest` (the AuthnRequest, deflated and base64-encoded) and `RelayState` (the state given)",
           ),
           ...errorResponses(400, 403, 404, 429),
+          403: errorResponse("SAML single sign-on needs the enterprise plan (saml_requires_enterprise)"),
         },
         detail: {
           summary: "Start a SAML sign-in",
@@ -203,6 +205,7 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
         response: {
           200: Type.Union([LoginResponse, SignedInWithCookie]),
           ...errorResponses(400, 401, 403, 429),
+          403: errorResponse("SAML single sign-on needs the enterprise plan (saml_requires_enterprise)"),
         },
         detail: {
           summary: "Exchange a SAML sign-in's one-time code for tokens",

@@ -43,6 +43,11 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: "Service unavailable",
 };
 
+/** One error response described for what the route means by it (the generic text would mislead). */
+export function errorResponse(description: string): typeof ErrorSchema {
+  return Type.Object(ErrorSchema.properties, { title: "Error", description });
+}
+
 /** Error responses for a route's OpenAPI document. */
 export function errorResponses<const Codes extends readonly number[]>(
   ...codes: Codes
