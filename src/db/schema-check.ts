@@ -61,9 +61,15 @@ export function schemaProblems(sqlite: Database, appliedTags: readonly string[])
  * line `<label> refused: <problem>` per object, before anything is written.
  */
 export function assertBulwarkSchema(sqlite: Database, label: string): void {
-  const schema = readDatabaseSchema(sqlite, label);
-  assertUsableSchema(schema, label, VERSION);
-  const problems = schemaProblems(sqlite, schema.appliedTags);
+  // One read transaction: another process migrating the file meanwhile commits each migration with its
+  // record, so the recorded migrations and the schema are read as of one commit.
+  const problems = sqlite
+    .transaction(() => {
+      const recorded = readDatabaseSchema(sqlite, label);
+      assertUsableSchema(recorded, label, VERSION);
+      return schemaProblems(sqlite, recorded.appliedTags);
+    })
+    .deferred();
   if (problems.length > 0)
     throw new DatabaseSchemaError(problems.map((problem) => `${label} refused: ${problem}`).join("\n"));
 }
