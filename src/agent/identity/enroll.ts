@@ -1,0 +1,120 @@
+import { join } from "node:path";
+import { generateWireGuardKeyPair } from "../../lib/wireguard";
+import { VERSION } from "../../version";
+import { agentApi, answerOf } from "../agent-api";
+import { type AgentState, readAgentState, writeAgentState } from "./agent-state";
+import { makeCertificateRequest } from "./certificate-request";
+import { prepareStateFolder, readIfPresent, statePaths, writeFileAtomic } from "./state-folder";
+
+/** A command line that cannot be carried out as given (exit 2). */
+export class EnrollUsageError extends Error {}
+
+export interface EnrollOptions {
+  server: string;
+  token: string;
+  name?: string;
+  hardwareId?: string;
+  workDirs: string[];
+  caFile?: string;
+  withCertificate: boolean;
+  force: boolean;
+  root: string;
+  stateDir: string;
+  /** `ID VERSION_ID` of the machine, when known. */
+  osVersion?: string;
+}
+
+/** The machine's name: ROOT/etc/hostname (first line), or null. */
+function hostName(root: string): string | null {
+  return readIfPresent(join(root, "etc/hostname"))?.split("\n")[0]?.trim() || null;
+}
+
+/**
+ * A stable id of the machine: the firmware's product UUID (ROOT/sys/class/dmi/id/product_uuid), else
+ * the OS installation's machine id (ROOT/etc/machine-id); null when neither is readable.
+ */
+function machineHardwareId(root: string): string | null {
+  const readable = (path: string) => {
+    try {
+      return readIfPresent(join(root, path))?.trim().toLowerCase() || null;
+    } catch {
+      return null; // product_uuid is readable by root only
+    }
+  };
+  return readable("sys/class/dmi/id/product_uuid") ?? readable("etc/machine-id");
+}
+
+/**
+ * Enrolls this machine: its keys are made here (the WireGuard private key and the certificate's key
+ * never leave it), the server is asked with the enrollment token, and only then is anything written to
+ * the state folder, atomically, 0600 in a 0700 folder (state.json last). A refusal throws the server's
+ * ServerRefusal, an unreachable server ServerUnreachable; neither leaves a file behind.
+ */
+export async function enrollMachine(options: EnrollOptions): Promise<AgentState> {
+  const paths = statePaths(options.stateDir);
+  const existing = readAgentState(paths);
+  if (existing && existing.state !== "wiped" && !options.force)
+    throw new EnrollUsageError(
+      `${options.stateDir} already holds the enrolled device ${existing.device_id} (${existing.device_name}) of ${existing.server}; run bulwark agent unenroll first, or enroll again with --force (the old device stays on the server until an administrator removes it)`,
+    );
+  const deviceName = options.name ?? hostName(options.root);
+  if (!deviceName)
+    throw new EnrollUsageError(`no host name in ${join(options.root, "etc/hostname")}: give one with --name`);
+  const hardwareId = options.hardwareId ?? machineHardwareId(options.root);
+  if (!hardwareId)
+    throw new EnrollUsageError(
+      `no machine id in ${join(options.root, "sys/class/dmi/id/product_uuid")} or ${join(options.root, "etc/machine-id")}: give one with --hardware-id`,
+    );
+  const ca = options.caFile ? readIfPresent(options.caFile) : null;
+  if (options.caFile && ca === null) throw new EnrollUsageError(`--ca-file ${options.caFile}: no such file`);
+
+  const wireGuard = generateWireGuardKeyPair();
+  const certificateRequest = options.withCertificate ? await makeCertificateRequest(hardwareId) : null;
+  const api = agentApi(options.server, { ca });
+  const enrolled = answerOf(
+    await api.POST("/api/v1/devices/enroll", {
+      body: {
+        enrollment_token: options.token,
+        device_name: deviceName,
+        platform: "linux",
+        agent_version: VERSION,
+        hardware_id: hardwareId,
+        ...(options.osVersion ? { os_version: options.osVersion } : {}),
+        public_key: wireGuard.publicKey,
+        ...(certificateRequest ? { csr: certificateRequest.csrPem } : {}),
+      },
+    }),
+  );
+
+  prepareStateFolder(options.stateDir);
+  writeFileAtomic(paths.wireGuardKey, `${wireGuard.privateKey}\n`);
+  if (certificateRequest && enrolled.device_certificate) {
+    writeFileAtomic(paths.certificateKey, certificateRequest.privateKeyPem);
+    writeFileAtomic(paths.certificate, enrolled.device_certificate);
+  }
+  const vpn = enrolled.vpn_config;
+  const state: AgentState = {
+    format: 1,
+    server: options.server.replace(/\/+$/, ""),
+    ca_file: options.caFile ?? null,
+    device_id: enrolled.id,
+    device_name: enrolled.device_name,
+    hardware_id: hardwareId,
+    device_token: enrolled.device_token,
+    device_token_expires_at: enrolled.device_token_expires_at,
+    certificate_expires_at: enrolled.certificate_expires_at ?? null,
+    state: "enrolled",
+    work_dirs: options.workDirs.length > 0 ? options.workDirs : [paths.work],
+    tunnel: {
+      endpoint: vpn.endpoint,
+      address: vpn.address,
+      server_public_key: vpn.server_public_key,
+      allowed_ips: vpn.allowed_ips,
+      dns: vpn.dns,
+      persistent_keepalive: vpn.persistent_keepalive,
+    },
+    enrolled_at: enrolled.enrolled_at,
+  };
+  writeAgentState(paths, state);
+  return state;
+}
