@@ -48,6 +48,30 @@ function file(name: string, text: string): string {
   return path;
 }
 
+describe("deploy/bulwark-agent.service", () => {
+  const unitText = readFileSync(join(DEPLOY, "bulwark-agent.service"), "utf8");
+
+  test("systemd-analyze verify: no error and no warning; it restarts always, keeps its state 0700 and creates files 0600", () => {
+    const line = "ExecStart=/usr/local/bin/bulwark agent run";
+    expect(unitText.split("\n").filter((candidate) => candidate === line)).toHaveLength(1);
+    const path = file(
+      "systemd/bulwark-agent.service",
+      unitText.replace(line, `ExecStart=${resolve(binary)} agent run`),
+    );
+    const result = run(["systemd-analyze", "verify", path]);
+    expect(result.output).toBe("");
+    expect(result.exitCode).toBe(0);
+    for (const directive of [
+      "Restart=always",
+      "StateDirectory=bulwark-agent",
+      "StateDirectoryMode=0700",
+      "UMask=0077",
+      "StartLimitIntervalSec=0",
+    ])
+      expect(unitText.split("\n")).toContain(directive);
+  });
+});
+
 describe("deploy/bulwark.service", () => {
   const unitText = readFileSync(join(DEPLOY, "bulwark.service"), "utf8");
 
