@@ -3,6 +3,9 @@
  * that `npm test` on a fresh Debian or Ubuntu machine needs nothing done by hand. A test never skips
  * because a tool is missing: if it cannot be installed, `npm test` stops here and says why.
  */
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+
 const TOOLS = [
   { command: "chromium", package: "chromium", use: "WebAuthn tests (Chromium's virtual authenticator)" },
   { command: "zbarimg", package: "zbar-tools", use: "reading the TOTP QR code back" },
@@ -21,7 +24,45 @@ const TOOLS = [
 ] as const;
 
 export function ensureTestTools(): void {
-  const missing = TOOLS.filter((tool) => !Bun.which(tool.command));
+  ensureApt(TOOLS);
+  ensureUsbguardRuleParser();
+}
+
+/**
+ * usbguard-rule-parser, usbguard's own reader of rule files, which checks the agent's usbguard rules.
+ * Installing the usbguard package would start its daemon, which then blocks every USB device plugged in
+ * later on the machine running the tests: only its library (libusbguard1) is installed, and the parser
+ * is unpacked from the downloaded package into test-results/tools/. Returns the parser's path.
+ */
+export function ensureUsbguardRuleParser(): string {
+  const onPath = Bun.which("usbguard-rule-parser");
+  if (onPath) return onPath;
+  const folder = join(import.meta.dir, "..", "test-results", "tools", "usbguard");
+  const parser = join(folder, "usr", "bin", "usbguard-rule-parser");
+  if (!existsSync(parser)) {
+    mkdirSync(folder, { recursive: true });
+    const download = Bun.spawnSync(["apt-get", "download", "usbguard"], {
+      cwd: folder,
+      stdout: "inherit",
+      stderr: "inherit",
+    });
+    const archive = readdirSync(folder).find((name) => name.startsWith("usbguard_") && name.endsWith(".deb"));
+    if (download.exitCode !== 0 || archive === undefined)
+      throw new Error(
+        "apt-get download usbguard failed (usbguard-rule-parser checks the agent's usbguard rules)",
+      );
+    Bun.spawnSync(["dpkg-deb", "-x", join(folder, archive), folder]);
+  }
+  if (Bun.spawnSync([parser, "--help"]).exitCode !== 0)
+    ensureApt([{ command: "", package: "libusbguard1", use: "the library usbguard-rule-parser runs on" }]);
+  if (Bun.spawnSync([parser, "--help"]).exitCode !== 0)
+    throw new Error(`${parser} does not run (is libusbguard1 installed?)`);
+  return parser;
+}
+
+/** Installs with apt-get the packages of the tools that are missing (a tool without a command: always). */
+function ensureApt(tools: readonly { command: string; package: string; use: string }[]): void {
+  const missing = tools.filter((tool) => tool.command === "" || !Bun.which(tool.command));
   if (missing.length === 0) return;
   const packages = missing.map((tool) => tool.package);
   const sudo = process.getuid?.() === 0 ? [] : Bun.which("sudo") ? ["sudo", "-n"] : null;
@@ -42,7 +83,7 @@ export function ensureTestTools(): void {
     if (run(["apt-get", "install", "-y", "-qq", ...packages])) break;
     if (attempt === 1) Bun.sleepSync(10_000);
   }
-  const stillMissing = missing.filter((tool) => !Bun.which(tool.command));
+  const stillMissing = missing.filter((tool) => tool.command !== "" && !Bun.which(tool.command));
   if (stillMissing.length > 0)
     throw new Error(`apt-get could not install ${stillMissing.map((tool) => tool.package).join(" ")}`);
 }
