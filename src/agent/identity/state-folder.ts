@@ -19,6 +19,7 @@ export function statePaths(stateDir: string) {
   return {
     dir: stateDir,
     state: join(stateDir, "state.json"),
+    status: join(stateDir, "status.json"),
     wireGuardKey: join(stateDir, "wg.key"),
     certificateKey: join(stateDir, "device.key"),
     certificate: join(stateDir, "device.crt"),

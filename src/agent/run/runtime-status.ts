@@ -1,0 +1,59 @@
+import { readIfPresent, writeFileAtomic } from "../identity/state-folder";
+
+/** One policy setting's enforcement on this machine, as reported to the server. */
+export interface EnforcementOutcome {
+  setting: string;
+  outcome: "enforced" | "reported" | "unsupported" | "failed";
+  detail?: string;
+}
+
+export interface ComplianceViolation {
+  rule: string;
+  required: unknown;
+  actual: unknown;
+  severity: string;
+}
+
+/**
+ * What the agent knows of its last cycles (status.json beside state.json): enough for `status` to say,
+ * without reaching the server, why the device is not compliant and why it is not checking in.
+ */
+export interface RuntimeStatus {
+  last_checkin_at: string | null;
+  next_checkin_at: string | null;
+  /** The last failure, with the server's request id when it answered. */
+  last_error: { message: string; request_id: string | null; at: string } | null;
+  /** Failed check-ins in a row (the backoff's step). */
+  failures: number;
+  /** Since when the server answers 401 without a success in between. */
+  first_unauthenticated_at: string | null;
+  /** The last policy the server sent: kept enforced while the server is away. */
+  policy: { id: string; version: number; policy_data: Record<string, unknown> } | null;
+  /** The version the last enforcement applied (reported at the next check-in). */
+  applied_policy_version: number | null;
+  compliance: { status: string; violations: ComplianceViolation[] } | null;
+  enforcement: EnforcementOutcome[];
+}
+
+export const EMPTY_STATUS: RuntimeStatus = {
+  last_checkin_at: null,
+  next_checkin_at: null,
+  last_error: null,
+  failures: 0,
+  first_unauthenticated_at: null,
+  policy: null,
+  applied_policy_version: null,
+  compliance: null,
+  enforcement: [],
+};
+
+export function readRuntimeStatus(path: string): RuntimeStatus {
+  const text = readIfPresent(path);
+  return text === null
+    ? { ...EMPTY_STATUS }
+    : { ...EMPTY_STATUS, ...(JSON.parse(text) as Partial<RuntimeStatus>) };
+}
+
+export function writeRuntimeStatus(path: string, status: RuntimeStatus): void {
+  writeFileAtomic(path, `${JSON.stringify(status, null, 2)}\n`);
+}
