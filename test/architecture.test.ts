@@ -15,6 +15,11 @@ const FORBIDDEN: Record<string, { folders: string[]; packages: string[] }> = {
   lib: { folders: ["domain", "db", "http", "jobs", "cli", "config"], packages: ["elysia"] },
   jobs: { folders: ["http", "cli"], packages: ["elysia"] },
   config: { folders: ["domain", "db", "http", "jobs", "cli"], packages: ["elysia"] },
+  // The device agent runs on laptops: it knows the server only through the public agent API.
+  agent: {
+    folders: ["domain", "db", "http", "jobs", "cli", "config", "console", "boot", "app"],
+    packages: ["elysia", "@elysiajs/openapi", "drizzle-orm", "bun:sqlite"],
+  },
 };
 
 /** Every import of every .ts file below `folder`, as [file, imported specifier]. */
@@ -53,18 +58,22 @@ test("no import goes against the arrow", () => {
   expect(violations(importsOf(SRC))).toEqual([]);
 });
 
-test("the rule catches a planted import: a domain file importing elysia or http", () => {
+test("the rule catches a planted import: a domain file importing elysia or http, the agent the database", () => {
   const planted: [string, string][] = [
     [join(SRC, "domain/devices/planted.ts"), "elysia"],
     [join(SRC, "domain/devices/planted.ts"), "../../http/plugins/security"],
     [join(SRC, "lib/planted.ts"), "../domain/errors"],
     [join(SRC, "jobs/planted.ts"), "../http/app-deps"],
+    [join(SRC, "agent/facts/planted.ts"), "../../db/client"],
+    [join(SRC, "agent/planted.ts"), "drizzle-orm"],
   ];
   expect(violations(planted)).toEqual([
     "domain/devices/planted.ts imports elysia",
     "domain/devices/planted.ts imports ../../http/plugins/security",
     "lib/planted.ts imports ../domain/errors",
     "jobs/planted.ts imports ../http/app-deps",
+    "agent/facts/planted.ts imports ../../db/client",
+    "agent/planted.ts imports drizzle-orm",
   ]);
 });
 
