@@ -18,10 +18,11 @@ const FORBIDDEN: Record<string, { folders: string[]; packages: string[]; typesAl
   lib: { folders: ["domain", "db", "http", "jobs", "cli", "config"], packages: ["elysia"] },
   jobs: { folders: ["http", "cli"], packages: ["elysia"] },
   config: { folders: ["domain", "db", "http", "jobs", "cli"], packages: ["elysia"] },
-  // The device agent talks to the server only through the public API: it loads no server code.
+  // The device agent runs on laptops and talks to the server only through the public agent API: it
+  // loads no server code (types, erased at build, may be shared: the policy document, the API's).
   agent: {
-    folders: ["domain", "db", "http", "jobs", "cli", "config"],
-    packages: ["elysia", "@elysiajs/openapi", "drizzle-orm"],
+    folders: ["domain", "db", "http", "jobs", "cli", "config", "console", "boot", "app"],
+    packages: ["elysia", "@elysiajs/openapi", "drizzle-orm", "bun:sqlite"],
     typesAllowed: true,
   },
 };
@@ -70,6 +71,7 @@ test("the rule catches a planted import: a domain file importing elysia or http,
     [join(SRC, "jobs/planted.ts"), "../http/app-deps"],
     [join(SRC, "agent/enforce/planted.ts"), "../../domain/policies/policy-document"],
     [join(SRC, "agent/enforce/planted.ts"), "../../domain/policies/policy-document", true],
+    [join(SRC, "agent/facts/planted.ts"), "../../db/client"],
     [join(SRC, "agent/planted.ts"), "drizzle-orm"],
   ];
   expect(violations(planted)).toEqual([
@@ -78,6 +80,7 @@ test("the rule catches a planted import: a domain file importing elysia or http,
     "lib/planted.ts imports ../domain/errors",
     "jobs/planted.ts imports ../http/app-deps",
     "agent/enforce/planted.ts imports ../../domain/policies/policy-document",
+    "agent/facts/planted.ts imports ../../db/client",
     "agent/planted.ts imports drizzle-orm",
   ]);
 });

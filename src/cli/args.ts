@@ -7,15 +7,22 @@ export class CommandFailure extends Error {}
 export interface ParsedArgs {
   positionals: string[];
   flags: Map<string, string>;
+  /** The flags without a value that were given (`--json`). */
+  switches: Set<string>;
 }
 
 /**
  * Parses `--name value` and `--name=value` flags; only the names in `allowed` are accepted, and each
- * needs a value.
+ * needs a value; the names in `switches` are accepted without one.
  */
-export function parseArgs(argv: string[], allowed: readonly string[]): ParsedArgs {
+export function parseArgs(
+  argv: string[],
+  allowed: readonly string[],
+  switches: readonly string[] = [],
+): ParsedArgs {
   const positionals: string[] = [];
   const flags = new Map<string, string>();
+  const given = new Set<string>();
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
     if (!argument.startsWith("--")) {
@@ -23,11 +30,16 @@ export function parseArgs(argv: string[], allowed: readonly string[]): ParsedArg
       continue;
     }
     const [name, inlineValue] = argument.slice(2).split(/=(.*)/s, 2) as [string, string | undefined];
+    if (switches.includes(name)) {
+      if (inlineValue !== undefined) throw new UsageError(`flag --${name} takes no value`);
+      given.add(name);
+      continue;
+    }
     if (!allowed.includes(name)) throw new UsageError(`unknown flag --${name}`);
     const value = inlineValue ?? argv[++index];
     if (value === undefined || (inlineValue === undefined && value.startsWith("--")))
       throw new UsageError(`flag --${name} needs a value`);
     flags.set(name, value);
   }
-  return { positionals, flags };
+  return { positionals, flags, switches: given };
 }

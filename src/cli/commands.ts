@@ -1,8 +1,9 @@
 import type { Config } from "../config/config-schema";
 import { VERSION } from "../version";
 import { adminCreateCommand } from "./admin-create";
-import type { ParsedArgs } from "./args";
+import { AGENT_COMMANDS } from "./agent-commands";
 import { backupCommand } from "./backup";
+import type { Command } from "./command";
 import { configCheckCommand, configExampleCommand } from "./config-commands";
 import { migrateCommand } from "./migrate";
 import { orgSetPlanCommand } from "./org-set-plan";
@@ -10,18 +11,6 @@ import { orgSsoDomainCommand } from "./org-sso-domain";
 import { restoreCommand } from "./restore";
 import { serveCommand } from "./serve";
 import { vpnServerConfigCommand } from "./vpn-server-config";
-
-/** One command: its words, flags, positionals, help line and what it runs. */
-export interface Command {
-  name: string;
-  usage: string;
-  summary: string;
-  flags: readonly string[];
-  positionals: number;
-  /** Commands that read no configuration get none. */
-  needsConfig: boolean;
-  run(config: Readonly<Config> | null, args: ParsedArgs): Promise<void> | void;
-}
 
 /** Every command, in the order `bulwark help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -154,17 +143,21 @@ export const COMMANDS: readonly Command[] = [
 
 /** `bulwark help`, made from the table. */
 function helpText(): string {
-  const lines = COMMANDS.flatMap((command) => [
-    `  ${command.usage}`,
-    ...command.summary.split("\n").map((line) => `      ${line}`),
-  ]);
+  const linesOf = (commands: readonly Command[]) =>
+    commands.flatMap((command) => [
+      `  ${command.usage}`,
+      ...command.summary.split("\n").map((line) => `      ${line}`),
+    ]);
   return [
     "Bulwark: device and security-policy management",
     "",
     "Usage: bulwark <command> [flags]",
     "",
     "Commands:",
-    ...lines,
+    ...linesOf(COMMANDS),
+    "",
+    "Device agent commands (Linux):",
+    ...linesOf(AGENT_COMMANDS),
     "",
     "Configuration: --config FILE, else ./bulwark.toml if present; every key can be overridden with",
     "BULWARK_<SECTION>_<KEY> (e.g. BULWARK_SERVER_PORT=9000). `bulwark config example` prints every key.",

@@ -6,29 +6,18 @@ import { DomainError, ValidationError } from "../domain/errors";
 import { ListenError } from "../http/http-server";
 import { flushLog } from "../lib/log";
 import { SecretBoxError } from "../lib/secret-box";
-import { CommandFailure, parseArgs, UsageError } from "./args";
+import { CommandFailure, UsageError } from "./args";
+import { resolveCommand } from "./command";
 import { COMMANDS } from "./commands";
 
 /** Runs one CLI command; returns the process exit code (serve keeps running and returns 0). */
 export async function runCli(argv: string[]): Promise<number> {
   try {
-    const [word = "help", ...rest] = argv;
+    const [word = "help"] = argv;
     if (word === "--help" || word === "-h") return runCli(["help"]);
     if (word === "--version") return runCli(["version"]);
-    // Commands of two words (admin create, org set-plan, vpn server-config) form groups.
-    const group = COMMANDS.filter((candidate) => candidate.name.startsWith(`${word} `));
-    const isGroup = group.length > 0;
-    const name = isGroup ? `${word} ${rest[0] ?? ""}`.trim() : word;
-    const command = COMMANDS.find((candidate) => candidate.name === name);
-    if (!command)
-      throw new UsageError(
-        isGroup
-          ? `unknown ${word} command "${rest[0] ?? ""}" (try: ${group.map((candidate) => candidate.name).join(", ")})`
-          : `unknown command "${word}" (try: bulwark help)`,
-      );
-    const args = parseArgs(isGroup ? rest.slice(1) : rest, command.flags);
-    if (args.positionals.length > command.positionals)
-      throw new UsageError(`unexpected argument "${args.positionals[command.positionals]}"`);
+    if (word === "agent") return (await import("./run-agent-cli")).runAgentCli(argv);
+    const { command, args } = resolveCommand(argv, COMMANDS);
     const config = command.needsConfig ? loadConfig({ file: args.flags.get("config") }) : null;
     await command.run(config, args);
     return 0;

@@ -1,0 +1,27 @@
+import { AGENT_COMMANDS } from "./agent-commands";
+import { UsageError } from "./args";
+import { resolveCommand } from "./command";
+
+/**
+ * Runs one `bulwark agent ...` command; returns the process exit code. It loads only the agent's code:
+ * none of the server's modules (database, HTTP, domain), which run-cli.ts imports.
+ */
+export async function runAgentCli(
+  argv: string[],
+  platform: NodeJS.Platform = process.platform,
+): Promise<number> {
+  try {
+    if (platform !== "linux") throw new UsageError(`the agent supports Linux only (this is ${platform})`);
+    const { command, args } = resolveCommand(argv, AGENT_COMMANDS);
+    await command.run(null, args);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      console.error(`bulwark: ${error.message}`);
+      return 2;
+    }
+    const message = error instanceof Error ? `${error.name}: ${error.message.split("\n")[0]}` : String(error);
+    console.error(`bulwark: ${message}`);
+    return 1;
+  }
+}
