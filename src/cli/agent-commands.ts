@@ -18,8 +18,50 @@ function rootOf(args: ParsedArgs): string {
   return root;
 }
 
+/** The state folder from `--state-dir` (default /var/lib/bulwark-agent). */
+function stateDirOf(args: ParsedArgs): string {
+  return args.flags.get("state-dir") ?? "/var/lib/bulwark-agent";
+}
+
 /** Every agent command, in the order `bulwark help` lists them. */
 export const AGENT_COMMANDS: readonly Command[] = [
+  {
+    name: "agent enroll",
+    usage:
+      "agent enroll --server URL --token TOKEN [--name NAME] [--hardware-id ID] [--work-dir DIR]... [--ca-file PEM] [--no-certificate] [--force]",
+    summary:
+      "enroll this machine with an enrollment token: its keys are made here and never sent; prints the\n" +
+      "device id. Exit 3: the server refused (its reason is printed); 4: the server could not be reached.\n" +
+      "Nothing is written unless the server enrolled it",
+    flags: [...COMMON_FLAGS, "server", "token", "name", "hardware-id", "work-dir", "ca-file"],
+    switches: ["no-certificate", "force"],
+    positionals: 0,
+    needsConfig: false,
+    run: async (_config, args) => {
+      const server = args.flags.get("server");
+      const token = args.flags.get("token");
+      if (!server || !token) throw new UsageError("agent enroll needs --server and --token");
+      const { enrollCommand } = await import("../agent/enroll-command");
+      const { EnrollUsageError } = await import("../agent/identity/enroll");
+      try {
+        await enrollCommand({
+          server,
+          token,
+          name: args.flags.get("name"),
+          hardwareId: args.flags.get("hardware-id"),
+          workDirs: args.repeated.get("work-dir") ?? [],
+          caFile: args.flags.get("ca-file"),
+          withCertificate: !args.switches.has("no-certificate"),
+          force: args.switches.has("force"),
+          root: rootOf(args),
+          stateDir: stateDirOf(args),
+        });
+      } catch (error) {
+        if (error instanceof EnrollUsageError) throw new UsageError(error.message);
+        throw error;
+      }
+    },
+  },
   {
     name: "agent facts",
     usage: "agent facts [--root DIR] [--json] [--state-dir DIR]",

@@ -7,6 +7,8 @@ export class CommandFailure extends Error {}
 export interface ParsedArgs {
   positionals: string[];
   flags: Map<string, string>;
+  /** Every value of each flag given, in order (a flag that may repeat: `--work-dir A --work-dir B`). */
+  repeated: Map<string, string[]>;
   /** The flags without a value that were given (`--json`). */
   switches: Set<string>;
 }
@@ -22,6 +24,7 @@ export function parseArgs(
 ): ParsedArgs {
   const positionals: string[] = [];
   const flags = new Map<string, string>();
+  const repeated = new Map<string, string[]>();
   const given = new Set<string>();
   for (let index = 0; index < argv.length; index++) {
     const argument = argv[index] as string;
@@ -40,6 +43,7 @@ export function parseArgs(
     if (value === undefined || (inlineValue === undefined && value.startsWith("--")))
       throw new UsageError(`flag --${name} needs a value`);
     flags.set(name, value);
+    repeated.set(name, [...(repeated.get(name) ?? []), value]);
   }
-  return { positionals, flags, switches: given };
+  return { positionals, flags, repeated, switches: given };
 }

@@ -20,6 +20,12 @@ export async function runAgentCli(
       console.error(`bulwark: ${error.message}`);
       return 2;
     }
+    // A command's own ending with its own code (enroll: 3 refused, 4 unreachable).
+    const exitCode = (error as { exitCode?: unknown }).exitCode;
+    if (typeof exitCode === "number") {
+      console.error(`bulwark: ${(error as Error).message}`);
+      return exitCode;
+    }
     const message = error instanceof Error ? `${error.name}: ${error.message.split("\n")[0]}` : String(error);
     console.error(`bulwark: ${message}`);
     return 1;
