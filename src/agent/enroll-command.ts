@@ -1,6 +1,6 @@
 import { ServerRefusal, ServerUnreachable } from "./agent-api";
 import { collectFacts } from "./facts/collect-facts";
-import { EnrollUsageError, enrollMachine } from "./identity/enroll";
+import { type EnrollOptions, EnrollUsageError, enrollMachine } from "./identity/enroll";
 
 /** An agent command's end with its own exit code (enroll: 3 refused by the server, 4 unreachable). */
 export class AgentExit extends Error {
@@ -12,18 +12,8 @@ export class AgentExit extends Error {
   }
 }
 
-export interface EnrollCommandOptions {
-  server: string;
-  token: string;
-  name?: string;
-  hardwareId?: string;
-  workDirs: string[];
-  caFile?: string;
-  withCertificate: boolean;
-  force: boolean;
-  root: string;
-  stateDir: string;
-}
+/** What `bulwark agent enroll` was given: the enrollment without the OS version, which it reads. */
+export type EnrollCommandOptions = Omit<EnrollOptions, "osVersion">;
 
 /**
  * `bulwark agent enroll`: prints the device id (exit 0); a usage problem is exit 2 (EnrollUsageError,
