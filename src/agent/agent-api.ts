@@ -10,6 +10,8 @@ export class ServerRefusal extends Error {
     readonly reason: string,
     readonly details: string | undefined,
     readonly requestId: string | undefined,
+    /** The server's Retry-After (429, 503), in seconds. */
+    readonly retryAfterSeconds: number | null = null,
   ) {
     super(details ? `${reason}: ${details}` : reason);
   }
@@ -55,5 +57,14 @@ export function answerOf<T>(result: { data?: T; error?: unknown; response: Respo
     body.reason ?? `http_${result.response.status}`,
     body.details ?? body.message,
     body.request_id ?? result.response.headers.get("x-request-id") ?? undefined,
+    retryAfterOf(result.response.headers.get("retry-after")),
   );
+}
+
+/** Retry-After in seconds (a number of seconds or an HTTP date), or null. */
+function retryAfterOf(header: string | null): number | null {
+  if (header === null) return null;
+  if (/^\d+$/.test(header.trim())) return Number(header.trim());
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? null : Math.max(0, (at - Date.now()) / 1000);
 }

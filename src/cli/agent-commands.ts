@@ -63,6 +63,49 @@ export const AGENT_COMMANDS: readonly Command[] = [
     },
   },
   {
+    name: "agent run",
+    usage: "agent run [--once] [--dry-run] [--no-tunnel] [--root DIR] [--state-dir DIR]",
+    summary:
+      "check in, enforce the policy, report it; again every next_checkin_seconds (±10%), backing off when\n" +
+      "the server is away (the last policy stays enforced). --once: one cycle, exit 1 when it could not\n" +
+      "check in; --dry-run: print what would change and change nothing; --no-tunnel: never bring the tunnel up",
+    flags: COMMON_FLAGS,
+    switches: ["once", "dry-run", "no-tunnel"],
+    positionals: 0,
+    needsConfig: false,
+    run: async (_config, args) => {
+      const { runCommand } = await import("../agent/run/run-command");
+      const { NotEnrolledError } = await import("../agent/run/cycle");
+      try {
+        await runCommand({
+          root: rootOf(args),
+          stateDir: stateDirOf(args),
+          once: args.switches.has("once"),
+          dryRun: args.switches.has("dry-run"),
+          noTunnel: args.switches.has("no-tunnel"),
+        });
+      } catch (error) {
+        if (error instanceof NotEnrolledError) throw new UsageError(error.message);
+        throw error;
+      }
+    },
+  },
+  {
+    name: "agent status",
+    usage: "agent status [--json] [--state-dir DIR]",
+    summary:
+      "from local state alone: this device, its last and next check-in, the last error, its policy,\n" +
+      "compliance (and why not) and each setting's enforcement",
+    flags: COMMON_FLAGS,
+    switches: ["json"],
+    positionals: 0,
+    needsConfig: false,
+    run: async (_config, args) => {
+      const { statusCommand } = await import("../agent/run/status-command");
+      statusCommand({ stateDir: stateDirOf(args), json: args.switches.has("json") });
+    },
+  },
+  {
     name: "agent facts",
     usage: "agent facts [--root DIR] [--json] [--state-dir DIR]",
     summary:

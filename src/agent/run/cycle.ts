@@ -1,0 +1,216 @@
+import type { PolicyData } from "../../domain/policies/policy-document";
+import { VERSION } from "../../version";
+import { agentApi, answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
+import type { CommandRunner } from "../enforce/apply";
+import { enforcePolicy } from "../enforce/enforce";
+import { collectFacts } from "../facts/collect-facts";
+import { checkInFacts } from "../facts-command";
+import { type AgentState, readAgentState, writeAgentState } from "../identity/agent-state";
+import { readIfPresent, statePaths } from "../identity/state-folder";
+import {
+  type EnforcementOutcome,
+  type RuntimeStatus,
+  readRuntimeStatus,
+  writeRuntimeStatus,
+} from "./runtime-status";
+import { backoffDelay, isIdentityLost, nextCheckInDelay } from "./schedule";
+
+export interface CycleOptions {
+  root: string;
+  stateDir: string;
+  /** Plan and print, change nothing under ROOT or in the state folder. */
+  dryRun: boolean;
+  /** Write the tunnel's file but never bring the interface up or down. */
+  noTunnel: boolean;
+  now?: () => Date;
+  random?: () => number;
+  runner?: CommandRunner;
+  /** Where a dry run's plan goes (standard output by default). */
+  print?: (text: string) => void;
+}
+
+/** How a cycle ended, and when the next should start. */
+export interface CycleResult {
+  isCheckedIn: boolean;
+  delaySeconds: number;
+  /** One line for the log or the exit message. */
+  message: string;
+}
+
+/** Not enrolled (no state folder), or enrolled no more: `run` has nothing to do (exit 2 for --once). */
+export class NotEnrolledError extends Error {}
+
+/** The enforcement to report, in the order the planner gives, compared by value with the last report. */
+function sameEnforcement(a: readonly EnforcementOutcome[], b: readonly EnforcementOutcome[]): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * One cycle of `bulwark agent run`: collect the facts, check in (with the applied policy version and the
+ * last enforcement), apply the policy the answer carries (or the last one kept, when the server cannot
+ * be reached), and report a newly applied version or changed enforcement at once. Returns when to run
+ * the next cycle: the server's next_checkin_seconds ±10% after a check-in, the backoff after a failure.
+ */
+export async function runCycle(options: CycleOptions): Promise<CycleResult> {
+  const now = options.now ?? (() => new Date());
+  const random = options.random ?? Math.random;
+  const paths = statePaths(options.stateDir);
+  const state = readAgentState(paths);
+  if (!state)
+    throw new NotEnrolledError(`${options.stateDir} holds no enrollment: run bulwark agent enroll first`);
+  const status = readRuntimeStatus(paths.status);
+  const collected = await collectFacts(options.root);
+  const machine = checkInFacts(collected);
+  const ca = state.ca_file ? readIfPresent(state.ca_file) : null;
+  const api = agentApi(state.server, { ca, token: state.device_token });
+
+  const checkIn = async (report: {
+    machine: ReturnType<typeof checkInFacts>;
+    policyVersion: number | null;
+    enforcement: EnforcementOutcome[];
+  }) =>
+    answerOf(
+      await api.POST("/api/v1/agent/checkin", {
+        body: {
+          agent_version: VERSION,
+          ...report.machine,
+          ...(report.policyVersion !== null ? { policy_version: report.policyVersion } : {}),
+          ...(report.enforcement.length > 0 ? { enforcement: report.enforcement } : {}),
+        } as never,
+      }),
+    );
+
+  let answer: Awaited<ReturnType<typeof checkIn>> | null = null;
+  let failure: CycleResult | null = null;
+  if (state.state === "enrolled") {
+    try {
+      answer = await checkIn({
+        machine,
+        policyVersion: status.applied_policy_version,
+        enforcement: status.enforcement,
+      });
+    } catch (error) {
+      failure = recordFailure(error, state, status, now(), random);
+    }
+  }
+
+  // The policy to enforce: the answer's, else the last one kept (offline, it stays in force).
+  if (answer) {
+    status.policy = {
+      id: answer.policy.id,
+      version: answer.policy.version,
+      policy_data: answer.policy.policy_data,
+    };
+    status.compliance = { status: answer.compliance.status, violations: answer.compliance.violations };
+    state.tunnel = {
+      endpoint: answer.vpn_config.endpoint,
+      address: answer.vpn_config.address,
+      server_public_key: answer.vpn_config.server_public_key,
+      allowed_ips: answer.vpn_config.allowed_ips,
+      dns: answer.vpn_config.dns,
+      persistent_keepalive: answer.vpn_config.persistent_keepalive,
+    };
+  }
+  let enforcement = status.enforcement;
+  if (status.policy) {
+    const enforced = await enforcePolicy({
+      root: options.root,
+      stateDir: options.stateDir,
+      policy: status.policy.policy_data as unknown as PolicyData,
+      vpn: state.state === "enrolled" ? state.tunnel : null,
+      facts: collected.facts,
+      options: {
+        noTunnel: options.noTunnel,
+        wireGuardPrivateKey: readIfPresent(paths.wireGuardKey)?.trim() ?? null,
+      },
+      dryRun: options.dryRun,
+      ...(options.runner ? { runner: options.runner } : {}),
+    });
+    if (options.dryRun) (options.print ?? console.log)(enforced.text);
+    enforcement = enforced.results.map(({ setting, outcome, detail }) => ({ setting, outcome, detail }));
+  }
+  if (options.dryRun) {
+    return {
+      isCheckedIn: answer !== null,
+      delaySeconds: 0,
+      message: answer ? "dry run: checked in, nothing changed" : (failure?.message ?? "dry run"),
+    };
+  }
+
+  // A newly applied version or changed enforcement is reported now, not a whole interval later.
+  const appliedVersion = status.policy?.version ?? null;
+  if (
+    answer &&
+    (appliedVersion !== status.applied_policy_version || !sameEnforcement(enforcement, status.enforcement))
+  ) {
+    try {
+      // What the enforcement changed (the storage rule in force, the tunnel up) shows in the facts now.
+      const enforcedMachine = checkInFacts(await collectFacts(options.root));
+      answer = await checkIn({ machine: enforcedMachine, policyVersion: appliedVersion, enforcement });
+      status.compliance = { status: answer.compliance.status, violations: answer.compliance.violations };
+    } catch (error) {
+      failure = recordFailure(error, state, status, now(), random);
+    }
+  }
+  status.applied_policy_version = appliedVersion;
+  status.enforcement = enforcement;
+
+  let result: CycleResult;
+  if (answer && !failure) {
+    const delaySeconds = nextCheckInDelay(answer.next_checkin_seconds, random);
+    status.failures = 0;
+    status.first_unauthenticated_at = null;
+    status.last_error = null;
+    status.last_checkin_at = now().toISOString();
+    result = {
+      isCheckedIn: true,
+      delaySeconds,
+      message: `checked in; compliance ${answer.compliance.status}`,
+    };
+  } else {
+    result = failure ?? {
+      isCheckedIn: false,
+      delaySeconds: 3600 * (0.9 + 0.2 * random()),
+      message: `this device needs a new enrollment (${state.state}); the last policy stays enforced`,
+    };
+  }
+  status.next_checkin_at = new Date(now().getTime() + result.delaySeconds * 1000).toISOString();
+  writeRuntimeStatus(paths.status, status);
+  writeAgentState(paths, state);
+  return result;
+}
+
+/**
+ * Records a failed check-in in the status and says when to try again: the backoff (with the server's
+ * Retry-After as the least wait); 401s that mean the identity is gone switch the state to
+ * needs_enrollment (one 401 alone never does).
+ */
+function recordFailure(
+  error: unknown,
+  state: AgentState,
+  status: RuntimeStatus,
+  now: Date,
+  random: () => number,
+): CycleResult {
+  if (!(error instanceof ServerRefusal) && !(error instanceof ServerUnreachable)) throw error;
+  status.failures += 1;
+  status.last_error = {
+    message: error.message,
+    request_id: error instanceof ServerRefusal ? (error.requestId ?? null) : null,
+    at: now.toISOString(),
+  };
+  if (error instanceof ServerRefusal && error.status === 401) {
+    status.first_unauthenticated_at ??= now.toISOString();
+    if (isIdentityLost(error.reason, new Date(status.first_unauthenticated_at), now))
+      state.state = "needs_enrollment";
+  }
+  const retryAfter = error instanceof ServerRefusal ? error.retryAfterSeconds : null;
+  return {
+    isCheckedIn: false,
+    delaySeconds: backoffDelay(status.failures, retryAfter, random),
+    message:
+      error instanceof ServerUnreachable
+        ? `the server could not be reached: ${error.message}`
+        : `the server refused the check-in: ${error.message}${error.requestId ? ` [request ${error.requestId}]` : ""}`,
+  };
+}

@@ -1,0 +1,63 @@
+import { readAgentState } from "../identity/agent-state";
+import { statePaths } from "../identity/state-folder";
+import { readRuntimeStatus } from "./runtime-status";
+
+/**
+ * `bulwark agent status [--json]`: from local state alone (no server needed), who this device is, when
+ * it checked in and will next, the last error (with the server's request id), the policy it enforces,
+ * its compliance and each setting's enforcement; without --json, said for people, with why the device
+ * is not compliant and why it is not checking in.
+ */
+export function statusCommand(options: { stateDir: string; json: boolean }): void {
+  const paths = statePaths(options.stateDir);
+  const state = readAgentState(paths);
+  const status = readRuntimeStatus(paths.status);
+  const report = {
+    server: state?.server ?? null,
+    device_id: state?.device_id ?? null,
+    device_name: state?.device_name ?? null,
+    state: state?.state ?? "not_enrolled",
+    last_checkin_at: status.last_checkin_at,
+    next_checkin_at: status.next_checkin_at,
+    last_error: status.last_error,
+    policy: status.policy ? { id: status.policy.id, version: status.policy.version } : null,
+    applied_policy_version: status.applied_policy_version,
+    compliance: status.compliance,
+    enforcement: status.enforcement,
+    tunnel: state?.tunnel ? { interface: "bulwark", address: state.tunnel.address } : null,
+  };
+  if (options.json) {
+    console.log(JSON.stringify(report, null, 2));
+    return;
+  }
+  const lines: string[] = [];
+  if (!state) {
+    lines.push(`Not enrolled (${options.stateDir} holds no enrollment): run bulwark agent enroll.`);
+    console.log(lines.join("\n"));
+    return;
+  }
+  lines.push(`Device ${state.device_name} (${state.device_id}) of ${state.server}: ${state.state}`);
+  if (state.state === "needs_enrollment")
+    lines.push("The server no longer knows this device: enroll it again. The last policy stays enforced.");
+  lines.push(
+    `Last check-in: ${status.last_checkin_at ?? "never"}; next: ${status.next_checkin_at ?? "at the next run"}`,
+  );
+  if (status.last_error)
+    lines.push(
+      `Not checking in since ${status.last_error.at}: ${status.last_error.message}${status.last_error.request_id ? ` (request ${status.last_error.request_id})` : ""}`,
+    );
+  if (status.policy) lines.push(`Policy ${status.policy.id}, version ${status.policy.version}`);
+  if (status.compliance) {
+    lines.push(`Compliance: ${status.compliance.status}`);
+    for (const violation of status.compliance.violations)
+      lines.push(
+        `  ${violation.rule} (${violation.severity}): required ${JSON.stringify(violation.required)}, actual ${JSON.stringify(violation.actual)}`,
+      );
+  }
+  if (status.enforcement.length > 0) {
+    lines.push("Enforcement:");
+    for (const entry of status.enforcement)
+      lines.push(`  ${entry.setting}: ${entry.outcome}${entry.detail ? ` (${entry.detail})` : ""}`);
+  }
+  console.log(lines.join("\n"));
+}

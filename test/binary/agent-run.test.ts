@@ -1,0 +1,174 @@
+/**
+ * `bulwark agent run --once`, `--dry-run` and `status`, from the built executable against a real
+ * `bulwark serve`, on a prepared machine: the policy's files are written under ROOT and reported, the
+ * server sees the applied version and judges the facts the enforcement changed, a dry run changes
+ * nothing, and a server that is away leaves the last policy in force and says why in `status`.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines } from "../helpers/agent-machine";
+import { buildBinary, callServer, type RunningServer, runCommand, startServer } from "../helpers/binary";
+
+const ADMIN = { email: "run-admin@example.com", password: "correct-horse-battery" };
+const HOSTS = "127.0.0.1 localhost\n::1 localhost ip6-localhost\n";
+
+let binary: string;
+let server: RunningServer;
+let adminToken: string;
+
+beforeAll(async () => {
+  binary = await buildBinary();
+  server = await startServer(binary, mkdtempSync(join(tmpdir(), "bulwark-agent-run-")), {
+    BULWARK_ADMIN_EMAIL: ADMIN.email,
+    BULWARK_ADMIN_PASSWORD: ADMIN.password,
+    BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
+    BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
+    BULWARK_VPN_ENDPOINT: "vpn.bulwark-test.net:51820",
+  });
+  adminToken = (await callServer<{ token: string }>(server, "POST", "/api/v1/auth/login", undefined, ADMIN))
+    .token;
+  // Storage blocked and one domain blocked, on top of the default policy.
+  const policy = await callServer(server, "GET", "/api/v1/policies/default", adminToken);
+  await callServer(server, "PUT", `/api/v1/policies/${policy.id}`, adminToken, {
+    policy_data: {
+      storage: { external_storage_allowed: false },
+      network: { blocked_domains: ["tracker.example.net"] },
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  removeMachines();
+});
+
+/** A machine enrolled from a fresh state folder: its ROOT, state folder and device id. */
+async function enrolledMachine() {
+  const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.luks, {
+    files: {
+      "etc/hostname": "run-laptop\n",
+      "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n`,
+      "etc/hosts": HOSTS,
+    },
+  });
+  const stateDir = join(mkdtempSync(join(tmpdir(), "bulwark-agent-state-")), "state");
+  const { token } = await callServer<{ token: string }>(server, "POST", "/api/v1/enrollment-tokens", adminToken, {});
+  const enrolled = agent(root, stateDir, "enroll", "--server", server.url, "--token", token);
+  expect(enrolled.code, enrolled.stderr).toBe(0);
+  return { root, stateDir, deviceId: enrolled.stdout.trim() };
+}
+
+function agent(root: string, stateDir: string, ...args: string[]) {
+  return runCommand(binary, ["agent", ...args, "--root", root, "--state-dir", stateDir], tmpdir());
+}
+
+/** Every file under `folder` with its content and mode, for comparing a tree before and after. */
+function snapshot(folder: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const entry of readdirSync(folder, { recursive: true }).map(String)) {
+    const path = join(folder, entry);
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (stat?.isFile()) files[relative(folder, path)] = `${(stat.mode & 0o777).toString(8)} ${readFileSync(path, "utf8")}`;
+  }
+  return files;
+}
+
+describe("bulwark agent run --once", () => {
+  test("enforces the policy under ROOT, reports it, and the server judges the machine as it is now", async () => {
+    const machine = await enrolledMachine();
+    const run = agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel");
+    expect({ code: run.code, stderr: run.stderr }).toMatchObject({ code: 0 });
+
+    expect(readFileSync(join(machine.root, "etc/modprobe.d/bulwark.conf"), "utf8")).toContain(
+      "install usb-storage /bin/false",
+    );
+    const hosts = readFileSync(join(machine.root, "etc/hosts"), "utf8");
+    expect(hosts.startsWith(HOSTS)).toBe(true);
+    expect(hosts).toContain("0.0.0.0 tracker.example.net");
+    expect(statSync(join(machine.root, "etc/wireguard/bulwark.conf")).mode & 0o777).toBe(0o600);
+
+    // The server has the applied version, and judges the storage rule now in force (usb_storage_blocked).
+    const device = await callServer(server, "GET", `/api/v1/devices/${machine.deviceId}`, adminToken);
+    const policy = await callServer(server, "GET", `/api/v1/devices/${machine.deviceId}/policy`, adminToken);
+    expect(device.agent_version).toBe("0.1.0");
+    const rules = device.compliance.violations.map((violation: { rule: string }) => violation.rule);
+    expect(rules).not.toContain("usb.allowed");
+    expect(rules).not.toContain("storage.encryption_required");
+    const logs = await callServer(server, "GET", `/api/v1/devices/${machine.deviceId}/logs?event=policy.applied`, adminToken);
+    expect(logs.data[0]?.details?.version).toBe(policy.version);
+
+    const status = agent(machine.root, machine.stateDir, "status", "--json");
+    expect(status.code).toBe(0);
+    const report = JSON.parse(status.stdout);
+    expect(report).toMatchObject({
+      device_id: machine.deviceId,
+      state: "enrolled",
+      last_error: null,
+      applied_policy_version: policy.version,
+      compliance: { status: device.compliance.status },
+    });
+    const outcome = (setting: string) =>
+      report.enforcement.find((entry: { setting: string }) => entry.setting === setting)?.outcome;
+    expect(outcome("storage.external_storage_allowed")).toBe("enforced");
+    expect(outcome("network.blocked_domains")).toBe("enforced");
+    expect(outcome("dlp.screenshot_allowed")).toBe("unsupported");
+    expect(outcome("storage.encryption_required")).toBe("reported");
+  });
+
+  test("--dry-run changes nothing under ROOT or in the state folder, and prints what it would write", async () => {
+    const machine = await enrolledMachine();
+    // A first cycle brings the policy; then the policy changes and a dry run shows the change only.
+    expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
+    const policy = await callServer(server, "GET", "/api/v1/policies/default", adminToken);
+    await callServer(server, "PUT", `/api/v1/policies/${policy.id}`, adminToken, {
+      policy_data: { network: { blocked_domains: ["tracker.example.net", "ads.example.org"] } },
+    });
+    try {
+      const rootBefore = snapshot(machine.root);
+      const stateBefore = snapshot(machine.stateDir);
+      const dry = agent(machine.root, machine.stateDir, "run", "--dry-run", "--no-tunnel");
+      expect(dry.code, dry.stderr).toBe(0);
+      expect(dry.stdout).toContain("+0.0.0.0 ads.example.org");
+      expect(snapshot(machine.root)).toEqual(rootBefore);
+      expect(snapshot(machine.stateDir)).toEqual(stateBefore);
+    } finally {
+      await callServer(server, "PUT", `/api/v1/policies/${policy.id}`, adminToken, {
+        policy_data: { network: { blocked_domains: ["tracker.example.net"] } },
+      });
+    }
+  });
+
+  test("a server that is away: exit 1 with the reason, the last policy stays in force, status says why", async () => {
+    const machine = await enrolledMachine();
+    expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
+    const enforced = snapshot(machine.root);
+    // Point the state at a port where nothing listens, as a server that went away.
+    const statePath = join(machine.stateDir, "state.json");
+    const state = JSON.parse(readFileSync(statePath, "utf8"));
+    await Bun.write(statePath, JSON.stringify({ ...state, server: "http://127.0.0.1:9" }));
+
+    const away = agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel");
+    expect(away.code).toBe(1);
+    expect(away.stderr).toContain("could not be reached");
+    expect(snapshot(machine.root)).toEqual(enforced);
+    const status = agent(machine.root, machine.stateDir, "status");
+    expect(status.stdout).toContain("Not checking in since");
+    expect(status.stdout).toContain("could not be reached");
+    expect(JSON.parse(agent(machine.root, machine.stateDir, "status", "--json").stdout)).toMatchObject({
+      state: "enrolled",
+      last_error: { message: expect.stringContaining("127.0.0.1:9") },
+    });
+    expect(existsSync(join(machine.stateDir, "wg.key"))).toBe(true);
+  });
+
+  test("without an enrollment, run and status say so", () => {
+    const root = buildMachine(OS_RELEASES.debian);
+    const stateDir = join(mkdtempSync(join(tmpdir(), "bulwark-agent-state-")), "none");
+    const run = agent(root, stateDir, "run", "--once");
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("run bulwark agent enroll first");
+    expect(agent(root, stateDir, "status").stdout).toContain("Not enrolled");
+  });
+});
