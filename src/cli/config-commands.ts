@@ -14,6 +14,12 @@ const MASK = "********";
 /** A value as TOML writes it. */
 function tomlValue(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(tomlValue).join(", ")}]`;
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.entries(value).map(
+      ([key, inner]) => `${/^[A-Za-z0-9_-]+$/.test(key) ? key : JSON.stringify(key)} = ${tomlValue(inner)}`,
+    );
+    return entries.length === 0 ? "{}" : `{ ${entries.join(", ")} }`;
+  }
   return typeof value === "string" ? JSON.stringify(value) : String(value);
 }
 

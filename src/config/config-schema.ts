@@ -64,6 +64,11 @@ export const ConfigSchema = Type.Object({
     log_retention_days: Type.Integer({ default: 90, minimum: 1, maximum: 36500 }),
     /** A check-in that changes nothing reported is logged at most this often; 0 logs every check-in. */
     checkin_log_interval_seconds: Type.Integer({ default: 3600, minimum: 0, maximum: YEAR }),
+    /**
+     * Minimum OS versions by platform (windows, macos, android, ios: over the built-in minimums) or Linux
+     * distribution (its os-release ID: ubuntu, debian, ...); keys and versions checked by load-config.ts.
+     */
+    min_os_versions: Type.Record(Type.String(), Type.String(), { default: {} }),
   }),
   jobs: Type.Object({
     scan_interval_seconds: Type.Integer({ default: 60, minimum: 1, maximum: 86400 }),

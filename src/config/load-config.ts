@@ -103,6 +103,7 @@ export function loadExplainedConfig(options: LoadConfigOptions = {}): ExplainedC
     raw[section] = { ...raw[section], ...(values as Record<string, unknown>) };
     for (const key of Object.keys(values as object)) sources.set(`${section}.${key}`, "override");
   }
+  refuseNumericVersions(raw.devices?.min_os_versions);
   const config = Value.Default(ConfigSchema, Value.Clone(fillSections(raw))) as Config;
   // Check first: listing errors walks the schema with a generator, ~1 ms of every start.
   const firstError = Value.Check(ConfigSchema, config)
@@ -197,11 +198,45 @@ function checkSemantics(config: Config, sources: ReadonlyMap<string, string>): v
         );
     }
   }
+  checkMinimumOsVersions(config.devices.min_os_versions);
   const token = config.metrics.token;
   if (token !== "" && (token.length < 16 || /\s/.test(token)))
     throw new ConfigError(
       "invalid config metrics.token: use at least 16 characters and no spaces (for example the output of `openssl rand -hex 32`)",
     );
+}
+
+const MIN_OS_VERSIONS = "devices.min_os_versions";
+const OS_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+const OS_VERSION = /^\d{1,9}(\.\d{1,9}){0,3}$/;
+
+/** A TOML number would lose a version's zeros (22.10 reads as 22.1): versions are written as strings. */
+function refuseNumericVersions(versions: unknown): void {
+  if (typeof versions !== "object" || versions === null) return;
+  for (const [name, version] of Object.entries(versions)) {
+    if (typeof version === "number")
+      throw new ConfigError(
+        `invalid config ${MIN_OS_VERSIONS}.${name}: write the version as a string ("${version}"): a number loses its zeros (22.10 would read 22.1)`,
+      );
+  }
+}
+
+/** Each entry names a platform or a Linux distribution's os-release ID, with a dotted version. */
+function checkMinimumOsVersions(versions: Readonly<Record<string, string>>): void {
+  for (const [name, version] of Object.entries(versions)) {
+    if (name === "linux")
+      throw new ConfigError(
+        `invalid config ${MIN_OS_VERSIONS}.linux: Linux is judged per distribution; name its os-release ID instead (ubuntu = "22.04", debian = "12")`,
+      );
+    if (!OS_NAME.test(name))
+      throw new ConfigError(
+        `invalid config ${MIN_OS_VERSIONS}: "${name}" is not a platform (windows, macos, android, ios) or a distribution's os-release ID (lower case, like ubuntu)`,
+      );
+    if (!OS_VERSION.test(version))
+      throw new ConfigError(
+        `invalid config ${MIN_OS_VERSIONS}.${name}: "${version}" is not a version such as 22.04 or 12`,
+      );
+  }
 }
 
 /** An IPv4 or IPv6 network in CIDR notation (address/prefix, the prefix within the family's bits). */
@@ -322,6 +357,16 @@ function parseEnvValue(variable: string, key: string, text: string, schema: TSch
       return items.map(Number);
     }
     return items;
+  }
+  if (type === "object") {
+    // A map as name=value pairs: BULWARK_DEVICES_MIN_OS_VERSIONS="ubuntu=22.04,windows=10".
+    const entries = text.split(",").map((item) => item.trim().split("="));
+    const pairs = entries.filter((pair): pair is [string, string] => pair.length === 2 && pair[0] !== "");
+    if (pairs.length !== entries.length)
+      throw new ConfigError(
+        `invalid config ${key} (${variable}): expected name=value pairs separated by commas (ubuntu=22.04,windows=10), got "${text}"`,
+      );
+    return Object.fromEntries(pairs.map(([name, value]) => [name.trim(), value.trim()]));
   }
   const variants = schema.anyOf as TSchema[] | undefined;
   if (

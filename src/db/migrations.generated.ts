@@ -15,6 +15,7 @@ import m12 from "../../migrations/0012_policy_name_key.sql" with { type: "text" 
 import m13 from "../../migrations/0013_re2_sensitive_data_patterns.sql" with { type: "text" };
 import m14 from "../../migrations/0014_sso_domains.sql" with { type: "text" };
 import m15 from "../../migrations/0015_organization_vpn_subnets.sql" with { type: "text" };
+import m16 from "../../migrations/0016_device_enforcement.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -34,4 +35,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0013_re2_sensitive_data_patterns", sql: m13 },
   { tag: "0014_sso_domains", sql: m14 },
   { tag: "0015_organization_vpn_subnets", sql: m15 },
+  { tag: "0016_device_enforcement", sql: m16 },
 ];

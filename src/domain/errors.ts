@@ -89,6 +89,7 @@ export const REASONS = [
   "gdpr_request_not_found",
   "webhook_not_found",
   "wipe_not_found",
+  "agent_download_unavailable",
   // Rules of the domain
   "policy_invalid",
   "email_taken",
@@ -144,6 +145,7 @@ export type Reason = (typeof REASONS)[number];
 /** What can be missing, and the reason its absence carries. */
 const NOT_FOUND_REASONS = {
   "API key": "api_key_not_found",
+  "agent executable": "agent_download_unavailable",
   device: "device_not_found",
   "enrollment token": "enrollment_token_not_found",
   "data-protection request": "gdpr_request_not_found",

@@ -2,7 +2,6 @@ import type { Static } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import type { AnyElysia } from "elysia";
 import { passwordLockout } from "../domain/auth/login-throttle";
-import { type DeviceFacts, DeviceFactsSchema } from "../domain/devices/evaluate-compliance";
 import { getDevice } from "../domain/devices/get-device";
 import type { RateLimitedError } from "../domain/errors";
 import { normalizeEmail } from "../domain/users/email";
@@ -127,19 +126,20 @@ async function answerDeviceRead(
 
 const CHECK_IN_ROUTE = "/api/v1/agent/checkin";
 const CHECK_IN_FIELDS = new Set(Object.keys(CheckInBody.properties));
-const FACT_NAMES = Object.keys(DeviceFactsSchema.properties) as (keyof DeviceFacts)[];
 /** Compiled on the first check-in, not at start (every start would pay for it). */
 let compiledCheckInBody: TypeCheck<typeof CheckInBody> | null = null;
 
 /**
- * A check-in whose body CheckInBody accepts as it stands: a JSON object of its fields only (facts are
- * held to their own fields by the schema), as the route's parser reads it. Elysia would validate such
- * a body without refusing or dropping anything, so the route's steps are run here in the route's
+ * A check-in whose body CheckInBody accepts as it stands: a JSON object of its fields only (facts may
+ * hold names the server does not know, which the schema admits and the check-in keeps; an enforcement
+ * entry is held to its own fields by the schema), as the route's parser reads it. Elysia would validate
+ * such a body without refusing or dropping anything, so the route's steps are run here in the route's
  * order: openRequest, the `device` macro's decision (requireDevice), the check-in and its answer,
  * requestErrorResponse for any failure. What Elysia's normalisation does to it is done too: ids
- * lower-cased (normalize-input), facts rebuilt in the schema's order (Elysia's cleaner copies them so;
- * they are stored as written). Any other body (an unknown field, a wrong type, broken JSON, a chunked
- * upload) goes to Elysia with the bytes read, and is answered there.
+ * lower-cased (normalize-input); the order of facts and of an entry's fields, which Elysia's cleaner
+ * may change, answerCheckIn sets for both. Any other body (an unknown top-level field, an unknown
+ * field in an enforcement entry, a wrong type, broken JSON, a chunked upload) goes to Elysia with the
+ * bytes read, and is answered there.
  */
 async function answerPlainCheckIn(app: AnyElysia, deps: AppDeps, request: Request): Promise<Response> {
   const read = await readSmallJsonBody(app, deps, request);
@@ -157,22 +157,20 @@ function checkInBody(body: unknown): Static<typeof CheckInBody> | null {
   compiledCheckInBody ??= TypeCompiler.Compile(CheckInBody);
   if (!compiledCheckInBody.Check(body)) return null;
   normalizeIdFields(body);
-  if (body.facts) {
-    const facts: DeviceFacts = {};
-    for (const name of FACT_NAMES) if (body.facts[name] !== undefined) facts[name] = body.facts[name];
-    body.facts = facts;
-  }
   return body;
 }
 
-/** The most of a body the fast lane reads: a sign-in or every field of a check-in fits in ~600 bytes. */
-const MAX_FAST_BODY_BYTES = 4096;
+/**
+ * The most of a body the fast lane reads: a sign-in, or a check-in with its facts and a policy's worth
+ * of enforcement entries with their details; a longer one is read by Elysia.
+ */
+const MAX_FAST_BODY_BYTES = 16_384;
 
 /**
  * A small JSON body as the route's parser reads it (`value`: an empty body is {}, any body the parser
  * would refuse or that cannot be read is undefined), with the request's peer pinned before reading (see
  * pinPeer) and the bytes kept for Elysia (keepReadBody). Null, and nothing read, for a request without
- * a declared length of at most 4 KiB or without a JSON content type: Elysia reads those.
+ * a declared length of at most 16 KiB or without a JSON content type: Elysia reads those.
  */
 async function readSmallJsonBody(
   app: AnyElysia,
@@ -182,7 +180,7 @@ async function readSmallJsonBody(
   const declared = request.headers.get("content-length");
   if (
     declared === null ||
-    !/^\d{1,4}$/.test(declared) ||
+    !/^\d{1,5}$/.test(declared) ||
     Number(declared) > MAX_FAST_BODY_BYTES ||
     !isJsonContentType(request.headers.get("content-type"))
   )

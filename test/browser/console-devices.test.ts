@@ -42,9 +42,12 @@ async function enroll(enrollmentToken: string, name: string, platform: string, o
   agents.set(name, { id: answer.body.id, token: answer.body.device_token });
 }
 
-async function checkIn(name: string, facts: Record<string, boolean>) {
+async function checkIn(name: string, facts: Record<string, boolean>, report: Record<string, unknown> = {}) {
   const agent = agents.get(name);
-  const answer = await harness.api("POST", "/api/v1/agent/checkin", { token: agent?.token, body: { facts } });
+  const answer = await harness.api("POST", "/api/v1/agent/checkin", {
+    token: agent?.token,
+    body: { facts, ...report },
+  });
   if (answer.status !== 200) throw new Error(`check-in of ${name} failed: ${JSON.stringify(answer.body)}`);
   return answer.body as { commands: { type: string; wipe_id: string }[] };
 }
@@ -66,7 +69,18 @@ beforeAll(async () => {
   await enroll(enrollmentToken, "Cirrus desktop", "windows", "11");
   await enroll(enrollmentToken, "Dover tablet", "ios", "17.1");
   // The default policy (balanced) requires disk encryption: Borealis breaks that rule.
-  await checkIn("Borealis phone", { ...COMPLIANT_FACTS, disk_encrypted: false });
+  // It also reports a fact under a name the server does not know, and what it enforced.
+  await checkIn(
+    "Borealis phone",
+    { ...COMPLIANT_FACTS, disk_encrypted: false, diskEncrypted: true },
+    {
+      enforcement: [
+        { setting: "usb.allowed", outcome: "enforced" },
+        { setting: "dlp.screenshot_allowed", outcome: "unsupported", detail: "no screenshot hook here" },
+        { setting: "tunnel", outcome: "failed", detail: "wg-quick up: permission denied" },
+      ],
+    },
+  );
   await checkIn("Atlas laptop", COMPLIANT_FACTS);
   const suspended = await harness.api("PUT", `/api/v1/devices/${agents.get("Fleet node 07")?.id}/status`, {
     token: adminToken,
@@ -199,6 +213,25 @@ describe("console devices", () => {
         .getByRole("list", { name: /^Activity/ })
         .getByText("Checked in")
         .waitFor();
+      // What the agent reported: its facts, the one this server does not know, and its enforcement.
+      const report = page.getByRole("region", { name: "Reported by the agent" });
+      await report.getByText("USB storage blocked").waitFor();
+      await report.getByText("Not known to this server").waitFor();
+      await report.getByText("diskEncrypted").waitFor();
+      const enforcement = page.getByRole("table", { name: /what the agent did with it/ });
+      const rows = enforcement.locator("tbody tr");
+      expect(await rows.count()).toBe(3);
+      expect(await rows.nth(1).getByRole("cell").allTextContents()).toEqual([
+        "dlp.screenshot_allowed",
+        expect.stringContaining("Unsupported"),
+        "no screenshot hook here",
+      ]);
+      expect(await rows.nth(2).getByRole("cell").allTextContents()).toEqual([
+        "tunnel",
+        expect.stringContaining("Failed"),
+        "wg-quick up: permission denied",
+      ]);
+      expect(await rows.nth(0).textContent()).toContain("Enforced");
       expect(await accessibilityViolations(page)).toEqual([]);
     });
   }, 60_000);

@@ -6,7 +6,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Page } from "playwright-core";
+import { executablePath } from "../helpers/binary";
 import {
   accessibilityViolations,
   type ConsoleHarness,
@@ -109,6 +113,32 @@ describe("enrollment tokens", () => {
       await page.getByText("Copy it now: it won't be shown again.").waitFor();
       const value = await page.getByLabel("Enrollment token", { exact: true }).inputValue();
       expect(value).toStartWith("bwe_");
+      // The two commands that enroll a Linux machine with the agent: fetch it from this server, enroll.
+      const fetchAgent = await page.getByLabel("1. Fetch the agent").inputValue();
+      expect(await page.getByLabel("2. Enroll with the agent").inputValue()).toBe(
+        `sudo ./bulwark agent enroll --server ${harness.origin} --token ${value}`,
+      );
+      // Run as shown, by bash with the real curl and sha256sum: the file fetched is the executable
+      // serving the page, and its checksum is confirmed.
+      const folder = mkdtempSync(join(tmpdir(), "bulwark-agent-fetch-"));
+      const fetched = Bun.spawn(["bash", "-euo", "pipefail", "-c", fetchAgent], {
+        cwd: folder,
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const checked = await new Response(fetched.stdout).text();
+      expect([await fetched.exited, await new Response(fetched.stderr).text()]).toEqual([0, ""]);
+      expect(checked).toBe("bulwark: OK\n");
+      const agent = Bun.file(join(folder, "bulwark"));
+      const served = Bun.file(await executablePath());
+      expect(agent.size).toBe(served.size);
+      expect(
+        Buffer.compare(Buffer.from(await agent.arrayBuffer()), Buffer.from(await served.arrayBuffer())),
+      ).toBe(0);
+      expect(statSync(join(folder, "bulwark")).mode & 0o111).toBe(0o111);
+      rmSync(folder, { recursive: true, force: true });
+      // The curl-only enrollment stays available, folded away.
+      await page.getByText("Without the agent: enroll with curl").click();
       const command = await page.getByLabel("Enroll command (Linux)").inputValue();
       expect(command).toContain(value);
       expect(await accessibilityViolations(page)).toEqual([]);

@@ -190,6 +190,33 @@ describe("values a running server would trip over later are refused at start", (
     expect(refused({ BULWARK_VPN_PERSISTENT_KEEPALIVE: "70000" })).toContain("vpn.persistent_keepalive");
   });
 
+  test("devices.min_os_versions: a table in the file, name=value pairs in the environment, each checked", () => {
+    const file = writeToml('[devices]\nmin_os_versions = { ubuntu = "22.04", windows = "10.0.19045" }\n');
+    expect(loadConfig({ file, env: {} }).devices.min_os_versions).toEqual({
+      ubuntu: "22.04",
+      windows: "10.0.19045",
+    });
+    expect(
+      loadConfig({ env: { BULWARK_DEVICES_MIN_OS_VERSIONS: "ubuntu=22.04, debian=12" }, cwd: folder }).devices
+        .min_os_versions,
+    ).toEqual({ ubuntu: "22.04", debian: "12" });
+    const numeric = writeToml("[devices]\nmin_os_versions = { ubuntu = 22.10 }\n");
+    expect(() => loadConfig({ file: numeric, env: {} })).toThrow(
+      'invalid config devices.min_os_versions.ubuntu: write the version as a string ("22.1")',
+    );
+    for (const [value, expected] of [
+      ["ubuntu", "expected name=value pairs"],
+      ["linux=6.1", "devices.min_os_versions.linux: Linux is judged per distribution"],
+      ["Ubuntu=22.04", 'devices.min_os_versions: "Ubuntu" is not a platform'],
+      ["ubuntu=jammy", 'devices.min_os_versions.ubuntu: "jammy" is not a version such as 22.04 or 12'],
+    ])
+      expect(refused({ BULWARK_DEVICES_MIN_OS_VERSIONS: value as string })).toContain(expected as string);
+    for (const message of ["ubuntu", "linux=6.1", "ubuntu=jammy"].map((value) =>
+      refused({ BULWARK_DEVICES_MIN_OS_VERSIONS: value }),
+    ))
+      expect(message).not.toContain("\n");
+  });
+
   test("server.trusted_proxies are IPv4 and IPv6 addresses and networks, and need server.trust_proxy", () => {
     const proxies = "10.0.0.5, 10.1.0.0/16,2001:db8::7,2001:db8:1::/48,::ffff:192.0.2.0/120";
     const config = loadConfig({

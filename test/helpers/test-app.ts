@@ -223,13 +223,19 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
 
 export type TestApp = Awaited<ReturnType<typeof createInProcessTestApp>>;
 
-/** `BULWARK_<SECTION>_<KEY>` variables for config overrides (lists comma-separated). */
+/** `BULWARK_<SECTION>_<KEY>` variables for config overrides (lists comma-separated, maps as name=value). */
 function configEnvironment(overrides: DeepPartial<Config>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [section, values] of Object.entries(overrides)) {
     for (const [key, value] of Object.entries(values as Record<string, unknown>)) {
       if (value === undefined) continue;
-      env[`BULWARK_${section}_${key}`.toUpperCase()] = Array.isArray(value) ? value.join(",") : String(value);
+      env[`BULWARK_${section}_${key}`.toUpperCase()] = Array.isArray(value)
+        ? value.join(",")
+        : typeof value === "object" && value !== null
+          ? Object.entries(value)
+              .map(([name, inner]) => `${name}=${inner}`)
+              .join(",")
+          : String(value);
     }
   }
   return env;

@@ -243,6 +243,156 @@ describe("POST /agent/checkin", () => {
     expect(logs.body.data[0].details.facts).toEqual(HEALTHY_FACTS);
   });
 
+  test("a misspelled fact is kept, named in ignored_facts and not judged; the device shows both", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const { disk_encrypted: _, ...others } = HEALTHY_FACTS;
+    const response = await checkIn(t, enrolled.device_token, {
+      facts: { ...others, diskEncrypted: true, kernel: "6.8.0" },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.ignored_facts).toEqual(["diskEncrypted", "kernel"]);
+    // The policy needs disk encryption, and the fact that says so was misspelled: it could not be checked.
+    expect(response.body.compliance.missing).toContain("storage.encryption_required");
+    const device = await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
+    expect(device.body.facts).toEqual(others);
+    expect(device.body.ignored_facts).toEqual({ diskEncrypted: true, kernel: "6.8.0" });
+    // Spelled right the next time, nothing is ignored any more.
+    const fixed = await checkIn(t, enrolled.device_token, { facts: HEALTHY_FACTS });
+    expect(fixed.body.ignored_facts).toEqual([]);
+    expect(fixed.body.compliance.missing).not.toContain("storage.encryption_required");
+    const after = await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
+    expect([after.body.facts, after.body.ignored_facts]).toEqual([HEALTHY_FACTS, null]);
+  });
+
+  test("unknown facts are bounded: a value that is not a scalar, a long name or too many facts is a 400", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const tooMany = Object.fromEntries(Array.from({ length: 65 }, (_, index) => [`fact_${index}`, true]));
+    for (const [facts, field] of [
+      [{ secure_boot: { state: "on" } }, "facts.secure_boot"],
+      [{ kernel: "x".repeat(201) }, "facts.kernel"],
+      [{ ["n".repeat(65)]: true }, `facts.${"n".repeat(64)}…`],
+      [tooMany, "facts"],
+    ] as const) {
+      const response = await checkIn(t, enrolled.device_token, { facts });
+      expect([field, response.status]).toEqual([field, 400]);
+      expect(response.body.errors.map((error: { field: string }) => error.field)).toContain(field);
+    }
+    const device = await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
+    expect([device.body.facts, device.body.ignored_facts]).toEqual([null, null]);
+  });
+
+  test("the enforcement report is stored and shown on the device with its time; bad entries are a 400", async () => {
+    const org = await t.createOrganization();
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const device = () => t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
+    expect((await device()).body.enforcement).toBeNull();
+    const enforcement = [
+      { setting: "usb.allowed", outcome: "enforced" },
+      { setting: "dlp.screenshot_allowed", outcome: "unsupported", detail: "no compositor hook on Linux" },
+      { setting: "tunnel", outcome: "failed", detail: "wg-quick up: RTNETLINK answers: File exists" },
+      { setting: "storage.encryption_required", outcome: "reported" },
+    ];
+    const response = await checkIn(t, enrolled.device_token, { enforcement });
+    expect(response.status).toBe(200);
+    const shown = (await device()).body;
+    expect(shown.enforcement).toEqual({ reported_at: shown.last_seen, settings: enforcement });
+    for (const [entry, field] of [
+      [{ setting: "usb.allowed", outcome: "maybe" }, "enforcement.0.outcome"],
+      [{ setting: "USB allowed", outcome: "enforced" }, "enforcement.0.setting"],
+      [{ setting: "tunnel", outcome: "failed", detail: "x".repeat(501) }, "enforcement.0.detail"],
+      [{ outcome: "enforced" }, "enforcement.0.setting"],
+    ] as const) {
+      const refused = await checkIn(t, enrolled.device_token, { enforcement: [entry] });
+      expect([field, refused.status]).toEqual([field, 400]);
+      expect(refused.body.errors.map((error: { field: string }) => error.field)).toContain(field);
+    }
+    const tooLong = Array.from({ length: 65 }, () => ({ setting: "tunnel", outcome: "enforced" }));
+    expect((await checkIn(t, enrolled.device_token, { enforcement: tooLong })).status).toBe(400);
+    expect((await device()).body.enforcement.settings).toEqual(enforcement);
+  });
+
+  inProcessTest(
+    "an enforcement report identical to the last one is a heartbeat; a changed one is logged",
+    async () => {
+      const org = await t.createOrganization();
+      const enrolled = await enrollDevice(t, org.adminToken);
+      const report = {
+        os_version: "15.0",
+        facts: { ...HEALTHY_FACTS, secure_boot: true },
+        enforcement: [{ setting: "usb.allowed", outcome: "enforced" }],
+      };
+      const read = async () =>
+        (await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken })).body;
+      const checkIns = async () =>
+        (
+          await t.request("GET", `/api/v1/devices/${enrolled.id}/logs?event=device.checkin`, {
+            token: org.adminToken,
+          })
+        ).body;
+      await checkIn(t, enrolled.device_token, report);
+      const before = await read();
+      expect((await checkIns()).total).toBe(1);
+      t.clock.advanceSeconds(120);
+      expect((await checkIn(t, enrolled.device_token, report)).body.ignored_facts).toEqual(["secure_boot"]);
+      const after = await read();
+      const now = t.clock.now().toISOString();
+      expect([after.last_seen, after.updated_at, after.enforcement.reported_at]).toEqual([now, now, now]);
+      const unchanged = (device: Record<string, unknown>) => {
+        const { last_seen, updated_at, compliance, enforcement, ...rest } = device;
+        return { ...rest, settings: (enforcement as { settings: unknown }).settings };
+      };
+      expect(unchanged(after)).toEqual(unchanged(before));
+      // Inside the log interval, the same report is not logged again.
+      expect((await checkIns()).total).toBe(1);
+
+      t.clock.advanceSeconds(120);
+      const changed = [{ setting: "usb.allowed", outcome: "failed", detail: "usbguard is not installed" }];
+      await checkIn(t, enrolled.device_token, { ...report, enforcement: changed });
+      const logged = await checkIns();
+      expect(logged.total).toBe(2);
+      expect(logged.data[0].details).toMatchObject({
+        enforcement: changed,
+        ignored_facts: { secure_boot: true },
+      });
+      expect((await read()).enforcement.settings).toEqual(changed);
+    },
+  );
+
+  inProcessTest(
+    "a change of violations logs device.compliance_changed though the device stays non_compliant",
+    async () => {
+      const org = await t.createOrganization();
+      const enrolled = await enrollDevice(t, org.adminToken, {
+        platform: "windows",
+        os_version: "10.0.19045",
+      });
+      const vpnDown = { ...HEALTHY_FACTS, vpn_connected: false };
+      await checkIn(t, enrolled.device_token, { facts: vpnDown });
+      const changes = () => recordedEvents(t, org.organizationId, "device.compliance_changed");
+      expect(changes()).toHaveLength(1);
+      // The same report again changes nothing: no event.
+      await checkIn(t, enrolled.device_token, { facts: vpnDown });
+      expect(changes()).toHaveLength(1);
+      // Another rule broken too: still non_compliant, but the violations changed.
+      await checkIn(t, enrolled.device_token, { facts: { ...vpnDown, usb_storage_blocked: false } });
+      expect(changes()).toHaveLength(2);
+      expect(changes()[1]?.data).toMatchObject({
+        previous_status: "non_compliant",
+        status: "non_compliant",
+        previous_violations: [{ rule: "network.vpn_required" }],
+        violations: [{ rule: "network.vpn_required" }, { rule: "usb.allowed" }],
+      });
+      const logged = await t.request(
+        "GET",
+        `/api/v1/devices/${enrolled.id}/logs?event=device.compliance_changed`,
+        { token: org.adminToken },
+      );
+      expect(logged.body.total).toBe(2);
+    },
+  );
+
   test("401 without a device token, with a user's token, or with an unknown one", async () => {
     const org = await t.createOrganization();
     expect((await t.request("POST", CHECKIN, { body: {} })).status).toBe(401);
@@ -259,6 +409,48 @@ describe("POST /agent/checkin", () => {
       token: enrolled.device_token,
     });
     expect(response.status).toBe(401);
+  });
+});
+
+describe("devices.min_os_versions", () => {
+  test("a Linux device is judged against its distribution's minimum; others have none", async () => {
+    const strict = await createDeviceTestApp({
+      devices: { min_os_versions: { ubuntu: "22.04", windows: "10.0.22000" } },
+    });
+    try {
+      const org = await strict.createOrganization();
+      const linux = await enrollDevice(strict, org.adminToken, {
+        platform: "linux",
+        os_version: "ubuntu 22.04",
+      });
+      const osViolations = async (os_version: string) =>
+        (await checkIn(strict, linux.device_token, { os_version })).body.compliance.violations.filter(
+          (violation: { rule: string }) => violation.rule === "os_version",
+        );
+      expect(await osViolations("ubuntu 20.04")).toEqual([
+        { rule: "os_version", required: ">= 22.04", actual: "ubuntu 20.04", severity: "critical" },
+      ]);
+      expect(await osViolations("ubuntu 22.04")).toEqual([]);
+      expect(await osViolations("ubuntu 24.10")).toEqual([]);
+      // A distribution without a configured minimum has none.
+      expect(await osViolations("debian 11")).toEqual([]);
+      const device = await strict.request("GET", `/api/v1/devices/${linux.id}`, { token: org.adminToken });
+      expect(device.body.compliance.violations).toEqual([]);
+      // A platform's configured minimum replaces its built-in one (10): Windows 10 is below 10.0.22000.
+      const windows = await enrollDevice(strict, org.adminToken, {
+        platform: "windows",
+        os_version: "10.0.22631",
+      });
+      const old = await checkIn(strict, windows.device_token, { os_version: "10.0.19045" });
+      expect(old.body.compliance.violations).toContainEqual({
+        rule: "os_version",
+        required: ">= 10.0.22000",
+        actual: "10.0.19045",
+        severity: "critical",
+      });
+    } finally {
+      await strict.close();
+    }
   });
 });
 

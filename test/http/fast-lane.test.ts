@@ -330,6 +330,44 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
     expect(storedFacts[1]).toBe(storedFacts[0]);
   });
 
+  test("enforcement and facts the server does not know: the same answer both ways, stored the same", async () => {
+    const org = await t.createOrganization();
+    // Unknown facts among the known ones, and an entry's fields in another order than the schema's.
+    const report = {
+      facts: { kernel: "6.8.0", vpn_connected: true, diskEncrypted: true, disk_encrypted: false },
+      enforcement: [
+        { detail: "no compositor hook", outcome: "unsupported", setting: "dlp.screenshot_allowed" },
+        { outcome: "enforced", setting: "usb.allowed" },
+      ],
+    };
+    const stored: string[] = [];
+    for (const path of [CHECK_IN, `${CHECK_IN}?through=elysia`]) {
+      const enrolled = await enrollDevice(t, org.adminToken);
+      const { headers, init } = sent(report);
+      const response = await t.fetch(path, {
+        headers: { ...headers, ...bearer(enrolled.device_token) },
+        ...init,
+      });
+      expect(response.status).toBe(200);
+      expect((await response.json()).ignored_facts).toEqual(["kernel", "diskEncrypted"]);
+      const device = await t.request("GET", `/api/v1/devices/${enrolled.id}`, { token: org.adminToken });
+      const { facts, ignored_facts, enforcement } = device.body;
+      stored.push(JSON.stringify({ facts, ignored_facts, settings: enforcement.settings }));
+    }
+    expect(JSON.parse(stored[0] as string)).toEqual({
+      facts: { disk_encrypted: false, vpn_connected: true },
+      ignored_facts: { kernel: "6.8.0", diskEncrypted: true },
+      settings: [
+        { setting: "dlp.screenshot_allowed", outcome: "unsupported", detail: "no compositor hook" },
+        { setting: "usb.allowed", outcome: "enforced" },
+      ],
+    });
+    expect(stored[1]).toBe(stored[0]);
+    const enrolled = await enrollDevice(t, org.adminToken);
+    const answered = await checkInBothWays(enrolled.device_token, report);
+    expect(answered.body.ignored_facts).toEqual(["kernel", "diskEncrypted"]);
+  });
+
   test("both count against the device's one budget once, whichever answers, and the 429 past it is the same", async () => {
     const limited = await createTestApp({
       rate_limit: { authenticated_per_minute: 6, unauthenticated_per_minute: 100_000 },
@@ -378,6 +416,11 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
       // A newer agent's field is ignored, at the top and among the facts.
       [{ agent_version: "4.2.0", battery_health: "good" }, undefined, 200],
       [{ facts: { ...HEALTHY_FACTS, secure_boot: true } }, undefined, 200],
+      // An enforcement entry's unknown field is dropped; a fact whose value is not a scalar is refused.
+      [{ enforcement: [{ setting: "tunnel", outcome: "enforced", since: "boot" }] }, undefined, 200],
+      [{ enforcement: [{ setting: "tunnel", outcome: "maybe" }] }, undefined, 400],
+      [{ facts: { secure_boot: { state: "on" } } }, undefined, 400],
+      [{ facts: { ["n".repeat(65)]: true } }, undefined, 400],
       [{ agent_version: 42 }, undefined, 400],
       [{ policy_version: 0 }, undefined, 400],
       [{ policy_id: "not-a-uuid" }, undefined, 400],
@@ -392,8 +435,8 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
       [{ agent_version: "4.2.0" }, "application/vnd.agent+json", 200],
       // Nested deeper than any body the API accepts.
       [`{"facts": ${"[".repeat(70)}${"]".repeat(70)}}`, undefined, 400],
-      // Past the 4 KiB the fast lane reads: the route reads it.
-      [{ agent_version: "4.2.0", padding: "x".repeat(5000) }, undefined, 200],
+      // Past the 16 KiB the fast lane reads: the route reads it.
+      [{ agent_version: "4.2.0", padding: "x".repeat(17_000) }, undefined, 200],
     ];
     for (const [body, type, status] of answers) {
       const answered = await checkInBothWays(enrolled.device_token, body, type);
@@ -439,6 +482,16 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
           ...plain.init,
         });
         expect([answered.status, elysia.calls()]).toEqual([200, 0]);
+        // Facts this server does not know and an enforcement report are answered here too.
+        const reported = sent({
+          facts: { ...HEALTHY_FACTS, secure_boot: true },
+          enforcement: [{ setting: "tunnel", outcome: "enforced" }],
+        });
+        const withReport = await t.fetch(CHECK_IN, {
+          headers: { ...reported.headers, ...bearer(enrolled.device_token) },
+          ...reported.init,
+        });
+        expect([withReport.status, elysia.calls()]).toEqual([200, 0]);
         // The policy id in capitals is the device's policy: the agent has applied it.
         const policy = await t.request("GET", `/api/v1/devices/${enrolled.id}/policy`, {
           token: org.adminToken,
@@ -451,8 +504,8 @@ describe("POST /agent/checkin through the fast lane answers as the Elysia route 
           ...empty.init,
         });
         expect([heartbeat.status, elysia.calls()]).toEqual([200, 1]);
-        // A body past 4 KiB is not read here, even one the route accepts.
-        const padded = sent(`${JSON.stringify({ agent_version: "4.4.0" })}${" ".repeat(5000)}`);
+        // A body past 16 KiB is not read here, even one the route accepts.
+        const padded = sent(`${JSON.stringify({ agent_version: "4.4.0" })}${" ".repeat(17_000)}`);
         const long = await t.fetch(CHECK_IN, {
           headers: { ...padded.headers, ...bearer(enrolled.device_token) },
           ...padded.init,

@@ -162,6 +162,9 @@ describe("every route", () => {
         "POST /api/v1/auth/sso/saml/token",
         "POST /api/v1/devices/enroll",
         "GET /api/v1/agent/ca.pem",
+        // The executable an enrolling machine fetches before it has any credential.
+        "GET /api/v1/agent/download",
+        "GET /api/v1/agent/download.sha256",
       ].sort(),
     );
   });

@@ -82,6 +82,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/agent/device": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unenroll: the device leaves the server
+         * @description Authorization: Bearer <device_token>, or the device certificate. Removes the device as a retirement does: its token and certificate stop working at once, its VPN peer and address go, its hardware_id may enroll again; its record, logs and wipes go with it. Audited as device.unenroll (the device as actor), event device.unenrolled. 409 wipe_pending while a wipe waits for the device (carry it out first); 409 device_suspended for a suspended device (an administrator may retire it).
+         */
+        delete: operations["deleteApiV1AgentDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download the agent (this server's executable)
+         * @description The server and the device agent are one executable (`bulwark agent ...`): this serves the running one, so a machine that can reach the server needs nothing else to enroll: `curl -fsSLo bulwark <server>/api/v1/agent/download && chmod +x bulwark`. Public, like the executable itself. Headers: X-Bulwark-Version, X-Bulwark-SHA256 (hex; also at /agent/download.sha256). 404 agent_download_unavailable when the server runs from source (npm start) rather than as the built executable.
+         */
+        get: operations["getApiV1AgentDownload"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/download.sha256": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The agent download's SHA-256
+         * @description One line for `sha256sum -c` beside the downloaded file: `curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. 404 as for the download.
+         */
+        get: operations["getApiV1AgentDownload.sha256"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the device token
+         * @description Authorization: Bearer <device_token>, or the device certificate. Issues a new device token (valid a year, shown once: store it before using it) and ends the device's earlier tokens five minutes later (previous_tokens_expire_at; 401 device_token_expired after that), so an answer lost on the network does not strand the agent: it may retry with the token it has. Audited as device.token_rotate.
+         */
+        post: operations["postApiV1AgentToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/agent/wipes/{wipe_id}/complete": {
         parameters: {
             query?: never;
@@ -1567,6 +1647,23 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "device.unenrolled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** device.unenrolled: A device left the server on its own (its agent unenrolled it): its credentials and VPN peer are gone */
+        post: operations["webhook_device_unenrolled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "device.unsuspended": {
         parameters: {
             query?: never;
@@ -1809,7 +1906,7 @@ export interface components {
                 /** @description Why this device failed, e.g. device not found */
                 error?: string;
                 /** @enum {string} */
-                reason?: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
+                reason?: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
                 success: boolean;
                 /**
                  * Format: uuid
@@ -1851,6 +1948,8 @@ export interface components {
              * @description UUID
              */
             device_id: string;
+            /** @description The reported facts this server does not know (a newer agent's, or a misspelled name such as diskEncrypted): kept, but not judged. Empty when every fact was known. */
+            ignored_facts: string[];
             /** @description When to check in next */
             next_checkin_seconds: number;
             /** @description The current policy, always sent; apply it when its id or version differs from yours */
@@ -2001,17 +2100,23 @@ export interface components {
              */
             created_at: string;
             device_name: string;
+            enforcement: components["schemas"]["DeviceEnforcement"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
              */
             enrolled_at: string;
+            facts: components["schemas"]["DeviceLastFacts"];
             hardware_id: string;
             /**
              * Format: uuid
              * @description UUID
              */
             id: string;
+            /** @description The facts of the last report this server does not know (a newer agent's, or a misspelled name), as reported; not judged. null when there were none */
+            ignored_facts: {
+                [key: string]: boolean | number | string | null;
+            } | null;
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
@@ -2087,6 +2192,8 @@ export interface components {
             policy_id: string;
             policy_version: number;
             previous_status: components["schemas"]["ComplianceStatus"];
+            /** @description The violations before: a device can stay non_compliant for other reasons */
+            previous_violations: components["schemas"]["ComplianceViolation"][];
             status: components["schemas"]["ComplianceStatus"];
             violations: components["schemas"]["ComplianceViolation"][];
         };
@@ -2101,6 +2208,19 @@ export interface components {
             platform: "linux" | "windows" | "macos" | "android" | "ios";
         };
         /**
+         * DeviceEnforcement
+         * @description The agent's last enforcement report and when it came; null before any
+         */
+        DeviceEnforcement: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            reported_at: string;
+            /** @description Each setting the agent applies, with what came of it */
+            settings: components["schemas"]["EnforcementEntry"][];
+        } | null;
+        /**
          * DeviceEnrolledData
          * @description A device enrolled with an enrollment token
          */
@@ -2114,10 +2234,10 @@ export interface components {
             user_id: string | null;
         };
         /**
-         * DeviceFacts
-         * @description Security facts reported by the device agent; a fact left out is not evaluated.
+         * DeviceLastFacts
+         * @description The facts of the agent's last report that this server judges; null before any
          */
-        DeviceFacts: {
+        DeviceLastFacts: {
             /** @description The system disk is encrypted. */
             disk_encrypted?: boolean;
             /** @description The host firewall is on. */
@@ -2130,7 +2250,7 @@ export interface components {
             usb_storage_blocked?: boolean;
             /** @description The WireGuard tunnel is up. */
             vpn_connected?: boolean;
-        };
+        } | null;
         /**
          * DeviceLatestWipe
          * @description The newest wipe request, pending or finished (follow it at GET /devices/:id/wipe/:wipe_id); null when none
@@ -2318,6 +2438,17 @@ export interface components {
             reason: string;
         };
         /**
+         * DeviceUnenrolledData
+         * @description A device left the server on its own (its agent unenrolled it): its credentials and VPN peer are gone
+         */
+        DeviceUnenrolledData: {
+            /** Format: uuid */
+            device_id: string;
+            device_name: string;
+            platform: "linux" | "windows" | "macos" | "android" | "ios";
+            previous_status: "online" | "offline" | "suspended" | "wiped" | "pending";
+        };
+        /**
          * DeviceUnsuspendedData
          * @description A suspended device was released
          */
@@ -2416,6 +2547,14 @@ export interface components {
             /** @description Regular expressions that detect sensitive data. */
             sensitive_data_patterns: string[];
         };
+        /** EnforcementEntry */
+        EnforcementEntry: {
+            detail?: string;
+            /** @enum {string} */
+            outcome: "enforced" | "reported" | "unsupported" | "failed";
+            /** @description A policy path (`usb.allowed`, `storage.encryption_required`) or `tunnel` */
+            setting: string;
+        };
         /** EnrollmentResult */
         EnrollmentResult: {
             /**
@@ -2512,7 +2651,7 @@ export interface components {
             /** @description For people; may be reworded */
             message: string;
             /** @enum {string} */
-            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
+            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
             /** @description The request's id, also in X-Request-Id and in the server's log */
             request_id: string;
         };
@@ -3149,7 +3288,7 @@ export interface components {
             /** @description For people; may be reworded */
             message: string;
             /** @enum {string} */
-            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
+            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
             /** @description The request's id, also in X-Request-Id and in the server's log */
             request_id: string;
             /**
@@ -3249,6 +3388,26 @@ export interface components {
             /** @description Hexadecimal, as `openssl x509 -serial` prints it */
             serial: string;
         };
+        /**
+         * ReportedFacts
+         * @description The security facts the agent checked; a fact left out is not evaluated. A fact this server does not know (a name up to 64 characters; a boolean, number, string up to 200 characters or null) is kept, not judged, and named in the answer's ignored_facts.
+         */
+        ReportedFacts: {
+            /** @description The system disk is encrypted. */
+            disk_encrypted?: boolean;
+            /** @description The host firewall is on. */
+            firewall_enabled?: boolean;
+            /** @description A screen lock is configured. */
+            screen_lock_enabled?: boolean;
+            /** @description Screenshots of the work profile are blocked. */
+            screenshots_blocked?: boolean;
+            /** @description USB mass storage is blocked. */
+            usb_storage_blocked?: boolean;
+            /** @description The WireGuard tunnel is up. */
+            vpn_connected?: boolean;
+        } & {
+            [key: string]: boolean | number | string | null;
+        };
         /** RetiredDevice */
         RetiredDevice: {
             /**
@@ -3280,6 +3439,21 @@ export interface components {
          * @description admin: everything; operator: devices and policies; auditor: read-only plus audit logs; member: self-service only
          */
         Role: "admin" | "operator" | "auditor" | "member";
+        /** RotatedDeviceToken */
+        RotatedDeviceToken: {
+            /** @description The new device token (bwd_...), shown once */
+            device_token: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            device_token_expires_at: string;
+            /**
+             * Format: date-time
+             * @description Until when the device's earlier tokens still work (five minutes)
+             */
+            previous_tokens_expire_at: string;
+        };
         /** SignedIn */
         SignedIn: {
             /** @description Access token lifetime in seconds (86400) */
@@ -3823,8 +3997,9 @@ export type SchemaDevice = components['schemas']['Device'];
 export type SchemaDeviceCertificate = components['schemas']['DeviceCertificate'];
 export type SchemaDeviceComplianceChangedData = components['schemas']['DeviceComplianceChangedData'];
 export type SchemaDeviceDeletedData = components['schemas']['DeviceDeletedData'];
+export type SchemaDeviceEnforcement = components['schemas']['DeviceEnforcement'];
 export type SchemaDeviceEnrolledData = components['schemas']['DeviceEnrolledData'];
-export type SchemaDeviceFacts = components['schemas']['DeviceFacts'];
+export type SchemaDeviceLastFacts = components['schemas']['DeviceLastFacts'];
 export type SchemaDeviceLatestWipe = components['schemas']['DeviceLatestWipe'];
 export type SchemaDeviceListItem = components['schemas']['DeviceListItem'];
 export type SchemaDeviceLogEntry = components['schemas']['DeviceLogEntry'];
@@ -3835,12 +4010,14 @@ export type SchemaDeviceRetiredData = components['schemas']['DeviceRetiredData']
 export type SchemaDeviceStatusChange = components['schemas']['DeviceStatusChange'];
 export type SchemaDeviceSummary = components['schemas']['DeviceSummary'];
 export type SchemaDeviceSuspendedData = components['schemas']['DeviceSuspendedData'];
+export type SchemaDeviceUnenrolledData = components['schemas']['DeviceUnenrolledData'];
 export type SchemaDeviceUnsuspendedData = components['schemas']['DeviceUnsuspendedData'];
 export type SchemaDeviceUpdatedData = components['schemas']['DeviceUpdatedData'];
 export type SchemaDeviceVpnConfig = components['schemas']['DeviceVpnConfig'];
 export type SchemaDeviceWipedData = components['schemas']['DeviceWipedData'];
 export type SchemaDeviceWipeRequestedData = components['schemas']['DeviceWipeRequestedData'];
 export type SchemaDlpSettings = components['schemas']['DlpSettings'];
+export type SchemaEnforcementEntry = components['schemas']['EnforcementEntry'];
 export type SchemaEnrollmentResult = components['schemas']['EnrollmentResult'];
 export type SchemaEnrollmentToken = components['schemas']['EnrollmentToken'];
 export type SchemaError = components['schemas']['Error'];
@@ -3876,8 +4053,10 @@ export type SchemaRecoveryCodes = components['schemas']['RecoveryCodes'];
 export type SchemaRefreshedWithCookie = components['schemas']['RefreshedWithCookie'];
 export type SchemaRegisteredMfaMethod = components['schemas']['RegisteredMfaMethod'];
 export type SchemaRenewedCertificate = components['schemas']['RenewedCertificate'];
+export type SchemaReportedFacts = components['schemas']['ReportedFacts'];
 export type SchemaRetiredDevice = components['schemas']['RetiredDevice'];
 export type SchemaRole = components['schemas']['Role'];
+export type SchemaRotatedDeviceToken = components['schemas']['RotatedDeviceToken'];
 export type SchemaSignedIn = components['schemas']['SignedIn'];
 export type SchemaSignedInUser = components['schemas']['SignedInUser'];
 export type SchemaSignedInWithCookie = components['schemas']['SignedInWithCookie'];
@@ -4177,8 +4356,10 @@ export interface operations {
             content: {
                 "application/json": {
                     agent_version?: string;
-                    facts?: components["schemas"]["DeviceFacts"];
-                    /** @description e.g. 14.4, judged against the platform minimum */
+                    /** @description What the agent did with each setting of the policy it applied; stored whole, replacing the last report. Shown on GET /devices/:id. */
+                    enforcement?: components["schemas"]["EnforcementEntry"][];
+                    facts?: components["schemas"]["ReportedFacts"];
+                    /** @description e.g. 14.4, judged against the platform minimum; on Linux os-release's `ID VERSION_ID` (ubuntu 24.04), judged against the distribution's minimum in devices.min_os_versions */
                     os_version?: string;
                     /**
                      * Format: uuid
@@ -4271,6 +4452,299 @@ export interface operations {
                 };
             };
             /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteApiV1AgentDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unenrolled */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the resource's current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiV1AgentDownload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bulwark executable (Linux) */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getApiV1AgentDownload.sha256": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `<sha256 hex>  bulwark`, as sha256sum prints it */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postApiV1AgentToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RotatedDeviceToken"];
+                };
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: the database could not be reached */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -13061,7 +13535,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Event names to receive, or ["*"] for all: device.enrolled, device.suspended, device.unsuspended, device.wipe_requested, device.wiped, device.deleted, device.retired, device.updated, device.offline, device.compliance_changed, policy.created, policy.updated, policy.deleted, policy.assigned, webhook.test, gdpr.request_completed */
+                    /** @description Event names to receive, or ["*"] for all: device.enrolled, device.suspended, device.unsuspended, device.wipe_requested, device.wiped, device.deleted, device.retired, device.unenrolled, device.updated, device.offline, device.compliance_changed, policy.created, policy.updated, policy.deleted, policy.assigned, webhook.test, gdpr.request_completed */
                     events: string[];
                     /** @description Shared signing secret (write-only, never returned) */
                     secret: string;
@@ -13374,7 +13848,7 @@ export interface operations {
                 "application/json": {
                     /** @description true re-enables a disabled subscription; its pending deliveries resume */
                     active?: boolean;
-                    /** @description Event names to receive, or ["*"] for all: device.enrolled, device.suspended, device.unsuspended, device.wipe_requested, device.wiped, device.deleted, device.retired, device.updated, device.offline, device.compliance_changed, policy.created, policy.updated, policy.deleted, policy.assigned, webhook.test, gdpr.request_completed */
+                    /** @description Event names to receive, or ["*"] for all: device.enrolled, device.suspended, device.unsuspended, device.wipe_requested, device.wiped, device.deleted, device.retired, device.unenrolled, device.updated, device.offline, device.compliance_changed, policy.created, policy.updated, policy.deleted, policy.assigned, webhook.test, gdpr.request_completed */
                     events?: string[];
                     /** @description Shared signing secret (write-only, never returned) */
                     secret?: string;
@@ -14119,6 +14593,64 @@ export interface operations {
                     data: components["schemas"]["DeviceSuspendedData"];
                     /** @constant */
                     event: "device.suspended";
+                    /**
+                     * Format: uuid
+                     * @description The event id
+                     */
+                    id: string;
+                    /**
+                     * Format: date-time
+                     * @description When the event happened
+                     */
+                    timestamp: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Received. Any other answer or a timeout is retried on the retry schedule. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Gone: Bulwark disables the subscription and keeps its later deliveries waiting. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhook_device_unenrolled: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Standard Webhooks: the delivery id, as X-Service-Delivery (the same on every retry) */
+                "webhook-id": string;
+                /** @description Standard Webhooks: v1,<base64 HMAC-SHA256 of id.timestamp.body> */
+                "webhook-signature": string;
+                /** @description Standard Webhooks: epoch seconds of this attempt, to refuse replays */
+                "webhook-timestamp": string;
+                /** @description The delivery id: the same on every retry of one event, for idempotency */
+                "X-Service-Delivery": string;
+                /** @description The event type */
+                "X-Service-Event": string;
+                /** @description The event id (the body's id) */
+                "X-Service-Event-Id": string;
+                /** @description sha256=<hex HMAC-SHA256 of the raw body, keyed with the subscription secret> (the GitHub scheme) */
+                "X-Service-Signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    data: components["schemas"]["DeviceUnenrolledData"];
+                    /** @constant */
+                    event: "device.unenrolled";
                     /**
                      * Format: uuid
                      * @description The event id

@@ -18,6 +18,19 @@ const FIELDS = ["expires_in_hours", "max_uses", "policy_id", "user_id"];
  * lines only between members so it reads in the box; just the two command substitutions step outside
  * the quotes.
  */
+/** Fetches the agent (this server's executable) and checks it against the digest the server publishes. */
+export function agentDownloadCommand(origin: string): string {
+  return [
+    `curl -fsSLo bulwark ${origin}/api/v1/agent/download && chmod +x bulwark`,
+    `curl -fsS ${origin}/api/v1/agent/download.sha256 | sha256sum -c`,
+  ].join("\n");
+}
+
+/** Enrolls the machine with the agent fetched by agentDownloadCommand. */
+export function agentEnrollCommand(origin: string, token: string): string {
+  return `sudo ./bulwark agent enroll --server ${origin} --token ${token}`;
+}
+
 export function enrollCommand(origin: string, token: string): string {
   return [
     `curl -X POST ${origin}/api/v1/devices/enroll \\`,
@@ -233,12 +246,26 @@ export function EnrollmentTokenCreated({ token, onDone }: { token: CreatedToken;
         </p>
       </div>
       <CopyField label="Enrollment token" value={token.token} isCode />
-      <CopyField label="Enroll command (Linux)" value={enrollCommand(location.origin, token.token)} isCode />
-      <p class="muted small">
-        Run the command on the device. It sends the device's host name and its machine id (from
-        /etc/machine-id) and answers with the device token the agent uses from then on. Other platforms send
-        the same request with their own platform and a stable hardware id.
-      </p>
+      <p class="muted small">Enroll a Linux machine with the agent: run both commands on it.</p>
+      <CopyField label="1. Fetch the agent" value={agentDownloadCommand(location.origin)} isCode />
+      <CopyField
+        label="2. Enroll with the agent"
+        value={agentEnrollCommand(location.origin, token.token)}
+        isCode
+      />
+      <details>
+        <summary>Without the agent: enroll with curl</summary>
+        <CopyField
+          label="Enroll command (Linux)"
+          value={enrollCommand(location.origin, token.token)}
+          isCode
+        />
+        <p class="muted small">
+          It sends the device's host name and its machine id (from /etc/machine-id) and answers with the
+          device token an agent uses from then on. Other platforms send the same request with their own
+          platform and a stable hardware id.
+        </p>
+      </details>
       <div class="button-row">
         <button type="button" onClick={onDone}>
           Done

@@ -13,6 +13,7 @@ export const EVENT_CATALOGUE: readonly { name: string; description: string }[] =
   { name: "device.wiped", description: "a device confirmed its wipe" },
   { name: "device.deleted", description: "a wiped device was deleted" },
   { name: "device.retired", description: "a device that will not confirm a wipe was removed" },
+  { name: "device.unenrolled", description: "a device's agent removed it from the server" },
   { name: "device.updated", description: "a device was renamed or given to another user" },
   { name: "device.offline", description: "a device stopped checking in" },
   { name: "device.compliance_changed", description: "a device became compliant or non-compliant" },

@@ -6,6 +6,7 @@ import { DeviceActivity } from "../components/device-activity";
 import { DeviceCompliance } from "../components/device-compliance";
 import { platformLabel } from "../components/device-labels";
 import { DevicePolicy } from "../components/device-policy";
+import { DeviceReport } from "../components/device-report";
 import { DeviceWipeProgress, useWipeProgress } from "../components/device-wipe";
 import { ErrorNotice, Loading, notify } from "../components/feedback";
 import { PageHeader } from "../components/layout";
@@ -112,6 +113,7 @@ export function DevicePage({ params }: PageProps) {
       ) : null}
       <DeviceDetails device={data} />
       <DeviceCompliance report={data.compliance} />
+      <DeviceReport device={data} />
       <DevicePolicy
         deviceId={data.id}
         mayChange={mayWrite && can(session, "policies:read") && data.status !== "wiped"}

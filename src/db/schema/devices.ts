@@ -1,6 +1,12 @@
 import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { COMPLIANCE_STATUSES, DEVICE_STATUSES, PLATFORMS, WIPE_STATUSES } from "./enums";
+import {
+  COMPLIANCE_STATUSES,
+  DEVICE_STATUSES,
+  type ENFORCEMENT_OUTCOMES,
+  PLATFORMS,
+  WIPE_STATUSES,
+} from "./enums";
 
 export const enrollmentTokens = sqliteTable(
   "enrollment_tokens",
@@ -50,6 +56,16 @@ export const devices = sqliteTable(
     vpnAddress: integer("vpn_address"),
     vpnPublicKey: text("vpn_public_key").notNull(),
     facts: text("facts", { mode: "json" }).$type<Record<string, boolean>>(),
+    /** Facts of the last report that this server does not know (a newer agent's, or a misspelling). */
+    ignoredFacts: text("ignored_facts", { mode: "json" }).$type<
+      Record<string, string | number | boolean | null>
+    >(),
+    /** What the agent last said of each setting it applies: [{setting, outcome, detail?}]. */
+    enforcement: text("enforcement", { mode: "json" }).$type<
+      { setting: string; outcome: (typeof ENFORCEMENT_OUTCOMES)[number]; detail?: string }[]
+    >(),
+    /** When the agent last reported its enforcement. */
+    enforcementReportedAt: text("enforcement_reported_at"),
     complianceStatus: text("compliance_status", { enum: COMPLIANCE_STATUSES }).notNull().default("unknown"),
     complianceViolations: text("compliance_violations", { mode: "json" })
       .$type<unknown[]>()

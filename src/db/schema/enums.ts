@@ -6,6 +6,8 @@ export const PLATFORMS = ["linux", "windows", "macos", "android", "ios"] as cons
 export const DEVICE_STATUSES = ["online", "offline", "suspended", "wiped", "pending"] as const;
 export const COMPLIANCE_STATUSES = ["compliant", "non_compliant", "unknown"] as const;
 export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
+/** What an agent did with a policy setting: applied it, only reported it, could not (why), or failed. */
+export const ENFORCEMENT_OUTCOMES = ["enforced", "reported", "unsupported", "failed"] as const;
 export const WIPE_STATUSES = ["pending", "completed", "failed", "timed_out"] as const;
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
 export const ROLES = ["admin", "operator", "auditor", "member"] as const;

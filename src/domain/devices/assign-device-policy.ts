@@ -39,7 +39,13 @@ export function assignDevicePolicy(
       .where(eq(devices.id, device.id))
       .run();
     const updated: DeviceRow = { ...device, policyId: assignedPolicyId, updatedAt: timestamp };
-    const compliance = reevaluateDeviceCompliance(tx, now, updated, policy);
+    const compliance = reevaluateDeviceCompliance(
+      tx,
+      now,
+      updated,
+      policy,
+      deps.config.devices.min_os_versions,
+    );
     const details = {
       policy_id: policy.id,
       policy_name: policy.name,

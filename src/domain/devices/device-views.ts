@@ -7,8 +7,9 @@ import { formatIpv4 } from "../../lib/ipv4";
 import { literalUnion } from "../../lib/literal-union";
 import { Timestamp, Uuid } from "../../lib/schema-types";
 import { NotFoundError } from "../errors";
+import { EnforcementEntrySchema, IgnoredFactValueSchema } from "./device-report";
 import type { ComplianceReport, Violation } from "./evaluate-compliance";
-import { ComplianceReportSchema, ComplianceStatusSchema } from "./evaluate-compliance";
+import { ComplianceReportSchema, ComplianceStatusSchema, DeviceFactsSchema } from "./evaluate-compliance";
 import { WipeSchema, type WipeView } from "./wipe-view";
 
 /** A stored device. */
@@ -64,6 +65,34 @@ export const DeviceSchema = Type.Object(
     created_at: Timestamp,
     updated_at: Timestamp,
     compliance: ComplianceReportSchema,
+    // Own names, as for latest_wipe below: a nullable field's schema must not make the component nullable.
+    facts: Type.Union(
+      [
+        Type.Object(DeviceFactsSchema.properties, { title: "DeviceLastFacts", additionalProperties: false }),
+        Type.Null(),
+      ],
+      { description: "The facts of the agent's last report that this server judges; null before any" },
+    ),
+    ignored_facts: Type.Union([Type.Record(Type.String(), IgnoredFactValueSchema), Type.Null()], {
+      description:
+        "The facts of the last report this server does not know (a newer agent's, or a misspelled name), " +
+        "as reported; not judged. null when there were none",
+    }),
+    enforcement: Type.Union(
+      [
+        Type.Object(
+          {
+            reported_at: Timestamp,
+            settings: Type.Array(EnforcementEntrySchema, {
+              description: "Each setting the agent applies, with what came of it",
+            }),
+          },
+          { title: "DeviceEnforcement" },
+        ),
+        Type.Null(),
+      ],
+      { description: "The agent's last enforcement report and when it came; null before any" },
+    ),
     certificate: Type.Union(
       [
         Type.Object(
@@ -173,6 +202,12 @@ export function toDeviceView(
     created_at: row.createdAt,
     updated_at: row.updatedAt,
     compliance: toComplianceReport(row),
+    facts: row.facts,
+    ignored_facts: row.ignoredFacts,
+    enforcement:
+      row.enforcement === null || row.enforcementReportedAt === null
+        ? null
+        : { reported_at: row.enforcementReportedAt, settings: row.enforcement },
     certificate,
     latest_wipe: latestWipe,
   };

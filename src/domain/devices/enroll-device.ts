@@ -138,6 +138,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       platform: input.platform,
       osVersion: input.osVersion,
       policy: policy.policyData,
+      minimums: deps.config.devices.min_os_versions,
     });
     const isEvaluated = hasReportedState({ osVersion: input.osVersion });
     const organizationSubnet = organizationVpnSubnet(tx, organizationId);
@@ -163,6 +164,9 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       vpnAddress: address,
       vpnPublicKey: vpnKeys.publicKey,
       facts: null,
+      ignoredFacts: null,
+      enforcement: null,
+      enforcementReportedAt: null,
       complianceStatus: compliance.status,
       complianceViolations: compliance.violations,
       complianceMissing: compliance.missing,

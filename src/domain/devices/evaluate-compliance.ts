@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { COMPLIANCE_STATUSES, SEVERITIES } from "../../db/schema/enums";
 import { literalUnion } from "../../lib/literal-union";
-import { checkOsVersion, isPlatform, MINIMUM_MAJOR_VERSIONS } from "./platform-versions.ts";
+import { checkOsVersion, isPlatform, type OsMinimums, osVersionMinimum } from "./platform-versions.ts";
 
 /** Violation severities, least severe first. */
 export { SEVERITIES };
@@ -111,6 +111,8 @@ export interface ComplianceInput {
   osVersion?: string | null;
   facts?: DeviceFacts | null;
   policy: CompliancePolicy;
+  /** devices.min_os_versions: minimums per platform or Linux distribution, over the built-in ones. */
+  minimums?: OsMinimums;
 }
 
 /** The result of a compliance evaluation, without the time of the check. */
@@ -141,11 +143,12 @@ export function evaluateCompliance(input: ComplianceInput): ComplianceEvaluation
   const violations: Violation[] = [];
   const missing: string[] = [];
 
-  // A platform outside the list has no known minimum; enrollment only admits listed platforms.
-  if (isPlatform(input.platform) && MINIMUM_MAJOR_VERSIONS[input.platform] !== null) {
+  // A platform outside the list has no known minimum; enrollment only admits listed platforms. A Linux
+  // device's minimum is its distribution's, named by its os_version: without one, none applies.
+  if (isPlatform(input.platform) && osVersionMinimum(input.platform, osVersion, input.minimums) !== null) {
     if (osVersion === null) missing.push("os_version");
     else {
-      const check = checkOsVersion(input.platform, osVersion);
+      const check = checkOsVersion(input.platform, osVersion, input.minimums);
       if (!check.supported) {
         violations.push({
           rule: "os_version",

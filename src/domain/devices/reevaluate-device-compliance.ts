@@ -6,16 +6,30 @@ import { recordEvent } from "../events/record-event";
 import type { EffectivePolicy } from "../policies/effective-policy";
 import { appendDeviceLog } from "./append-device-log";
 import type { DeviceRow } from "./device-views";
-import { type ComplianceEvaluation, evaluateCompliance, hasReportedState } from "./evaluate-compliance";
-import { isPlatform } from "./platform-versions";
+import {
+  type ComplianceEvaluation,
+  evaluateCompliance,
+  hasReportedState,
+  type Violation,
+} from "./evaluate-compliance";
+import { isPlatform, type OsMinimums } from "./platform-versions";
 
-/** A device's compliance judged against its policy, and the columns that store it. */
-export function judgeDeviceCompliance(now: Date, device: DeviceRow, policy: EffectivePolicy) {
+/**
+ * A device's compliance judged against its policy and the OS minimums (devices.min_os_versions), and
+ * the columns that store it.
+ */
+export function judgeDeviceCompliance(
+  now: Date,
+  device: DeviceRow,
+  policy: EffectivePolicy,
+  minimums: OsMinimums,
+) {
   const result = evaluateCompliance({
     platform: isPlatform(device.platform) ? device.platform : "linux",
     osVersion: device.osVersion,
     facts: device.facts,
     policy: policy.policyData,
+    minimums,
   });
   const columns = {
     complianceStatus: result.status,
@@ -28,8 +42,9 @@ export function judgeDeviceCompliance(now: Date, device: DeviceRow, policy: Effe
 }
 
 /**
- * On a status flip, emits device.compliance_changed and logs it on the device. `device` carries the
- * status before the evaluation.
+ * When the status or the violations changed (a device that stays non_compliant for another reason is
+ * news too), emits device.compliance_changed and logs it on the device. `device` carries the status and
+ * violations before the evaluation.
  */
 export function recordComplianceChange(
   tx: DbOrTx,
@@ -38,10 +53,15 @@ export function recordComplianceChange(
   policy: EffectivePolicy,
   result: ComplianceEvaluation,
 ): void {
-  if (result.status === device.complianceStatus) return;
+  if (
+    result.status === device.complianceStatus &&
+    JSON.stringify(result.violations) === JSON.stringify(device.complianceViolations)
+  )
+    return;
   const change = {
     previous_status: device.complianceStatus,
     status: result.status,
+    previous_violations: device.complianceViolations as Violation[],
     policy_id: policy.id,
     policy_version: policy.version,
     violations: result.violations,
@@ -58,7 +78,8 @@ export function recordComplianceChange(
 
 /**
  * Re-evaluates one device's compliance against its effective policy and stores the result, clearing its
- * stale flag; on a status flip it emits device.compliance_changed and logs it on the device. `device`
+ * stale flag; when the status or the violations changed it emits device.compliance_changed and logs it
+ * on the device. `device`
  * carries the facts to judge and the status before this evaluation. last_check moves only when the
  * device has reported something to judge.
  */
@@ -67,8 +88,9 @@ export function reevaluateDeviceCompliance(
   now: Date,
   device: DeviceRow,
   policy: EffectivePolicy,
+  minimums: OsMinimums,
 ): ComplianceEvaluation {
-  const { result, columns } = judgeDeviceCompliance(now, device, policy);
+  const { result, columns } = judgeDeviceCompliance(now, device, policy, minimums);
   tx.update(devices).set(columns).where(eq(devices.id, device.id)).run();
   recordComplianceChange(tx, now, device, policy, result);
   return result;

@@ -48,7 +48,7 @@ export function reevaluateStaleDeviceBatch(
         policy = resolveEffectivePolicy(deps.db, device.organizationId, device.policyId);
         policies.set(key, policy);
       }
-      reevaluateDeviceCompliance(tx, now, device, policy);
+      reevaluateDeviceCompliance(tx, now, device, policy, deps.config.devices.min_os_versions);
     }
     return stale.length;
   });

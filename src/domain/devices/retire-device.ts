@@ -1,5 +1,5 @@
 import { and, eq, isNull } from "drizzle-orm";
-import { withTransaction } from "../../db/client";
+import { type DbOrTx, withTransaction } from "../../db/client";
 import { deviceCertificates, deviceTokens } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { formatIpv4 } from "../../lib/ipv4";
@@ -8,7 +8,7 @@ import type { Actor, DomainDeps } from "../deps";
 import { ConflictError } from "../errors";
 import { recordEvent } from "../events/record-event";
 import { removeDeviceRow } from "./delete-device";
-import { deviceEventData, findDevice } from "./device-views";
+import { type DeviceRow, deviceEventData, findDevice } from "./device-views";
 import { requiredReason } from "./required-reason";
 import { selectPendingWipes } from "./wipe-device";
 
@@ -53,18 +53,7 @@ export function retireDevice(
       );
     }
     const pendingWipe = selectPendingWipes(tx, device.id).get();
-    // Counted for the record before the rows go: the credentials die with the device row (cascade).
-    const tokensInForce = tx
-      .select({ id: deviceTokens.id })
-      .from(deviceTokens)
-      .where(and(eq(deviceTokens.deviceId, device.id), isNull(deviceTokens.revokedAt)))
-      .all().length;
-    const certificatesInForce = tx
-      .select({ id: deviceCertificates.id })
-      .from(deviceCertificates)
-      .where(and(eq(deviceCertificates.deviceId, device.id), isNull(deviceCertificates.revokedAt)))
-      .all().length;
-    removeDeviceRow(tx, organizationId, device.id);
+    const removed = removeDeviceWithCredentials(tx, device);
     const retired: RetiredDevice = {
       id: device.id,
       device_name: device.deviceName,
@@ -72,9 +61,7 @@ export function retireDevice(
       reason,
       retired_at: toIso(now),
       cancelled_wipe_id: pendingWipe?.id ?? null,
-      released_vpn_ip: device.vpnAddress === null ? null : formatIpv4(device.vpnAddress),
-      device_tokens_revoked: tokensInForce,
-      certificates_revoked: certificatesInForce,
+      ...removed,
     };
     recordEvent(
       tx,
@@ -97,11 +84,41 @@ export function retireDevice(
         previous_status: device.status,
         reason,
         cancelled_wipe_id: retired.cancelled_wipe_id,
-        released_vpn_ip: retired.released_vpn_ip,
-        device_tokens_revoked: tokensInForce,
-        certificates_revoked: certificatesInForce,
+        ...removed,
       },
     });
     return retired;
   });
+}
+
+/** What went with a removed device: its VPN address, and the credentials that were still in force. */
+export interface RemovedCredentials {
+  /** The VPN address given back to the pool (the server's peer list drops the device at once). */
+  released_vpn_ip: string | null;
+  device_tokens_revoked: number;
+  certificates_revoked: number;
+}
+
+/**
+ * Removes a device's row, and with it its tokens, certificates, logs and wipes (removeDeviceRow): its
+ * credentials stop working, its VPN peer and address go, its hardware_id may enroll again. Returns
+ * what went, counted before the rows go.
+ */
+export function removeDeviceWithCredentials(tx: DbOrTx, device: DeviceRow): RemovedCredentials {
+  const tokensInForce = tx
+    .select({ id: deviceTokens.id })
+    .from(deviceTokens)
+    .where(and(eq(deviceTokens.deviceId, device.id), isNull(deviceTokens.revokedAt)))
+    .all().length;
+  const certificatesInForce = tx
+    .select({ id: deviceCertificates.id })
+    .from(deviceCertificates)
+    .where(and(eq(deviceCertificates.deviceId, device.id), isNull(deviceCertificates.revokedAt)))
+    .all().length;
+  removeDeviceRow(tx, device.organizationId, device.id);
+  return {
+    released_vpn_ip: device.vpnAddress === null ? null : formatIpv4(device.vpnAddress),
+    device_tokens_revoked: tokensInForce,
+    certificates_revoked: certificatesInForce,
+  };
 }

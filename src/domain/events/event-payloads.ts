@@ -52,6 +52,11 @@ export const EVENT_DATA_SCHEMAS = {
       cancelled_wipe_id: Nullable(Id),
     },
   ),
+  "device.unenrolled": deviceEvent(
+    "DeviceUnenrolledData",
+    "A device left the server on its own (its agent unenrolled it): its credentials and VPN peer are gone",
+    { previous_status: literalUnion(DEVICE_STATUSES) },
+  ),
   "device.updated": deviceEvent("DeviceUpdatedData", "A device was renamed or given to another user", {
     changes: Type.Object(
       {
@@ -67,6 +72,9 @@ export const EVENT_DATA_SCHEMAS = {
   "device.compliance_changed": deviceEvent("DeviceComplianceChangedData", "A device's compliance changed", {
     previous_status: ComplianceStatusSchema,
     status: ComplianceStatusSchema,
+    previous_violations: Type.Array(ViolationSchema, {
+      description: "The violations before: a device can stay non_compliant for other reasons",
+    }),
     policy_id: Id,
     policy_version: Type.Integer(),
     violations: Type.Array(ViolationSchema),

@@ -7,6 +7,7 @@ export const EVENT_TYPES = [
   "device.wiped",
   "device.deleted",
   "device.retired",
+  "device.unenrolled",
   "device.updated",
   "device.offline",
   "device.compliance_changed",

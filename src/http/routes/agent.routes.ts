@@ -2,14 +2,24 @@ import { type Static, Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import type { DevicePrincipal } from "../../domain/devices/authenticate-device";
 import { completeWipe } from "../../domain/devices/complete-wipe";
+import { normalizeEnforcement, splitReportedFacts } from "../../domain/devices/device-report";
+import { rotateDeviceToken } from "../../domain/devices/rotate-device-token";
+import { unenrollDevice } from "../../domain/devices/unenroll-device";
 import { ValidationError } from "../../domain/errors";
 import { deviceCaCertificatePem } from "../../domain/pki/device-ca";
 import { renewDeviceCertificate } from "../../domain/pki/renew-device-certificate";
+import { agentExecutable, checksumLine, downloadHeaders } from "../agent-download";
 import type { AppDeps } from "../app-deps";
 import { jsonAnswer } from "../json-answer";
 import { requestState, type securityPlugin } from "../plugins/security";
 import { errorResponses, Uuid } from "../schemas/common";
-import { CheckInBody, CheckInResponse, CompleteWipeBody, WipeIdParams } from "./agent.schemas";
+import {
+  CheckInBody,
+  CheckInResponse,
+  CompleteWipeBody,
+  RotatedDeviceTokenSchema,
+  WipeIdParams,
+} from "./agent.schemas";
 import { WipeSchema } from "./devices.schemas";
 import { RenewCertificateBody, RenewedCertificateSchema } from "./vpn.schemas";
 
@@ -55,12 +65,15 @@ export async function answerCheckIn(
   body: Static<typeof CheckInBody>,
   headers?: Record<string, string>,
 ): Promise<Response> {
+  const facts = body.facts && splitReportedFacts(body.facts);
   const result = await deps.checkIns.checkIn(device, {
     agentVersion: body.agent_version,
     osVersion: body.os_version,
     policyId: body.policy_id,
     policyVersion: body.policy_version,
-    facts: body.facts,
+    facts: facts?.known,
+    ignoredFacts: facts?.ignored,
+    enforcement: body.enforcement && normalizeEnforcement(body.enforcement),
   });
   deps.metrics.countCheckIn(result.compliance.status);
   return jsonAnswer(result, headers);
@@ -90,6 +103,50 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
             "organization is the caller's when a device token, device certificate, session or API key " +
             "comes along; without one, ?organization_id= names it (a CA certificate is public). " +
             "Created on first use.",
+          security: [],
+        },
+      },
+    )
+    .get(
+      "/download",
+      async () => {
+        const executable = await agentExecutable();
+        return new Response(Bun.file(executable.path), { headers: downloadHeaders(executable) });
+      },
+      {
+        response: {
+          200: Type.String({ format: "binary", description: "The bulwark executable (Linux)" }),
+          ...errorResponses(400, 404, 429),
+        },
+        detail: {
+          summary: "Download the agent (this server's executable)",
+          description:
+            "The server and the device agent are one executable (`bulwark agent ...`): this serves the " +
+            "running one, so a machine that can reach the server needs nothing else to enroll: " +
+            "`curl -fsSLo bulwark <server>/api/v1/agent/download && chmod +x bulwark`. Public, like the " +
+            "executable itself. Headers: X-Bulwark-Version, X-Bulwark-SHA256 (hex; also at " +
+            "/agent/download.sha256). 404 agent_download_unavailable when the server runs from source " +
+            "(npm start) rather than as the built executable.",
+          security: [],
+        },
+      },
+    )
+    .get(
+      "/download.sha256",
+      async () =>
+        new Response(checksumLine(await agentExecutable()), {
+          headers: { "content-type": "text/plain; charset=utf-8" },
+        }),
+      {
+        response: {
+          200: Type.String({ description: "`<sha256 hex>  bulwark`, as sha256sum prints it" }),
+          ...errorResponses(400, 404, 429),
+        },
+        detail: {
+          summary: "The agent download's SHA-256",
+          description:
+            "One line for `sha256sum -c` beside the downloaded file: " +
+            "`curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. 404 as for the download.",
           security: [],
         },
       },
@@ -132,6 +189,40 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
           "the VPN peer settings (vpn_config: rewrite the tunnel when they changed).",
       },
     })
+    .post("/token", ({ device, actor }) => rotateDeviceToken(deps, actor, device), {
+      device: true,
+      response: { 200: RotatedDeviceTokenSchema, ...errorResponses(400, 401, 429) },
+      detail: {
+        summary: "Rotate the device token",
+        description:
+          "Authorization: Bearer <device_token>, or the device certificate. Issues a new device token " +
+          "(valid a year, shown once: store it before using it) and ends the device's earlier tokens " +
+          "five minutes later (previous_tokens_expire_at; 401 device_token_expired after that), so an " +
+          "answer lost on the network does not strand the agent: it may retry with the token it has. " +
+          "Audited as device.token_rotate.",
+      },
+    })
+    .delete(
+      "/device",
+      ({ device, actor, set }) => {
+        unenrollDevice(deps, actor, device);
+        set.status = 204;
+      },
+      {
+        device: true,
+        response: { 204: Type.Void({ description: "Unenrolled" }), ...errorResponses(400, 401, 409, 429) },
+        detail: {
+          summary: "Unenroll: the device leaves the server",
+          description:
+            "Authorization: Bearer <device_token>, or the device certificate. Removes the device as a " +
+            "retirement does: its token and certificate stop working at once, its VPN peer and address " +
+            "go, its hardware_id may enroll again; its record, logs and wipes go with it. Audited as " +
+            "device.unenroll (the device as actor), event device.unenrolled. 409 wipe_pending while a " +
+            "wipe waits for the device (carry it out first); 409 device_suspended for a suspended " +
+            "device (an administrator may retire it).",
+        },
+      },
+    )
     .post(
       "/wipes/:wipe_id/complete",
       ({ params, body, device, actor }) =>

@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
+import { EnforcementReportSchema, ReportedFactsSchema } from "../../domain/devices/device-report";
 import {
   ComplianceStatusSchema,
-  DeviceFactsSchema,
   MissingRulesSchema,
   ViolationSchema,
 } from "../../domain/devices/evaluate-compliance";
@@ -16,7 +16,9 @@ export const CheckInBody = Type.Object({
     Type.String({
       minLength: 1,
       maxLength: 100,
-      description: "e.g. 14.4, judged against the platform minimum",
+      description:
+        "e.g. 14.4, judged against the platform minimum; on Linux os-release's `ID VERSION_ID` " +
+        "(ubuntu 24.04), judged against the distribution's minimum in devices.min_os_versions",
     }),
   ),
   policy_id: Type.Optional(
@@ -25,7 +27,8 @@ export const CheckInBody = Type.Object({
   policy_version: Type.Optional(
     Type.Integer({ minimum: 1, description: "The policy version the agent has applied" }),
   ),
-  facts: Type.Optional(DeviceFactsSchema),
+  facts: Type.Optional(ReportedFactsSchema),
+  enforcement: Type.Optional(EnforcementReportSchema),
 });
 
 export const CheckInResponse = Type.Object(
@@ -56,6 +59,11 @@ export const CheckInResponse = Type.Object(
       violations: Type.Array(ViolationSchema),
       missing: MissingRulesSchema,
     }),
+    ignored_facts: Type.Array(Type.String(), {
+      description:
+        "The reported facts this server does not know (a newer agent's, or a misspelled name such as " +
+        "diskEncrypted): kept, but not judged. Empty when every fact was known.",
+    }),
     vpn_config: PeerSettingsSchema,
     next_checkin_seconds: Type.Integer({ description: "When to check in next" }),
   },
@@ -68,3 +76,15 @@ export const CompleteWipeBody = Type.Object({
   success: Type.Boolean({ description: "true: the work profile is wiped; false: it could not be" }),
   error: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: "What went wrong" })),
 });
+
+export const RotatedDeviceTokenSchema = Type.Object(
+  {
+    device_token: Type.String({ description: "The new device token (bwd_...), shown once" }),
+    device_token_expires_at: Timestamp,
+    previous_tokens_expire_at: Type.String({
+      format: "date-time",
+      description: "Until when the device's earlier tokens still work (five minutes)",
+    }),
+  },
+  { title: "RotatedDeviceToken" },
+);
