@@ -5,7 +5,7 @@
  * nothing, and a server that is away leaves the last policy in force and says why in `status`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines } from "../helpers/agent-machine";
@@ -54,7 +54,13 @@ async function enrolledMachine() {
     },
   });
   const stateDir = join(mkdtempSync(join(tmpdir(), "bulwark-agent-state-")), "state");
-  const { token } = await callServer<{ token: string }>(server, "POST", "/api/v1/enrollment-tokens", adminToken, {});
+  const { token } = await callServer<{ token: string }>(
+    server,
+    "POST",
+    "/api/v1/enrollment-tokens",
+    adminToken,
+    {},
+  );
   const enrolled = agent(root, stateDir, "enroll", "--server", server.url, "--token", token);
   expect(enrolled.code, enrolled.stderr).toBe(0);
   return { root, stateDir, deviceId: enrolled.stdout.trim() };
@@ -70,7 +76,8 @@ function snapshot(folder: string): Record<string, string> {
   for (const entry of readdirSync(folder, { recursive: true }).map(String)) {
     const path = join(folder, entry);
     const stat = statSync(path, { throwIfNoEntry: false });
-    if (stat?.isFile()) files[relative(folder, path)] = `${(stat.mode & 0o777).toString(8)} ${readFileSync(path, "utf8")}`;
+    if (stat?.isFile())
+      files[relative(folder, path)] = `${(stat.mode & 0o777).toString(8)} ${readFileSync(path, "utf8")}`;
   }
   return files;
 }
@@ -93,10 +100,20 @@ describe("bulwark agent run --once", () => {
     const device = await callServer(server, "GET", `/api/v1/devices/${machine.deviceId}`, adminToken);
     const policy = await callServer(server, "GET", `/api/v1/devices/${machine.deviceId}/policy`, adminToken);
     expect(device.agent_version).toBe("0.1.0");
+    // The enforcement the agent reported is on the device's page.
+    expect(device.enforcement.settings).toContainEqual(
+      expect.objectContaining({ setting: "storage.external_storage_allowed", outcome: "enforced" }),
+    );
+    expect(device.facts).toMatchObject({ disk_encrypted: true, usb_storage_blocked: true });
     const rules = device.compliance.violations.map((violation: { rule: string }) => violation.rule);
     expect(rules).not.toContain("usb.allowed");
     expect(rules).not.toContain("storage.encryption_required");
-    const logs = await callServer(server, "GET", `/api/v1/devices/${machine.deviceId}/logs?event=policy.applied`, adminToken);
+    const logs = await callServer(
+      server,
+      "GET",
+      `/api/v1/devices/${machine.deviceId}/logs?event=policy.applied`,
+      adminToken,
+    );
     expect(logs.data[0]?.details?.version).toBe(policy.version);
 
     const status = agent(machine.root, machine.stateDir, "status", "--json");

@@ -76,7 +76,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
           ...report.machine,
           ...(report.policyVersion !== null ? { policy_version: report.policyVersion } : {}),
           ...(report.enforcement.length > 0 ? { enforcement: report.enforcement } : {}),
-        } as never,
+        },
       }),
     );
 
@@ -194,8 +194,12 @@ function recordFailure(
 ): CycleResult {
   if (!(error instanceof ServerRefusal) && !(error instanceof ServerUnreachable)) throw error;
   status.failures += 1;
+  const message =
+    error instanceof ServerUnreachable
+      ? `the server could not be reached: ${error.message}`
+      : `the server refused the check-in: ${error.message}${error.requestId ? ` [request ${error.requestId}]` : ""}`;
   status.last_error = {
-    message: error.message,
+    message,
     request_id: error instanceof ServerRefusal ? (error.requestId ?? null) : null,
     at: now.toISOString(),
   };
@@ -208,9 +212,6 @@ function recordFailure(
   return {
     isCheckedIn: false,
     delaySeconds: backoffDelay(status.failures, retryAfter, random),
-    message:
-      error instanceof ServerUnreachable
-        ? `the server could not be reached: ${error.message}`
-        : `the server refused the check-in: ${error.message}${error.requestId ? ` [request ${error.requestId}]` : ""}`,
+    message,
   };
 }
