@@ -106,6 +106,26 @@ export const AGENT_COMMANDS: readonly Command[] = [
     },
   },
   {
+    name: "agent unenroll",
+    usage: "agent unenroll [--root DIR] [--state-dir DIR]",
+    summary:
+      "bring the tunnel down, undo every change the agent made (the machine ends as before enrollment),\n" +
+      "take the device off the server and forget its identity; run it again to finish after a failure",
+    flags: COMMON_FLAGS,
+    positionals: 0,
+    needsConfig: false,
+    run: async (_config, args) => {
+      const { unenrollCommand } = await import("../agent/run/unenroll-command");
+      const { NotEnrolledError } = await import("../agent/run/cycle");
+      try {
+        await unenrollCommand({ root: rootOf(args), stateDir: stateDirOf(args) });
+      } catch (error) {
+        if (error instanceof NotEnrolledError) throw new UsageError(error.message);
+        throw error;
+      }
+    },
+  },
+  {
     name: "agent facts",
     usage: "agent facts [--root DIR] [--json] [--state-dir DIR]",
     summary:

@@ -180,6 +180,28 @@ describe("bulwark agent run --once", () => {
     expect(existsSync(join(machine.stateDir, "wg.key"))).toBe(true);
   });
 
+  test("unenroll: the machine ends byte for byte as before enrollment, and the device leaves the server", async () => {
+    const machine = await enrolledMachine();
+    const before = snapshot(machine.root);
+    expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
+    expect(snapshot(machine.root)).not.toEqual(before);
+
+    const unenrolled = agent(machine.root, machine.stateDir, "unenroll");
+    expect({ code: unenrolled.code, stderr: unenrolled.stderr }).toMatchObject({ code: 0 });
+    expect(snapshot(machine.root)).toEqual(before);
+    expect(readdirSync(machine.stateDir)).toEqual([]);
+    const gone = await fetch(`${server.url}/api/v1/devices/${machine.deviceId}`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(gone.status).toBe(404);
+    const audit = await callServer(server, "GET", "/api/v1/audit-logs?action=device.unenroll", adminToken);
+    expect(audit.data.map((entry: { target: { id: string } }) => entry.target.id)).toContain(
+      machine.deviceId,
+    );
+    // Nothing is left to unenroll.
+    expect(agent(machine.root, machine.stateDir, "unenroll").code).toBe(2);
+  });
+
   test("without an enrollment, run and status say so", () => {
     const root = buildMachine(OS_RELEASES.debian);
     const stateDir = join(mkdtempSync(join(tmpdir(), "bulwark-agent-state-")), "none");

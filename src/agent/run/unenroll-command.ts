@@ -1,0 +1,63 @@
+import { existsSync, readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { agentApi, answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
+import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
+import { MANAGED_FILES, TUNNEL_INTERFACE } from "../enforce/settings";
+import { AgentExit } from "../enroll-command";
+import { readAgentState } from "../identity/agent-state";
+import { readIfPresent, statePaths } from "../identity/state-folder";
+import { NotEnrolledError } from "./cycle";
+
+/**
+ * `bulwark agent unenroll`: the machine ends as it was before enrollment and the device leaves the
+ * server. The tunnel goes down first (wg-quick needs its file), then every file the agent changed gets
+ * its earlier bytes and mode back from the journal, then `DELETE /api/v1/agent/device` (audited, event
+ * device.unenrolled), and the state folder's files go last. A failure keeps the state so that running it
+ * again finishes the job: a file that could not be restored (exit 1), a server that refused (3) or could
+ * not be reached (4; the machine is restored by then).
+ */
+export async function unenrollCommand(options: {
+  root: string;
+  stateDir: string;
+  runner?: CommandRunner;
+}): Promise<void> {
+  const paths = statePaths(options.stateDir);
+  const state = readAgentState(paths);
+  if (!state) throw new NotEnrolledError(`${options.stateDir} holds no enrollment: nothing to unenroll`);
+  const runner = options.runner ?? runSystemCommand;
+  const conf = join(options.root, MANAGED_FILES.wireguard);
+  if (existsSync(join(options.root, "sys/class/net", TUNNEL_INTERFACE)) && existsSync(conf)) {
+    const down = await runner(["wg-quick", "down", conf]);
+    if (down.exitCode !== 0) throw new AgentExit(`wg-quick down ${conf} failed: ${down.stderr.trim()}`, 1);
+  }
+  const undone = undoAll(options.root, options.stateDir);
+  if (undone.failed.length > 0)
+    throw new AgentExit(
+      `could not restore ${undone.failed.map((failure) => `${failure.path} (${failure.error})`).join(", ")}; run unenroll again`,
+      1,
+    );
+  if (state.state === "enrolled") {
+    const ca = state.ca_file ? readIfPresent(state.ca_file) : null;
+    try {
+      const api = agentApi(state.server, { ca, token: state.device_token });
+      const result = await api.DELETE("/api/v1/agent/device", {});
+      if (result.response.status !== 204) answerOf(result);
+    } catch (error) {
+      if (error instanceof ServerUnreachable)
+        throw new AgentExit(
+          `the machine is restored, but ${error.message}: run unenroll again when the server is reachable (or an administrator retires the device)`,
+          4,
+        );
+      if (error instanceof ServerRefusal && error.status !== 401)
+        throw new AgentExit(
+          `the server refused: ${error.message}; the machine is restored, the identity kept`,
+          3,
+        );
+      // 401: the server no longer knows this device; there is nothing left to leave.
+      if (!(error instanceof ServerRefusal)) throw error;
+    }
+  }
+  for (const name of readdirSync(options.stateDir))
+    rmSync(join(options.stateDir, name), { recursive: true, force: true });
+  console.error(`Unenrolled ${state.device_name} (${state.device_id}): the machine is as before enrollment`);
+}
