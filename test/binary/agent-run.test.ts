@@ -5,7 +5,7 @@
  * nothing, and a server that is away leaves the last policy in force and says why in `status`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines } from "../helpers/agent-machine";
@@ -200,6 +200,50 @@ describe("bulwark agent run --once", () => {
     );
     // Nothing is left to unenroll.
     expect(agent(machine.root, machine.stateDir, "unenroll").code).toBe(2);
+  });
+
+  test("a wipe: work folders emptied (a mount inside left alone), enforcement undone, confirmed, identity deleted last", async () => {
+    const machine = await enrolledMachine();
+    const before = snapshot(machine.root);
+    expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
+    // The work folder the enrollment named by default, with files, a folder and another file system mounted in it.
+    const work = join(machine.stateDir, "work");
+    mkdirSync(join(work, "projects/q3"), { recursive: true });
+    writeFileSync(join(work, "projects/q3/plan.txt"), "confidential");
+    writeFileSync(join(work, "notes.txt"), "confidential");
+    const share = join(work, "share");
+    mkdirSync(share);
+    const mounted = Bun.spawnSync(["mount", "-t", "tmpfs", "tmpfs", share]);
+    expect(mounted.exitCode, mounted.stderr.toString()).toBe(0);
+    try {
+      writeFileSync(join(share, "on-another-disk.txt"), "not ours to erase");
+      const wipe = await callServer(server, "POST", `/api/v1/devices/${machine.deviceId}/wipe`, adminToken, {
+        reason: "laptop stolen",
+      });
+
+      const run = agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel");
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain("wiped (laptop stolen)");
+      expect(readdirSync(work)).toEqual(["share"]);
+      expect(readFileSync(join(share, "on-another-disk.txt"), "utf8")).toBe("not ours to erase");
+      expect(snapshot(machine.root)).toEqual(before);
+      const polled = await callServer(
+        server,
+        "GET",
+        `/api/v1/devices/${machine.deviceId}/wipe/${wipe.wipe_id}`,
+        adminToken,
+      );
+      expect(polled.status).toBe("completed");
+      for (const secret of ["wg.key", "device.key", "device.crt"])
+        expect(existsSync(join(machine.stateDir, secret))).toBe(false);
+      expect(JSON.parse(agent(machine.root, machine.stateDir, "status", "--json").stdout).state).toBe(
+        "wiped",
+      );
+      // A wiped agent checks in no more.
+      expect(agent(machine.root, machine.stateDir, "run", "--once").stderr).toContain("was wiped");
+    } finally {
+      Bun.spawnSync(["umount", share]);
+    }
   });
 
   test("without an enrollment, run and status say so", () => {

@@ -14,6 +14,7 @@ import {
   writeRuntimeStatus,
 } from "./runtime-status";
 import { backoffDelay, isIdentityLost, nextCheckInDelay } from "./schedule";
+import { carryOutWipe, readWipeJournal } from "./wipe";
 
 export interface CycleOptions {
   root: string;
@@ -58,7 +59,26 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   const state = readAgentState(paths);
   if (!state)
     throw new NotEnrolledError(`${options.stateDir} holds no enrollment: run bulwark agent enroll first`);
+  if (state.state === "wiped")
+    return {
+      isCheckedIn: false,
+      delaySeconds: 3600,
+      message: "this device was wiped: enroll it again to manage it",
+    };
   const status = readRuntimeStatus(paths.status);
+  // A wipe a crash interrupted resumes before anything else.
+  const interrupted = readWipeJournal(paths);
+  if (interrupted && !options.dryRun) {
+    const message = await carryOutWipe({
+      root: options.root,
+      paths,
+      state,
+      wipe: interrupted,
+      now: now(),
+      ...(options.runner ? { runner: options.runner } : {}),
+    });
+    return { isCheckedIn: false, delaySeconds: backoffDelay(1, null, random), message };
+  }
   const collected = await collectFacts(options.root);
   const machine = checkInFacts(collected);
   const ca = state.ca_file ? readIfPresent(state.ca_file) : null;
@@ -94,6 +114,25 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     }
   }
 
+  // A wipe comes before any enforcement: the device stops being managed.
+  const wipe = answer?.commands.find((command) => command.type === "wipe");
+  if (answer && wipe) {
+    if (options.dryRun)
+      return { isCheckedIn: true, delaySeconds: 0, message: `dry run: would wipe (${wipe.reason})` };
+    const message = await carryOutWipe({
+      root: options.root,
+      paths,
+      state,
+      wipe,
+      now: now(),
+      ...(options.runner ? { runner: options.runner } : {}),
+    });
+    return {
+      isCheckedIn: true,
+      delaySeconds: nextCheckInDelay(answer.next_checkin_seconds, random),
+      message,
+    };
+  }
   // The policy to enforce: the answer's, else the last one kept (offline, it stays in force).
   if (answer) {
     status.policy = {
