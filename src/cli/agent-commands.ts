@@ -106,6 +106,31 @@ export const AGENT_COMMANDS: readonly Command[] = [
     },
   },
   {
+    name: "agent plan",
+    usage: "agent plan [--json] [--root DIR] [--state-dir DIR]",
+    summary:
+      "each setting of the last policy the server sent: enforced, reported or unsupported (and why) on\n" +
+      "this machine, with the file changes it implies; asks no server and changes nothing",
+    flags: COMMON_FLAGS,
+    switches: ["json"],
+    positionals: 0,
+    needsConfig: false,
+    run: async (_config, args) => {
+      const { planCommand } = await import("../agent/run/plan-command");
+      const { NotEnrolledError } = await import("../agent/run/cycle");
+      try {
+        await planCommand({
+          root: rootOf(args),
+          stateDir: stateDirOf(args),
+          json: args.switches.has("json"),
+        });
+      } catch (error) {
+        if (error instanceof NotEnrolledError) throw new UsageError(error.message);
+        throw error;
+      }
+    },
+  },
+  {
     name: "agent unenroll",
     usage: "agent unenroll [--root DIR] [--state-dir DIR]",
     summary:

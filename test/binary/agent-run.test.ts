@@ -186,6 +186,20 @@ describe("bulwark agent run --once", () => {
       last_error: { message: expect.stringContaining("127.0.0.1:9") },
     });
     expect(existsSync(join(machine.stateDir, "wg.key"))).toBe(true);
+    // plan answers from local state too: every setting in force already, so no file to change.
+    const plan = agent(machine.root, machine.stateDir, "plan", "--json");
+    expect(plan.code, plan.stderr).toBe(0);
+    const settings = JSON.parse(plan.stdout).settings as {
+      setting: string;
+      outcome: string;
+      files: string[];
+    }[];
+    expect(settings.find((entry) => entry.setting === "network.blocked_domains")).toMatchObject({
+      outcome: "enforced",
+      files: [],
+    });
+    expect(settings.map((entry) => entry.setting)).toContain("dlp.screenshot_allowed");
+    expect(snapshot(machine.root)).toEqual(enforced);
   });
 
   test("unenroll: the machine ends byte for byte as before enrollment, and the device leaves the server", async () => {

@@ -1,0 +1,53 @@
+import type { PolicyData } from "../../domain/policies/policy-document";
+import { enforcePolicy } from "../enforce/enforce";
+import { collectFacts } from "../facts/collect-facts";
+import { readAgentState } from "../identity/agent-state";
+import { readIfPresent, statePaths } from "../identity/state-folder";
+import { NotEnrolledError } from "./cycle";
+import { readRuntimeStatus } from "./runtime-status";
+
+/**
+ * `bulwark agent plan [--json]`: each setting of the last policy the server sent, with its outcome on
+ * this machine and the file changes it implies, without asking the server or changing anything.
+ */
+export async function planCommand(options: { root: string; stateDir: string; json: boolean }): Promise<void> {
+  const paths = statePaths(options.stateDir);
+  const state = readAgentState(paths);
+  if (!state)
+    throw new NotEnrolledError(`${options.stateDir} holds no enrollment: run bulwark agent enroll first`);
+  const status = readRuntimeStatus(paths.status);
+  if (!status.policy)
+    throw new NotEnrolledError(
+      "no policy yet: the server sends it at the first check-in (bulwark agent run --once)",
+    );
+  const collected = await collectFacts(options.root);
+  const planned = await enforcePolicy({
+    root: options.root,
+    stateDir: options.stateDir,
+    policy: status.policy.policy_data as unknown as PolicyData,
+    vpn: state.tunnel,
+    facts: collected.facts,
+    options: { noTunnel: true, wireGuardPrivateKey: readIfPresent(paths.wireGuardKey)?.trim() ?? null },
+    dryRun: true,
+  });
+  if (options.json) {
+    console.log(
+      JSON.stringify(
+        {
+          policy: { id: status.policy.id, version: status.policy.version },
+          settings: planned.plan.map(({ setting, outcome, detail, changes }) => ({
+            setting,
+            outcome,
+            detail,
+            files: changes.map((change) => change.path),
+          })),
+        },
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+  console.log(`Policy ${status.policy.id}, version ${status.policy.version}:`);
+  console.log(planned.text);
+}
