@@ -151,6 +151,20 @@ export const AGENT_COMMANDS: readonly Command[] = [
     },
   },
   {
+    name: "agent install-service",
+    usage: "agent install-service [--root DIR] [--state-dir DIR]",
+    summary:
+      "write the systemd unit (deploy/bulwark-agent.service, starting this executable) and, on this\n" +
+      "machine, enable and start it",
+    flags: COMMON_FLAGS,
+    positionals: 0,
+    needsConfig: false,
+    run: async (_config, args) => {
+      const { installService } = await import("../agent/install-service");
+      await installService({ root: rootOf(args), stateDir: stateDirOf(args) });
+    },
+  },
+  {
     name: "agent facts",
     usage: "agent facts [--root DIR] [--json] [--state-dir DIR]",
     summary:

@@ -277,3 +277,27 @@ describe("bulwark agent run --once", () => {
     expect(agent(root, stateDir, "status").stdout).toContain("Not enrolled");
   });
 });
+
+describe("bulwark agent install-service", () => {
+  test("on a prepared tree: writes the shipped unit, 0644, starting this executable with its state folder", () => {
+    const root = buildMachine(OS_RELEASES.debian);
+    const stateDir = "/srv/agent-state";
+    const installed = runCommand(
+      binary,
+      ["agent", "install-service", "--root", root, "--state-dir", stateDir],
+      tmpdir(),
+    );
+    expect(installed.code, installed.stderr).toBe(0);
+    expect(installed.stderr).toContain("systemctl daemon-reload && systemctl enable --now bulwark-agent");
+    const path = join(root, "etc/systemd/system/bulwark-agent.service");
+    expect(statSync(path).mode & 0o777).toBe(0o644);
+    const written = readFileSync(path, "utf8");
+    const shipped = readFileSync(join(import.meta.dir, "../../deploy/bulwark-agent.service"), "utf8");
+    expect(written).toBe(
+      shipped.replace(
+        "ExecStart=/usr/local/bin/bulwark agent run",
+        `ExecStart=${binary} agent run --state-dir ${stateDir}`,
+      ),
+    );
+  });
+});

@@ -179,11 +179,12 @@ describe("deploy/Dockerfile", () => {
     for (const source of sources) {
       const text = readFileSync(join(ROOT, "src", source), "utf8");
       for (const [, specifier] of text.matchAll(/from "(\.{1,2}\/[^"]+)"/g)) {
-        const target = relative(ROOT, resolve(ROOT, "src", dirname(source), specifier ?? ""));
-        needed.add(target.split("/")[0] ?? target);
+        needed.add(relative(ROOT, resolve(ROOT, "src", dirname(source), specifier ?? "")));
       }
     }
-    expect([...needed].filter((path) => !copied.includes(path))).toEqual([]);
+    // A file is copied when it, or a folder holding it, is.
+    const isCopied = (path: string) => copied.some((copy) => path === copy || path.startsWith(`${copy}/`));
+    expect([...needed].filter((path) => !isCopied(path))).toEqual([]);
     // The context BuildKit sends holds exactly what the build stage copies.
     const ignore = readFileSync(join(DEPLOY, "Dockerfile.dockerignore"), "utf8");
     const included = [...ignore.matchAll(/^!(.+)$/gm)].map((match) => match[1]);

@@ -1,0 +1,5 @@
+declare module "*.service" {
+  /** The file's text (imported `with { type: "text" }`). */
+  const text: string;
+  export default text;
+}
