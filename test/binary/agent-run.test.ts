@@ -165,6 +165,34 @@ describe("bulwark agent run --once", () => {
     }
   });
 
+  test("a device token that expires within 30 days is replaced at the next cycle, and the new one is what works", async () => {
+    const machine = await enrolledMachine();
+    const statePath = join(machine.stateDir, "state.json");
+    const before = JSON.parse(readFileSync(statePath, "utf8"));
+    const soon = new Date(Date.now() + 10 * 24 * 3600 * 1000).toISOString();
+    await Bun.write(statePath, JSON.stringify({ ...before, device_token_expires_at: soon }));
+    expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
+    const after = JSON.parse(readFileSync(statePath, "utf8"));
+    expect(after.device_token).not.toBe(before.device_token);
+    expect(Date.parse(after.device_token_expires_at)).toBeGreaterThan(Date.now() + 300 * 24 * 3600 * 1000);
+    expect(statSync(statePath).mode & 0o777).toBe(0o600);
+    const checkIn = await fetch(`${server.url}/api/v1/agent/checkin`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${after.device_token}`, "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(checkIn.status).toBe(200);
+    const audit = await callServer(
+      server,
+      "GET",
+      "/api/v1/audit-logs?action=device.token_rotate",
+      adminToken,
+    );
+    expect(audit.data.map((entry: { target: { id: string } }) => entry.target.id)).toContain(
+      machine.deviceId,
+    );
+  });
+
   test("a server that is away: exit 1 with the reason, the last policy stays in force, status says why", async () => {
     const machine = await enrolledMachine();
     expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);

@@ -16,6 +16,9 @@ import {
 import { backoffDelay, isIdentityLost, nextCheckInDelay } from "./schedule";
 import { carryOutWipe, readWipeJournal } from "./wipe";
 
+/** The device token is replaced when it has less than this left (it lives a year). */
+const TOKEN_RENEWAL_MS = 30 * 24 * 3600 * 1000;
+
 export interface CycleOptions {
   root: string;
   stateDir: string;
@@ -193,6 +196,18 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   }
   status.applied_policy_version = appliedVersion;
   status.enforcement = enforcement;
+
+  // A device token that expires within 30 days is replaced now (the new one is saved before any use).
+  if (answer && !failure && Date.parse(state.device_token_expires_at) - now().getTime() < TOKEN_RENEWAL_MS) {
+    try {
+      const rotated = answerOf(await api.POST("/api/v1/agent/token", {}));
+      state.device_token = rotated.device_token;
+      state.device_token_expires_at = rotated.device_token_expires_at;
+      writeAgentState(paths, state);
+    } catch (error) {
+      failure = recordFailure(error, state, status, now(), random);
+    }
+  }
 
   let result: CycleResult;
   if (answer && !failure) {
