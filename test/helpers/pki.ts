@@ -87,12 +87,13 @@ export function certificateFields(certificatePem: string) {
 }
 
 /**
- * An ECDSA P-256 self-signed certificate (2 days) and its key, made by `openssl req -x509`: a test CA,
+ * An ECDSA P-256 self-signed certificate (2 days, or `days`) and its key, made by `openssl req -x509`: a test CA,
  * or a server certificate when `subjectAltName` names the host (e.g. "DNS:localhost,IP:127.0.0.1").
  */
 export function selfSignedCertificate(
   subject: string,
   subjectAltName?: string,
+  days = 2,
 ): { certificate: string; key: string } {
   const run = openssl(
     [
@@ -104,7 +105,7 @@ export function selfSignedCertificate(
       "ec_paramgen_curve:P-256",
       "-nodes",
       "-days",
-      "2",
+      String(days),
       "-subj",
       subject,
       ...(subjectAltName ? ["-addext", `subjectAltName=${subjectAltName}`] : []),

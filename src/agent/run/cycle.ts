@@ -1,12 +1,18 @@
 import type { PolicyData } from "../../domain/policies/policy-document";
 import { VERSION } from "../../version";
-import { agentApi, answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
+import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
 import type { CommandRunner } from "../enforce/apply";
 import { enforcePolicy } from "../enforce/enforce";
 import { collectFacts } from "../facts/collect-facts";
 import { checkInFacts } from "../facts-command";
 import { type AgentState, readAgentState, writeAgentState } from "../identity/agent-state";
-import { readIfPresent, statePaths } from "../identity/state-folder";
+import {
+  deviceApi,
+  needsCertificateRenewal,
+  readDeviceCertificate,
+  renewDeviceCertificate,
+} from "../identity/device-certificate";
+import { readIfPresent, type StatePaths, statePaths } from "../identity/state-folder";
 import {
   type EnforcementOutcome,
   type RuntimeStatus,
@@ -18,6 +24,8 @@ import { carryOutWipe, readWipeJournal } from "./wipe";
 
 /** The device token is replaced when it has less than this left (it lives a year). */
 const TOKEN_RENEWAL_MS = 30 * 24 * 3600 * 1000;
+/** A refused or failed certificate renewal is tried again this much later. */
+const CERTIFICATE_RENEWAL_RETRY_MS = 3600 * 1000;
 
 export interface CycleOptions {
   root: string;
@@ -84,8 +92,13 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   }
   const collected = await collectFacts(options.root);
   const machine = checkInFacts(collected);
-  const ca = state.ca_file ? readIfPresent(state.ca_file) : null;
-  const api = agentApi(state.server, { ca, token: state.device_token });
+  const api = deviceApi(paths, state, {
+    now: now(),
+    certificateRefusedAt: status.certificate_refused?.at ?? null,
+    onCertificateRefused: (reason) => {
+      status.certificate_refused = { reason, at: now().toISOString() };
+    },
+  });
 
   const checkIn = async (report: {
     machine: ReturnType<typeof checkInFacts>;
@@ -209,6 +222,8 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     }
   }
 
+  if (answer && !failure) await renewCertificateWhenDue(api, paths, state, status, now());
+
   let result: CycleResult;
   if (answer && !failure) {
     const delaySeconds = nextCheckInDelay(answer.next_checkin_seconds, random);
@@ -216,6 +231,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     status.first_unauthenticated_at = null;
     status.last_error = null;
     status.last_checkin_at = now().toISOString();
+    status.credential = api.credential();
     result = {
       isCheckedIn: true,
       delaySeconds,
@@ -232,6 +248,34 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   writeRuntimeStatus(paths.status, status);
   writeAgentState(paths, state);
   return result;
+}
+
+/**
+ * Renews the device certificate when it is due (30 days before it expires, or when it cannot be used or
+ * the server refused it as revoked or unknown). A refusal is recorded for `status` and tried again an
+ * hour later; it fails nothing else: the device token still authenticates.
+ */
+async function renewCertificateWhenDue(
+  api: ReturnType<typeof deviceApi>,
+  paths: StatePaths,
+  state: AgentState,
+  status: RuntimeStatus,
+  now: Date,
+): Promise<void> {
+  const read = readDeviceCertificate(paths, now);
+  if (!needsCertificateRenewal(state, read, status.certificate_refused?.reason ?? null, now)) return;
+  const lastError = status.certificate_renewal_error ? Date.parse(status.certificate_renewal_error.at) : null;
+  if (lastError !== null && now.getTime() - lastError < CERTIFICATE_RENEWAL_RETRY_MS) return;
+  try {
+    const renewed = await renewDeviceCertificate(api, paths, state);
+    state.certificate_expires_at = renewed.expiresAt;
+    writeAgentState(paths, state);
+    status.certificate_refused = null;
+    status.certificate_renewal_error = null;
+  } catch (error) {
+    if (!(error instanceof ServerRefusal) && !(error instanceof ServerUnreachable)) throw error;
+    status.certificate_renewal_error = { message: error.message, at: now.toISOString() };
+  }
 }
 
 /**

@@ -33,6 +33,12 @@ export interface RuntimeStatus {
   applied_policy_version: number | null;
   compliance: { status: string; violations: ComplianceViolation[] } | null;
   enforcement: EnforcementOutcome[];
+  /** What the last check-in authenticated with. */
+  credential: "device_certificate" | "device_token" | null;
+  /** The server's 401 to the device certificate (the token was used instead), until a renewal. */
+  certificate_refused: { reason: string; at: string } | null;
+  /** Why the last renewal of the certificate failed (tried again an hour later). */
+  certificate_renewal_error: { message: string; at: string } | null;
 }
 
 export const EMPTY_STATUS: RuntimeStatus = {
@@ -45,6 +51,9 @@ export const EMPTY_STATUS: RuntimeStatus = {
   applied_policy_version: null,
   compliance: null,
   enforcement: [],
+  credential: null,
+  certificate_refused: null,
+  certificate_renewal_error: null,
 };
 
 export function readRuntimeStatus(path: string): RuntimeStatus {

@@ -1,4 +1,5 @@
 import { readAgentState } from "../identity/agent-state";
+import { readDeviceCertificate } from "../identity/device-certificate";
 import { statePaths } from "../identity/state-folder";
 import { readRuntimeStatus } from "./runtime-status";
 
@@ -12,6 +13,7 @@ export function statusCommand(options: { stateDir: string; json: boolean }): voi
   const paths = statePaths(options.stateDir);
   const state = readAgentState(paths);
   const status = readRuntimeStatus(paths.status);
+  const certificate = readDeviceCertificate(paths, new Date());
   const report = {
     server: state?.server ?? null,
     device_id: state?.device_id ?? null,
@@ -25,6 +27,16 @@ export function statusCommand(options: { stateDir: string; json: boolean }): voi
     compliance: status.compliance,
     enforcement: status.enforcement,
     tunnel: state?.tunnel ? { interface: "bulwark", address: state.tunnel.address } : null,
+    credential: status.credential,
+    certificate: certificate.certificate
+      ? {
+          serial: certificate.certificate.serial,
+          expires_at: certificate.certificate.expiresAt.toISOString(),
+        }
+      : null,
+    certificate_problem: certificate.problem,
+    certificate_refused: status.certificate_refused,
+    certificate_renewal_error: status.certificate_renewal_error,
   };
   if (options.json) {
     console.log(JSON.stringify(report, null, 2));
@@ -46,6 +58,7 @@ export function statusCommand(options: { stateDir: string; json: boolean }): voi
     lines.push(
       `Not checking in since ${status.last_error.at}: ${status.last_error.message}${status.last_error.request_id ? ` (request ${status.last_error.request_id})` : ""}`,
     );
+  lines.push(...credentialLines(report));
   if (status.policy) lines.push(`Policy ${status.policy.id}, version ${status.policy.version}`);
   if (status.compliance) {
     lines.push(`Compliance: ${status.compliance.status}`);
@@ -60,4 +73,37 @@ export function statusCommand(options: { stateDir: string; json: boolean }): voi
       lines.push(`  ${entry.setting}: ${entry.outcome}${entry.detail ? ` (${entry.detail})` : ""}`);
   }
   console.log(lines.join("\n"));
+}
+
+/** How the device authenticates, and what is wrong with its certificate, said for people. */
+function credentialLines(report: {
+  server: string | null;
+  credential: string | null;
+  certificate: { serial: string; expires_at: string } | null;
+  certificate_problem: string | null;
+  certificate_refused: { reason: string; at: string } | null;
+  certificate_renewal_error: { message: string; at: string } | null;
+}): string[] {
+  const lines: string[] = [];
+  if (report.certificate)
+    lines.push(`Certificate ${report.certificate.serial}, expires ${report.certificate.expires_at}`);
+  if (report.certificate_problem) lines.push(`Certificate not usable: ${report.certificate_problem}`);
+  if (report.credential)
+    lines.push(
+      `Authenticates with: ${report.credential === "device_certificate" ? "its device certificate (TLS)" : "its device token"}`,
+    );
+  if (report.certificate && report.server?.startsWith("http:"))
+    lines.push("The server is plain http: the certificate can only be presented over https.");
+  if (report.certificate_refused)
+    lines.push(
+      `The server refused the certificate at ${report.certificate_refused.at} (${report.certificate_refused.reason})` +
+        (report.certificate_refused.reason === "device_token_required"
+          ? ": it never saw it; a TLS proxy in front must forward it (Client-Cert)."
+          : "."),
+    );
+  if (report.certificate_renewal_error)
+    lines.push(
+      `Certificate renewal failed at ${report.certificate_renewal_error.at}: ${report.certificate_renewal_error.message}`,
+    );
+  return lines;
 }

@@ -1,11 +1,12 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { agentApi, answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
+import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
 import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
 import { MANAGED_FILES, TUNNEL_INTERFACE } from "../enforce/settings";
 import { AgentExit } from "../enroll-command";
 import { readAgentState } from "../identity/agent-state";
-import { readIfPresent, statePaths } from "../identity/state-folder";
+import { deviceApi } from "../identity/device-certificate";
+import { statePaths } from "../identity/state-folder";
 import { NotEnrolledError } from "./cycle";
 
 /**
@@ -37,9 +38,8 @@ export async function unenrollCommand(options: {
       1,
     );
   if (state.state === "enrolled") {
-    const ca = state.ca_file ? readIfPresent(state.ca_file) : null;
     try {
-      const api = agentApi(state.server, { ca, token: state.device_token });
+      const api = deviceApi(paths, state, { now: new Date() });
       const result = await api.DELETE("/api/v1/agent/device", {});
       if (result.response.status !== 204) answerOf(result);
     } catch (error) {

@@ -1,9 +1,10 @@
 import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { agentApi, answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
+import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
 import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
 import { MANAGED_FILES, TUNNEL_INTERFACE } from "../enforce/settings";
 import { type AgentState, writeAgentState } from "../identity/agent-state";
+import { deviceApi } from "../identity/device-certificate";
 import { readIfPresent, removeFiles, type StatePaths, writeFileAtomic } from "../identity/state-folder";
 
 /** A wipe under way (wipe.json in the state folder): a crash resumes it at the next start. */
@@ -84,8 +85,7 @@ export async function carryOutWipe(options: {
   const undone = undoAll(root, paths.dir);
   problems.push(...undone.failed.map((failure) => `${failure.path}: ${failure.error}`));
 
-  const ca = state.ca_file ? readIfPresent(state.ca_file) : null;
-  const api = agentApi(state.server, { ca, token: state.device_token });
+  const api = deviceApi(paths, state, { now: options.now });
   const success = problems.length === 0;
   try {
     answerOf(

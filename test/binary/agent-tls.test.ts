@@ -1,0 +1,192 @@
+/**
+ * The agent's device certificate, from the built executable against a real `bulwark serve` that
+ * terminates TLS (its certificate openssl's): the agent authenticates with the certificate in the TLS
+ * handshake, falls back to its token when the server refuses the certificate, and renews it (a key made
+ * on the machine) when it is revoked or 30 days before it expires (the agent run a year on by faketime).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines } from "../helpers/agent-machine";
+import { buildBinary, callServer, type RunningServer, startServer } from "../helpers/binary";
+import { certificateFields, opensslVerify, selfSignedCertificate } from "../helpers/pki";
+
+const ADMIN = { email: "agent-tls@example.com", password: "agent-tls-password-1" };
+const folder = mkdtempSync(join(tmpdir(), "bulwark-agent-tls-"));
+// Valid long enough for an agent run a year on to still trust it.
+const serverTls = selfSignedCertificate("/CN=localhost", "DNS:localhost,IP:127.0.0.1", 800);
+const CA_FILE = join(folder, "server-ca.pem");
+writeFileSync(CA_FILE, serverTls.certificate);
+writeFileSync(join(folder, "server.crt"), serverTls.certificate);
+writeFileSync(join(folder, "server.key"), serverTls.key);
+
+let binary: string;
+let server: RunningServer;
+let adminToken: string;
+
+beforeAll(async () => {
+  binary = await buildBinary();
+  server = await startServer(
+    binary,
+    folder,
+    {
+      BULWARK_SERVER_TLS_CERT: join(folder, "server.crt"),
+      BULWARK_SERVER_TLS_KEY: join(folder, "server.key"),
+      BULWARK_ADMIN_EMAIL: ADMIN.email,
+      BULWARK_ADMIN_PASSWORD: ADMIN.password,
+      BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
+      BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
+    },
+    { ca: serverTls.certificate },
+  );
+  adminToken = (await callServer<{ token: string }>(server, "POST", "/api/v1/auth/login", undefined, ADMIN))
+    .token;
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop();
+  removeMachines();
+  rmSync(folder, { recursive: true, force: true });
+});
+
+/** Runs an agent command (under `faketime OFFSET` when given) on this machine's ROOT and state. */
+function agent(machine: { root: string; stateDir: string }, args: string[], faketime?: string) {
+  const command = [binary, "agent", ...args, "--root", machine.root, "--state-dir", machine.stateDir];
+  const run = Bun.spawnSync(faketime ? ["faketime", faketime, ...command] : command, {
+    cwd: folder,
+    env: { PATH: process.env.PATH ?? "", HOME: folder },
+  });
+  return { code: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+}
+
+async function enrolledMachine() {
+  const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.luks, {
+    files: {
+      "etc/hostname": "tls-laptop\n",
+      "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n`,
+    },
+  });
+  const stateDir = join(mkdtempSync(join(tmpdir(), "bulwark-agent-tls-state-")), "state");
+  const { token } = await callServer(server, "POST", "/api/v1/enrollment-tokens", adminToken, {});
+  const machine = { root, stateDir, deviceId: "" };
+  const enrolled = agent(machine, ["enroll", "--server", server.url, "--token", token, "--ca-file", CA_FILE]);
+  expect(enrolled.code, enrolled.stderr).toBe(0);
+  machine.deviceId = enrolled.stdout.trim();
+  return machine;
+}
+
+function status(machine: { root: string; stateDir: string }) {
+  const run = agent(machine, ["status", "--json"]);
+  expect(run.code, run.stderr).toBe(0);
+  return JSON.parse(run.stdout);
+}
+
+/** Replaces the device token in the state folder with one the server never issued. */
+function spoilToken(stateDir: string): void {
+  const path = join(stateDir, "state.json");
+  const state = JSON.parse(readFileSync(path, "utf8"));
+  writeFileSync(path, JSON.stringify({ ...state, device_token: `bwd_${"0".repeat(43)}` }), { mode: 0o600 });
+}
+
+const device = (deviceId: string) => callServer(server, "GET", `/api/v1/devices/${deviceId}`, adminToken);
+
+test("over https the agent checks in with its device certificate: a token the server refuses does not matter", async () => {
+  const machine = await enrolledMachine();
+  const first = agent(machine, ["run", "--once", "--no-tunnel"]);
+  expect(first.code, first.stderr).toBe(0);
+  expect(status(machine).credential).toBe("device_certificate");
+
+  spoilToken(machine.stateDir);
+  const before = (await device(machine.deviceId)).last_seen;
+  await Bun.sleep(1100);
+  const second = agent(machine, ["run", "--once", "--no-tunnel"]);
+  expect(second.code, second.stderr).toBe(0);
+  expect(Date.parse((await device(machine.deviceId)).last_seen)).toBeGreaterThan(Date.parse(before));
+  const text = agent(machine, ["status"]).stdout;
+  expect(text).toContain("Authenticates with: its device certificate (TLS)");
+}, 60_000);
+
+test("a revoked certificate (suspended, then unsuspended) is refused; the agent checks in with its token and renews it", async () => {
+  const machine = await enrolledMachine();
+  expect(agent(machine, ["run", "--once", "--no-tunnel"]).code).toBe(0);
+  const first = (await device(machine.deviceId)).certificate;
+  await callServer(server, "PUT", `/api/v1/devices/${machine.deviceId}/status`, adminToken, {
+    status: "suspended",
+    reason: "lost for a day",
+  });
+  await callServer(server, "PUT", `/api/v1/devices/${machine.deviceId}/status`, adminToken, {
+    status: "online",
+  });
+  expect((await device(machine.deviceId)).certificate.revoked).toBe(true);
+
+  const run = agent(machine, ["run", "--once", "--no-tunnel"]);
+  expect(run.code, run.stderr).toBe(0);
+  const renewed = (await device(machine.deviceId)).certificate;
+  expect(renewed.serial).not.toBe(first.serial);
+  expect(renewed.revoked).toBe(false);
+  // The new certificate on the machine is the one the server lists, signed by the organization's CA.
+  const onMachine = readFileSync(join(machine.stateDir, "device.crt"), "utf8");
+  expect(certificateFields(onMachine).serial.toLowerCase()).toBe(renewed.serial.toLowerCase());
+  const ca = await (
+    await fetch(`${server.url}/api/v1/agent/ca.pem`, {
+      headers: {
+        authorization: `Bearer ${JSON.parse(readFileSync(join(machine.stateDir, "state.json"), "utf8")).device_token}`,
+      },
+      tls: { ca: serverTls.certificate },
+    })
+  ).text();
+  const verified = opensslVerify(ca, onMachine);
+  expect(verified.ok, verified.output).toBe(true);
+
+  // From now on the certificate works again, with no token to lean on.
+  spoilToken(machine.stateDir);
+  const next = agent(machine, ["run", "--once", "--no-tunnel"]);
+  expect(next.code, next.stderr).toBe(0);
+  expect(status(machine)).toMatchObject({ credential: "device_certificate", certificate_refused: null });
+}, 60_000);
+
+test("30 days before it expires the certificate is renewed with a new key made on the machine", async () => {
+  const machine = await enrolledMachine();
+  const oldKey = readFileSync(join(machine.stateDir, "device.key"), "utf8");
+  const first = (await device(machine.deviceId)).certificate;
+  // Less than 30 days left: the agent, run 340 days on, renews (and rotates its token, due as well).
+  const run = agent(machine, ["run", "--once", "--no-tunnel"], "+340 days");
+  expect(run.code, run.stderr).toBe(0);
+  const renewed = (await device(machine.deviceId)).certificate;
+  expect(renewed.serial).not.toBe(first.serial);
+  expect(renewed.revoked).toBe(false);
+  expect(readFileSync(join(machine.stateDir, "device.key"), "utf8")).not.toBe(oldKey);
+  const audit = await callServer(server, "GET", "/api/v1/audit-logs?action=device.token_rotate", adminToken);
+  expect(audit.data.map((entry: { target: { id: string } }) => entry.target.id)).toContain(machine.deviceId);
+  // Nothing is due at the next run: the certificate is the one in use.
+  expect(agent(machine, ["run", "--once", "--no-tunnel"]).code).toBe(0);
+  expect((await device(machine.deviceId)).certificate.serial).toBe(renewed.serial);
+  expect(status(machine).credential).toBe("device_certificate");
+}, 60_000);
+
+test("over plain http the certificate cannot be presented: the token is used, and status says why", async () => {
+  const plain = await startServer(binary, mkdtempSync(join(tmpdir(), "bulwark-agent-plain-")), {
+    BULWARK_ADMIN_EMAIL: ADMIN.email,
+    BULWARK_ADMIN_PASSWORD: ADMIN.password,
+    BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
+    BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
+  });
+  try {
+    const token = (await callServer(plain, "POST", "/api/v1/auth/login", undefined, ADMIN)).token;
+    const enrollment = await callServer(plain, "POST", "/api/v1/enrollment-tokens", token, {});
+    const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.luks, {
+      files: {
+        "etc/hostname": "plain-laptop\n",
+        "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n`,
+      },
+    });
+    const machine = { root, stateDir: join(mkdtempSync(join(tmpdir(), "bulwark-agent-plain-state-")), "s") };
+    expect(agent(machine, ["enroll", "--server", plain.url, "--token", enrollment.token]).code).toBe(0);
+    expect(agent(machine, ["run", "--once", "--no-tunnel"]).code).toBe(0);
+    expect(status(machine).credential).toBe("device_token");
+    expect(agent(machine, ["status"]).stdout).toContain("The server is plain http");
+  } finally {
+    await plain.stop();
+  }
+}, 60_000);
