@@ -82,7 +82,9 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     });
     return { isCheckedIn: false, delaySeconds: backoffDelay(1, null, random), message };
   }
-  const collected = await collectFacts(options.root);
+  // The tunnel is this kernel's whatever ROOT is, unless the agent leaves it alone (--no-tunnel).
+  const factOptions = { liveTunnel: !options.noTunnel };
+  const collected = await collectFacts(options.root, factOptions);
   const machine = checkInFacts(collected);
   const ca = state.ca_file ? readIfPresent(state.ca_file) : null;
   const api = agentApi(state.server, { ca, token: state.device_token });
@@ -187,7 +189,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   ) {
     try {
       // What the enforcement changed (the storage rule in force, the tunnel up) shows in the facts now.
-      const enforcedMachine = checkInFacts(await collectFacts(options.root));
+      const enforcedMachine = checkInFacts(await collectFacts(options.root, factOptions));
       answer = await checkIn({ machine: enforcedMachine, policyVersion: appliedVersion, enforcement });
       status.compliance = { status: answer.compliance.status, violations: answer.compliance.violations };
     } catch (error) {
