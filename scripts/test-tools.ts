@@ -15,6 +15,7 @@ const TOOLS = [
   { command: "ip", package: "iproute2", use: "addressing the test tunnel's interfaces and namespaces" },
   { command: "nft", package: "nftables", use: "the VPN server's rules that keep organizations apart" },
   { command: "ping", package: "iputils-ping", use: "pinging across the test tunnels" },
+  { command: "socat", package: "socat", use: "relaying the API into a device's network namespace" },
   { command: "curl", package: "curl", use: "a TLS client presenting a device certificate" },
   { command: "haproxy", package: "haproxy", use: "the reverse-proxy example forwarding Client-Cert" },
   { command: "promtool", package: "prometheus", use: "checking the /metrics scrape with promtool" },
