@@ -20,6 +20,7 @@ const TOOLS = [
     package: "faketime",
     use: "running the agent a year on, when its credentials are due",
   },
+  { command: "socat", package: "socat", use: "relaying the API into a device's network namespace" },
   { command: "curl", package: "curl", use: "a TLS client presenting a device certificate" },
   { command: "haproxy", package: "haproxy", use: "the reverse-proxy example forwarding Client-Cert" },
   { command: "promtool", package: "prometheus", use: "checking the /metrics scrape with promtool" },

@@ -15,8 +15,8 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
-import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines } from "../helpers/agent-machine";
+import { join } from "node:path";
+import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines, snapshot } from "../helpers/agent-machine";
 import { buildBinary, callServer, type RunningServer, runCommand, startServer } from "../helpers/binary";
 
 const ADMIN = { email: "run-admin@example.com", password: "correct-horse-battery" };
@@ -76,18 +76,6 @@ async function enrolledMachine() {
 
 function agent(root: string, stateDir: string, ...args: string[]) {
   return runCommand(binary, ["agent", ...args, "--root", root, "--state-dir", stateDir], tmpdir());
-}
-
-/** Every file under `folder` with its content and mode, for comparing a tree before and after. */
-function snapshot(folder: string): Record<string, string> {
-  const files: Record<string, string> = {};
-  for (const entry of readdirSync(folder, { recursive: true }).map(String)) {
-    const path = join(folder, entry);
-    const stat = statSync(path, { throwIfNoEntry: false });
-    if (stat?.isFile())
-      files[relative(folder, path)] = `${(stat.mode & 0o777).toString(8)} ${readFileSync(path, "utf8")}`;
-  }
-  return files;
 }
 
 describe("bulwark agent run --once", () => {

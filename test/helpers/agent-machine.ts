@@ -3,9 +3,18 @@
  * /proc and /sys (`sys/dev/block/MAJ:MIN` a relative link into `sys/devices/...`, `sys/block/NAME` a link
  * to the same folder, `slaves/NAME` links between them) and as distributions lay out /etc.
  */
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 
 /** Files (path -> content), links (path -> target, as `ln -s` takes it) and empty folders under ROOT. */
 export interface MachinePart {
@@ -34,6 +43,18 @@ export function buildMachine(...parts: MachinePart[]): string {
     }
   }
   return root;
+}
+
+/** Every file under `folder` with its content and mode, for comparing a tree before and after. */
+export function snapshot(folder: string): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const entry of readdirSync(folder, { recursive: true }).map(String)) {
+    const path = join(folder, entry);
+    const stat = statSync(path, { throwIfNoEntry: false });
+    if (stat?.isFile())
+      files[relative(folder, path)] = `${(stat.mode & 0o777).toString(8)} ${readFileSync(path, "utf8")}`;
+  }
+  return files;
 }
 
 /** Removes every machine built by this process. */

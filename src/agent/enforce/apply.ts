@@ -25,7 +25,7 @@ import {
   textOf,
   writeFileAtomically,
 } from "./safe-files";
-import { MANAGED_FILES, TUNNEL_INTERFACE } from "./settings";
+import { LIVE_INTERFACES, MANAGED_FILES, TUNNEL_INTERFACE } from "./settings";
 
 /** A command's exit code and output. */
 export interface CommandResult {
@@ -68,8 +68,16 @@ function exists(path: string): boolean {
   }
 }
 
-/** Reads what the planner needs: the managed files under ROOT, the journal, the tunnel and usbguard. */
-export function readMachineState(root: string, stateDir: string): MachineState {
+/** Whether the tunnel's interface exists in `interfaces` (the running kernel's, unless a test gives another). */
+export function isTunnelUp(interfaces = LIVE_INTERFACES): boolean {
+  return exists(join(interfaces, TUNNEL_INTERFACE));
+}
+
+/**
+ * Reads what the planner needs: the managed files under ROOT, the journal, usbguard, and whether the
+ * tunnel is up (in `interfaces`).
+ */
+export function readMachineState(root: string, stateDir: string, interfaces = LIVE_INTERFACES): MachineState {
   const files: MachineState["files"] = {};
   for (const path of Object.values(MANAGED_FILES)) {
     try {
@@ -82,7 +90,7 @@ export function readMachineState(root: string, stateDir: string): MachineState {
   return {
     files,
     journal: readJournal(stateDir),
-    tunnelUp: exists(join(root, "sys/class/net", TUNNEL_INTERFACE)),
+    tunnelUp: isTunnelUp(interfaces),
     usbguardInstalled: ["usr/sbin/usbguard-daemon", "usr/bin/usbguard-daemon"].some((path) =>
       exists(join(root, path)),
     ),

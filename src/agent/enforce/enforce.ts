@@ -17,6 +17,8 @@ export interface EnforceRequest {
   options: PlanOptions;
   dryRun: boolean;
   runner?: CommandRunner;
+  /** Where the tunnel's interface is looked for: the running kernel's /sys/class/net by default. */
+  interfaces?: string;
 }
 
 /** The plan, every setting's outcome (for a dry run, the planned one) and the plan as text. */
@@ -28,7 +30,8 @@ export interface EnforceResult {
 
 export async function enforcePolicy(request: EnforceRequest): Promise<EnforceResult> {
   const { root, stateDir, policy, vpn, facts, options } = request;
-  const plan = planEnforcement({ policy, vpn, facts, options, machine: readMachineState(root, stateDir) });
+  const machine = readMachineState(root, stateDir, request.interfaces);
+  const plan = planEnforcement({ policy, vpn, facts, options, machine });
   const text = formatPlan(plan);
   if (request.dryRun)
     return {

@@ -44,3 +44,9 @@ export const MANAGED_FILES = {
 
 /** The WireGuard interface wg-quick makes from MANAGED_FILES.wireguard (named after the file). */
 export const TUNNEL_INTERFACE = "bulwark";
+
+/**
+ * Where the running kernel lists its network interfaces. wg-quick brings the tunnel up in the kernel the
+ * agent runs on, whatever --root is, so its interface is looked for here and not under ROOT.
+ */
+export const LIVE_INTERFACES = "/sys/class/net";

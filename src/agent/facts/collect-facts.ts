@@ -34,6 +34,11 @@ export interface CollectOptions {
   /** The current time in seconds since the epoch. */
   nowSeconds?: () => number;
   timeLimitMs?: number;
+  /**
+   * Reads vpn_connected on the running system whatever ROOT is: `run` brings the tunnel up there (with
+   * ROOT `/`, the same reading).
+   */
+  liveTunnel?: boolean;
 }
 
 /**
@@ -51,7 +56,10 @@ export async function collectFacts(root: string, options: CollectOptions = {}): 
   const collectors: Record<FactName | "os_version", () => Promise<FactReading<string | boolean>>> = {
     os_version: () => readOsVersion(tree),
     disk_encrypted: () => readDiskEncryption(tree),
-    vpn_connected: () => readVpnConnection(tree, live),
+    vpn_connected: async () =>
+      options.liveTunnel
+        ? readVpnConnection(await MachineTree.open("/"), { ...live, isLive: true })
+        : readVpnConnection(tree, live),
     usb_storage_blocked: () => readUsbStorageBlocked(tree, live),
     screenshots_blocked: async () => ({
       value: false,

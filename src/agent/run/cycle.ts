@@ -90,7 +90,9 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     });
     return { isCheckedIn: false, delaySeconds: backoffDelay(1, null, random), message };
   }
-  const collected = await collectFacts(options.root);
+  // The tunnel is this kernel's whatever ROOT is, unless the agent leaves it alone (--no-tunnel).
+  const factOptions = { liveTunnel: !options.noTunnel };
+  const collected = await collectFacts(options.root, factOptions);
   const machine = checkInFacts(collected);
   const api = deviceApi(paths, state, {
     now: now(),
@@ -200,7 +202,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   ) {
     try {
       // What the enforcement changed (the storage rule in force, the tunnel up) shows in the facts now.
-      const enforcedMachine = checkInFacts(await collectFacts(options.root));
+      const enforcedMachine = checkInFacts(await collectFacts(options.root, factOptions));
       answer = await checkIn({ machine: enforcedMachine, policyVersion: appliedVersion, enforcement });
       status.compliance = { status: answer.compliance.status, violations: answer.compliance.violations };
     } catch (error) {

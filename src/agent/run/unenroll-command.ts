@@ -1,8 +1,8 @@
 import { existsSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
-import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
-import { MANAGED_FILES, TUNNEL_INTERFACE } from "../enforce/settings";
+import { type CommandRunner, isTunnelUp, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
+import { MANAGED_FILES } from "../enforce/settings";
 import { AgentExit } from "../enroll-command";
 import { readAgentState } from "../identity/agent-state";
 import { deviceApi } from "../identity/device-certificate";
@@ -27,7 +27,7 @@ export async function unenrollCommand(options: {
   if (!state) throw new NotEnrolledError(`${options.stateDir} holds no enrollment: nothing to unenroll`);
   const runner = options.runner ?? runSystemCommand;
   const conf = join(options.root, MANAGED_FILES.wireguard);
-  if (existsSync(join(options.root, "sys/class/net", TUNNEL_INTERFACE)) && existsSync(conf)) {
+  if (isTunnelUp() && existsSync(conf)) {
     const down = await runner(["wg-quick", "down", conf]);
     if (down.exitCode !== 0) throw new AgentExit(`wg-quick down ${conf} failed: ${down.stderr.trim()}`, 1);
   }

@@ -1,8 +1,8 @@
 import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
-import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
-import { MANAGED_FILES, TUNNEL_INTERFACE } from "../enforce/settings";
+import { type CommandRunner, isTunnelUp, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
+import { MANAGED_FILES } from "../enforce/settings";
 import { type AgentState, writeAgentState } from "../identity/agent-state";
 import { deviceApi } from "../identity/device-certificate";
 import { readIfPresent, removeFiles, type StatePaths, writeFileAtomic } from "../identity/state-folder";
@@ -77,7 +77,7 @@ export async function carryOutWipe(options: {
   const problems: string[] = [];
   const runner = options.runner ?? runSystemCommand;
   const conf = join(root, MANAGED_FILES.wireguard);
-  if (existsSync(join(root, "sys/class/net", TUNNEL_INTERFACE)) && existsSync(conf)) {
+  if (isTunnelUp() && existsSync(conf)) {
     const down = await runner(["wg-quick", "down", conf]);
     if (down.exitCode !== 0) problems.push(`wg-quick down: ${down.stderr.trim()}`);
   }

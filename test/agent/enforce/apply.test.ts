@@ -188,7 +188,7 @@ describe("the tunnel", () => {
     expect(read("etc/wireguard/bulwark.conf")).toContain(`PrivateKey = ${DEVICE_KEYS.privateKey}\n`);
     expect(modeOf("etc/wireguard/bulwark.conf")).toBe(0o600);
 
-    // The interface is up now (as the kernel shows it in sysfs).
+    // The interface is up now (as the kernel shows it in sysfs; here the stand-in under ROOT).
     mkdirSync(join(machine.root, "sys/class/net/bulwark"), { recursive: true });
     const unchanged = recordingRunner();
     await enforce(machine, permissivePolicy(), { vpn: vpnSettings(), runner: unchanged.runner });

@@ -124,7 +124,10 @@ export function recordingRunner(failing: string[] = []): { runner: CommandRunner
   return { runner, calls };
 }
 
-/** One enforcement pass on `machine` (tunnel commands recorded, never run). */
+/**
+ * One enforcement pass on `machine` (tunnel commands recorded, never run); the tunnel's interface is
+ * looked for in ROOT/sys/class/net, standing in for the running kernel's.
+ */
 export function enforce(
   machine: { root: string; stateDir: string },
   policy: PolicyData,
@@ -139,6 +142,7 @@ export function enforce(
     options: { noTunnel: extra.noTunnel ?? false, wireGuardPrivateKey: DEVICE_KEYS.privateKey },
     dryRun: extra.dryRun ?? false,
     runner: extra.runner ?? recordingRunner().runner,
+    interfaces: join(machine.root, "sys/class/net"),
   });
 }
 
