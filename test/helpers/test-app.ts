@@ -258,6 +258,7 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
   });
   const binary = await executablePath();
   const server = await startServer(binary, folder, env);
+  await awaitRoomInRateLimitWindow(settings);
   const config = loadConfig({
     env: {},
     // What serve itself uses when base_url is not set (loopback is named localhost).
@@ -390,4 +391,17 @@ export async function confirmSsoDomainsOf(t: TestApp, org: { organizationId: str
   const current = await t.request("GET", "/api/v1/organizations/current", { token: org.adminToken });
   for (const claim of current.body.sso_domains as { domain: string; discoverable: boolean }[])
     if (!claim.discoverable) await t.confirmSsoDomain(org.organizationId, claim.domain);
+}
+
+/**
+ * The executable counts requests in fixed one-minute windows of its real clock. A test that sets a small
+ * limit and expects the request after it to be refused would pass its limit into the next window if the
+ * minute turned between the two: with such a limit, start with at least 2 s left in the current minute
+ * (a wait that stays well inside the test's own time limit).
+ */
+async function awaitRoomInRateLimitWindow(settings: Record<string, unknown>): Promise<void> {
+  const limits = Object.values((settings.rate_limit ?? {}) as Record<string, number>);
+  if (!limits.some((limit) => limit <= 100)) return;
+  const left = 60_000 - (Date.now() % 60_000);
+  if (left < 2_000) await Bun.sleep(left + 50);
 }
