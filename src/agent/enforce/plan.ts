@@ -223,8 +223,21 @@ function planUsbAllowed(input: PlanInput): Planned {
   );
 }
 
-function planUsbWhitelist({ policy }: PlanInput): Planned {
-  if (!isUsbBlocked(policy)) return planned("reported", "no effect while USB devices are not blocked");
+/**
+ * Why the whitelist and the allowed classes have no effect, or null when they do: USB devices are
+ * blocked only when the policy blocks them and usbguard, which reads the rules, is installed.
+ */
+function usbRulesIneffective({ policy, machine }: PlanInput): string | null {
+  if (!isUsbBlocked(policy)) return "no effect while USB devices are not blocked";
+  if (!machine.usbguardInstalled)
+    return `no effect: usbguard is not installed, so USB devices are not blocked (${MANAGED_FILES.usbguard} is written for when it is)`;
+  return null;
+}
+
+function planUsbWhitelist(input: PlanInput): Planned {
+  const { policy } = input;
+  const ineffective = usbRulesIneffective(input);
+  if (ineffective !== null) return planned("reported", ineffective);
   const count = policy.usb.whitelist.length;
   return planned(
     "enforced",
@@ -232,8 +245,10 @@ function planUsbWhitelist({ policy }: PlanInput): Planned {
   );
 }
 
-function planUsbClasses({ policy }: PlanInput): Planned {
-  if (!isUsbBlocked(policy)) return planned("reported", "no effect while USB devices are not blocked");
+function planUsbClasses(input: PlanInput): Planned {
+  const { policy } = input;
+  const ineffective = usbRulesIneffective(input);
+  if (ineffective !== null) return planned("reported", ineffective);
   const classes = policy.usb.allowed_classes;
   const unmappable = unmappableUsbClasses(classes);
   const written = classes.filter((name) => !unmappable.includes(name));
@@ -301,7 +316,7 @@ function planBlockedDomains(input: PlanInput): Planned {
     return planned(wildcards.length > 0 || invalid.length > 0 ? "unsupported" : "enforced", detail, changes);
   }
   const detail = [
-    `${names.length} name${names.length === 1 ? "" : "s"} resolve to 0.0.0.0 and :: through ${path} (programs that use their own DNS resolver, or DNS over HTTPS, are not stopped)`,
+    `${names.length === 1 ? "1 name resolves" : `${names.length} names resolve`} to 0.0.0.0 and :: through ${path} (programs that use their own DNS resolver, or DNS over HTTPS, are not stopped)`,
     ...notes,
   ].join("; ");
   return planned("enforced", detail, changes);

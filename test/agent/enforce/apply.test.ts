@@ -119,6 +119,19 @@ describe("usb.allowed", () => {
     expect(read("etc/usbguard/rules.d/50-bulwark.conf")).toContain("block\n");
   });
 
+  test("without usbguard installed the whitelist and the allowed classes are reported as having no effect", async () => {
+    machine = makeMachine();
+    const { results } = await enforce(
+      machine,
+      policyWith({ usb: { allowed: false, whitelist: ["046d:c52b"], allowed_classes: ["hid"] } }),
+    );
+    for (const setting of ["usb.whitelist", "usb.allowed_classes"])
+      expect(resultOf(results, setting)).toMatchObject({
+        outcome: "reported",
+        detail: expect.stringContaining("no effect: usbguard is not installed"),
+      });
+  });
+
   test("audit_only writes nothing and reports", async () => {
     machine = makeMachine();
     const before = treeListing(machine.root);
@@ -141,6 +154,9 @@ describe("network.blocked_domains", () => {
     const blocked = resultOf(results, "network.blocked_domains");
     expect(blocked.outcome).toBe("enforced");
     expect(blocked.detail).toContain("unsupported: *.pastebin.com");
+    expect(blocked.detail).toStartWith("2 names resolve to 0.0.0.0");
+    const one = await enforce(machine, policyWith({ network: { blocked_domains: ["file.io"] } }));
+    expect(resultOf(one.results, "network.blocked_domains").detail).toStartWith("1 name resolves to 0.0.0.0");
   });
 
   test("the section is replaced where it stands, the user's lines around it kept exactly, and removed when the list empties", async () => {
