@@ -17,7 +17,14 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines, snapshot } from "../helpers/agent-machine";
-import { buildBinary, callServer, type RunningServer, runCommand, startServer } from "../helpers/binary";
+import {
+  buildBinary,
+  callServer,
+  expectOneLine,
+  type RunningServer,
+  runCommand,
+  startServer,
+} from "../helpers/binary";
 
 const ADMIN = { email: "run-admin@example.com", password: "correct-horse-battery" };
 const HOSTS = "127.0.0.1 localhost\n::1 localhost ip6-localhost\n";
@@ -128,6 +135,29 @@ describe("bulwark agent run --once", () => {
     expect(outcome("network.blocked_domains")).toBe("enforced");
     expect(outcome("dlp.screenshot_allowed")).toBe("unsupported");
     expect(outcome("storage.encryption_required")).toBe("reported");
+  });
+
+  test("a setting that fails (wg-quick not installed): exit 5, one line naming it and what to install", async () => {
+    const machine = await enrolledMachine();
+    // A PATH without wg-quick: the tunnel cannot be brought up, everything else is enforced.
+    const noTools = mkdtempSync(join(tmpdir(), "bulwark-no-tools-"));
+    const run = runCommand(
+      binary,
+      ["agent", "run", "--once", "--root", machine.root, "--state-dir", machine.stateDir],
+      tmpdir(),
+      { PATH: noTools },
+    );
+    expect(run.code, run.stderr).toBe(5);
+    expectOneLine(
+      run.stderr,
+      "; 1 setting failed: tunnel (wg-quick is not installed: install wireguard-tools)",
+    );
+    expect(run.stderr).toMatch(/^bulwark: checked in; compliance \w+; 1 setting failed/);
+    expect(readFileSync(join(machine.root, "etc/modprobe.d/bulwark.conf"), "utf8")).toContain(
+      "install usb-storage /bin/false",
+    );
+    const status = agent(machine.root, machine.stateDir, "status");
+    expect(status.stdout).toContain("tunnel: failed (wg-quick is not installed: install wireguard-tools)");
   });
 
   test("--dry-run changes nothing under ROOT or in the state folder, and prints what it would write", async () => {

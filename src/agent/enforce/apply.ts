@@ -37,8 +37,24 @@ export interface CommandResult {
 /** Runs a command (`argv`, with `stdin` as its input); tests pass their own. */
 export type CommandRunner = (argv: string[], stdin?: string) => Promise<CommandResult>;
 
-/** Runs the command as a child process, without a shell. */
+/** The package that brings each program the agent runs (Debian's and Fedora's names agree). */
+const PACKAGES: Record<string, string> = {
+  "wg-quick": "wireguard-tools",
+  wg: "wireguard-tools",
+  usbguard: "usbguard",
+  systemctl: "systemd",
+};
+
+/** What to say when `program` is not on PATH: that, and which package to install. */
+export function notInstalled(program: string): string {
+  const from = PACKAGES[program];
+  return `${program} is not installed${from ? `: install ${from}` : ""}`;
+}
+
+/** Runs the command as a child process, without a shell; a program not on PATH throws `notInstalled`. */
 export const runCommand: CommandRunner = async (argv, stdin) => {
+  const program = argv[0] ?? "";
+  if (Bun.which(program) === null) throw new Error(notInstalled(program));
   const child = Bun.spawn(argv, {
     stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
     stdout: "pipe",

@@ -47,6 +47,8 @@ export interface CycleResult {
   delaySeconds: number;
   /** One line for the log or the exit message. */
   message: string;
+  /** How many settings this cycle's enforcement failed (the message names them). */
+  failedSettings?: number;
 }
 
 /** Not enrolled (no state folder), or enrolled no more: `run` has nothing to do (exit 2 for --once). */
@@ -55,6 +57,13 @@ export class NotEnrolledError extends Error {}
 /** The enforcement to report, in the order the planner gives, compared by value with the last report. */
 function sameEnforcement(a: readonly EnforcementOutcome[], b: readonly EnforcementOutcome[]): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** The settings that failed, said after a cycle's line: "; 1 setting failed: tunnel (why)". */
+function failedSettingsNote(failed: readonly EnforcementOutcome[]): string {
+  if (failed.length === 0) return "";
+  const each = failed.map((entry) => `${entry.setting}${entry.detail ? ` (${entry.detail})` : ""}`);
+  return `; ${failed.length} setting${failed.length === 1 ? "" : "s"} failed: ${each.join(", ")}`;
 }
 
 /**
@@ -169,6 +178,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     };
   }
   let enforcement = status.enforcement;
+  let failed: EnforcementOutcome[] = [];
   if (status.policy) {
     const enforced = await enforcePolicy({
       root: options.root,
@@ -185,6 +195,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     });
     if (options.dryRun) (options.print ?? console.log)(enforced.text);
     enforcement = enforced.results.map(({ setting, outcome, detail }) => ({ setting, outcome, detail }));
+    failed = enforcement.filter((entry) => entry.outcome === "failed");
   }
   if (options.dryRun) {
     return {
@@ -246,6 +257,12 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
       message: `this device needs a new enrollment (${state.state}); the last policy stays enforced`,
     };
   }
+  if (failed.length > 0)
+    result = {
+      ...result,
+      message: result.message + failedSettingsNote(failed),
+      failedSettings: failed.length,
+    };
   status.next_checkin_at = new Date(now().getTime() + result.delaySeconds * 1000).toISOString();
   writeRuntimeStatus(paths.status, status);
   writeAgentState(paths, state);

@@ -9,10 +9,14 @@ export interface RunCommandOptions {
   noTunnel: boolean;
 }
 
+/** `run --once` checked in, but a setting could not be enforced (its line names each). */
+export const SETTING_FAILED_EXIT = 5;
+
 /**
  * `bulwark agent run`: cycles until SIGTERM or SIGINT (the service), logging a line when something
- * changes; `--once` (and `--dry-run`, which implies it): one cycle, exit 0 when it checked in, else 1
- * with the reason (the state is kept).
+ * changes; `--once` (and `--dry-run`, which implies it): one cycle, exit 0 when it checked in and every
+ * setting was enforced, 5 when it checked in but a setting failed, 1 when it could not check in (the
+ * state is kept). The line of a nonzero exit is printed once, by the CLI.
  */
 export async function runCommand(options: RunCommandOptions): Promise<void> {
   const cycle = () =>
@@ -24,8 +28,9 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
     });
   if (options.once || options.dryRun) {
     const result = await cycle();
-    console.error(result.message);
     if (!result.isCheckedIn) throw new AgentExit(result.message, 1);
+    if ((result.failedSettings ?? 0) > 0) throw new AgentExit(result.message, SETTING_FAILED_EXIT);
+    console.error(result.message);
     return;
   }
   let isStopping = false;
