@@ -222,7 +222,7 @@ describe("bulwark agent run --once", () => {
 
     const away = agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel");
     expect(away.code).toBe(1);
-    expect(away.stderr).toContain("could not be reached");
+    expectOneLine(away.stderr, "the server could not be reached: http://127.0.0.1:9");
     expect(snapshot(machine.root)).toEqual(enforced);
     const status = agent(machine.root, machine.stateDir, "status");
     expect(status.stdout).toContain("Not checking in since");
@@ -268,6 +268,25 @@ describe("bulwark agent run --once", () => {
     );
     // Nothing is left to unenroll.
     expect(agent(machine.root, machine.stateDir, "unenroll").code).toBe(2);
+  });
+
+  test("a device retired on the server: run says what that likely means and what to do, and unenroll still restores the machine", async () => {
+    const machine = await enrolledMachine();
+    const before = snapshot(machine.root);
+    expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
+    await callServer(server, "POST", `/api/v1/devices/${machine.deviceId}/retire`, adminToken, {
+      reason: "laptop replaced",
+    });
+
+    const run = agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel");
+    expect(run.code).toBe(1);
+    expectOneLine(run.stderr, "device_token_invalid: invalid device token [request ");
+    expect(run.stderr).toContain(
+      "; the server no longer knows this device (retired or deleted?): run bulwark agent unenroll, then enroll again",
+    );
+    const unenrolled = agent(machine.root, machine.stateDir, "unenroll");
+    expect(unenrolled.code, unenrolled.stderr).toBe(0);
+    expect(snapshot(machine.root)).toEqual(before);
   });
 
   test("a wipe: work folders emptied (a mount inside left alone), enforcement undone, confirmed, identity deleted last", async () => {

@@ -51,6 +51,10 @@ export interface CycleResult {
   failedSettings?: number;
 }
 
+/** What a token the server does not know (device_token_invalid) most likely means, and what to do. */
+const UNKNOWN_DEVICE =
+  "the server no longer knows this device (retired or deleted?): run bulwark agent unenroll, then enroll again";
+
 /** Not enrolled (no state folder), or enrolled no more: `run` has nothing to do (exit 2 for --once). */
 export class NotEnrolledError extends Error {}
 
@@ -314,7 +318,9 @@ function recordFailure(
   const message =
     error instanceof ServerUnreachable
       ? `the server could not be reached: ${error.message}`
-      : `the server refused the check-in: ${error.message}${error.requestId ? ` [request ${error.requestId}]` : ""}`;
+      : `the server refused the check-in: ${error.message}${error.requestId ? ` [request ${error.requestId}]` : ""}${
+          error.reason === "device_token_invalid" ? `; ${UNKNOWN_DEVICE}` : ""
+        }`;
   status.last_error = {
     message,
     request_id: error instanceof ServerRefusal ? (error.requestId ?? null) : null,
