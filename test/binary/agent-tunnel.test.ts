@@ -5,8 +5,9 @@
  * (a Unix socket crosses namespaces). There the agent enrolls, and `agent run --once` (without
  * --no-tunnel) writes ROOT/etc/wireguard/bulwark.conf and runs `wg-quick up` on it, which falls back to
  * wireguard-go (no kernel module needed). Pings go through; the server's wg shows the device's
- * handshake; the next check-in reports vpn_connected; `agent unenroll` takes the interface down and
- * gives ROOT back as it was. Nothing in this machine's own namespace is routed differently. Needs root,
+ * handshake; the next check-in reports vpn_connected; `agent plan` and status describe it as it is; another
+ * enrollment on the same kernel leaves it alone; `agent unenroll` takes the interface down and gives ROOT
+ * back as it was. Nothing in this machine's own namespace is routed differently. Needs root,
  * /dev/net/tun, wireguard-go, wg-quick, nft and socat.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -202,6 +203,48 @@ test("agent run brings the tunnel up through wg-quick, traffic and handshakes cr
     handshakes,
   );
   expect(Number(handshake?.[1] ?? 0)).toBeGreaterThanOrEqual(startedAt);
+
+  // plan describes the tunnel as the kernel has it; so does a cycle that leaves the tunnel alone.
+  const planned = JSON.parse(agent("plan", "--json").stdout);
+  expect(planned.settings).toContainEqual(
+    expect.objectContaining({
+      setting: "tunnel",
+      detail: expect.stringMatching(/: up, settings unchanged$/),
+    }),
+  );
+  const quiet = agent("run", "--once", "--no-tunnel");
+  expect({ code: quiet.code, stderr: quiet.stderr }).toMatchObject({ code: 0 });
+  expect(JSON.parse(agent("status", "--json").stdout).enforcement).toContainEqual(
+    expect.objectContaining({
+      setting: "tunnel",
+      detail: expect.stringMatching(/; brought up earlier, left as it is \(--no-tunnel\)$/),
+    }),
+  );
+
+  // Another enrollment on this kernel (another ROOT and state folder) finds the interface and leaves it alone.
+  const otherRoot = buildMachine(OS_RELEASES.debian, {
+    files: {
+      "etc/hostname": "tunnel-other\n",
+      "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n`,
+    },
+  });
+  const otherState = join(folder, "other-state");
+  const other = (...args: string[]) =>
+    inNs(DEVICE_NS, [binary, "agent", ...args, "--root", otherRoot, "--state-dir", otherState]);
+  const otherToken = (await callServer(running, "POST", "/api/v1/enrollment-tokens", adminToken, {})).token;
+  expect(other("enroll", "--server", DEVICE_API, "--token", otherToken).code).toBe(0);
+  const otherRun = other("run", "--once");
+  expect(otherRun.code, otherRun.stderr).toBe(5);
+  expect(otherRun.stderr).toContain("1 setting failed: tunnel (bulwark to 198.18.0.1:");
+  expect(otherRun.stderr).toContain(
+    "is not brought up: an interface named bulwark exists that this agent did not bring up: it is left alone",
+  );
+  const otherGone = other("unenroll");
+  expect({ code: otherGone.code, stderr: otherGone.stderr }).toMatchObject({ code: 0 });
+  expect(otherGone.stderr).toContain(
+    "an interface named bulwark exists that this agent did not bring up: left as it is",
+  );
+  expect(devicePingsServer()).toBe(true);
 
   // The next cycle finds the tunnel up (nothing to redo) and reports it connected.
   const second = agent("run", "--once");

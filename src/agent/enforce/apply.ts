@@ -25,7 +25,8 @@ import {
   textOf,
   writeFileAtomically,
 } from "./safe-files";
-import { LIVE_INTERFACES, MANAGED_FILES, TUNNEL_INTERFACE } from "./settings";
+import { MANAGED_FILES, TUNNEL_INTERFACE } from "./settings";
+import { type InterfaceIdentity, tunnelInterface, tunnelOwnership } from "./tunnel-interface";
 
 /** A command's exit code and output. */
 export interface CommandResult {
@@ -84,16 +85,15 @@ function exists(path: string): boolean {
   }
 }
 
-/** Whether the tunnel's interface exists in `interfaces` (the running kernel's, unless a test gives another). */
-export function isTunnelUp(interfaces = LIVE_INTERFACES): boolean {
-  return exists(join(interfaces, TUNNEL_INTERFACE));
-}
-
 /**
- * Reads what the planner needs: the managed files under ROOT, the journal, usbguard, and whether the
- * tunnel is up (in `interfaces`).
+ * Reads what the planner needs: the managed files under ROOT, the journal, usbguard, and whose the
+ * tunnel's interface is (in `interfaces`; `broughtUp` is the one this enrollment brought up).
  */
-export function readMachineState(root: string, stateDir: string, interfaces = LIVE_INTERFACES): MachineState {
+export function readMachineState(
+  root: string,
+  stateDir: string,
+  tunnel: { interfaces?: string; broughtUp: InterfaceIdentity | null },
+): MachineState {
   const files: MachineState["files"] = {};
   for (const path of Object.values(MANAGED_FILES)) {
     try {
@@ -106,7 +106,7 @@ export function readMachineState(root: string, stateDir: string, interfaces = LI
   return {
     files,
     journal: readJournal(stateDir),
-    tunnelUp: isTunnelUp(interfaces),
+    tunnel: tunnelOwnership(tunnel.broughtUp, tunnel.interfaces),
     usbguardInstalled: ["usr/sbin/usbguard-daemon", "usr/bin/usbguard-daemon"].some((path) =>
       exists(join(root, path)),
     ),
@@ -157,16 +157,30 @@ async function runOrThrow(runner: CommandRunner, argv: string[], stdin?: string)
   return result.stdout;
 }
 
+/** What applying a plan did: every setting's outcome, and the tunnel's interface the agent brought up. */
+export interface Applied {
+  results: SettingResult[];
+  /** After `wg-quick up`, the interface it made; null after `wg-quick down`; else `broughtUp` as given. */
+  broughtUp: InterfaceIdentity | null;
+}
+
 /**
  * Applies each setting's file changes and tunnel actions; a setting that cannot be applied ends `failed`
- * with the error, and the others go on. Returns every setting's outcome.
+ * with the error, and the others go on.
  */
 export async function applyPlan(
   plans: readonly SettingPlan[],
-  target: { root: string; stateDir: string; runner?: CommandRunner },
-): Promise<SettingResult[]> {
+  target: {
+    root: string;
+    stateDir: string;
+    runner?: CommandRunner;
+    interfaces?: string;
+    broughtUp: InterfaceIdentity | null;
+  },
+): Promise<Applied> {
   const { root, stateDir } = target;
   const runner = target.runner ?? runCommand;
+  let broughtUp = target.broughtUp;
   if (plans.some((plan) => plan.changes.length > 0)) mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const journal = readJournal(stateDir);
   const results: SettingResult[] = [];
@@ -178,9 +192,15 @@ export async function applyPlan(
     }
     try {
       const conf = pathUnderRoot(root, MANAGED_FILES.wireguard);
-      if (plan.tunnel.includes("down")) await runOrThrow(runner, ["wg-quick", "down", conf]);
+      if (plan.tunnel.includes("down")) {
+        await runOrThrow(runner, ["wg-quick", "down", conf]);
+        broughtUp = null;
+      }
       for (const change of plan.changes) applyChange(root, stateDir, journal, change);
-      if (plan.tunnel.includes("up")) await runOrThrow(runner, ["wg-quick", "up", conf]);
+      if (plan.tunnel.includes("up")) {
+        await runOrThrow(runner, ["wg-quick", "up", conf]);
+        broughtUp = tunnelInterface(target.interfaces);
+      }
       if (plan.tunnel.includes("syncconf")) {
         const stripped = await runOrThrow(runner, ["wg-quick", "strip", conf]);
         await runOrThrow(runner, ["wg", "syncconf", TUNNEL_INTERFACE, "/dev/stdin"], stripped);
@@ -190,7 +210,7 @@ export async function applyPlan(
       results.push({ setting, outcome: "failed", detail: (error as Error).message });
     }
   }
-  return results;
+  return { results, broughtUp };
 }
 
 /** Takes the agent's section out of a file it shares (/etc/hosts), giving back the earlier file when nothing else changed. */

@@ -7,6 +7,7 @@ import { applyPlan, type CommandRunner, readMachineState, type SettingResult } f
 import { formatPlan } from "./format-plan";
 import { type EnforcementFacts, type PlanOptions, planEnforcement, type SettingPlan } from "./plan";
 import type { VpnSettings } from "./render-wireguard";
+import type { InterfaceIdentity } from "./tunnel-interface";
 
 export interface EnforceRequest {
   root: string;
@@ -19,18 +20,25 @@ export interface EnforceRequest {
   runner?: CommandRunner;
   /** Where the tunnel's interface is looked for: the running kernel's /sys/class/net by default. */
   interfaces?: string;
+  /** The tunnel's interface this enrollment brought up (status.json), the only one it takes down. */
+  broughtUp: InterfaceIdentity | null;
 }
 
-/** The plan, every setting's outcome (for a dry run, the planned one) and the plan as text. */
+/**
+ * The plan, every setting's outcome (for a dry run, the planned one), the plan as text, and the tunnel's
+ * interface the agent brought up after it (for a dry run, as before).
+ */
 export interface EnforceResult {
   plan: SettingPlan[];
   results: SettingResult[];
   text: string;
+  broughtUp: InterfaceIdentity | null;
 }
 
 export async function enforcePolicy(request: EnforceRequest): Promise<EnforceResult> {
   const { root, stateDir, policy, vpn, facts, options } = request;
-  const machine = readMachineState(root, stateDir, request.interfaces);
+  const tunnel = { interfaces: request.interfaces, broughtUp: request.broughtUp };
+  const machine = readMachineState(root, stateDir, tunnel);
   const plan = planEnforcement({ policy, vpn, facts, options, machine });
   const text = formatPlan(plan);
   if (request.dryRun)
@@ -38,11 +46,13 @@ export async function enforcePolicy(request: EnforceRequest): Promise<EnforceRes
       plan,
       text,
       results: plan.map(({ setting, outcome, detail }) => ({ setting, outcome, detail })),
+      broughtUp: request.broughtUp,
     };
-  const results = await applyPlan(plan, {
+  const applied = await applyPlan(plan, {
     root,
     stateDir,
+    ...tunnel,
     ...(request.runner ? { runner: request.runner } : {}),
   });
-  return { plan, text, results };
+  return { plan, text, ...applied };
 }

@@ -27,6 +27,7 @@ import {
   TUNNEL_INTERFACE,
   TUNNEL_SETTING,
 } from "./settings";
+import { OTHER_TUNNEL_INTERFACE } from "./tunnel-interface";
 
 export type EnforcementOutcome = "enforced" | "reported" | "unsupported" | "failed";
 
@@ -47,8 +48,11 @@ export interface MachineState {
   /** Each managed file: null when absent, `{ error }` when it could not be read (a symbolic link...). */
   files: Record<string, CurrentFile | null | { error: string }>;
   journal: Journal;
-  /** Whether the tunnel's interface exists. */
-  tunnelUp: boolean;
+  /**
+   * The tunnel's interface in the running kernel: absent, the one this enrollment brought up, or
+   * another of the same name (an administrator's, another enrollment's), which the agent leaves alone.
+   */
+  tunnel: "absent" | "ours" | "other";
   /** Whether usbguard is installed (its daemon is what reads the rules). */
   usbguardInstalled: boolean;
 }
@@ -361,11 +365,11 @@ const PLANNERS: Record<PolicySettingName, (input: PlanInput) => Planned> = {
 function planTunnel(input: PlanInput): Planned {
   const { vpn, machine, options } = input;
   const path = MANAGED_FILES.wireguard;
-  const owned = journalEntry(machine.journal, path) !== undefined;
+  const other = `${OTHER_TUNNEL_INTERFACE}: it is left alone`;
   if (vpn === null || vpn.address === "") {
     const changes = wholeFileChanges(input, path, null, 0);
-    const down = owned && machine.tunnelUp && !options.noTunnel;
-    const detail = `the server gave this device no VPN address: no tunnel${down ? " (brought down)" : ""}`;
+    const down = machine.tunnel === "ours" && !options.noTunnel;
+    const detail = `the server gave this device no VPN address: no tunnel${down ? " (brought down)" : ""}${machine.tunnel === "other" ? `; ${other}` : ""}`;
     return { ...planned("reported", detail, changes), tunnel: down ? ["down"] : [] };
   }
   if (options.wireGuardPrivateKey === null)
@@ -375,15 +379,25 @@ function planTunnel(input: PlanInput): Planned {
   const desired = renderWireGuardConf(vpn, options.wireGuardPrivateKey);
   const changes = wholeFileChanges(input, path, desired, 0o600);
   const target = `${TUNNEL_INTERFACE} to ${vpn.endpoint} as ${vpn.address}`;
-  if (options.noTunnel)
-    return planned("enforced", `${path} written for ${target}; not brought up (--no-tunnel)`, changes);
+  if (options.noTunnel) {
+    const found = {
+      absent: "not brought up",
+      ours: "brought up earlier, left as it is",
+      other: `not brought up: ${OTHER_TUNNEL_INTERFACE}`,
+    }[machine.tunnel];
+    return planned("enforced", `${path} written for ${target}; ${found} (--no-tunnel)`, changes);
+  }
+  // wg-quick up would fail on it, and a syncconf or down would change someone else's tunnel.
+  if (machine.tunnel === "other")
+    return planned("failed", `${target} is not brought up: ${other} (remove or rename it)`);
+  const isUp = machine.tunnel === "ours";
   const before = changes[0]?.before ?? null;
   let tunnel: TunnelAction[];
   let how: string;
   if (changes.length === 0) {
-    tunnel = machine.tunnelUp ? [] : ["up"];
-    how = machine.tunnelUp ? "up, settings unchanged" : "brought up (wg-quick up)";
-  } else if (!machine.tunnelUp) {
+    tunnel = isUp ? [] : ["up"];
+    how = isUp ? "up, settings unchanged" : "brought up (wg-quick up)";
+  } else if (!isUp) {
     tunnel = ["up"];
     how = "brought up (wg-quick up)";
   } else if (before !== null && changesOnlyLiveFields(before, desired)) {

@@ -195,9 +195,11 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
         wireGuardPrivateKey: readIfPresent(paths.wireGuardKey)?.trim() ?? null,
       },
       dryRun: options.dryRun,
+      broughtUp: status.tunnel_interface,
       ...(options.runner ? { runner: options.runner } : {}),
     });
     if (options.dryRun) (options.print ?? console.log)(enforced.text);
+    status.tunnel_interface = enforced.broughtUp;
     enforcement = enforced.results.map(({ setting, outcome, detail }) => ({ setting, outcome, detail }));
     failed = enforcement.filter((entry) => entry.outcome === "failed");
   }

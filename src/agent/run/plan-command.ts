@@ -8,7 +8,8 @@ import { readRuntimeStatus } from "./runtime-status";
 
 /**
  * `bulwark agent plan [--json]`: each setting of the last policy the server sent, with its outcome on
- * this machine and the file changes it implies, without asking the server or changing anything.
+ * this machine and the file changes it implies, without asking the server or changing anything. The
+ * tunnel is described as `run` finds it: its interface in the running kernel, whatever ROOT is.
  */
 export async function planCommand(options: { root: string; stateDir: string; json: boolean }): Promise<void> {
   const paths = statePaths(options.stateDir);
@@ -20,15 +21,16 @@ export async function planCommand(options: { root: string; stateDir: string; jso
     throw new NotEnrolledError(
       "no policy yet: the server sends it at the first check-in (bulwark agent run --once)",
     );
-  const collected = await collectFacts(options.root);
+  const collected = await collectFacts(options.root, { liveTunnel: true });
   const planned = await enforcePolicy({
     root: options.root,
     stateDir: options.stateDir,
     policy: status.policy.policy_data as unknown as PolicyData,
     vpn: state.tunnel,
     facts: collected.facts,
-    options: { noTunnel: true, wireGuardPrivateKey: readIfPresent(paths.wireGuardKey)?.trim() ?? null },
+    options: { noTunnel: false, wireGuardPrivateKey: readIfPresent(paths.wireGuardKey)?.trim() ?? null },
     dryRun: true,
+    broughtUp: status.tunnel_interface,
   });
   if (options.json) {
     console.log(

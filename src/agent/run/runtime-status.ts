@@ -1,3 +1,4 @@
+import type { InterfaceIdentity } from "../enforce/tunnel-interface";
 import { readIfPresent, writeFileAtomic } from "../identity/state-folder";
 
 /** One policy setting's enforcement on this machine, as reported to the server. */
@@ -39,6 +40,8 @@ export interface RuntimeStatus {
   certificate_refused: { reason: string; at: string } | null;
   /** Why the last renewal of the certificate failed (tried again an hour later). */
   certificate_renewal_error: { message: string; at: string } | null;
+  /** The tunnel's interface this enrollment brought up: the only one it reconfigures or takes down. */
+  tunnel_interface: InterfaceIdentity | null;
 }
 
 export const EMPTY_STATUS: RuntimeStatus = {
@@ -54,6 +57,7 @@ export const EMPTY_STATUS: RuntimeStatus = {
   credential: null,
   certificate_refused: null,
   certificate_renewal_error: null,
+  tunnel_interface: null,
 };
 
 export function readRuntimeStatus(path: string): RuntimeStatus {

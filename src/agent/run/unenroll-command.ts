@@ -1,17 +1,18 @@
-import { existsSync, readdirSync, rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
-import { type CommandRunner, isTunnelUp, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
-import { MANAGED_FILES } from "../enforce/settings";
+import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
 import { AgentExit } from "../enroll-command";
 import { readAgentState } from "../identity/agent-state";
 import { deviceApi } from "../identity/device-certificate";
 import { statePaths } from "../identity/state-folder";
 import { NotEnrolledError } from "./cycle";
+import { takeTunnelDown } from "./wipe";
 
 /**
  * `bulwark agent unenroll`: the machine ends as it was before enrollment and the device leaves the
- * server. The tunnel goes down first (wg-quick needs its file), then every file the agent changed gets
+ * server. The tunnel goes down first (wg-quick needs its file; only the interface this enrollment brought
+ * up: another of its name is left alone, saying so), then every file the agent changed gets
  * its earlier bytes and mode back from the journal, then `DELETE /api/v1/agent/device` (audited, event
  * device.unenrolled), and the state folder's files go last. A failure keeps the state so that running it
  * again finishes the job: a file that could not be restored (exit 1), a server that refused (3) or could
@@ -26,11 +27,9 @@ export async function unenrollCommand(options: {
   const state = readAgentState(paths);
   if (!state) throw new NotEnrolledError(`${options.stateDir} holds no enrollment: nothing to unenroll`);
   const runner = options.runner ?? runSystemCommand;
-  const conf = join(options.root, MANAGED_FILES.wireguard);
-  if (isTunnelUp() && existsSync(conf)) {
-    const down = await runner(["wg-quick", "down", conf]);
-    if (down.exitCode !== 0) throw new AgentExit(`wg-quick down ${conf} failed: ${down.stderr.trim()}`, 1);
-  }
+  const tunnel = await takeTunnelDown(options.root, paths, runner);
+  if (tunnel.error) throw new AgentExit(tunnel.error, 1);
+  if (tunnel.note) console.error(tunnel.note);
   const undone = undoAll(options.root, options.stateDir);
   if (undone.failed.length > 0)
     throw new AgentExit(

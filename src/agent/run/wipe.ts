@@ -1,11 +1,13 @@
 import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
-import { type CommandRunner, isTunnelUp, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
+import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
 import { MANAGED_FILES } from "../enforce/settings";
+import { OTHER_TUNNEL_INTERFACE, tunnelOwnership } from "../enforce/tunnel-interface";
 import { type AgentState, writeAgentState } from "../identity/agent-state";
 import { deviceApi } from "../identity/device-certificate";
 import { readIfPresent, removeFiles, type StatePaths, writeFileAtomic } from "../identity/state-folder";
+import { readRuntimeStatus } from "./runtime-status";
 
 /** A wipe under way (wipe.json in the state folder): a crash resumes it at the next start. */
 export interface WipeJournal {
@@ -53,7 +55,25 @@ export function emptyFolder(folder: string): string[] {
 }
 
 /**
- * Carries out a wipe: its journal first (a crash resumes here), the tunnel down, the work folders
+ * Takes the tunnel down (`wg-quick down` on its file under ROOT) when its interface is the one this
+ * enrollment brought up; another interface of that name is left alone, with a note saying so.
+ */
+export async function takeTunnelDown(
+  root: string,
+  paths: StatePaths,
+  runner: CommandRunner,
+): Promise<{ error?: string; note?: string }> {
+  const ownership = tunnelOwnership(readRuntimeStatus(paths.status).tunnel_interface);
+  if (ownership === "other") return { note: `${OTHER_TUNNEL_INTERFACE}: left as it is` };
+  const conf = join(root, MANAGED_FILES.wireguard);
+  if (ownership === "absent" || !existsSync(conf)) return {};
+  const down = await runner(["wg-quick", "down", conf]);
+  return down.exitCode === 0 ? {} : { error: `wg-quick down ${conf} failed: ${down.stderr.trim()}` };
+}
+
+/**
+ * Carries out a wipe: its journal first (a crash resumes here), the tunnel down (when the agent brought
+ * it up), the work folders
  * emptied without crossing mounts, every enforcement undone from the journal; then the server is told
  * (`complete {success}`, or `{success: false, error}`), and the identity (keys, token, certificate) is
  * deleted last, the state saying `wiped`. A wipe that failed keeps the identity, so that an
@@ -76,11 +96,8 @@ export async function carryOutWipe(options: {
   writeFileAtomic(wipeJournalPath(paths), `${JSON.stringify(journal)}\n`);
   const problems: string[] = [];
   const runner = options.runner ?? runSystemCommand;
-  const conf = join(root, MANAGED_FILES.wireguard);
-  if (isTunnelUp() && existsSync(conf)) {
-    const down = await runner(["wg-quick", "down", conf]);
-    if (down.exitCode !== 0) problems.push(`wg-quick down: ${down.stderr.trim()}`);
-  }
+  const tunnel = await takeTunnelDown(root, paths, runner);
+  if (tunnel.error) problems.push(tunnel.error);
   for (const folder of state.work_dirs) problems.push(...emptyFolder(folder));
   const undone = undoAll(root, paths.dir);
   problems.push(...undone.failed.map((failure) => `${failure.path}: ${failure.error}`));
@@ -107,5 +124,6 @@ export async function carryOutWipe(options: {
   if (!success) return `the wipe failed: ${problems.join("; ")}`;
   removeFiles([paths.wireGuardKey, paths.certificateKey, paths.certificate]);
   writeAgentState(paths, { ...state, state: "wiped", device_token: "", tunnel: null });
-  return `wiped (${journal.reason}): work folders emptied, enforcement undone, identity deleted`;
+  const note = tunnel.note ? `; ${tunnel.note}` : "";
+  return `wiped (${journal.reason}): work folders emptied, enforcement undone, identity deleted${note}`;
 }

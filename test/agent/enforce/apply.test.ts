@@ -16,6 +16,7 @@ import { JOURNAL_FILE, readJournal } from "../../../src/agent/enforce/journal";
 import {
   DEVICE_KEYS,
   enforce,
+  interfacesOf,
   makeMachine,
   permissivePolicy,
   policyWith,
@@ -190,6 +191,18 @@ describe("network.blocked_domains", () => {
   });
 });
 
+/** A --no-tunnel pass on the machine, which must run no command: what it says of the tunnel. */
+async function tunnelWithoutCommands(policy = permissivePolicy()): Promise<string> {
+  const quiet = recordingRunner();
+  const { results } = await enforce(machine, policy, {
+    vpn: vpnSettings(),
+    noTunnel: true,
+    runner: quiet.runner,
+  });
+  expect(quiet.calls).toEqual([]);
+  return resultOf(results, "tunnel").detail;
+}
+
 describe("the tunnel", () => {
   test("writes its wg-quick file 0600 and brings it up; a new endpoint is applied live, a new address restarts it", async () => {
     machine = makeMachine();
@@ -204,8 +217,8 @@ describe("the tunnel", () => {
     expect(read("etc/wireguard/bulwark.conf")).toContain(`PrivateKey = ${DEVICE_KEYS.privateKey}\n`);
     expect(modeOf("etc/wireguard/bulwark.conf")).toBe(0o600);
 
-    // The interface is up now (as the kernel shows it in sysfs; here the stand-in under ROOT).
-    mkdirSync(join(machine.root, "sys/class/net/bulwark"), { recursive: true });
+    // The interface is up now (as the kernel shows it in sysfs; here the stand-in kernel's).
+    expect(existsSync(join(interfacesOf(machine), "bulwark"))).toBe(true);
     const unchanged = recordingRunner();
     await enforce(machine, permissivePolicy(), { vpn: vpnSettings(), runner: unchanged.runner });
     expect(unchanged.calls).toEqual([]);
@@ -233,16 +246,41 @@ describe("the tunnel", () => {
     expect(existsSync(join(machine.root, "etc/wireguard"))).toBe(false);
   });
 
+  test("an interface of its name that it did not bring up is left alone: not reconfigured, restarted or taken down", async () => {
+    machine = makeMachine();
+    // An administrator's own `bulwark` interface (or another enrollment's), there before the agent.
+    mkdirSync(join(interfacesOf(machine), "bulwark"), { recursive: true });
+    writeFileSync(join(interfacesOf(machine), "bulwark/ifindex"), "7\n");
+    const first = recordingRunner();
+    const { results } = await enforce(machine, STRICT, { vpn: vpnSettings(), runner: first.runner });
+    expect(first.calls).toEqual([]);
+    expect(resultOf(results, "tunnel")).toMatchObject({
+      outcome: "failed",
+      detail: expect.stringContaining(
+        "an interface named bulwark exists that this agent did not bring up: it is left alone",
+      ),
+    });
+    expect(resultOf(results, "storage.external_storage_allowed").outcome).toBe("enforced");
+
+    expect(await tunnelWithoutCommands(STRICT)).toContain(
+      "not brought up: an interface named bulwark exists that this agent did not bring up (--no-tunnel)",
+    );
+    const gone = recordingRunner();
+    const none = await enforce(machine, STRICT, { vpn: null, runner: gone.runner });
+    expect(gone.calls).toEqual([]);
+    expect(resultOf(none.results, "tunnel").detail).toContain("did not bring up: it is left alone");
+    expect(existsSync(join(interfacesOf(machine), "bulwark"))).toBe(true);
+  });
+
+  test("--no-tunnel says whether the interface the agent brought up earlier is there", async () => {
+    machine = makeMachine();
+    await enforce(machine, permissivePolicy(), { vpn: vpnSettings() });
+    expect(await tunnelWithoutCommands()).toEndWith("; brought up earlier, left as it is (--no-tunnel)");
+  });
+
   test("--no-tunnel writes the file and runs nothing; a failing wg-quick fails the tunnel alone", async () => {
     machine = makeMachine();
-    const quiet = recordingRunner();
-    const { results } = await enforce(machine, permissivePolicy(), {
-      vpn: vpnSettings(),
-      noTunnel: true,
-      runner: quiet.runner,
-    });
-    expect(quiet.calls).toEqual([]);
-    expect(resultOf(results, "tunnel").detail).toContain("--no-tunnel");
+    expect(await tunnelWithoutCommands()).toEndWith("; not brought up (--no-tunnel)");
     expect(existsSync(join(machine.root, "etc/wireguard/bulwark.conf"))).toBe(true);
 
     rmSync(join(machine.root, "etc/wireguard"), { recursive: true });

@@ -15,6 +15,7 @@ import { join } from "node:path";
 import type { CommandRunner } from "../../../src/agent/enforce/apply";
 import { enforcePolicy } from "../../../src/agent/enforce/enforce";
 import type { VpnSettings } from "../../../src/agent/enforce/render-wireguard";
+import type { InterfaceIdentity } from "../../../src/agent/enforce/tunnel-interface";
 import type { PolicyData } from "../../../src/domain/policies/policy-document";
 import { generateWireGuardKeyPair } from "../../../src/lib/wireguard";
 
@@ -75,8 +76,17 @@ export function vpnSettings(changes: Partial<VpnSettings> = {}): VpnSettings {
 export const USER_HOSTS =
   "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost\n# my printer\n192.168.1.20 printer.lan";
 
+/** One enforcement target of these tests, and the tunnel interface its passes brought up (as status.json keeps it). */
+export interface TestMachine {
+  root: string;
+  stateDir: string;
+  base: string;
+  broughtUp: InterfaceIdentity | null;
+  cleanup: () => void;
+}
+
 /** A temporary machine (ROOT with the usual /etc and the user's hosts file) and a state folder beside it. */
-export function makeMachine(): { root: string; stateDir: string; base: string; cleanup: () => void } {
+export function makeMachine(): TestMachine {
   const base = mkdtempSync(join(tmpdir(), "bulwark-enforce-"));
   const root = join(base, "root");
   mkdirSync(join(root, "etc/modprobe.d"), { recursive: true });
@@ -87,6 +97,7 @@ export function makeMachine(): { root: string; stateDir: string; base: string; c
     root,
     stateDir: join(base, "state"),
     base,
+    broughtUp: null,
     cleanup: () => rmSync(base, { recursive: true, force: true }),
   };
 }
@@ -124,16 +135,41 @@ export function recordingRunner(failing: string[] = []): { runner: CommandRunner
   return { runner, calls };
 }
 
+let lastInterfaceIndex = 100;
+
+/** Where these tests' stand-in for the running kernel lists its interfaces: beside ROOT, not in it. */
+export function interfacesOf(machine: TestMachine): string {
+  return join(machine.base, "kernel/sys/class/net");
+}
+
+/**
+ * Stands in for the running kernel in `interfacesOf(machine)`: a `wg-quick up` that succeeds makes the
+ * `bulwark` interface there with a new index, a `wg-quick down` removes it.
+ */
+function withStandInKernel(machine: TestMachine, runner: CommandRunner): CommandRunner {
+  const folder = join(interfacesOf(machine), "bulwark");
+  return async (argv, stdin) => {
+    const result = await runner(argv, stdin);
+    if (result.exitCode !== 0 || argv[0] !== "wg-quick") return result;
+    if (argv[1] === "up") {
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, "ifindex"), `${++lastInterfaceIndex}\n`);
+    } else if (argv[1] === "down") rmSync(folder, { recursive: true, force: true });
+    return result;
+  };
+}
+
 /**
  * One enforcement pass on `machine` (tunnel commands recorded, never run); the tunnel's interface is
- * looked for in ROOT/sys/class/net, standing in for the running kernel's.
+ * looked for in the stand-in kernel's `interfacesOf(machine)`, and the one the pass brought up is kept
+ * in `machine.broughtUp` for the next.
  */
-export function enforce(
-  machine: { root: string; stateDir: string },
+export async function enforce(
+  machine: TestMachine,
   policy: PolicyData,
   extra: { vpn?: VpnSettings | null; dryRun?: boolean; runner?: CommandRunner; noTunnel?: boolean } = {},
 ) {
-  return enforcePolicy({
+  const result = await enforcePolicy({
     root: machine.root,
     stateDir: machine.stateDir,
     policy,
@@ -141,9 +177,12 @@ export function enforce(
     facts: {},
     options: { noTunnel: extra.noTunnel ?? false, wireGuardPrivateKey: DEVICE_KEYS.privateKey },
     dryRun: extra.dryRun ?? false,
-    runner: extra.runner ?? recordingRunner().runner,
-    interfaces: join(machine.root, "sys/class/net"),
+    runner: withStandInKernel(machine, extra.runner ?? recordingRunner().runner),
+    interfaces: interfacesOf(machine),
+    broughtUp: machine.broughtUp,
   });
+  machine.broughtUp = result.broughtUp;
+  return result;
 }
 
 /** The outcome and detail reported for `setting`. */

@@ -5,7 +5,7 @@ import { POLICY_SETTINGS, TUNNEL_SETTING } from "../../../src/agent/enforce/sett
 import { PolicyDataSchema } from "../../../src/domain/policies/policy-document";
 import { DEVICE_KEYS, permissivePolicy, policyWith, vpnSettings } from "./enforce-fixtures";
 
-const machine = { files: {}, journal: emptyJournal(), tunnelUp: false, usbguardInstalled: true };
+const machine = { files: {}, journal: emptyJournal(), tunnel: "absent" as const, usbguardInstalled: true };
 const options = { noTunnel: false, wireGuardPrivateKey: DEVICE_KEYS.privateKey };
 
 describe("the settings the agent plans", () => {
