@@ -1,25 +1,134 @@
-import { chmodSync, existsSync, mkdirSync } from "node:fs";
+import { createHash } from "node:crypto";
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+} from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import unit from "../../deploy/bulwark-agent.service" with { type: "text" };
 import { type CommandRunner, runCommand as runSystemCommand } from "./enforce/apply";
+import { syncPath } from "./enforce/safe-files";
 import { AgentExit } from "./enroll-command";
-import { writeFileAtomic } from "./identity/state-folder";
+import { readAgentState } from "./identity/agent-state";
+import { readIfPresent, statePaths, writeFileAtomic } from "./identity/state-folder";
 
-export const UNIT_PATH = "etc/systemd/system/bulwark-agent.service";
+/** The unit and the executable it starts, as paths on the machine (under ROOT). */
+export const UNIT_PATH = "/etc/systemd/system/bulwark-agent.service";
+export const EXECUTABLE_PATH = "/usr/local/bin/bulwark";
+const SERVICE = "bulwark-agent";
 
-/** The shipped unit (deploy/bulwark-agent.service), starting `executable` with the given state folder. */
-export function agentUnit(executable: string, stateDir: string): string {
-  const stateFlag = stateDir === "/var/lib/bulwark-agent" ? "" : ` --state-dir ${stateDir}`;
-  return unit.replace(
-    "ExecStart=/usr/local/bin/bulwark agent run",
-    `ExecStart=${executable} agent run${stateFlag}`,
-  );
+/** Exists while systemd is the running init system (sd_booted(3) looks for it). */
+const SYSTEMD_RUNNING = "/run/systemd/system";
+
+/** The file of the state folder that records what install-service installed (for unenroll). */
+const SERVICE_RECORD = "service.json";
+
+/** A file install-service wrote: its path under ROOT and the SHA-256 of what it wrote. */
+interface InstalledFile {
+  path: string;
+  sha256: string;
 }
 
 /**
- * `bulwark agent install-service`: writes the unit to ROOT/etc/systemd/system/bulwark-agent.service
- * (0644), starting this executable; on the real machine (ROOT /) also `systemctl daemon-reload` and
- * `systemctl enable --now bulwark-agent`. A prepared tree gets the file only.
+ * What install-service installed (STATE/service.json), so that unenroll takes away exactly that: the
+ * unit, and the executable when it copied one (null when /usr/local/bin/bulwark already was this one).
+ */
+export interface InstalledService {
+  unit: InstalledFile;
+  executable: InstalledFile | null;
+}
+
+/** What the unit starts: the installed executable, with the state folder when it is not the default. */
+function execStart(stateDir: string): string {
+  const stateFlag = stateDir === "/var/lib/bulwark-agent" ? "" : ` --state-dir ${resolve(stateDir)}`;
+  return `${EXECUTABLE_PATH} agent run${stateFlag}`;
+}
+
+/** The shipped unit (deploy/bulwark-agent.service), starting `execStart`. */
+export function agentUnit(stateDir: string): string {
+  return unit.replace(`ExecStart=${EXECUTABLE_PATH} agent run`, `ExecStart=${execStart(stateDir)}`);
+}
+
+function sha256Of(content: string | Uint8Array): string {
+  return createHash("sha256").update(content).digest("hex");
+}
+
+function servicePath(stateDir: string): string {
+  return join(stateDir, SERVICE_RECORD);
+}
+
+export function readInstalledService(stateDir: string): InstalledService | null {
+  const text = readIfPresent(servicePath(stateDir));
+  return text === null ? null : (JSON.parse(text) as InstalledService);
+}
+
+/** Whether ROOT is this machine, whose systemd install-service and unenroll talk to. */
+function isThisMachine(root: string): boolean {
+  return resolve(root) === "/";
+}
+
+/** Copies `source` to `target` so that a crash leaves the old file or the new one (it may be running). */
+function copyFileAtomic(source: string, target: string, mode: number): void {
+  const temporary = `${target}.${process.pid}.tmp`;
+  try {
+    copyFileSync(source, temporary);
+    chmodSync(temporary, mode);
+    syncPath(temporary);
+    renameSync(temporary, target);
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+  syncPath(dirname(target));
+}
+
+/** The SHA-256 of a file, read a MiB at a time (the executable is large). */
+function sha256OfFile(path: string): string {
+  const hash = createHash("sha256");
+  const buffer = Buffer.alloc(1 << 20);
+  const descriptor = openSync(path, "r");
+  try {
+    for (let read = readSync(descriptor, buffer); read > 0; read = readSync(descriptor, buffer))
+      hash.update(buffer.subarray(0, read));
+  } finally {
+    closeSync(descriptor);
+  }
+  return hash.digest("hex");
+}
+
+/** The one line for a file the agent may not write: run it as root. */
+function permissionProblem(error: unknown, path: string): AgentExit | null {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code !== "EACCES" && code !== "EPERM") return null;
+  return new AgentExit(`cannot write ${path}: permission denied; run as root (sudo)`, 1);
+}
+
+/** Runs systemctl; a failure is its first line of complaint. */
+async function systemctl(runner: CommandRunner, ...args: string[]): Promise<string | null> {
+  try {
+    const result = await runner(["systemctl", ...args]);
+    if (result.exitCode === 0) return null;
+    const firstLine = `${result.stderr}\n${result.stdout}`.trim().split("\n")[0]?.trim();
+    return `systemctl ${args.join(" ")} failed: ${firstLine || `exit ${result.exitCode}`}`;
+  } catch (error) {
+    return `systemctl ${args.join(" ")} failed: ${(error as Error).message}`;
+  }
+}
+
+/**
+ * `bulwark agent install-service`: copies this executable to ROOT/usr/local/bin/bulwark (0755, unless it
+ * already is that file), writes the unit to ROOT/etc/systemd/system/bulwark-agent.service (0644) starting
+ * it, and records both in STATE/service.json for unenroll. On this machine (ROOT /) systemd must be
+ * running, which is checked before anything is written (exit 2), then `systemctl daemon-reload`,
+ * `enable` and `restart` (a new executable or unit takes effect); when one fails, what this run wrote
+ * is taken away again (exit 1). A prepared tree (--root) gets the files only.
  */
 export async function installService(options: {
   root: string;
@@ -27,24 +136,132 @@ export async function installService(options: {
   executable?: string;
   runner?: CommandRunner;
 }): Promise<void> {
-  const executable = resolve(options.executable ?? process.execPath);
-  if (!existsSync(executable)) throw new AgentExit(`${executable}: no such executable`, 1);
-  const path = join(options.root, UNIT_PATH);
-  mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
-  writeFileAtomic(path, agentUnit(executable, options.stateDir), 0o644);
-  chmodSync(path, 0o644);
-  console.error(`Wrote ${path} (ExecStart=${executable} agent run)`);
-  if (resolve(options.root) !== "/") {
-    console.error("ROOT is not /: run systemctl daemon-reload && systemctl enable --now bulwark-agent there");
+  const isLive = isThisMachine(options.root);
+  if (isLive && !existsSync(SYSTEMD_RUNNING))
+    throw new AgentExit(
+      `systemd is not running here (no ${SYSTEMD_RUNNING}): nothing was installed; start \`bulwark agent run\` with your service manager`,
+      2,
+    );
+  const source = resolve(options.executable ?? process.execPath);
+  if (!existsSync(source)) throw new AgentExit(`${source}: no such executable`, 1);
+  const executablePath = join(options.root, EXECUTABLE_PATH);
+  const unitPath = join(options.root, UNIT_PATH);
+  const recordPath = servicePath(options.stateDir);
+  const previous = readInstalledService(options.stateDir);
+  /** What this run changed, undone newest first when a later step fails. */
+  const undo: (() => void)[] = [];
+  const takeBack = () => {
+    for (const step of undo.reverse()) {
+      try {
+        step();
+      } catch {
+        // Going on with the rest: the error that made this run fail is the one to say.
+      }
+    }
+  };
+  const said: string[] = [];
+
+  let writing = executablePath;
+  try {
+    const sourceDigest = sha256OfFile(source);
+    const isThere = existsSync(executablePath);
+    let executable: InstalledFile | null;
+    if (isThere && sha256OfFile(executablePath) === sourceDigest) {
+      said.push(`${executablePath} is already this executable`);
+      // Still the copy an earlier install-service made: unenroll removes it.
+      executable = previous?.executable?.sha256 === sourceDigest ? previous.executable : null;
+    } else {
+      mkdirSync(dirname(executablePath), { recursive: true, mode: 0o755 });
+      copyFileAtomic(source, executablePath, 0o755);
+      if (!isThere) undo.push(() => unlinkSync(executablePath));
+      said.push(`Installed ${executablePath} (0755), a copy of ${source}`);
+      executable = { path: EXECUTABLE_PATH, sha256: sourceDigest };
+    }
+
+    writing = unitPath;
+    const text = agentUnit(options.stateDir);
+    const unitBefore = readIfPresent(unitPath);
+    const unitMode = unitBefore === null ? 0o644 : statSync(unitPath).mode & 0o7777;
+    mkdirSync(dirname(unitPath), { recursive: true, mode: 0o755 });
+    writeFileAtomic(unitPath, text, 0o644);
+    undo.push(() =>
+      unitBefore === null ? unlinkSync(unitPath) : writeFileAtomic(unitPath, unitBefore, unitMode),
+    );
+    said.push(`Wrote ${unitPath} (ExecStart=${execStart(options.stateDir)})`);
+
+    writing = recordPath;
+    const recordBefore = readIfPresent(recordPath);
+    if (!existsSync(options.stateDir)) {
+      mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
+      undo.push(() => rmSync(options.stateDir, { recursive: true, force: true }));
+    }
+    const record: InstalledService = { unit: { path: UNIT_PATH, sha256: sha256Of(text) }, executable };
+    writeFileAtomic(recordPath, `${JSON.stringify(record, null, 2)}\n`);
+    undo.push(() =>
+      recordBefore === null ? unlinkSync(recordPath) : writeFileAtomic(recordPath, recordBefore),
+    );
+  } catch (error) {
+    takeBack();
+    throw permissionProblem(error, writing) ?? error;
+  }
+  if (!readAgentState(statePaths(options.stateDir)))
+    said.push(
+      `${options.stateDir} holds no enrollment yet: the service stops at once until you run bulwark agent enroll, then systemctl restart ${SERVICE}`,
+    );
+  if (!isLive) {
+    said.push(`ROOT is not /: run systemctl daemon-reload && systemctl enable --now ${SERVICE} there`);
+    for (const line of said) console.error(line);
     return;
   }
   const runner = options.runner ?? runSystemCommand;
-  for (const argv of [
-    ["systemctl", "daemon-reload"],
-    ["systemctl", "enable", "--now", "bulwark-agent"],
-  ]) {
-    const result = await runner(argv);
-    if (result.exitCode !== 0) throw new AgentExit(`${argv.join(" ")} failed: ${result.stderr.trim()}`, 1);
+  for (const args of [["daemon-reload"], ["enable", SERVICE], ["restart", SERVICE]]) {
+    const failure = await systemctl(runner, ...args);
+    if (failure === null) continue;
+    takeBack();
+    // systemd forgets the unit it loaded only when told (when it could be reached at all).
+    if (args[0] !== "daemon-reload") await systemctl(runner, "daemon-reload");
+    throw new AgentExit(`${failure}; what install-service wrote is removed again`, 1);
   }
-  console.error("bulwark-agent is enabled and started: journalctl -u bulwark-agent");
+  const note = source === resolve(executablePath) ? "" : ` (${source} is no longer needed)`;
+  said.push(`${SERVICE} is enabled and started: journalctl -u ${SERVICE}${note}`);
+  for (const line of said) console.error(line);
+}
+
+/**
+ * Takes away what install-service installed (STATE/service.json), for unenroll: on this machine
+ * `systemctl disable --now bulwark-agent` first (when systemd runs), then the unit and the executable it
+ * copied, each only when its content is still what was installed, then `systemctl daemon-reload`.
+ * Returns the lines to say; a systemctl that fails to disable throws (run unenroll again).
+ */
+export async function removeInstalledService(options: {
+  root: string;
+  stateDir: string;
+  runner?: CommandRunner;
+}): Promise<string[]> {
+  const record = readInstalledService(options.stateDir);
+  if (record === null) return [];
+  const runner = options.runner ?? runSystemCommand;
+  const withSystemd = isThisMachine(options.root) && existsSync(SYSTEMD_RUNNING);
+  if (withSystemd) {
+    const failure = await systemctl(runner, "disable", "--now", SERVICE);
+    if (failure !== null) throw new AgentExit(`${failure}; run bulwark agent unenroll again`, 1);
+  }
+  const lines: string[] = [];
+  for (const installed of [record.unit, record.executable]) {
+    if (installed === null) continue;
+    const path = join(options.root, installed.path);
+    if (!existsSync(path)) continue;
+    if (sha256OfFile(path) !== installed.sha256) {
+      lines.push(`${path} changed since install-service: left as it is`);
+      continue;
+    }
+    unlinkSync(path);
+    lines.push(`Removed ${path}`);
+  }
+  if (withSystemd) {
+    const failure = await systemctl(runner, "daemon-reload");
+    if (failure !== null) lines.push(failure);
+  }
+  unlinkSync(servicePath(options.stateDir));
+  return lines;
 }

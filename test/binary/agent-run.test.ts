@@ -248,14 +248,20 @@ describe("bulwark agent run --once", () => {
     expect(snapshot(machine.root)).toEqual(enforced);
   });
 
-  test("unenroll: the machine ends byte for byte as before enrollment, and the device leaves the server", async () => {
+  test("unenroll: the machine ends byte for byte as before enrollment, its service gone too, and the device leaves the server", async () => {
     const machine = await enrolledMachine();
     const before = snapshot(machine.root);
+    const installed = agent(machine.root, machine.stateDir, "install-service");
+    expect(installed.code, installed.stderr).toBe(0);
     expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
     expect(snapshot(machine.root)).not.toEqual(before);
 
     const unenrolled = agent(machine.root, machine.stateDir, "unenroll");
     expect({ code: unenrolled.code, stderr: unenrolled.stderr }).toMatchObject({ code: 0 });
+    expect(unenrolled.stderr).toContain(
+      `Removed ${join(machine.root, "etc/systemd/system/bulwark-agent.service")}`,
+    );
+    expect(unenrolled.stderr).toContain(`Removed ${join(machine.root, "usr/local/bin/bulwark")}`);
     expect(snapshot(machine.root)).toEqual(before);
     expect(readdirSync(machine.stateDir)).toEqual([]);
     const gone = await fetch(`${server.url}/api/v1/devices/${machine.deviceId}`, {
@@ -340,29 +346,5 @@ describe("bulwark agent run --once", () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("run bulwark agent enroll first");
     expect(agent(root, stateDir, "status").stdout).toContain("Not enrolled");
-  });
-});
-
-describe("bulwark agent install-service", () => {
-  test("on a prepared tree: writes the shipped unit, 0644, starting this executable with its state folder", () => {
-    const root = buildMachine(OS_RELEASES.debian);
-    const stateDir = "/srv/agent-state";
-    const installed = runCommand(
-      binary,
-      ["agent", "install-service", "--root", root, "--state-dir", stateDir],
-      tmpdir(),
-    );
-    expect(installed.code, installed.stderr).toBe(0);
-    expect(installed.stderr).toContain("systemctl daemon-reload && systemctl enable --now bulwark-agent");
-    const path = join(root, "etc/systemd/system/bulwark-agent.service");
-    expect(statSync(path).mode & 0o777).toBe(0o644);
-    const written = readFileSync(path, "utf8");
-    const shipped = readFileSync(join(import.meta.dir, "../../deploy/bulwark-agent.service"), "utf8");
-    expect(written).toBe(
-      shipped.replace(
-        "ExecStart=/usr/local/bin/bulwark agent run",
-        `ExecStart=${binary} agent run --state-dir ${stateDir}`,
-      ),
-    );
   });
 });

@@ -63,7 +63,8 @@ export function readFileState(fullPath: string): FileState {
   return { bytes: readFileSync(fullPath), mode: permissionBits(stat.mode) };
 }
 
-function syncDirectory(path: string): void {
+/** Flushes a file, or a directory's entries, to the disk. */
+export function syncPath(path: string): void {
   const descriptor = openSync(path, "r");
   try {
     fsyncSync(descriptor);
@@ -88,14 +89,14 @@ export function writeFileAtomically(fullPath: string, bytes: Uint8Array, mode: n
   }
   closeSync(descriptor);
   renameSync(temporary, fullPath);
-  syncDirectory(dirname(fullPath));
+  syncPath(dirname(fullPath));
 }
 
 /** Deletes `fullPath` if it is there, and flushes its directory. */
 export function removeFileDurably(fullPath: string): void {
   if (lstatOrNull(fullPath) === null) return;
   unlinkSync(fullPath);
-  syncDirectory(dirname(fullPath));
+  syncPath(dirname(fullPath));
 }
 
 /** The directories above `path` (paths under ROOT, outermost first) that do not exist yet. */
@@ -120,7 +121,7 @@ export function createDirectories(root: string, folders: readonly string[]): voi
     } finally {
       closeSync(descriptor);
     }
-    syncDirectory(dirname(fullPath));
+    syncPath(dirname(fullPath));
   }
 }
 
@@ -131,7 +132,7 @@ export function removeEmptyDirectories(root: string, folders: readonly string[])
     const stat = lstatOrNull(fullPath);
     if (stat?.isDirectory() && readdirSync(fullPath).length === 0) {
       rmdirSync(fullPath);
-      syncDirectory(dirname(fullPath));
+      syncPath(dirname(fullPath));
     }
   }
 }

@@ -1,5 +1,5 @@
 import { AgentExit } from "../enroll-command";
-import { runCycle } from "./cycle";
+import { NotEnrolledError, runCycle } from "./cycle";
 
 export interface RunCommandOptions {
   root: string;
@@ -13,8 +13,14 @@ export interface RunCommandOptions {
 export const SETTING_FAILED_EXIT = 5;
 
 /**
+ * The service's loop found no enrollment: it ends, and the unit's `RestartPreventExitStatus=6` keeps
+ * systemd from starting it again every few seconds (6 is the LSB's "program is not configured").
+ */
+export const NOT_ENROLLED_EXIT = 6;
+
+/**
  * `bulwark agent run`: cycles until SIGTERM or SIGINT (the service), logging a line when something
- * changes; `--once` (and `--dry-run`, which implies it): one cycle, exit 0 when it checked in and every
+ * changes, and ends with exit 6 when it finds no enrollment; `--once` (and `--dry-run`, which implies it): one cycle, exit 0 when it checked in and every
  * setting was enforced, 5 when it checked in but a setting failed, 1 when it could not check in (the
  * state is kept). The line of a nonzero exit is printed once, by the CLI.
  */
@@ -51,6 +57,11 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
       lastMessage = result.message;
       delaySeconds = result.delaySeconds;
     } catch (error) {
+      if (error instanceof NotEnrolledError)
+        throw new AgentExit(
+          `${options.stateDir} holds no enrollment: the service stops (after bulwark agent enroll, systemctl restart bulwark-agent)`,
+          NOT_ENROLLED_EXIT,
+        );
       console.error(`${new Date().toISOString()} ${(error as Error).message}`);
       delaySeconds = 60;
     }

@@ -6,6 +6,7 @@ import { AgentExit } from "../enroll-command";
 import { readAgentState } from "../identity/agent-state";
 import { deviceApi } from "../identity/device-certificate";
 import { statePaths } from "../identity/state-folder";
+import { readInstalledService, removeInstalledService } from "../install-service";
 import { NotEnrolledError } from "./cycle";
 import { takeTunnelDown } from "./wipe";
 
@@ -14,8 +15,9 @@ import { takeTunnelDown } from "./wipe";
  * server. The tunnel goes down first (wg-quick needs its file; only the interface this enrollment brought
  * up: another of its name is left alone, saying so), then every file the agent changed gets
  * its earlier bytes and mode back from the journal, then `DELETE /api/v1/agent/device` (audited, event
- * device.unenrolled), and the state folder's files go last. A failure keeps the state so that running it
- * again finishes the job: a file that could not be restored (exit 1), a server that refused (3) or could
+ * device.unenrolled), then the service install-service installed (disabled and stopped, its unit and
+ * executable removed when unchanged), and the state folder's files go last. A failure keeps the state
+ * so that running it again finishes the job (a service that could not be disabled: exit 1): a file that could not be restored (exit 1), a server that refused (3) or could
  * not be reached (4; the machine is restored by then).
  */
 export async function unenrollCommand(options: {
@@ -25,8 +27,15 @@ export async function unenrollCommand(options: {
 }): Promise<void> {
   const paths = statePaths(options.stateDir);
   const state = readAgentState(paths);
-  if (!state) throw new NotEnrolledError(`${options.stateDir} holds no enrollment: nothing to unenroll`);
   const runner = options.runner ?? runSystemCommand;
+  const service = { root: options.root, stateDir: options.stateDir, runner };
+  if (!state) {
+    // A service installed before any enrollment still goes.
+    if (!readInstalledService(options.stateDir))
+      throw new NotEnrolledError(`${options.stateDir} holds no enrollment: nothing to unenroll`);
+    for (const line of await removeInstalledService(service)) console.error(line);
+    return;
+  }
   const tunnel = await takeTunnelDown(options.root, paths, runner);
   if (tunnel.error) throw new AgentExit(tunnel.error, 1);
   if (tunnel.note) console.error(tunnel.note);
@@ -56,6 +65,8 @@ export async function unenrollCommand(options: {
       if (!(error instanceof ServerRefusal)) throw error;
     }
   }
+  // The service goes last: until everything else is done, it keeps the device managed.
+  for (const line of await removeInstalledService(service)) console.error(line);
   for (const name of readdirSync(options.stateDir))
     rmSync(join(options.stateDir, name), { recursive: true, force: true });
   console.error(`Unenrolled ${state.device_name} (${state.device_id}): the machine is as before enrollment`);
