@@ -20,9 +20,10 @@ export const NOT_ENROLLED_EXIT = 6;
 
 /**
  * `bulwark agent run`: cycles until SIGTERM or SIGINT (the service), logging a line when something
- * changes, and ends with exit 6 when it finds no enrollment; `--once` (and `--dry-run`, which implies it): one cycle, exit 0 when it checked in and every
- * setting was enforced, 5 when it checked in but a setting failed, 1 when it could not check in (the
- * state is kept). The line of a nonzero exit is printed once, by the CLI.
+ * changes, and ends with exit 6 when it finds no enrollment; `--once` (and `--dry-run`, which implies
+ * it): one cycle, exit 0 when it checked in and every setting was enforced, 5 when it checked in but a
+ * setting failed, 1 when it could not check in (the state is kept). The line of a nonzero exit is
+ * printed once, by the CLI.
  */
 export async function runCommand(options: RunCommandOptions): Promise<void> {
   const cycle = () =>
