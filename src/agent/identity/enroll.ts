@@ -55,7 +55,7 @@ export async function enrollMachine(options: EnrollOptions): Promise<AgentState>
   const existing = readAgentState(paths);
   if (existing && existing.state !== "wiped" && !options.force)
     throw new EnrollUsageError(
-      `${options.stateDir} already holds the enrolled device ${existing.device_id} (${existing.device_name}) of ${existing.server}; run bulwark agent unenroll first, or enroll again with --force (the old device stays on the server until an administrator removes it)`,
+      `${options.stateDir} already holds the enrolled device ${existing.device_id} (${existing.device_name}) of ${existing.server}; run bulwark agent unenroll first, or enroll again with --force (an administrator must first retire the old device: the console, or POST /api/v1/devices/${existing.device_id}/retire)`,
     );
   const deviceName = options.name ?? hostName(options.root);
   if (!deviceName)
