@@ -1,6 +1,7 @@
 import { ServerRefusal, ServerUnreachable } from "./agent-api";
 import { collectFacts } from "./facts/collect-facts";
 import { type EnrollOptions, EnrollUsageError, enrollMachine } from "./identity/enroll";
+import { StateFolderError } from "./identity/state-folder";
 
 /** An agent command's end with its own exit code (enroll: 3 refused by the server, 4 unreachable). */
 export class AgentExit extends Error {
@@ -17,8 +18,9 @@ export type EnrollCommandOptions = Omit<EnrollOptions, "osVersion">;
 
 /**
  * `bulwark agent enroll`: prints the device id (exit 0); a usage problem is exit 2 (EnrollUsageError,
- * mapped by the caller), a refusal by the server exit 3 with its reason and details, an unreachable
- * server or a TLS failure exit 4. Nothing is written unless the server enrolled the device.
+ * mapped by the caller; a state folder this user cannot write, found before any request), a refusal by
+ * the server exit 3 with its reason and details, an unreachable server or a TLS failure exit 4. Nothing
+ * is written unless the server enrolled the device.
  */
 export async function enrollCommand(options: EnrollCommandOptions): Promise<void> {
   let server: URL;
@@ -45,6 +47,8 @@ export async function enrollCommand(options: EnrollCommandOptions): Promise<void
         3,
       );
     if (error instanceof ServerUnreachable) throw new AgentExit(`${error.message}; nothing was written`, 4);
+    if (error instanceof StateFolderError)
+      throw new AgentExit(`${error.message}; nothing was sent to the server`, error.exitCode);
     throw error;
   }
 }

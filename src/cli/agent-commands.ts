@@ -51,14 +51,30 @@ const COMMON_FLAGS = ["root", "state-dir"] as const;
 /** ROOT from `--root` (default `/`): a folder, or a usage error. */
 function rootOf(args: ParsedArgs): string {
   const root = args.flags.get("root") ?? "/";
-  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory())
-    throw new UsageError(`--root ${root}: not a folder`);
+  let isFolder: boolean | undefined;
+  try {
+    isFolder = statSync(root, { throwIfNoEntry: false })?.isDirectory();
+  } catch (error) {
+    throw new UsageError(`--root ${root}: cannot be read (${(error as Error).message})`);
+  }
+  if (!isFolder) throw new UsageError(`--root ${root}: not a folder`);
   return root;
 }
 
 /** The state folder from `--state-dir` (default /var/lib/bulwark-agent). */
 function stateDirOf(args: ParsedArgs): string {
   return args.flags.get("state-dir") ?? "/var/lib/bulwark-agent";
+}
+
+/**
+ * The state folder of a command that reads it (and with `write`, changes it), once this user is known to
+ * be able to: otherwise one line naming it ("run as root (sudo)"), exit 2, rather than "not enrolled".
+ */
+async function usableStateDir(args: ParsedArgs, access: { write: boolean }): Promise<string> {
+  const stateDir = stateDirOf(args);
+  const { checkStateFolder } = await import("../agent/identity/state-folder");
+  checkStateFolder(stateDir, access);
+  return stateDir;
 }
 
 /** Every agent command, in the order `bulwark help` lists them. */
@@ -112,14 +128,16 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     positionals: 0,
     needsConfig: false,
     run: async (_config, args) => {
+      const dryRun = args.switches.has("dry-run");
+      const stateDir = await usableStateDir(args, { write: !dryRun });
       const { runCommand } = await import("../agent/run/run-command");
       const { NotEnrolledError } = await import("../agent/run/cycle");
       try {
         await runCommand({
           root: rootOf(args),
-          stateDir: stateDirOf(args),
+          stateDir,
           once: args.switches.has("once"),
-          dryRun: args.switches.has("dry-run"),
+          dryRun,
           noTunnel: args.switches.has("no-tunnel"),
         });
       } catch (error) {
@@ -139,8 +157,9 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     positionals: 0,
     needsConfig: false,
     run: async (_config, args) => {
+      const stateDir = await usableStateDir(args, { write: false });
       const { statusCommand } = await import("../agent/run/status-command");
-      statusCommand({ stateDir: stateDirOf(args), json: args.switches.has("json") });
+      statusCommand({ stateDir, json: args.switches.has("json") });
     },
   },
   {
@@ -154,12 +173,13 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     positionals: 0,
     needsConfig: false,
     run: async (_config, args) => {
+      const stateDir = await usableStateDir(args, { write: false });
       const { planCommand } = await import("../agent/run/plan-command");
       const { NotEnrolledError } = await import("../agent/run/cycle");
       try {
         await planCommand({
           root: rootOf(args),
-          stateDir: stateDirOf(args),
+          stateDir,
           json: args.switches.has("json"),
         });
       } catch (error) {
@@ -178,10 +198,11 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     positionals: 0,
     needsConfig: false,
     run: async (_config, args) => {
+      const stateDir = await usableStateDir(args, { write: true });
       const { unenrollCommand } = await import("../agent/run/unenroll-command");
       const { NotEnrolledError } = await import("../agent/run/cycle");
       try {
-        await unenrollCommand({ root: rootOf(args), stateDir: stateDirOf(args) });
+        await unenrollCommand({ root: rootOf(args), stateDir });
       } catch (error) {
         if (error instanceof NotEnrolledError) throw new UsageError(error.message);
         throw error;

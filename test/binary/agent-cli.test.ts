@@ -2,17 +2,97 @@
  * The agent's command line as a new user meets it, from the built executable: help for the agent and
  * for each of its commands, and near misses answered with the name that was meant.
  */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
-import { buildBinary, expectOneLine, runCommand } from "../helpers/binary";
+import { dirname, join } from "node:path";
+import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines } from "../helpers/agent-machine";
+import {
+  buildBinary,
+  callServer,
+  expectOneLine,
+  type RunningServer,
+  runCommand,
+  startServer,
+} from "../helpers/binary";
+
+const ADMIN = { email: "agent-cli@example.com", password: "agent-cli-password-1" };
+/** The unprivileged user the agent is run as by someone who forgot sudo. */
+const NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"];
 
 let binary: string;
+/** The same executable, in a folder every user may enter (the test's build folder is root's only). */
+let sharedBinary: string;
+let server: RunningServer;
+let adminToken: string;
 
 beforeAll(async () => {
   binary = await buildBinary();
+  const shared = mkdtempSync(join(tmpdir(), "bulwark-agent-cli-bin-"));
+  chmodSync(shared, 0o755);
+  sharedBinary = join(shared, "bulwark");
+  try {
+    linkSync(binary, sharedBinary);
+  } catch {
+    copyFileSync(binary, sharedBinary);
+  }
+  chmodSync(sharedBinary, 0o755);
+  server = await startServer(binary, mkdtempSync(join(tmpdir(), "bulwark-agent-cli-server-")), {
+    BULWARK_ADMIN_EMAIL: ADMIN.email,
+    BULWARK_ADMIN_PASSWORD: ADMIN.password,
+    BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
+    BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
+  });
+  adminToken = (await callServer<{ token: string }>(server, "POST", "/api/v1/auth/login", undefined, ADMIN))
+    .token;
 }, 120_000);
 
+afterAll(async () => {
+  await server?.stop();
+  removeMachines();
+});
+
 const bulwark = (...args: string[]) => runCommand(binary, args, tmpdir());
+
+/** Runs the executable as user nobody (uid 65534), as a user who forgot sudo would. */
+function asNobody(...args: string[]) {
+  const run = Bun.spawnSync([...NOBODY, sharedBinary, ...args], {
+    cwd: tmpdir(),
+    env: { PATH: process.env.PATH ?? "", HOME: tmpdir() },
+  });
+  return { code: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+}
+
+/** A machine every user may read (its ROOT), with a name of its own. */
+function laptop(name: string): string {
+  const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.luks, {
+    files: { "etc/hostname": `${name}\n`, "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n` },
+  });
+  chmodSync(dirname(root), 0o755);
+  return root;
+}
+
+/** A folder of root's that others may enter but not write in, as /var/lib is. */
+function rootsFolder(): string {
+  const folder = mkdtempSync(join(tmpdir(), "bulwark-agent-cli-var-"));
+  chmodSync(folder, 0o755);
+  return folder;
+}
+
+const enrollmentToken = async () =>
+  (await callServer<{ token: string }>(server, "POST", "/api/v1/enrollment-tokens", adminToken, {})).token;
+
+const devicesNamed = async (name: string) =>
+  (await callServer<{ data: unknown[] }>(server, "GET", `/api/v1/devices?q=${name}`, adminToken)).data;
 
 /** The agent's commands, as `bulwark agent --help` lists them. */
 function listedCommands(text: string): string[] {
@@ -85,5 +165,104 @@ describe("bulwark agent help", () => {
     // Nothing near: the flag alone.
     expectOneLine(bulwark("agent", "status", "--verbose").stderr, "unknown flag --verbose");
     expect(bulwark("agent", "status", "--verbose").stderr).not.toContain("did you mean");
+  });
+});
+
+describe("the state folder, as a user who cannot use it", () => {
+  test("enroll without root is refused before the server is asked: exit 2, no device, nothing written; then sudo enrolls with the same token", async () => {
+    const name = `nobody-laptop-${crypto.randomUUID().slice(0, 8)}`;
+    const root = laptop(name);
+    const token = await enrollmentToken();
+    const varLib = rootsFolder();
+    const state = join(varLib, "bulwark-agent");
+    // A folder it would have to create, and one root made already (0700): neither can take an identity.
+    const made = join(varLib, "made");
+    mkdirSync(made, { mode: 0o700 });
+    for (const stateDir of [state, made]) {
+      const refused = asNobody(
+        "agent",
+        "enroll",
+        "--server",
+        server.url,
+        "--token",
+        token,
+        "--root",
+        root,
+        "--state-dir",
+        stateDir,
+      );
+      expect({ stateDir, code: refused.code }).toEqual({ stateDir, code: 2 });
+      expectOneLine(refused.stderr, `cannot write ${stateDir}: run as root (sudo)`);
+    }
+    expect(existsSync(state)).toBe(false);
+    expect(readdirSync(made)).toEqual([]);
+    expect(await devicesNamed(name)).toEqual([]);
+    // The token was not spent and the hardware id is not taken: root enrolls this machine with them.
+    const enrolled = runCommand(
+      binary,
+      ["agent", "enroll", "--server", server.url, "--token", token, "--root", root, "--state-dir", state],
+      tmpdir(),
+    );
+    expect({ code: enrolled.code, stderr: enrolled.stderr }).toMatchObject({ code: 0 });
+    expect(await devicesNamed(name)).toHaveLength(1);
+  });
+
+  test("status, run, plan and unenroll of root's 0700 state folder: 'run as root', exit 2, never 'not enrolled'; a --state-dir that is a file says so", async () => {
+    const root = laptop("kept-laptop");
+    const state = join(rootsFolder(), "bulwark-agent");
+    const enrolled = runCommand(
+      binary,
+      [
+        "agent",
+        "enroll",
+        "--server",
+        server.url,
+        "--token",
+        await enrollmentToken(),
+        "--root",
+        root,
+        "--state-dir",
+        state,
+      ],
+      tmpdir(),
+    );
+    expect(enrolled.code, enrolled.stderr).toBe(0);
+    for (const command of [
+      ["status"],
+      ["status", "--json"],
+      ["run", "--once"],
+      ["run", "--dry-run"],
+      ["plan"],
+      ["unenroll"],
+    ]) {
+      const refused = asNobody("agent", ...command, "--root", root, "--state-dir", state);
+      expect({ command, code: refused.code, stdout: refused.stdout }).toEqual({
+        command,
+        code: 2,
+        stdout: "",
+      });
+      expectOneLine(refused.stderr, `cannot read ${state}: run as root (sudo)`);
+    }
+    // Root still has its enrollment: nothing was touched.
+    expect(
+      JSON.parse(runCommand(binary, ["agent", "status", "--json", "--state-dir", state], tmpdir()).stdout)
+        .state,
+    ).toBe("enrolled");
+
+    const file = join(rootsFolder(), "state.json");
+    writeFileSync(file, "{}");
+    for (const command of [
+      ["status"],
+      ["run", "--once"],
+      ["enroll", "--server", server.url, "--token", "bwe_x"],
+    ]) {
+      const refused = runCommand(
+        binary,
+        ["agent", ...command, "--root", root, "--state-dir", file],
+        tmpdir(),
+      );
+      expect({ command, code: refused.code }).toEqual({ command, code: 2 });
+      expectOneLine(refused.stderr, `--state-dir ${file} is a file, not a folder`);
+    }
   });
 });

@@ -4,7 +4,15 @@ import { VERSION } from "../../version";
 import { agentApi, answerOf } from "../agent-api";
 import { type AgentState, readAgentState, writeAgentState } from "./agent-state";
 import { makeCertificateRequest } from "./certificate-request";
-import { prepareStateFolder, readIfPresent, statePaths, writeFileAtomic } from "./state-folder";
+import {
+  claimStateFolder,
+  prepareStateFolder,
+  readIfPresent,
+  removeCreatedFolders,
+  type StatePaths,
+  statePaths,
+  writeFileAtomic,
+} from "./state-folder";
 
 /** A command line that cannot be carried out as given (exit 2). */
 export class EnrollUsageError extends Error {}
@@ -45,13 +53,26 @@ function machineHardwareId(root: string): string | null {
 }
 
 /**
- * Enrolls this machine: its keys are made here (the WireGuard private key and the certificate's key
+ * Enrolls this machine: the state folder is made (0700) and proven writable first (StateFolderError,
+ * before any request), its keys are made here (the WireGuard private key and the certificate's key
  * never leave it), the server is asked with the enrollment token, and only then is anything written to
  * the state folder, atomically, 0600 in a 0700 folder (state.json last). A refusal throws the server's
- * ServerRefusal, an unreachable server ServerUnreachable; neither leaves a file behind.
+ * ServerRefusal, an unreachable server ServerUnreachable; neither leaves a file behind, nor the folder
+ * when this made it.
  */
 export async function enrollMachine(options: EnrollOptions): Promise<AgentState> {
-  const paths = statePaths(options.stateDir);
+  // The folder must take the identity before the server is asked for one: a device enrolled on the
+  // server that cannot be kept here would hold this machine's hardware id for nothing.
+  const created = claimStateFolder(options.stateDir);
+  try {
+    return await enrollInto(statePaths(options.stateDir), options);
+  } catch (error) {
+    removeCreatedFolders(created);
+    throw error;
+  }
+}
+
+async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<AgentState> {
   const existing = readAgentState(paths);
   if (existing && existing.state !== "wiped" && !options.force)
     throw new EnrollUsageError(
