@@ -2,6 +2,7 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import { agentApi, answerOf } from "../agent-api";
 import type { AgentState } from "./agent-state";
 import { makeCertificateRequest } from "./certificate-request";
+import { serverCaOf } from "./server-ca";
 import { readIfPresent, type StatePaths, writeFileAtomic } from "./state-folder";
 
 /** The certificate is renewed when it has less than this left (it lives a year). */
@@ -109,7 +110,7 @@ export function deviceApi(
     onCertificateRefused?: (reason: string) => void;
   },
 ) {
-  const ca = state.ca_file ? readIfPresent(state.ca_file) : null;
+  const ca = serverCaOf(state);
   const { certificate } = readDeviceCertificate(paths, options.now);
   const refusedAt = options.certificateRefusedAt ? Date.parse(options.certificateRefusedAt) : null;
   const isResting = refusedAt !== null && options.now.getTime() - refusedAt < CERTIFICATE_RETRY_MS;

@@ -1,9 +1,10 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { generateWireGuardKeyPair } from "../../lib/wireguard";
 import { VERSION } from "../../version";
 import { agentApi, answerOf } from "../agent-api";
 import { type AgentState, readAgentState, writeAgentState } from "./agent-state";
 import { makeCertificateRequest } from "./certificate-request";
+import { readServerCa, ServerCaError } from "./server-ca";
 import {
   claimStateFolder,
   prepareStateFolder,
@@ -52,6 +53,16 @@ function machineHardwareId(root: string): string | null {
   return readable("sys/class/dmi/id/product_uuid") ?? readable("etc/machine-id");
 }
 
+/** The CA certificates of `--ca-file`, or a usage error naming the file and why it cannot be used. */
+function caOfOption(path: string): string {
+  try {
+    return readServerCa(path);
+  } catch (error) {
+    if (error instanceof ServerCaError) throw new EnrollUsageError(`--ca-file ${path}: ${error.message}`);
+    throw error;
+  }
+}
+
 /**
  * Enrolls this machine: the state folder is made (0700) and proven writable first (StateFolderError,
  * before any request), its keys are made here (the WireGuard private key and the certificate's key
@@ -86,8 +97,7 @@ async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<Ag
     throw new EnrollUsageError(
       `no machine id in ${join(options.root, "sys/class/dmi/id/product_uuid")} or ${join(options.root, "etc/machine-id")}: give one with --hardware-id`,
     );
-  const ca = options.caFile ? readIfPresent(options.caFile) : null;
-  if (options.caFile && ca === null) throw new EnrollUsageError(`--ca-file ${options.caFile}: no such file`);
+  const ca = options.caFile ? caOfOption(options.caFile) : null;
 
   const wireGuard = generateWireGuardKeyPair();
   const certificateRequest = options.withCertificate ? await makeCertificateRequest(hardwareId) : null;
@@ -109,6 +119,9 @@ async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<Ag
 
   prepareStateFolder(options.stateDir);
   writeFileAtomic(paths.wireGuardKey, `${wireGuard.privateKey}\n`);
+  // A copy of the CA in the state folder: the service runs from another folder than enroll did, and
+  // the file given may be moved or deleted later.
+  if (ca) writeFileAtomic(paths.serverCa, ca);
   if (certificateRequest && enrolled.device_certificate) {
     writeFileAtomic(paths.certificateKey, certificateRequest.privateKeyPem);
     writeFileAtomic(paths.certificate, enrolled.device_certificate);
@@ -117,7 +130,7 @@ async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<Ag
   const state: AgentState = {
     format: 1,
     server: options.server.replace(/\/+$/, ""),
-    ca_file: options.caFile ?? null,
+    ca_file: ca ? resolve(paths.serverCa) : null,
     device_id: enrolled.id,
     device_name: enrolled.device_name,
     hardware_id: hardwareId,

@@ -27,6 +27,8 @@ export function statePaths(stateDir: string) {
     wireGuardKey: join(stateDir, "wg.key"),
     certificateKey: join(stateDir, "device.key"),
     certificate: join(stateDir, "device.crt"),
+    /** A copy of enroll's --ca-file: the CA that verifies the server's TLS certificate. */
+    serverCa: join(stateDir, "server-ca.pem"),
     work: join(stateDir, "work"),
   };
 }
