@@ -266,3 +266,35 @@ describe("the state folder, as a user who cannot use it", () => {
     }
   });
 });
+
+describe("a server that cannot be reached", () => {
+  test("enroll says why and what to do, the runtime's words after it: exit 4, nothing written", async () => {
+    const root = laptop("unreached-laptop");
+    const port = new URL(server.url).port;
+    for (const [url, expected] of [
+      [
+        "http://127.0.0.1:9",
+        "nothing listens at 127.0.0.1:9: is the server running, and is the URL right? (ECONNREFUSED",
+      ],
+      [
+        `https://127.0.0.1:${port}`,
+        `the TLS handshake failed: does the server speak https on port ${port}, or only http? (`,
+      ],
+      [
+        "http://bulwark.invalid",
+        "cannot resolve bulwark.invalid: is the name right, and does this machine's DNS work? (",
+      ],
+    ] as const) {
+      const stateDir = join(rootsFolder(), "state");
+      const failed = runCommand(
+        binary,
+        ["agent", "enroll", "--server", url, "--token", "bwe_x", "--root", root, "--state-dir", stateDir],
+        tmpdir(),
+      );
+      expect({ url, code: failed.code }).toEqual({ url, code: 4 });
+      expectOneLine(failed.stderr, expected);
+      expect(failed.stderr).toContain("nothing was written");
+      expect(existsSync(stateDir)).toBe(false);
+    }
+  });
+});

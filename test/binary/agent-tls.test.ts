@@ -252,3 +252,30 @@ test("a --ca-file that is not PEM certificates is refused before the server is a
   const old = agent(machine, ["run", "--once", "--no-tunnel"], undefined, "/");
   expect(old.code, old.stderr).toBe(0);
 }, 60_000);
+
+test("an untrusted certificate, or http spoken to the https port: exit 4 with the cause and what to do", async () => {
+  const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.luks, {
+    files: {
+      "etc/hostname": "tls-words\n",
+      "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n`,
+    },
+  });
+  const machine = { root, stateDir: join(mkdtempSync(join(tmpdir(), "bulwark-agent-tls-state-")), "state") };
+  const { token } = await callServer(server, "POST", "/api/v1/enrollment-tokens", adminToken, {});
+  const untrusted = agent(machine, ["enroll", "--server", server.url, "--token", token]);
+  expect(untrusted.code).toBe(4);
+  expectOneLine(
+    untrusted.stderr,
+    "the server's TLS certificate is not trusted: pass --ca-file with the CA that signed it (enroll) or fix the system's trust store (self signed certificate)",
+  );
+  const http = agent(machine, [
+    "enroll",
+    "--server",
+    server.url.replace("https:", "http:"),
+    "--token",
+    token,
+  ]);
+  expect(http.code).toBe(4);
+  expectOneLine(http.stderr, "the connection was closed: does the server speak https? (ECONNRESET");
+  expect(existsSync(machine.stateDir)).toBe(false);
+}, 60_000);
