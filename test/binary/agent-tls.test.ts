@@ -63,16 +63,21 @@ function agent(machine: { root: string; stateDir: string }, args: string[], fake
   return { code: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
 }
 
-async function enrolledMachine(caFile = CA_FILE) {
+/** A machine not enrolled yet (a folder for its state that does not exist yet), and a token for it. */
+async function freshMachine(name = "tls-laptop") {
   const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.luks, {
     files: {
-      "etc/hostname": "tls-laptop\n",
+      "etc/hostname": `${name}\n`,
       "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n`,
     },
   });
   const stateDir = join(mkdtempSync(join(tmpdir(), "bulwark-agent-tls-state-")), "state");
   const { token } = await callServer(server, "POST", "/api/v1/enrollment-tokens", adminToken, {});
-  const machine = { root, stateDir, deviceId: "" };
+  return { machine: { root, stateDir, deviceId: "" }, token: token as string };
+}
+
+async function enrolledMachine(caFile = CA_FILE) {
+  const { machine, token } = await freshMachine();
   const enrolled = agent(machine, ["enroll", "--server", server.url, "--token", token, "--ca-file", caFile]);
   expect(enrolled.code, enrolled.stderr).toBe(0);
   machine.deviceId = enrolled.stdout.trim();
@@ -215,14 +220,7 @@ test("--ca-file is copied into the state folder: a relative path given to enroll
 }, 60_000);
 
 test("a --ca-file that is not PEM certificates is refused before the server is asked (exit 2, naming it); one that cannot be read at run time is an error naming it", async () => {
-  const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.luks, {
-    files: {
-      "etc/hostname": "ca-laptop\n",
-      "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n`,
-    },
-  });
-  const machine = { root, stateDir: join(mkdtempSync(join(tmpdir(), "bulwark-agent-tls-state-")), "state") };
-  const { token } = await callServer(server, "POST", "/api/v1/enrollment-tokens", adminToken, {});
+  const { machine, token } = await freshMachine("ca-laptop");
   const notPem = join(folder, "not-a-certificate.txt");
   writeFileSync(notPem, "this is not a certificate\n");
   for (const file of [notPem, join(folder, "server.key")]) {
@@ -254,14 +252,7 @@ test("a --ca-file that is not PEM certificates is refused before the server is a
 }, 60_000);
 
 test("an untrusted certificate, or http spoken to the https port: exit 4 with the cause and what to do", async () => {
-  const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.luks, {
-    files: {
-      "etc/hostname": "tls-words\n",
-      "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n`,
-    },
-  });
-  const machine = { root, stateDir: join(mkdtempSync(join(tmpdir(), "bulwark-agent-tls-state-")), "state") };
-  const { token } = await callServer(server, "POST", "/api/v1/enrollment-tokens", adminToken, {});
+  const { machine, token } = await freshMachine("tls-words");
   const untrusted = agent(machine, ["enroll", "--server", server.url, "--token", token]);
   expect(untrusted.code).toBe(4);
   expectOneLine(
