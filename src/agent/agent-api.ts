@@ -3,7 +3,10 @@ import type { components, paths } from "../console/api/schema";
 
 export type AgentSchemas = components["schemas"];
 
-/** The server refused (an answer with the error body): its status, reason, details and request id. */
+/**
+ * The server refused (an answer that is not a success): its status, reason, details and request id.
+ * An answer without Bulwark's error body (another server, a proxy's page) has the reason `http_STATUS`.
+ */
 export class ServerRefusal extends Error {
   constructor(
     readonly status: number,
@@ -12,10 +15,15 @@ export class ServerRefusal extends Error {
     readonly requestId: string | undefined,
     /** The server's Retry-After (429, 503), in seconds. */
     readonly retryAfterSeconds: number | null = null,
+    /** The answer was Bulwark's JSON error body (`{code, reason, message, request_id}`). */
+    readonly isErrorBody = true,
   ) {
     super(details ? `${reason}: ${details}` : reason);
   }
 }
+
+/** A success whose body is not the API's (not JSON, or not the operation's answer): not a Bulwark server. */
+export class UnexpectedAnswer extends Error {}
 
 /** The server could not be reached, or its TLS certificate was not trusted. */
 export class ServerUnreachable extends Error {}
@@ -137,12 +145,18 @@ export function answerOf<T>(result: { data?: T; error?: unknown; response: Respo
     details?: string;
     request_id?: string;
   };
+  const isErrorBody =
+    typeof body === "object" &&
+    typeof body.reason === "string" &&
+    typeof body.message === "string" &&
+    typeof body.request_id === "string";
   throw new ServerRefusal(
     result.response.status,
-    body.reason ?? `http_${result.response.status}`,
-    body.details ?? body.message,
-    body.request_id ?? result.response.headers.get("x-request-id") ?? undefined,
+    (isErrorBody && body.reason) || `http_${result.response.status}`,
+    isErrorBody ? (body.details ?? body.message) : undefined,
+    (isErrorBody && body.request_id) || (result.response.headers.get("x-request-id") ?? undefined),
     retryAfterOf(result.response.headers.get("retry-after")),
+    isErrorBody,
   );
 }
 

@@ -88,6 +88,29 @@ function rootsFolder(): string {
   return folder;
 }
 
+/** `bulwark agent enroll` on this machine and state folder, with this server URL and token. */
+const enrollArgs = (url: string, token: string, root: string, stateDir: string) => [
+  "agent",
+  ...["enroll", "--server", url, "--token", token],
+  ...["--root", root, "--state-dir", stateDir],
+];
+
+/** runCommand that lets this process's event loop run meanwhile (a server of the test's own answers). */
+async function runCommandAsync(binary: string, args: string[], cwd: string) {
+  const child = Bun.spawn([binary, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: cwd },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
 const enrollmentToken = async () =>
   (await callServer<{ token: string }>(server, "POST", "/api/v1/enrollment-tokens", adminToken, {})).token;
 
@@ -179,18 +202,7 @@ describe("the state folder, as a user who cannot use it", () => {
     const made = join(varLib, "made");
     mkdirSync(made, { mode: 0o700 });
     for (const stateDir of [state, made]) {
-      const refused = asNobody(
-        "agent",
-        "enroll",
-        "--server",
-        server.url,
-        "--token",
-        token,
-        "--root",
-        root,
-        "--state-dir",
-        stateDir,
-      );
+      const refused = asNobody(...enrollArgs(server.url, token, root, stateDir));
       expect({ stateDir, code: refused.code }).toEqual({ stateDir, code: 2 });
       expectOneLine(refused.stderr, `cannot write ${stateDir}: run as root (sudo)`);
     }
@@ -198,11 +210,7 @@ describe("the state folder, as a user who cannot use it", () => {
     expect(readdirSync(made)).toEqual([]);
     expect(await devicesNamed(name)).toEqual([]);
     // The token was not spent and the hardware id is not taken: root enrolls this machine with them.
-    const enrolled = runCommand(
-      binary,
-      ["agent", "enroll", "--server", server.url, "--token", token, "--root", root, "--state-dir", state],
-      tmpdir(),
-    );
+    const enrolled = runCommand(binary, enrollArgs(server.url, token, root, state), tmpdir());
     expect({ code: enrolled.code, stderr: enrolled.stderr }).toMatchObject({ code: 0 });
     expect(await devicesNamed(name)).toHaveLength(1);
   });
@@ -212,18 +220,7 @@ describe("the state folder, as a user who cannot use it", () => {
     const state = join(rootsFolder(), "bulwark-agent");
     const enrolled = runCommand(
       binary,
-      [
-        "agent",
-        "enroll",
-        "--server",
-        server.url,
-        "--token",
-        await enrollmentToken(),
-        "--root",
-        root,
-        "--state-dir",
-        state,
-      ],
+      enrollArgs(server.url, await enrollmentToken(), root, state),
       tmpdir(),
     );
     expect(enrolled.code, enrolled.stderr).toBe(0);
@@ -286,15 +283,62 @@ describe("a server that cannot be reached", () => {
       ],
     ] as const) {
       const stateDir = join(rootsFolder(), "state");
-      const failed = runCommand(
-        binary,
-        ["agent", "enroll", "--server", url, "--token", "bwe_x", "--root", root, "--state-dir", stateDir],
-        tmpdir(),
-      );
+      const failed = runCommand(binary, enrollArgs(url, "bwe_x", root, stateDir), tmpdir());
       expect({ url, code: failed.code }).toEqual({ url, code: 4 });
       expectOneLine(failed.stderr, expected);
       expect(failed.stderr).toContain("nothing was written");
       expect(existsSync(stateDir)).toBe(false);
+    }
+  });
+});
+
+describe("a URL that is not a Bulwark server's base URL", () => {
+  test("a path added to the URL, or another web server: exit 4 saying which address to give, not 'refused'", async () => {
+    const root = laptop("wrong-url-laptop");
+    // Another web server: a page for a 404, a page for everything, a JSON 404 of its own.
+    const other = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (request) => {
+        const path = new URL(request.url).pathname;
+        if (path.startsWith("/everything/"))
+          return new Response("<!doctype html><p>Welcome", { headers: { "content-type": "text/html" } });
+        if (path.startsWith("/json/")) return Response.json({ error: "Not Found" }, { status: 404 });
+        return new Response("<html><body>404 Not Found</body></html>", {
+          status: 404,
+          headers: { "content-type": "text/html" },
+        });
+      },
+    });
+    try {
+      const token = await enrollmentToken();
+      for (const [url, answered] of [
+        [`${server.url}/api/v1`, "404 route_not_found"],
+        [`${server.url}/console/`, "405 method_not_allowed"],
+        [`http://127.0.0.1:${other.port}`, "HTTP 404, not Bulwark's JSON error"],
+        [`http://127.0.0.1:${other.port}/json/`, "HTTP 404, not Bulwark's JSON error"],
+        [`http://127.0.0.1:${other.port}/everything/`, "a success that is not JSON"],
+      ] as const) {
+        const stateDir = join(rootsFolder(), "state");
+        // Not spawnSync: the other server answers from this process.
+        const wrong = await runCommandAsync(binary, enrollArgs(url, token, root, stateDir), tmpdir());
+        expect({ url, code: wrong.code }).toEqual({ url, code: 4 });
+        expectOneLine(
+          wrong.stderr,
+          `${url} is not a Bulwark server's base URL: give the address the console is served from, without /console or /api/v1 (`,
+        );
+        expect(wrong.stderr).toContain(answered);
+        expect(existsSync(stateDir)).toBe(false);
+      }
+      // The address the console is served from enrolls, with the same token.
+      const right = runCommand(
+        binary,
+        enrollArgs(server.url, token, root, join(rootsFolder(), "state")),
+        tmpdir(),
+      );
+      expect(right.code, right.stderr).toBe(0);
+    } finally {
+      other.stop(true);
     }
   });
 });

@@ -1,7 +1,7 @@
 import { join, resolve } from "node:path";
 import { generateWireGuardKeyPair } from "../../lib/wireguard";
 import { VERSION } from "../../version";
-import { agentApi, answerOf } from "../agent-api";
+import { agentApi, answerOf, UnexpectedAnswer } from "../agent-api";
 import { type AgentState, readAgentState, writeAgentState } from "./agent-state";
 import { makeCertificateRequest } from "./certificate-request";
 import { readServerCa, ServerCaError } from "./server-ca";
@@ -103,19 +103,28 @@ async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<Ag
   const certificateRequest = options.withCertificate ? await makeCertificateRequest(hardwareId) : null;
   const api = agentApi(options.server, { ca });
   const enrolled = answerOf(
-    await api.POST("/api/v1/devices/enroll", {
-      body: {
-        enrollment_token: options.token,
-        device_name: deviceName,
-        platform: "linux",
-        agent_version: VERSION,
-        hardware_id: hardwareId,
-        ...(options.osVersion ? { os_version: options.osVersion } : {}),
-        public_key: wireGuard.publicKey,
-        ...(certificateRequest ? { csr: certificateRequest.csrPem } : {}),
-      },
-    }),
+    await api
+      .POST("/api/v1/devices/enroll", {
+        body: {
+          enrollment_token: options.token,
+          device_name: deviceName,
+          platform: "linux",
+          agent_version: VERSION,
+          hardware_id: hardwareId,
+          ...(options.osVersion ? { os_version: options.osVersion } : {}),
+          public_key: wireGuard.publicKey,
+          ...(certificateRequest ? { csr: certificateRequest.csrPem } : {}),
+        },
+      })
+      .catch((error: unknown) => {
+        // A success that is not JSON (a web page served for any path).
+        if (error instanceof SyntaxError)
+          throw new UnexpectedAnswer("it answered a success that is not JSON");
+        throw error;
+      }),
   );
+  if (typeof enrolled?.id !== "string" || typeof enrolled.device_token !== "string" || !enrolled.vpn_config)
+    throw new UnexpectedAnswer("its answer is not an enrollment");
 
   prepareStateFolder(options.stateDir);
   writeFileAtomic(paths.wireGuardKey, `${wireGuard.privateKey}\n`);
