@@ -85,8 +85,8 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
       "agent enroll --server URL --token TOKEN [--name NAME] [--hardware-id ID] [--work-dir DIR]... [--ca-file PEM] [--no-certificate] [--force]",
     summary:
       "enroll this machine with an enrollment token: its keys are made here and never sent; prints the\n" +
-      "device id. Exit 3: the server refused (its reason is printed); 4: the server could not be reached.\n" +
-      "Nothing is written unless the server enrolled it",
+      "device id. Exit 3: the server refused (its reason is printed); 4: the server could not be reached,\n" +
+      "or the URL is not a Bulwark server's. Nothing is written unless the server enrolled it",
     flags: [...COMMON_FLAGS, "server", "token", "name", "hardware-id", "work-dir", "ca-file"],
     switches: ["no-certificate", "force"],
     positionals: 0,
