@@ -97,7 +97,14 @@ export interface DeviceCredentials {
  * sends the request again with the device token, and the certificate is not presented again by this
  * client. `credential()` says which one the last answer came to.
  */
-export function agentApi(server: string, options: { ca?: string | null } & DeviceCredentials = {}) {
+export function agentApi(
+  server: string,
+  options: {
+    ca?: string | null;
+    /** Why the CA that verifies the server could not be read: every request fails with it, unsent. */
+    caProblem?: string | null;
+  } & DeviceCredentials = {},
+) {
   const ca: { ca?: string } = options.ca ? { ca: options.ca } : {};
   const baseUrl = server.replace(/\/+$/, "");
   const certificate = options.certificate && baseUrl.startsWith("https:") ? options.certificate : null;
@@ -105,6 +112,8 @@ export function agentApi(server: string, options: { ca?: string | null } & Devic
   let credential: "device_certificate" | "device_token" | null = null;
 
   const send = async (request: Request, tls: { ca?: string; cert?: string; key?: string }) => {
+    if (options.caProblem)
+      throw new ServerUnreachable(`${new URL(request.url).origin}: ${options.caProblem}`);
     try {
       return await fetch(request, { tls, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) } as RequestInit);
     } catch (error) {

@@ -6,10 +6,8 @@ import type { AgentState } from "./agent-state";
 /** One PEM certificate (RFC 7468's "CERTIFICATE" label). */
 const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n[\s\S]*?-----END CERTIFICATE-----/g;
 
-/** The server's CA file cannot be used: one line naming it and why (exit 1). */
-export class ServerCaError extends Error {
-  readonly exitCode = 1;
-}
+/** The server's CA file cannot be used: why, to be said naming it. */
+export class ServerCaError extends Error {}
 
 /**
  * The certificates of a CA file that verifies the server's TLS certificate, as PEM (only the
