@@ -70,6 +70,7 @@ function notBulwarkAnswer(error: unknown): string | null {
   if (error instanceof UnexpectedAnswer) return error.message;
   if (!(error instanceof ServerRefusal)) return null;
   if (!error.isErrorBody) return `it answered HTTP ${error.status}, not Bulwark's JSON error`;
-  if (WRONG_PLACE.has(error.reason)) return `it answered ${error.status} ${error.reason}: ${error.details}`;
+  if (WRONG_PLACE.has(error.reason))
+    return `it answered ${error.status} ${error.reason}${error.details ? `: ${error.details}` : ""}`;
   return null;
 }
