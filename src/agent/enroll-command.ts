@@ -1,6 +1,7 @@
-import { ServerRefusal, ServerUnreachable } from "./agent-api";
+import { ServerRefusal, ServerUnreachable, UnexpectedAnswer } from "./agent-api";
 import { collectFacts } from "./facts/collect-facts";
 import { type EnrollOptions, EnrollUsageError, enrollMachine } from "./identity/enroll";
+import { StateFolderError } from "./identity/state-folder";
 
 /** An agent command's end with its own exit code (enroll: 3 refused by the server, 4 unreachable). */
 export class AgentExit extends Error {
@@ -17,8 +18,9 @@ export type EnrollCommandOptions = Omit<EnrollOptions, "osVersion">;
 
 /**
  * `bulwark agent enroll`: prints the device id (exit 0); a usage problem is exit 2 (EnrollUsageError,
- * mapped by the caller), a refusal by the server exit 3 with its reason and details, an unreachable
- * server or a TLS failure exit 4. Nothing is written unless the server enrolled the device.
+ * mapped by the caller; a state folder this user cannot write, found before any request), a refusal by
+ * the server exit 3 with its reason and details, an unreachable server, a TLS failure or a URL that is
+ * not a Bulwark server's base URL exit 4. Nothing is written unless the server enrolled the device.
  */
 export async function enrollCommand(options: EnrollCommandOptions): Promise<void> {
   let server: URL;
@@ -39,12 +41,36 @@ export async function enrollCommand(options: EnrollCommandOptions): Promise<void
     console.error(`Enrolled ${state.device_name} as device ${state.device_id} at ${state.server}`);
     console.log(state.device_id);
   } catch (error) {
+    const notBulwark = notBulwarkAnswer(error);
+    if (notBulwark)
+      throw new AgentExit(
+        `${options.server} is not a Bulwark server's base URL: give the address the console is served from, without /console or /api/v1 (${notBulwark}); nothing was written`,
+        4,
+      );
     if (error instanceof ServerRefusal)
       throw new AgentExit(
         `enrollment refused by ${options.server}: ${error.reason}${error.details ? ` (${error.details})` : ""}${error.requestId ? ` [request ${error.requestId}]` : ""}; nothing was written`,
         3,
       );
     if (error instanceof ServerUnreachable) throw new AgentExit(`${error.message}; nothing was written`, 4);
+    if (error instanceof StateFolderError)
+      throw new AgentExit(`${error.message}; nothing was sent to the server`, error.exitCode);
     throw error;
   }
+}
+
+/** Answers that routing on this server never gives: the enrollment route is not at this URL. */
+const WRONG_PLACE = new Set(["route_not_found", "method_not_allowed"]);
+
+/**
+ * What the server answered when it is not a Bulwark server's base URL (a path such as /api/v1 or
+ * /console added, another web server, a proxy's page), or null for a real Bulwark answer.
+ */
+function notBulwarkAnswer(error: unknown): string | null {
+  if (error instanceof UnexpectedAnswer) return error.message;
+  if (!(error instanceof ServerRefusal)) return null;
+  if (!error.isErrorBody) return `it answered HTTP ${error.status}, not Bulwark's JSON error`;
+  if (WRONG_PLACE.has(error.reason))
+    return `it answered ${error.status} ${error.reason}${error.details ? `: ${error.details}` : ""}`;
+  return null;
 }

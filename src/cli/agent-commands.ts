@@ -5,7 +5,45 @@
  */
 import { statSync } from "node:fs";
 import { type ParsedArgs, UsageError } from "./args";
-import type { Command } from "./command";
+import { type Command, commandLines, resolveCommand } from "./command";
+
+/** Every flag of an agent command, with its value's name ("" for a switch) and one line of what it does. */
+const FLAG_HELP = {
+  server: [
+    "URL",
+    "the server's base URL: the address its console is served from (https://bulwark.example.com)",
+  ],
+  token: [
+    "TOKEN",
+    "an enrollment token (bwe_...): the console's Enroll device, or POST /api/v1/enrollment-tokens",
+  ],
+  name: ["NAME", "the device's name on the server (default: ROOT/etc/hostname)"],
+  "hardware-id": [
+    "ID",
+    "this machine's stable id (default: the firmware's product_uuid, else ROOT/etc/machine-id)",
+  ],
+  "work-dir": ["DIR", "a folder a wipe empties (repeatable; default STATE/work)"],
+  "ca-file": [
+    "PEM",
+    "the CA certificate(s) that signed the server's TLS certificate, when the system does not trust it",
+  ],
+  "no-certificate": ["", "enroll with the device token alone, without a device certificate"],
+  force: ["", "enroll again over an enrolled state folder (the server's old device must be retired first)"],
+  once: ["", "run one cycle and exit: 0 when it checked in, else 1 with the reason"],
+  "dry-run": ["", "print what the policy would change and change nothing (implies --once)"],
+  "no-tunnel": ["", "write the tunnel's file but never bring the tunnel up or down"],
+  json: ["", "print JSON instead of text"],
+  root: ["DIR", "the machine's root folder (default /): every path the agent reads or writes is under it"],
+  "state-dir": ["DIR", "where the agent keeps its identity and state (default /var/lib/bulwark-agent)"],
+} as const satisfies Record<string, readonly [value: string, text: string]>;
+
+type AgentFlag = keyof typeof FLAG_HELP;
+
+/** An agent command: its flags are among FLAG_HELP's, so that `--help` has a line for each. */
+interface AgentCommand extends Command {
+  flags: readonly AgentFlag[];
+  switches?: readonly AgentFlag[];
+}
 
 /** The flags every agent command takes: where the machine is, and where the agent keeps its state. */
 const COMMON_FLAGS = ["root", "state-dir"] as const;
@@ -13,8 +51,13 @@ const COMMON_FLAGS = ["root", "state-dir"] as const;
 /** ROOT from `--root` (default `/`): a folder, or a usage error. */
 function rootOf(args: ParsedArgs): string {
   const root = args.flags.get("root") ?? "/";
-  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory())
-    throw new UsageError(`--root ${root}: not a folder`);
+  let isFolder: boolean | undefined;
+  try {
+    isFolder = statSync(root, { throwIfNoEntry: false })?.isDirectory();
+  } catch (error) {
+    throw new UsageError(`--root ${root}: cannot be read (${(error as Error).message})`);
+  }
+  if (!isFolder) throw new UsageError(`--root ${root}: not a folder`);
   return root;
 }
 
@@ -23,16 +66,27 @@ function stateDirOf(args: ParsedArgs): string {
   return args.flags.get("state-dir") ?? "/var/lib/bulwark-agent";
 }
 
+/**
+ * The state folder of a command that reads it (and with `write`, changes it), once this user is known to
+ * be able to: otherwise one line naming it ("run as root (sudo)"), exit 2, rather than "not enrolled".
+ */
+async function usableStateDir(args: ParsedArgs, access: { write: boolean }): Promise<string> {
+  const stateDir = stateDirOf(args);
+  const { checkStateFolder } = await import("../agent/identity/state-folder");
+  checkStateFolder(stateDir, access);
+  return stateDir;
+}
+
 /** Every agent command, in the order `bulwark help` lists them. */
-export const AGENT_COMMANDS: readonly Command[] = [
+export const AGENT_COMMANDS: readonly AgentCommand[] = [
   {
     name: "agent enroll",
     usage:
       "agent enroll --server URL --token TOKEN [--name NAME] [--hardware-id ID] [--work-dir DIR]... [--ca-file PEM] [--no-certificate] [--force]",
     summary:
       "enroll this machine with an enrollment token: its keys are made here and never sent; prints the\n" +
-      "device id. Exit 3: the server refused (its reason is printed); 4: the server could not be reached.\n" +
-      "Nothing is written unless the server enrolled it",
+      "device id. Exit 3: the server refused (its reason is printed); 4: the server could not be reached,\n" +
+      "or the URL is not a Bulwark server's. Nothing is written unless the server enrolled it",
     flags: [...COMMON_FLAGS, "server", "token", "name", "hardware-id", "work-dir", "ca-file"],
     switches: ["no-certificate", "force"],
     positionals: 0,
@@ -74,14 +128,16 @@ export const AGENT_COMMANDS: readonly Command[] = [
     positionals: 0,
     needsConfig: false,
     run: async (_config, args) => {
+      const dryRun = args.switches.has("dry-run");
+      const stateDir = await usableStateDir(args, { write: !dryRun });
       const { runCommand } = await import("../agent/run/run-command");
       const { NotEnrolledError } = await import("../agent/run/cycle");
       try {
         await runCommand({
           root: rootOf(args),
-          stateDir: stateDirOf(args),
+          stateDir,
           once: args.switches.has("once"),
-          dryRun: args.switches.has("dry-run"),
+          dryRun,
           noTunnel: args.switches.has("no-tunnel"),
         });
       } catch (error) {
@@ -101,8 +157,9 @@ export const AGENT_COMMANDS: readonly Command[] = [
     positionals: 0,
     needsConfig: false,
     run: async (_config, args) => {
+      const stateDir = await usableStateDir(args, { write: false });
       const { statusCommand } = await import("../agent/run/status-command");
-      statusCommand({ stateDir: stateDirOf(args), json: args.switches.has("json") });
+      statusCommand({ stateDir, json: args.switches.has("json") });
     },
   },
   {
@@ -116,12 +173,13 @@ export const AGENT_COMMANDS: readonly Command[] = [
     positionals: 0,
     needsConfig: false,
     run: async (_config, args) => {
+      const stateDir = await usableStateDir(args, { write: false });
       const { planCommand } = await import("../agent/run/plan-command");
       const { NotEnrolledError } = await import("../agent/run/cycle");
       try {
         await planCommand({
           root: rootOf(args),
-          stateDir: stateDirOf(args),
+          stateDir,
           json: args.switches.has("json"),
         });
       } catch (error) {
@@ -140,10 +198,11 @@ export const AGENT_COMMANDS: readonly Command[] = [
     positionals: 0,
     needsConfig: false,
     run: async (_config, args) => {
+      const stateDir = await usableStateDir(args, { write: true });
       const { unenrollCommand } = await import("../agent/run/unenroll-command");
       const { NotEnrolledError } = await import("../agent/run/cycle");
       try {
-        await unenrollCommand({ root: rootOf(args), stateDir: stateDirOf(args) });
+        await unenrollCommand({ root: rootOf(args), stateDir });
       } catch (error) {
         if (error instanceof NotEnrolledError) throw new UsageError(error.message);
         throw error;
@@ -180,3 +239,51 @@ export const AGENT_COMMANDS: readonly Command[] = [
     },
   },
 ];
+
+/** What `--help` (or -h) asks for, anywhere in an agent command's arguments. */
+export function asksForHelp(args: readonly string[]): boolean {
+  return args.some((argument) => argument === "--help" || argument === "-h");
+}
+
+/**
+ * The agent's help for the words after `agent`: none, the list of its commands; a command's name, that
+ * command's flags. An unknown name is a usage error that lists them.
+ */
+export function agentHelp(words: readonly string[]): string {
+  if (words.length === 0) return agentCommandsHelp();
+  const { command } = resolveCommand(["agent", words[0] as string], AGENT_COMMANDS);
+  return agentCommandHelp(command as AgentCommand);
+}
+
+/** `bulwark agent --help`: every agent command, its usage and what it does. */
+function agentCommandsHelp(): string {
+  return [
+    "Usage: bulwark agent <command> [flags] (Linux only); bulwark agent <command> --help lists its flags",
+    "",
+    "Commands:",
+    ...commandLines(AGENT_COMMANDS),
+  ].join("\n");
+}
+
+/** `bulwark agent COMMAND --help`: its usage, what it does, and one line for each of its flags. */
+function agentCommandHelp(command: AgentCommand): string {
+  const isCommon = (flag: AgentFlag) => (COMMON_FLAGS as readonly AgentFlag[]).includes(flag);
+  const all = [...command.flags, ...(command.switches ?? [])];
+  const entries = [
+    // The command's own flags in the order its usage gives them, then those every command takes.
+    ...[...all.filter((flag) => !isCommon(flag)), ...all.filter(isCommon)].map((flag) => {
+      const [value, text] = FLAG_HELP[flag];
+      return [`--${flag}${value ? ` ${value}` : ""}`, text] as const;
+    }),
+    ["--help, -h", "print this help"] as const,
+  ];
+  const width = Math.max(...entries.map(([left]) => left.length)) + 2;
+  return [
+    `Usage: bulwark ${command.usage}`,
+    "",
+    command.summary,
+    "",
+    "Flags:",
+    ...entries.map(([left, text]) => `  ${left.padEnd(width)}${text}`),
+  ].join("\n");
+}

@@ -1,3 +1,5 @@
+import { nearestName } from "../lib/nearest-name";
+
 /** Raised for a command line we cannot run; printed as one line, exit code 2. */
 export class UsageError extends Error {}
 
@@ -38,7 +40,10 @@ export function parseArgs(
       given.add(name);
       continue;
     }
-    if (!allowed.includes(name)) throw new UsageError(`unknown flag --${name}`);
+    if (!allowed.includes(name)) {
+      const nearest = nearestName(name, [...allowed, ...switches]);
+      throw new UsageError(`unknown flag --${name}${nearest ? ` (did you mean --${nearest}?)` : ""}`);
+    }
     const value = inlineValue ?? argv[++index];
     if (value === undefined || (inlineValue === undefined && value.startsWith("--")))
       throw new UsageError(`flag --${name} needs a value`);

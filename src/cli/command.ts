@@ -1,4 +1,5 @@
 import type { Config } from "../config/config-schema";
+import { nearestName } from "../lib/nearest-name";
 import { type ParsedArgs, parseArgs, UsageError } from "./args";
 
 /** One command: its words, flags, positionals, help line and what it runs. */
@@ -30,14 +31,32 @@ export function resolveCommand(
   const isGroup = group.length > 0;
   const name = isGroup ? `${word} ${rest[0] ?? ""}`.trim() : word;
   const command = commands.find((candidate) => candidate.name === name);
-  if (!command)
+  if (!command) {
+    const nearest = nearestName(
+      name,
+      (isGroup ? group : commands).map((candidate) => candidate.name),
+    );
+    const hint = nearest
+      ? `did you mean ${nearest}?`
+      : isGroup
+        ? `try: ${group.map((candidate) => candidate.name).join(", ")}`
+        : "try: bulwark help";
     throw new UsageError(
       isGroup
-        ? `unknown ${word} command "${rest[0] ?? ""}" (try: ${group.map((candidate) => candidate.name).join(", ")})`
-        : `unknown command "${word}" (try: bulwark help)`,
+        ? `unknown ${word} command "${rest[0] ?? ""}" (${hint})`
+        : `unknown command "${word}" (${hint})`,
     );
+  }
   const args = parseArgs(isGroup ? rest.slice(1) : rest, command.flags, command.switches);
   if (args.positionals.length > command.positionals)
     throw new UsageError(`unexpected argument "${args.positionals[command.positionals]}"`);
   return { command, args };
+}
+
+/** A help listing of `commands`: each one's usage, and what it does below it. */
+export function commandLines(commands: readonly Command[]): string[] {
+  return commands.flatMap((command) => [
+    `  ${command.usage}`,
+    ...command.summary.split("\n").map((line) => `      ${line}`),
+  ]);
 }

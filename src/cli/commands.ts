@@ -1,9 +1,10 @@
 import type { Config } from "../config/config-schema";
 import { VERSION } from "../version";
 import { adminCreateCommand } from "./admin-create";
-import { AGENT_COMMANDS } from "./agent-commands";
+import { AGENT_COMMANDS, agentHelp } from "./agent-commands";
+import { UsageError } from "./args";
 import { backupCommand } from "./backup";
-import type { Command } from "./command";
+import { type Command, commandLines } from "./command";
 import { configCheckCommand, configExampleCommand } from "./config-commands";
 import { migrateCommand } from "./migrate";
 import { orgSetPlanCommand } from "./org-set-plan";
@@ -132,32 +133,36 @@ export const COMMANDS: readonly Command[] = [
   },
   {
     name: "help",
-    usage: "help",
-    summary: "print this help",
+    usage: "help [agent [COMMAND]]",
+    summary:
+      "print this help; `help agent` lists the device agent's commands, `help agent COMMAND` one's flags",
     flags: [],
-    positionals: 0,
+    positionals: 2,
     needsConfig: false,
-    run: () => console.log(helpText()),
+    run: (_config, args) => console.log(helpFor(args.positionals)),
   },
 ];
 
+/** `bulwark help [agent [COMMAND]]`. */
+function helpFor(words: readonly string[]): string {
+  if (words.length === 0) return helpText();
+  if (words[0] !== "agent")
+    throw new UsageError(`no help for "${words[0]}": bulwark help lists every command`);
+  return agentHelp(words.slice(1));
+}
+
 /** `bulwark help`, made from the table. */
 function helpText(): string {
-  const linesOf = (commands: readonly Command[]) =>
-    commands.flatMap((command) => [
-      `  ${command.usage}`,
-      ...command.summary.split("\n").map((line) => `      ${line}`),
-    ]);
   return [
     "Bulwark: device and security-policy management",
     "",
     "Usage: bulwark <command> [flags]",
     "",
     "Commands:",
-    ...linesOf(COMMANDS),
+    ...commandLines(COMMANDS),
     "",
     "Device agent commands (Linux):",
-    ...linesOf(AGENT_COMMANDS),
+    ...commandLines(AGENT_COMMANDS),
     "",
     "Configuration: --config FILE, else ./bulwark.toml if present; every key can be overridden with",
     "BULWARK_<SECTION>_<KEY> (e.g. BULWARK_SERVER_PORT=9000). `bulwark config example` prints every key.",

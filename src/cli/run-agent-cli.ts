@@ -1,4 +1,4 @@
-import { AGENT_COMMANDS } from "./agent-commands";
+import { AGENT_COMMANDS, agentHelp, asksForHelp } from "./agent-commands";
 import { UsageError } from "./args";
 import { resolveCommand } from "./command";
 
@@ -11,6 +11,20 @@ export async function runAgentCli(
   platform: NodeJS.Platform = process.platform,
 ): Promise<number> {
   try {
+    const [word, ...rest] = argv.slice(1);
+    if (word === undefined) {
+      console.error(`bulwark: agent needs a command\n${agentHelp([])}`);
+      return 2;
+    }
+    // Help is printed on any platform: `agent --help`, `agent help [COMMAND]`, `agent COMMAND --help`.
+    if (word === "help" || asksForHelp([word])) {
+      console.log(agentHelp(rest.slice(0, 1)));
+      return 0;
+    }
+    if (asksForHelp(rest)) {
+      console.log(agentHelp([word]));
+      return 0;
+    }
     if (platform !== "linux") throw new UsageError(`the agent supports Linux only (this is ${platform})`);
     const { command, args } = resolveCommand(argv, AGENT_COMMANDS);
     await command.run(null, args);

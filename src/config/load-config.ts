@@ -5,6 +5,7 @@ import { parse as parseToml } from "smol-toml";
 import { parseIpNetwork } from "../lib/ip-networks";
 import { isIP } from "../lib/ip-version";
 import { hostRange, parseCidr } from "../lib/ipv4";
+import { nearestName } from "../lib/nearest-name";
 import { isWireGuardKey } from "../lib/wireguard";
 import { type Config, ConfigSchema } from "./config-schema";
 
@@ -270,29 +271,10 @@ function refuseUnknownVariables(env: Record<string, string | undefined>): void {
   for (const variable of Object.keys(env)) {
     if (!variable.startsWith("BULWARK_") || variable.startsWith("BULWARK_ADMIN_")) continue;
     if (KNOWN_VARIABLES.includes(variable)) continue;
-    const nearest = KNOWN_VARIABLES.map((known) => ({ known, distance: editDistance(variable, known) })).sort(
-      (a, b) => a.distance - b.distance,
-    )[0];
-    const hint = nearest && nearest.distance <= 3 ? ` (did you mean ${nearest.known}?)` : "";
+    const nearest = nearestName(variable, KNOWN_VARIABLES);
+    const hint = nearest ? ` (did you mean ${nearest}?)` : "";
     throw new ConfigError(`unknown environment variable ${variable}: no config key has that name${hint}`);
   }
-}
-
-/** Levenshtein distance, for the "did you mean" hint. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (current[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
 }
 
 /**

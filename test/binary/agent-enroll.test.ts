@@ -97,6 +97,9 @@ describe("bulwark agent enroll", () => {
     const again = enroll(root, state, "--server", server.url, "--token", await enrollmentToken());
     expect(again.code).toBe(2);
     expect(again.stderr).toContain(`already holds the enrolled device ${deviceId}`);
+    // --force alone would be refused (the hardware id is taken): the old device must be retired first.
+    expect(again.stderr).toContain(`--force (an administrator must first retire the old device`);
+    expect(again.stderr).toContain(`POST /api/v1/devices/${deviceId}/retire`);
   });
 
   test("--no-certificate, --name and --hardware-id: the token alone, under the given name and id", async () => {
@@ -139,6 +142,7 @@ describe("bulwark agent enroll", () => {
     const twin = enroll(machine, stateFolder(), "--server", server.url, "--token", await enrollmentToken());
     expect(twin.code).toBe(3);
     expect(twin.stderr).toContain("hardware_id_enrolled");
+    expect(twin.stderr).toContain("must first retire it");
 
     // Unreachable (4): nothing listens there.
     const nowhere = stateFolder();

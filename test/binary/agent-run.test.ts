@@ -248,6 +248,24 @@ describe("bulwark agent run --once", () => {
     expect(snapshot(machine.root)).toEqual(enforced);
   });
 
+  test("a refused check-in: status names the server's request id once", async () => {
+    const machine = await enrolledMachine();
+    // A token the server never issued, over plain http (no certificate to fall back on): 401.
+    const statePath = join(machine.stateDir, "state.json");
+    const state = JSON.parse(readFileSync(statePath, "utf8"));
+    await Bun.write(statePath, JSON.stringify({ ...state, device_token: `bwd_${"0".repeat(43)}` }));
+    const refused = agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel");
+    expect(refused.code).toBe(1);
+    const requestId = JSON.parse(agent(machine.root, machine.stateDir, "status", "--json").stdout).last_error
+      .request_id as string;
+    expect(requestId).toBeTruthy();
+    const line = agent(machine.root, machine.stateDir, "status")
+      .stdout.split("\n")
+      .find((text) => text.startsWith("Not checking in since")) as string;
+    expect(line).toContain("device_token_invalid");
+    expect(line.split(requestId)).toHaveLength(2);
+  });
+
   test("unenroll: the machine ends byte for byte as before enrollment, its service gone too, and the device leaves the server", async () => {
     const machine = await enrolledMachine();
     const before = snapshot(machine.root);

@@ -5,11 +5,11 @@
  * on the machine) when it is revoked or 30 days before it expires (the agent run a year on by faketime).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines } from "../helpers/agent-machine";
-import { buildBinary, callServer, type RunningServer, startServer } from "../helpers/binary";
+import { buildBinary, callServer, expectOneLine, type RunningServer, startServer } from "../helpers/binary";
 import { certificateFields, opensslVerify, selfSignedCertificate } from "../helpers/pki";
 
 const ADMIN = { email: "agent-tls@example.com", password: "agent-tls-password-1" };
@@ -50,27 +50,35 @@ afterAll(async () => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-/** Runs an agent command (under `faketime OFFSET` when given) on this machine's ROOT and state. */
-function agent(machine: { root: string; stateDir: string }, args: string[], faketime?: string) {
+/**
+ * Runs an agent command (under `faketime OFFSET` when given) on this machine's ROOT and state, from the
+ * test's folder (where the CA file is) unless `cwd` says otherwise.
+ */
+function agent(machine: { root: string; stateDir: string }, args: string[], faketime?: string, cwd = folder) {
   const command = [binary, "agent", ...args, "--root", machine.root, "--state-dir", machine.stateDir];
   const run = Bun.spawnSync(faketime ? ["faketime", faketime, ...command] : command, {
-    cwd: folder,
+    cwd,
     env: { PATH: process.env.PATH ?? "", HOME: folder },
   });
   return { code: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
 }
 
-async function enrolledMachine() {
+/** A machine not enrolled yet (a folder for its state that does not exist yet), and a token for it. */
+async function freshMachine(name = "tls-laptop") {
   const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.luks, {
     files: {
-      "etc/hostname": "tls-laptop\n",
+      "etc/hostname": `${name}\n`,
       "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n`,
     },
   });
   const stateDir = join(mkdtempSync(join(tmpdir(), "bulwark-agent-tls-state-")), "state");
   const { token } = await callServer(server, "POST", "/api/v1/enrollment-tokens", adminToken, {});
-  const machine = { root, stateDir, deviceId: "" };
-  const enrolled = agent(machine, ["enroll", "--server", server.url, "--token", token, "--ca-file", CA_FILE]);
+  return { machine: { root, stateDir, deviceId: "" }, token: token as string };
+}
+
+async function enrolledMachine(caFile = CA_FILE) {
+  const { machine, token } = await freshMachine();
+  const enrolled = agent(machine, ["enroll", "--server", server.url, "--token", token, "--ca-file", caFile]);
   expect(enrolled.code, enrolled.stderr).toBe(0);
   machine.deviceId = enrolled.stdout.trim();
   return machine;
@@ -189,4 +197,76 @@ test("over plain http the certificate cannot be presented: the token is used, an
   } finally {
     await plain.stop();
   }
+}, 60_000);
+
+test("--ca-file is copied into the state folder: a relative path given to enroll works from any folder, as the service runs", async () => {
+  // Given as typed in the folder that holds it; the service starts in /.
+  const machine = await enrolledMachine("server-ca.pem");
+  const kept = join(machine.stateDir, "server-ca.pem");
+  const state = JSON.parse(readFileSync(join(machine.stateDir, "state.json"), "utf8"));
+  expect(state.ca_file).toBe(kept);
+  expect(statSync(kept).mode & 0o777).toBe(0o600);
+  expect(certificateFields(readFileSync(kept, "utf8")).serial).toBe(
+    certificateFields(serverTls.certificate).serial,
+  );
+  const run = agent(machine, ["run", "--once", "--no-tunnel"], undefined, "/");
+  expect(run.code, run.stderr).toBe(0);
+  // The file enroll was given may go: the copy is what is used.
+  const moved = join(folder, "moved-ca.pem");
+  writeFileSync(moved, serverTls.certificate);
+  const again = await enrolledMachine(moved);
+  rmSync(moved);
+  expect(agent(again, ["run", "--once", "--no-tunnel"], undefined, "/").code).toBe(0);
+}, 60_000);
+
+test("a --ca-file that is not PEM certificates is refused before the server is asked (exit 2, naming it); one that cannot be read at run time is an error naming it", async () => {
+  const { machine, token } = await freshMachine("ca-laptop");
+  const notPem = join(folder, "not-a-certificate.txt");
+  writeFileSync(notPem, "this is not a certificate\n");
+  for (const file of [notPem, join(folder, "server.key")]) {
+    const refused = agent(machine, ["enroll", "--server", server.url, "--token", token, "--ca-file", file]);
+    expect({ file, code: refused.code }).toEqual({ file, code: 2 });
+    expectOneLine(refused.stderr, `--ca-file ${file}: holds no PEM certificate`);
+    expect(existsSync(machine.stateDir)).toBe(false);
+  }
+  // The token was not spent on it.
+  const enrolled = agent(machine, ["enroll", "--server", server.url, "--token", token, "--ca-file", CA_FILE]);
+  expect(enrolled.code, enrolled.stderr).toBe(0);
+
+  // An older state.json names the file it was given; when that is gone, run says which file, not the
+  // TLS error the system's trust store would give.
+  const statePath = join(machine.stateDir, "state.json");
+  const missing = join(folder, "gone-ca.pem");
+  const state = JSON.parse(readFileSync(statePath, "utf8"));
+  writeFileSync(statePath, JSON.stringify({ ...state, ca_file: missing }), { mode: 0o600 });
+  const run = agent(machine, ["run", "--once", "--no-tunnel"]);
+  expect(run.code).toBe(1);
+  const why = `cannot use the server's CA file ${missing} (ca_file of state.json): no such file`;
+  expect(run.stderr).toContain(why);
+  expect(run.stderr).not.toContain("self signed");
+  expect(status(machine).last_error.message).toContain(why);
+  // Such a state.json, its file there, keeps working.
+  writeFileSync(statePath, JSON.stringify({ ...state, ca_file: CA_FILE }), { mode: 0o600 });
+  const old = agent(machine, ["run", "--once", "--no-tunnel"], undefined, "/");
+  expect(old.code, old.stderr).toBe(0);
+}, 60_000);
+
+test("an untrusted certificate, or http spoken to the https port: exit 4 with the cause and what to do", async () => {
+  const { machine, token } = await freshMachine("tls-words");
+  const untrusted = agent(machine, ["enroll", "--server", server.url, "--token", token]);
+  expect(untrusted.code).toBe(4);
+  expectOneLine(
+    untrusted.stderr,
+    "the server's TLS certificate is not trusted: pass --ca-file with the CA that signed it (enroll) or fix the system's trust store (self signed certificate)",
+  );
+  const http = agent(machine, [
+    "enroll",
+    "--server",
+    server.url.replace("https:", "http:"),
+    "--token",
+    token,
+  ]);
+  expect(http.code).toBe(4);
+  expectOneLine(http.stderr, "the connection was closed: does the server speak https? (ECONNRESET");
+  expect(existsSync(machine.stateDir)).toBe(false);
 }, 60_000);

@@ -295,6 +295,8 @@ describe("POST /devices/enroll", () => {
     });
     expect(duplicate.status).toBe(409);
     expect(duplicate.body.reason).toBe("hardware_id_enrolled");
+    // The way out: retire the device that holds it.
+    expect(duplicate.body.details).toContain(`POST /api/v1/devices/${first.id}/retire`);
     // The refused enrollment did not use the token up.
     const tokens = await t.request("GET", "/api/v1/enrollment-tokens", { token: org.adminToken });
     expect(tokens.body.data[0].uses).toBe(0);

@@ -15,7 +15,10 @@ export interface AgentState {
   format: 1;
   /** The server's base URL, as given to enroll. */
   server: string;
-  /** A CA file that verifies the server's TLS certificate, when not the system's. */
+  /**
+   * A CA file that verifies the server's TLS certificate, when not the system's: the absolute path of
+   * enroll's copy (STATE/server-ca.pem); an older enrollment kept the path it was given.
+   */
   ca_file: string | null;
   device_id: string;
   device_name: string;

@@ -2,6 +2,7 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import { agentApi, answerOf } from "../agent-api";
 import type { AgentState } from "./agent-state";
 import { makeCertificateRequest } from "./certificate-request";
+import { ServerCaError, serverCaOf } from "./server-ca";
 import { readIfPresent, type StatePaths, writeFileAtomic } from "./state-folder";
 
 /** The certificate is renewed when it has less than this left (it lives a year). */
@@ -109,12 +110,22 @@ export function deviceApi(
     onCertificateRefused?: (reason: string) => void;
   },
 ) {
-  const ca = state.ca_file ? readIfPresent(state.ca_file) : null;
+  // A CA that cannot be read fails each request as an unreachable server, naming the file: a check-in
+  // records it for `status`, and the last policy stays enforced.
+  let ca: string | null = null;
+  let caProblem: string | null = null;
+  try {
+    ca = serverCaOf(state);
+  } catch (error) {
+    if (!(error instanceof ServerCaError)) throw error;
+    caProblem = error.message;
+  }
   const { certificate } = readDeviceCertificate(paths, options.now);
   const refusedAt = options.certificateRefusedAt ? Date.parse(options.certificateRefusedAt) : null;
   const isResting = refusedAt !== null && options.now.getTime() - refusedAt < CERTIFICATE_RETRY_MS;
   return agentApi(state.server, {
     ca,
+    caProblem,
     token: state.device_token,
     certificate: certificate && !isResting ? { cert: certificate.cert, key: certificate.key } : null,
     ...(options.onCertificateRefused ? { onCertificateRefused: options.onCertificateRefused } : {}),

@@ -1,10 +1,19 @@
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { generateWireGuardKeyPair } from "../../lib/wireguard";
 import { VERSION } from "../../version";
-import { agentApi, answerOf } from "../agent-api";
+import { agentApi, answerOf, UnexpectedAnswer } from "../agent-api";
 import { type AgentState, readAgentState, writeAgentState } from "./agent-state";
 import { makeCertificateRequest } from "./certificate-request";
-import { prepareStateFolder, readIfPresent, statePaths, writeFileAtomic } from "./state-folder";
+import { readServerCa, ServerCaError } from "./server-ca";
+import {
+  claimStateFolder,
+  prepareStateFolder,
+  readIfPresent,
+  removeCreatedFolders,
+  type StatePaths,
+  statePaths,
+  writeFileAtomic,
+} from "./state-folder";
 
 /** A command line that cannot be carried out as given (exit 2). */
 export class EnrollUsageError extends Error {}
@@ -44,18 +53,41 @@ function machineHardwareId(root: string): string | null {
   return readable("sys/class/dmi/id/product_uuid") ?? readable("etc/machine-id");
 }
 
+/** The CA certificates of `--ca-file`, or a usage error naming the file and why it cannot be used. */
+function caOfOption(path: string): string {
+  try {
+    return readServerCa(path);
+  } catch (error) {
+    if (error instanceof ServerCaError) throw new EnrollUsageError(`--ca-file ${path}: ${error.message}`);
+    throw error;
+  }
+}
+
 /**
- * Enrolls this machine: its keys are made here (the WireGuard private key and the certificate's key
+ * Enrolls this machine: the state folder is made (0700) and proven writable first (StateFolderError,
+ * before any request), its keys are made here (the WireGuard private key and the certificate's key
  * never leave it), the server is asked with the enrollment token, and only then is anything written to
  * the state folder, atomically, 0600 in a 0700 folder (state.json last). A refusal throws the server's
- * ServerRefusal, an unreachable server ServerUnreachable; neither leaves a file behind.
+ * ServerRefusal, an unreachable server ServerUnreachable; neither leaves a file behind, nor the folder
+ * when this made it.
  */
 export async function enrollMachine(options: EnrollOptions): Promise<AgentState> {
-  const paths = statePaths(options.stateDir);
+  // The folder must take the identity before the server is asked for one: a device enrolled on the
+  // server that cannot be kept here would hold this machine's hardware id for nothing.
+  const created = claimStateFolder(options.stateDir);
+  try {
+    return await enrollInto(statePaths(options.stateDir), options);
+  } catch (error) {
+    removeCreatedFolders(created);
+    throw error;
+  }
+}
+
+async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<AgentState> {
   const existing = readAgentState(paths);
   if (existing && existing.state !== "wiped" && !options.force)
     throw new EnrollUsageError(
-      `${options.stateDir} already holds the enrolled device ${existing.device_id} (${existing.device_name}) of ${existing.server}; run bulwark agent unenroll first, or enroll again with --force (the old device stays on the server until an administrator removes it)`,
+      `${options.stateDir} already holds the enrolled device ${existing.device_id} (${existing.device_name}) of ${existing.server}; run bulwark agent unenroll first, or enroll again with --force (an administrator must first retire the old device: the console, or POST /api/v1/devices/${existing.device_id}/retire)`,
     );
   const deviceName = options.name ?? hostName(options.root);
   if (!deviceName)
@@ -65,29 +97,40 @@ export async function enrollMachine(options: EnrollOptions): Promise<AgentState>
     throw new EnrollUsageError(
       `no machine id in ${join(options.root, "sys/class/dmi/id/product_uuid")} or ${join(options.root, "etc/machine-id")}: give one with --hardware-id`,
     );
-  const ca = options.caFile ? readIfPresent(options.caFile) : null;
-  if (options.caFile && ca === null) throw new EnrollUsageError(`--ca-file ${options.caFile}: no such file`);
+  const ca = options.caFile ? caOfOption(options.caFile) : null;
 
   const wireGuard = generateWireGuardKeyPair();
   const certificateRequest = options.withCertificate ? await makeCertificateRequest(hardwareId) : null;
   const api = agentApi(options.server, { ca });
   const enrolled = answerOf(
-    await api.POST("/api/v1/devices/enroll", {
-      body: {
-        enrollment_token: options.token,
-        device_name: deviceName,
-        platform: "linux",
-        agent_version: VERSION,
-        hardware_id: hardwareId,
-        ...(options.osVersion ? { os_version: options.osVersion } : {}),
-        public_key: wireGuard.publicKey,
-        ...(certificateRequest ? { csr: certificateRequest.csrPem } : {}),
-      },
-    }),
+    await api
+      .POST("/api/v1/devices/enroll", {
+        body: {
+          enrollment_token: options.token,
+          device_name: deviceName,
+          platform: "linux",
+          agent_version: VERSION,
+          hardware_id: hardwareId,
+          ...(options.osVersion ? { os_version: options.osVersion } : {}),
+          public_key: wireGuard.publicKey,
+          ...(certificateRequest ? { csr: certificateRequest.csrPem } : {}),
+        },
+      })
+      .catch((error: unknown) => {
+        // A success that is not JSON (a web page served for any path).
+        if (error instanceof SyntaxError)
+          throw new UnexpectedAnswer("it answered a success that is not JSON");
+        throw error;
+      }),
   );
+  if (typeof enrolled?.id !== "string" || typeof enrolled.device_token !== "string" || !enrolled.vpn_config)
+    throw new UnexpectedAnswer("its answer is not an enrollment");
 
   prepareStateFolder(options.stateDir);
   writeFileAtomic(paths.wireGuardKey, `${wireGuard.privateKey}\n`);
+  // A copy of the CA in the state folder: the service runs from another folder than enroll did, and
+  // the file given may be moved or deleted later.
+  if (ca) writeFileAtomic(paths.serverCa, ca);
   if (certificateRequest && enrolled.device_certificate) {
     writeFileAtomic(paths.certificateKey, certificateRequest.privateKeyPem);
     writeFileAtomic(paths.certificate, enrolled.device_certificate);
@@ -96,7 +139,7 @@ export async function enrollMachine(options: EnrollOptions): Promise<AgentState>
   const state: AgentState = {
     format: 1,
     server: options.server.replace(/\/+$/, ""),
-    ca_file: options.caFile ?? null,
+    ca_file: ca ? resolve(paths.serverCa) : null,
     device_id: enrolled.id,
     device_name: enrolled.device_name,
     hardware_id: hardwareId,

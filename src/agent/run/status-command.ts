@@ -54,10 +54,12 @@ export function statusCommand(options: { stateDir: string; json: boolean }): voi
   lines.push(
     `Last check-in: ${status.last_checkin_at ?? "never"}; next: ${status.next_checkin_at ?? "at the next run"}`,
   );
-  if (status.last_error)
-    lines.push(
-      `Not checking in since ${status.last_error.at}: ${status.last_error.message}${status.last_error.request_id ? ` (request ${status.last_error.request_id})` : ""}`,
-    );
+  if (status.last_error) {
+    // A refusal's message names its request already ("[request X]"); an older status.json's may not.
+    const { at, message, request_id: requestId } = status.last_error;
+    const request = requestId && !message.includes(requestId) ? ` (request ${requestId})` : "";
+    lines.push(`Not checking in since ${at}: ${message}${request}`);
+  }
   lines.push(...credentialLines(report));
   if (status.policy) lines.push(`Policy ${status.policy.id}, version ${status.policy.version}`);
   if (status.compliance) {

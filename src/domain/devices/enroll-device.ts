@@ -118,7 +118,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       throw new ConflictError(
         "hardware_id_enrolled",
         "a device with this hardware_id is already enrolled",
-        `device ${enrolled.id} holds it; wipe and delete that device before enrolling the hardware again`,
+        `device ${enrolled.id} holds it; an administrator must first retire it (the console, or POST /api/v1/devices/${enrolled.id}/retire), or wipe and delete it`,
       );
     }
     // Two peers with one key would take each other's tunnel; the key is free again once its device is wiped.
