@@ -29,7 +29,10 @@ const FLAG_HELP = {
   ],
   "no-certificate": ["", "enroll with the device token alone, without a device certificate"],
   force: ["", "enroll again over an enrolled state folder (the server's old device must be retired first)"],
-  once: ["", "run one cycle and exit: 0 when it checked in, else 1 with the reason"],
+  once: [
+    "",
+    "run one cycle and exit: 0 when it checked in and enforced every setting, 5 when a setting failed, 1 when it could not check in",
+  ],
   "dry-run": ["", "print what the policy would change and change nothing (implies --once)"],
   "no-tunnel": ["", "write the tunnel's file but never bring the tunnel up or down"],
   json: ["", "print JSON instead of text"],
@@ -122,7 +125,8 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     summary:
       "check in, enforce the policy, report it; again every next_checkin_seconds (±10%), backing off when\n" +
       "the server is away (the last policy stays enforced). --once: one cycle, exit 1 when it could not\n" +
-      "check in; --dry-run: print what would change and change nothing; --no-tunnel: never bring the tunnel up",
+      "check in (5: a setting failed); --dry-run: print what would change and change nothing; --no-tunnel:\n" +
+      "never bring the tunnel up. Without --once it ends with exit 6 when it finds no enrollment",
     flags: COMMON_FLAGS,
     switches: ["once", "dry-run", "no-tunnel"],
     positionals: 0,
@@ -193,7 +197,8 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     usage: "agent unenroll [--root DIR] [--state-dir DIR]",
     summary:
       "bring the tunnel down, undo every change the agent made (the machine ends as before enrollment),\n" +
-      "take the device off the server and forget its identity; run it again to finish after a failure",
+      "take the device off the server, remove the service install-service installed and forget the\n" +
+      "identity; run it again to finish after a failure",
     flags: COMMON_FLAGS,
     positionals: 0,
     needsConfig: false,
@@ -213,8 +218,8 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     name: "agent install-service",
     usage: "agent install-service [--root DIR] [--state-dir DIR]",
     summary:
-      "write the systemd unit (deploy/bulwark-agent.service, starting this executable) and, on this\n" +
-      "machine, enable and start it",
+      "copy this executable to /usr/local/bin/bulwark, write the systemd unit starting it\n" +
+      "(deploy/bulwark-agent.service) and, on this machine, enable and start it; exit 2 where systemd is not running",
     flags: COMMON_FLAGS,
     positionals: 0,
     needsConfig: false,

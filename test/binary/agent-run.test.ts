@@ -248,6 +248,28 @@ describe("bulwark agent run --once", () => {
     expect(snapshot(machine.root)).toEqual(enforced);
   });
 
+  test("two agent processes never change the machine at once: unenroll waits for a cycle in progress", async () => {
+    const machine = await enrolledMachine();
+    const before = snapshot(machine.root);
+    expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
+    // Another agent process (a service cycle) holds the state folder: unenroll waits for it.
+    const holder = Bun.spawn(["sleep", "30"]);
+    writeFileSync(join(machine.stateDir, "lock"), `${holder.pid}\n`, { mode: 0o600 });
+    const unenroll = Bun.spawn(
+      [binary, "agent", "unenroll", "--root", machine.root, "--state-dir", machine.stateDir],
+      { env: { PATH: process.env.PATH ?? "", HOME: tmpdir() }, stdout: "pipe", stderr: "pipe" },
+    );
+    await Bun.sleep(1500);
+    expect(unenroll.exitCode).toBeNull();
+    expect(snapshot(machine.root)).not.toEqual(before);
+    holder.kill();
+    await holder.exited;
+    // The holder is gone (as after a crash): its lock is taken over and the unenroll finishes.
+    expect(await unenroll.exited).toBe(0);
+    expect(snapshot(machine.root)).toEqual(before);
+    expect(existsSync(join(machine.stateDir, "lock"))).toBe(false);
+  });
+
   test("a refused check-in: status names the server's request id once", async () => {
     const machine = await enrolledMachine();
     // A token the server never issued, over plain http (no certificate to fall back on): 401.

@@ -1,4 +1,5 @@
 import { AgentExit } from "../enroll-command";
+import { withStateLock } from "../identity/state-lock";
 import { NotEnrolledError, runCycle } from "./cycle";
 
 export interface RunCommandOptions {
@@ -26,13 +27,15 @@ export const NOT_ENROLLED_EXIT = 6;
  * printed once, by the CLI.
  */
 export async function runCommand(options: RunCommandOptions): Promise<void> {
-  const cycle = () =>
+  const runOne = () =>
     runCycle({
       root: options.root,
       stateDir: options.stateDir,
       dryRun: options.dryRun,
       noTunnel: options.noTunnel,
     });
+  // A dry run changes nothing; any other cycle holds the state folder against a concurrent unenroll.
+  const cycle = () => (options.dryRun ? runOne() : withStateLock(options.stateDir, runOne));
   if (options.once || options.dryRun) {
     const result = await cycle();
     if (!result.isCheckedIn) throw new AgentExit(result.message, 1);

@@ -6,6 +6,7 @@ import { AgentExit } from "../enroll-command";
 import { readAgentState } from "../identity/agent-state";
 import { deviceApi } from "../identity/device-certificate";
 import { statePaths } from "../identity/state-folder";
+import { withStateLock } from "../identity/state-lock";
 import { readInstalledService, removeInstalledService } from "../install-service";
 import { NotEnrolledError } from "./cycle";
 import { takeTunnelDown } from "./wipe";
@@ -25,6 +26,11 @@ export async function unenrollCommand(options: {
   stateDir: string;
   runner?: CommandRunner;
 }): Promise<void> {
+  // The service's next cycle must not enforce the policy again while the machine is being restored.
+  await withStateLock(options.stateDir, () => unenroll(options));
+}
+
+async function unenroll(options: { root: string; stateDir: string; runner?: CommandRunner }): Promise<void> {
   const paths = statePaths(options.stateDir);
   const state = readAgentState(paths);
   const runner = options.runner ?? runSystemCommand;
