@@ -3,8 +3,8 @@
  * that `npm test` on a fresh Debian or Ubuntu machine needs nothing done by hand. A test never skips
  * because a tool is missing: if it cannot be installed, `npm test` stops here and says why.
  */
-import { existsSync, mkdirSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, realpathSync } from "node:fs";
+import { dirname, join } from "node:path";
 
 const TOOLS = [
   { command: "chromium", package: "chromium", use: "WebAuthn tests (Chromium's virtual authenticator)" },
@@ -32,6 +32,37 @@ const TOOLS = [
 export function ensureTestTools(): void {
   ensureApt(TOOLS);
   ensureUsbguardRuleParser();
+  ensurePostgresql();
+}
+
+/**
+ * The folder of PostgreSQL's server programs (initdb, pg_ctl, postgres, psql), which the PostgreSQL tests
+ * start a throwaway cluster with. Debian's `postgresql` package puts them in /usr/lib/postgresql/<major>/bin,
+ * off PATH: the newest major installed there, else the folder of an `initdb` on PATH (other systems).
+ * Installs the package when neither is found. Returns the folder.
+ */
+export function ensurePostgresql(): string {
+  const found = postgresqlBinFolder();
+  if (found) return found;
+  ensureApt([
+    { command: "", package: "postgresql", use: "the PostgreSQL store's tests (initdb, pg_ctl, psql)" },
+  ]);
+  const installed = postgresqlBinFolder();
+  if (!installed)
+    throw new Error("apt-get installed postgresql, but no initdb is in /usr/lib/postgresql/*/bin");
+  return installed;
+}
+
+function postgresqlBinFolder(): string | null {
+  const debian = "/usr/lib/postgresql";
+  const majors = existsSync(debian)
+    ? readdirSync(debian)
+        .filter((name) => /^\d+$/.test(name) && existsSync(join(debian, name, "bin", "initdb")))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (majors[0] !== undefined) return join(debian, majors[0], "bin");
+  const onPath = Bun.which("initdb");
+  return onPath ? dirname(realpathSync(onPath)) : null;
 }
 
 /**
