@@ -1,0 +1,214 @@
+/**
+ * A throwaway PostgreSQL cluster for a test run: `initdb` into a temporary folder (as the `postgres` user
+ * when running as root, since PostgreSQL refuses to run as root), listening on 127.0.0.1 on a free port
+ * with trust authentication on loopback, and made fast at the cost of durability (`fsync`,
+ * `synchronous_commit` and `full_page_writes` off: a crash loses the cluster, which is thrown away anyway).
+ * Each caller gets its own database from `createDatabase()`. The cluster is stopped (`pg_ctl stop -m
+ * immediate`) and its folder deleted when the process exits, however it ends: by an exit hook, and for a
+ * process killed outright by a watchdog that waits for this process to be gone.
+ */
+import { spawn } from "node:child_process";
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SQL } from "bun";
+import { ensurePostgresql } from "../../scripts/test-tools";
+
+export interface PgCluster {
+  /** The cluster's `postgres` database, as the superuser `postgres`. */
+  url: string;
+  port: number;
+  /** The temporary folder: the data directory (`data/`), its log and its Unix socket. */
+  folder: string;
+  /** The postmaster's process id. */
+  pid: number;
+  /** Creates a new, empty database and returns its URL. */
+  createDatabase(): Promise<string>;
+  /** Stops the cluster at once (no checkpoint) and deletes its folder. Waits for the postmaster to exit. */
+  stop(): void;
+}
+
+let shared: Promise<PgCluster> | undefined;
+
+/** One cluster for the whole test process, started by the first caller. */
+export function sharedPgCluster(): Promise<PgCluster> {
+  shared ??= startPgCluster();
+  return shared;
+}
+
+/** Starts a new cluster (a few seconds: `initdb` then `pg_ctl start`). */
+export async function startPgCluster(): Promise<PgCluster> {
+  const bin = ensurePostgresql();
+  const asRoot = process.getuid?.() === 0;
+  // PostgreSQL refuses to run as root: then the cluster belongs to the `postgres` user Debian's package creates.
+  const owner = asRoot ? postgresUser() : null;
+  const as = (command: string[]) => (owner ? ["runuser", "-u", "postgres", "--", ...command] : command);
+
+  const folder = mkdtempSync(join(tmpdir(), "bulwark-pg-"));
+  const data = join(folder, "data");
+  if (owner) chownSync(folder, owner.uid, owner.gid);
+  let stopped = false;
+  const removeFolder = () => rmSync(folder, { recursive: true, force: true });
+  try {
+    await run(
+      as([
+        join(bin, "initdb"),
+        "--pgdata",
+        data,
+        "--username",
+        "postgres",
+        "--auth",
+        "trust",
+        "--encoding",
+        "UTF8",
+        "--locale",
+        "C",
+        "--no-sync",
+      ]),
+    );
+    const writeConfig = (name: string, text: string) => {
+      writeFileSync(join(data, name), text);
+      if (owner) chownSync(join(data, name), owner.uid, owner.gid);
+    };
+    writeConfig(
+      "pg_hba.conf",
+      "local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n",
+    );
+    // A free port is only free until someone else takes it: a start that loses that race tries another.
+    let port = 0;
+    for (let attempt = 1; ; attempt++) {
+      port = await freePort();
+      writeConfig(
+        "postgresql.auto.conf",
+        [
+          "listen_addresses = '127.0.0.1'",
+          `port = ${port}`,
+          `unix_socket_directories = '${folder}'`,
+          "fsync = off",
+          "synchronous_commit = off",
+          "full_page_writes = off",
+          "",
+        ].join("\n"),
+      );
+      const started = await run(
+        as([join(bin, "pg_ctl"), "start", "--wait", "--pgdata", data, "--log", join(folder, "log")]),
+        {
+          check: false,
+        },
+      );
+      if (started.exitCode === 0) break;
+      if (attempt === 3) throw new Error(`pg_ctl start failed:\n${started.output}${readLog(folder)}`);
+    }
+    const pid = Number((await Bun.file(join(data, "postmaster.pid")).text()).split("\n")[0]);
+    const watchdog = startWatchdog(
+      as([join(bin, "pg_ctl"), "stop", "--mode", "immediate", "--pgdata", data]),
+      folder,
+    );
+
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      process.off("exit", stop);
+      // Its whole process group: the shell and the `sleep` it waits in.
+      if (watchdog.pid !== undefined) process.kill(-watchdog.pid, "SIGKILL");
+      const pgCtl = Bun.spawnSync(
+        as([join(bin, "pg_ctl"), "stop", "--mode", "immediate", "--wait", "--pgdata", data]),
+      );
+      // pg_ctl finds the postmaster through the data folder; should that fail, its signal for the same stop.
+      if (pgCtl.exitCode !== 0) signal(pid, "SIGQUIT");
+      removeFolder();
+    };
+    process.on("exit", stop);
+
+    const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
+    let databases = 0;
+    return {
+      url: url("postgres"),
+      port,
+      folder,
+      pid,
+      async createDatabase() {
+        const name = `t${++databases}`;
+        const admin = new SQL(url("postgres"), { max: 1 });
+        try {
+          await admin.unsafe(`CREATE DATABASE ${name}`);
+        } finally {
+          await admin.close();
+        }
+        return url(name);
+      },
+      stop,
+    };
+  } catch (error) {
+    if (!stopped) removeFolder();
+    throw error;
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // already gone
+  }
+}
+
+function postgresUser(): { uid: number; gid: number } {
+  const id = (flag: string) => Bun.spawnSync(["id", flag, "postgres"]);
+  const uid = id("-u");
+  const gid = id("-g");
+  if (uid.exitCode !== 0 || gid.exitCode !== 0)
+    throw new Error(
+      "running as root, and there is no `postgres` user to run PostgreSQL as (apt-get install postgresql)",
+    );
+  return { uid: Number(uid.stdout.toString()), gid: Number(gid.stdout.toString()) };
+}
+
+/** A port nobody listens on at this instant, on 127.0.0.1. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
+      );
+    });
+  });
+}
+
+async function run(command: string[], options: { check?: boolean } = {}) {
+  const child = Bun.spawn(command, { stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const [stdout, stderr, exitCode] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  const output = stdout + stderr;
+  if (exitCode !== 0 && options.check !== false)
+    throw new Error(`${command.join(" ")} exited with ${exitCode}:\n${output}`);
+  return { exitCode, output };
+}
+
+function readLog(folder: string): string {
+  const log = join(folder, "log");
+  return existsSync(log) ? Bun.spawnSync(["tail", "-n", "20", log]).stdout.toString() : "";
+}
+
+/**
+ * A process in its own session (so that a Ctrl-C to this one's group spares it) that polls once a second
+ * for this process and, once it is gone without having stopped the cluster (SIGKILL, a crash), stops it
+ * and deletes the folder.
+ */
+function startWatchdog(stopCommand: string[], folder: string) {
+  const script =
+    'while kill -0 "$1" 2>/dev/null; do sleep 1; done; shift; folder="$1"; shift; "$@"; rm -rf "$folder"';
+  const watchdog = spawn("sh", ["-c", script, "sh", String(process.pid), folder, ...stopCommand], {
+    detached: true,
+    stdio: "ignore",
+  });
+  watchdog.unref();
+  return watchdog;
+}
