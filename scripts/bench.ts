@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { floorToken } from "./bench/baseline-floor";
 import {
   alternate,
+  call,
   median,
   medianResult,
   pinToLoadCore,
@@ -85,18 +86,6 @@ function bulwarkEnv(extra: Record<string, string> = {}): Record<string, string> 
 }
 const startBulwark = (extra: Record<string, string> = {}) =>
   startServer([binary, "serve"], { cwd: dataFolder, env: bulwarkEnv(extra) });
-
-async function call(server: RunningServer, method: string, path: string, body?: unknown, token?: string) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const answer = (await response.json()) as any;
-  if (response.status >= 300)
-    throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
-  return { status: response.status, body: answer };
-}
 
 // --- The service's first start: a user session, an API key and one device enrolled through the API. ---
 let bulwark = await startBulwark();

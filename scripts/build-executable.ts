@@ -34,15 +34,21 @@ export const BUILD_FLAGS = [
 ];
 
 /**
- * Builds src/main.ts into a standalone executable at `outfile` and returns its path. `musl`: for Alpine
- * and other musl systems, with Bun's musl runtime of the same version from the npm registry (the one
- * registry our build machines reach; Bun would otherwise download it from GitHub).
+ * Builds src/main.ts (or `entry`: a benchmark's baseline) into a standalone executable at `outfile` and
+ * returns its path. `musl`: for Alpine and other musl systems, with Bun's musl runtime of the same
+ * version from the npm registry (the one registry our build machines reach; Bun would otherwise
+ * download it from GitHub).
  */
-export async function buildExecutable(outfile: string, options: { musl?: boolean } = {}): Promise<string> {
+export async function buildExecutable(
+  outfile: string,
+  options: { musl?: boolean; entry?: string } = {},
+): Promise<string> {
   const target = options.musl
     ? ["--target=bun-linux-x64-musl", `--compile-executable-path=${await muslRuntime()}`]
     : [];
-  await $`bun build ${BUILD_FLAGS} ${target} src/main.ts --outfile ${outfile}`.cwd(ROOT).quiet();
+  await $`bun build ${BUILD_FLAGS} ${target} ${options.entry ?? "src/main.ts"} --outfile ${outfile}`
+    .cwd(ROOT)
+    .quiet();
   return outfile;
 }
 

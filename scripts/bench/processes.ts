@@ -21,7 +21,8 @@ export interface RunningServer {
   pid: number;
   /** Resident and peak memory of the process, in MiB. */
   memory(): { rssMib: number; peakMib: number };
-  stop(): Promise<void>;
+  /** Stops the process (SIGTERM, or the given signal) and waits for it to exit. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /** Processes started here, killed when the benchmark ends however it ends. */
@@ -30,10 +31,13 @@ process.on("exit", () => {
   for (const child of children) if (child.exitCode === null) child.kill("SIGKILL");
 });
 
-/** Starts `command` on the server core and waits for its "listening on <url>" line. */
+/**
+ * Starts `command` on the server core and waits for its "listening on <url>" line; `onLine` is given
+ * each later line of its standard output (its log).
+ */
 export async function startServer(
   command: string[],
-  options: { cwd?: string; env?: Record<string, string> } = {},
+  options: { cwd?: string; env?: Record<string, string>; onLine?: (line: string) => void } = {},
 ): Promise<RunningServer> {
   const child = Bun.spawn(["taskset", "-c", SERVER_CORE, ...command], {
     cwd: options.cwd,
@@ -54,17 +58,46 @@ export async function startServer(
   // The server writes a log line per request: keep reading, as journald or docker would, so that what is
   // measured includes writing the log and a full pipe never holds the server back.
   void (async () => {
-    for (;;) if ((await reader.read()).done) break;
+    const decoder = new TextDecoder();
+    let partial = output.slice(output.lastIndexOf("\n") + 1);
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      if (!options.onLine) continue;
+      partial += decoder.decode(value, { stream: true });
+      const lines = partial.split("\n");
+      partial = lines.pop() ?? "";
+      for (const line of lines) options.onLine(line);
+    }
   })();
   return {
     url,
     pid: child.pid,
     memory: () => processMemory(child.pid),
-    stop: async () => {
-      child.kill("SIGTERM");
+    stop: async (signal = "SIGTERM") => {
+      child.kill(signal);
       await child.exited;
     },
   };
+}
+
+/** A JSON request that must succeed (below 300): its status and answer; anything else throws with the answer. */
+export async function call(
+  server: { url: string },
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+) {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const answer = (await response.json()) as any;
+  if (response.status >= 300)
+    throw new Error(`${method} ${path}: ${response.status} ${JSON.stringify(answer)}`);
+  return { status: response.status, body: answer };
 }
 
 export function processMemory(pid: number): { rssMib: number; peakMib: number } {
