@@ -2,6 +2,13 @@ import { AgentExit } from "../enroll-command";
 import { withStateLock } from "../identity/state-lock";
 import { NotEnrolledError, runCycle } from "./cycle";
 
+/**
+ * How many times more reluctant than usual the JIT is in the service's loop (Bun.unsafe.setJITPolicy):
+ * enough that a cycle's code stays in the interpreter. A cycle every few minutes never pays back
+ * compiling it, and compiled code kept the process growing (`npm run bench:agent`, README).
+ */
+const LOOP_JIT_POLICY = 1_000_000;
+
 export interface RunCommandOptions {
   root: string;
   stateDir: string;
@@ -43,6 +50,7 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
     console.error(result.message);
     return;
   }
+  Bun.unsafe.setJITPolicy(LOOP_JIT_POLICY);
   let isStopping = false;
   let wake: () => void = () => {};
   const stop = () => {
