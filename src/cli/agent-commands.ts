@@ -135,19 +135,13 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
       const dryRun = args.switches.has("dry-run");
       const stateDir = await usableStateDir(args, { write: !dryRun });
       const { runCommand } = await import("../agent/run/run-command");
-      const { NotEnrolledError } = await import("../agent/run/cycle");
-      try {
-        await runCommand({
-          root: rootOf(args),
-          stateDir,
-          once: args.switches.has("once"),
-          dryRun,
-          noTunnel: args.switches.has("no-tunnel"),
-        });
-      } catch (error) {
-        if (error instanceof NotEnrolledError) throw new UsageError(error.message);
-        throw error;
-      }
+      await runCommand({
+        root: rootOf(args),
+        stateDir,
+        once: args.switches.has("once"),
+        dryRun,
+        noTunnel: args.switches.has("no-tunnel"),
+      });
     },
   },
   {
@@ -179,17 +173,11 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     run: async (_config, args) => {
       const stateDir = await usableStateDir(args, { write: false });
       const { planCommand } = await import("../agent/run/plan-command");
-      const { NotEnrolledError } = await import("../agent/run/cycle");
-      try {
-        await planCommand({
-          root: rootOf(args),
-          stateDir,
-          json: args.switches.has("json"),
-        });
-      } catch (error) {
-        if (error instanceof NotEnrolledError) throw new UsageError(error.message);
-        throw error;
-      }
+      await planCommand({
+        root: rootOf(args),
+        stateDir,
+        json: args.switches.has("json"),
+      });
     },
   },
   {
@@ -205,13 +193,7 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     run: async (_config, args) => {
       const stateDir = await usableStateDir(args, { write: true });
       const { unenrollCommand } = await import("../agent/run/unenroll-command");
-      const { NotEnrolledError } = await import("../agent/run/cycle");
-      try {
-        await unenrollCommand({ root: rootOf(args), stateDir });
-      } catch (error) {
-        if (error instanceof NotEnrolledError) throw new UsageError(error.message);
-        throw error;
-      }
+      await unenrollCommand({ root: rootOf(args), stateDir });
     },
   },
   {

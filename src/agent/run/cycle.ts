@@ -56,7 +56,10 @@ const UNKNOWN_DEVICE =
   "the server no longer knows this device (retired or deleted?): run bulwark agent unenroll, then enroll again";
 
 /** Not enrolled (no state folder), or enrolled no more: `run` has nothing to do (exit 2 for --once). */
-export class NotEnrolledError extends Error {}
+export class NotEnrolledError extends Error {
+  /** The CLI's usage code, as for a missing flag. */
+  readonly exitCode = 2;
+}
 
 /** The enforcement to report, in the order the planner gives, compared by value with the last report. */
 function sameEnforcement(a: readonly EnforcementOutcome[], b: readonly EnforcementOutcome[]): boolean {
