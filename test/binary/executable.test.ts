@@ -532,24 +532,21 @@ describe("the example VPN endpoint", () => {
       expect(other.stderr).toContain(`vpn.endpoint is an example host, ${example}`);
     }
 
+    // The warning and "listening on" may travel on different streams: the whole log is read once
+    // the server has stopped.
     const server = await startServer(binary, folder, { BULWARK_LOG_FORMAT: "json" });
-    try {
-      const lines = server
-        .output()
-        .split("\n")
-        .filter((line) => warning.test(line));
-      expect(lines).toHaveLength(1);
-      expect(JSON.parse(lines[0] ?? "{}").level).toBe("warn");
-    } finally {
-      await server.stop();
-    }
+    await server.stop();
+    const lines = server
+      .output()
+      .split("\n")
+      .filter((line) => warning.test(line));
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? "{}").level).toBe("warn");
     const configured = await startServer(binary, folder, {
       BULWARK_VPN_ENDPOINT: "vpn.bulwark-test.net:51820",
     });
-    try {
-      expect(configured.output()).not.toMatch(warning);
-    } finally {
-      await configured.stop();
-    }
+    await configured.stop();
+    expect(configured.output()).toContain("listening on");
+    expect(configured.output()).not.toMatch(warning);
   }, 60_000);
 });

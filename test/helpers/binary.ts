@@ -131,7 +131,11 @@ export async function startServer(
     process: child,
     stop: async (signal = "SIGTERM") => {
       if (child.exitCode === null) child.kill(signal);
-      return child.exited;
+      const code = await child.exited;
+      // Whatever it wrote last (and a line on one stream behind a line on the other) is in output().
+      // (Bounded: a pipe some child of it still holds open must not hang the test.)
+      await Promise.race([collected, Bun.sleep(2_000)]);
+      return code;
     },
   };
 }
