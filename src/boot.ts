@@ -80,8 +80,8 @@ export async function bootDependencies(
     deps.log.warn(
       `${config.database.path}.key does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
     );
-  sealWebhookSecrets(deps);
-  ensureWireGuardServerKey(deps);
-  const vpnSubnets = assignVpnSubnets(deps);
+  await sealWebhookSecrets(deps);
+  await ensureWireGuardServerKey(deps);
+  const vpnSubnets = await assignVpnSubnets(deps);
   return { deps, database, appliedMigrations: applied, vpnSubnets };
 }

@@ -13,7 +13,7 @@ export async function orgSetPlanCommand(config: Readonly<Config>, args: ParsedAr
     throw new UsageError(`--plan must be one of ${PLANS.join(", ")}, got "${plan}"`);
   const { deps, database } = await bootDependencies(config);
   try {
-    const result = setOrganizationPlan(deps, { organization, plan: plan as (typeof PLANS)[number] });
+    const result = await setOrganizationPlan(deps, { organization, plan: plan as (typeof PLANS)[number] });
     console.log(`Organization "${result.name}" (${result.id}): plan ${result.previousPlan} -> ${plan}`);
   } finally {
     database.close();

@@ -19,7 +19,7 @@ export async function orgSsoDomainCommand(config: Readonly<Config>, args: Parsed
   const { deps, database } = await bootDependencies(config);
   try {
     if (action === "add") {
-      const confirmed = confirmSsoDomain(deps, {
+      const confirmed = await confirmSsoDomain(deps, {
         organization: organization as string,
         domain: domain as string,
       });
@@ -27,7 +27,7 @@ export async function orgSsoDomainCommand(config: Readonly<Config>, args: Parsed
         `${confirmed.domain}: confirmed for "${confirmed.organizationName}" (${confirmed.organizationId})${confirmed.wasClaimed ? "" : ", claimed now"}; single sign-on discovery sends its people there`,
       );
     } else if (action === "remove") {
-      const removed = removeSsoDomain(deps, {
+      const removed = await removeSsoDomain(deps, {
         organization: organization as string,
         domain: domain as string,
       });

@@ -11,7 +11,7 @@ import { vpnServerConfig } from "../domain/vpn/vpn-server-config";
 export async function vpnServerConfigCommand(config: Readonly<Config>): Promise<void> {
   const { deps, database } = await bootDependencies(config);
   try {
-    process.stdout.write(vpnServerConfig(deps, systemActor(), "installation").wg_quick);
+    process.stdout.write((await vpnServerConfig(deps, systemActor(), "installation")).wg_quick);
   } finally {
     database.close();
   }

@@ -1,4 +1,5 @@
 import { Database, type Statement } from "bun:sqlite";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { chmodSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
@@ -6,8 +7,11 @@ import { flushLog } from "../lib/log";
 import * as schema from "./schema";
 
 export type Db = ReturnType<typeof drizzle<typeof schema>>;
-/** A transaction handle; domain functions accept `Db | Tx` so they compose inside one transaction. */
-export type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+/**
+ * A transaction handle: the database as seen by the writer connection inside `withTransaction`. Domain
+ * functions accept `DbOrTx` so they compose inside one transaction.
+ */
+export type Tx = Db;
 export type DbOrTx = Db | Tx;
 
 export interface OpenDatabaseOptions {
@@ -16,7 +20,9 @@ export interface OpenDatabaseOptions {
 }
 
 export interface DatabaseHandle {
+  /** The database for reads outside a transaction (the reader connection); transactions go through it too. */
   db: Db;
+  /** The writer connection: migrations, backups and every transaction run on it. */
   sqlite: Database;
   close(): void;
 }
@@ -65,10 +71,11 @@ function configureConnection(sqlite: Database, options: OpenDatabaseOptions): vo
 }
 
 /** Opens SQLite with WAL, the configured `synchronous`, foreign keys and a busy timeout. */
-export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
+function openConnection(options: OpenDatabaseOptions): Database {
   const sqlite = openFile(options.path);
   try {
     configureConnection(sqlite, options);
+    return sqlite;
   } catch (error) {
     sqlite.close();
     if (error instanceof DatabaseOpenError) throw error;
@@ -76,15 +83,48 @@ export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
       `cannot open database ${options.path}: ${(error as Error).message.split("\n")[0] ?? String(error)}`,
     );
   }
-  const cached = withStatementCache(sqlite);
-  const db = drizzle({ client: cached.client, schema });
+}
+
+/**
+ * Opens the database on two connections: a writer, used only by `withTransaction` (one transaction at
+ * a time, in turn), and a reader for everything read outside a transaction. With WAL the reader sees
+ * what is committed and never waits for the writer, and a transaction that awaits cannot let another
+ * request's statements into itself. The reader is `query_only`: a write that bypasses
+ * `withTransaction` fails at once instead of waiting for the writer's lock. An in-memory database
+ * exists only on its one connection, which then does both.
+ */
+export function openDatabase(options: OpenDatabaseOptions): DatabaseHandle {
+  const writerConnection = openConnection(options);
+  let readerConnection = writerConnection;
+  if (options.path !== ":memory:") {
+    try {
+      readerConnection = openConnection(options);
+      readerConnection.exec("PRAGMA query_only = ON");
+    } catch (error) {
+      writerConnection.close();
+      throw error;
+    }
+  }
+  const writerCache = withStatementCache(writerConnection);
+  const readerCache =
+    readerConnection === writerConnection ? writerCache : withStatementCache(readerConnection);
+  const writer = drizzle({ client: writerCache.client, schema });
+  const reader =
+    readerConnection === writerConnection ? writer : drizzle({ client: readerCache.client, schema });
+  const runner = new TransactionRunner(writer, writerCache.client);
+  transactionRunners.set(writer, runner);
+  transactionRunners.set(reader, runner);
   return {
-    db,
-    sqlite,
+    db: reader,
+    sqlite: writerConnection,
     close: () => {
       // A statement still alive keeps the connection (and the WAL) open after close().
-      cached.finalizeAll();
-      closeWhenUnlocked(sqlite);
+      readerCache.finalizeAll();
+      if (readerConnection !== writerConnection) {
+        writerCache.finalizeAll();
+        closeWhenUnlocked(readerConnection);
+      }
+      closeWhenUnlocked(writerConnection);
     },
   };
 }
@@ -148,9 +188,84 @@ export function readTogether<T>(db: DbOrTx, work: () => T): T {
   }
 }
 
-/** Runs `work` in one immediate transaction (state change, audit row and outbox event together). */
-export function withTransaction<T>(db: Db, work: (tx: Tx) => T): T {
-  return db.transaction(work, { behavior: "immediate" });
+/** The transaction a piece of work runs in, followed across its awaits. */
+const transactionScope = new AsyncLocalStorage<TransactionRunner>();
+const transactionRunners = new WeakMap<Db, TransactionRunner>();
+
+/**
+ * Runs transactions on the writer connection one at a time: a transaction begins once the one before
+ * it has ended, in the order they asked. A transaction may await (its body is async), and nothing else
+ * runs on the writer meanwhile.
+ */
+class TransactionRunner {
+  private isBusy = false;
+  private readonly waiting: (() => void)[] = [];
+  private savepoints = 0;
+
+  constructor(
+    readonly writer: Db,
+    private readonly connection: Database,
+  ) {}
+
+  async run<T>(work: (tx: Tx) => Promise<T> | T): Promise<T> {
+    if (transactionScope.getStore() === this) return this.nested(work);
+    if (this.isBusy) await new Promise<void>((resume) => this.waiting.push(resume));
+    this.isBusy = true;
+    try {
+      this.connection.prepare("BEGIN IMMEDIATE").run();
+      let result: T;
+      try {
+        // A body that does not await runs, and commits, in the caller's turn of the event loop.
+        const outcome = transactionScope.run(this, () => work(this.writer));
+        result = isPromiseLike(outcome) ? await outcome : outcome;
+        this.connection.prepare("COMMIT").run();
+      } catch (error) {
+        // Some failures end the transaction themselves; one still open must not outlive the work.
+        if (this.connection.inTransaction) this.connection.prepare("ROLLBACK").run();
+        throw error;
+      }
+      return result;
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.isBusy = false;
+    }
+  }
+
+  /** A transaction inside the running one: a savepoint, undone alone when its work fails. */
+  private async nested<T>(work: (tx: Tx) => Promise<T> | T): Promise<T> {
+    const name = `nested_${++this.savepoints}`;
+    this.connection.prepare(`SAVEPOINT ${name}`).run();
+    try {
+      const result = await work(this.writer);
+      this.connection.prepare(`RELEASE ${name}`).run();
+      return result;
+    } catch (error) {
+      if (this.connection.inTransaction) {
+        this.connection.prepare(`ROLLBACK TO ${name}`).run();
+        this.connection.prepare(`RELEASE ${name}`).run();
+      }
+      throw error;
+    } finally {
+      this.savepoints--;
+    }
+  }
+}
+
+function isPromiseLike<T>(value: Promise<T> | T): value is Promise<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
+}
+
+/**
+ * Runs `work` in one immediate transaction on the writer connection (state change, audit row and
+ * outbox event together): committed when `work` resolves, rolled back when it throws. Inside `work`,
+ * every statement goes through `tx`; the database handle `db` reads only what is committed. Called
+ * from inside a transaction, it runs in a savepoint of that transaction.
+ */
+export function withTransaction<T>(db: DbOrTx, work: (tx: Tx) => Promise<T> | T): Promise<T> {
+  const runner = transactionRunners.get(db);
+  if (!runner) throw new Error("withTransaction: not a database opened by openDatabase");
+  return runner.run(work);
 }
 
 const MAX_CACHED_STATEMENTS = 2000;

@@ -2,10 +2,9 @@ import { Column, getTableName, is, type Placeholder, SQL, Subquery, sql } from "
 import type { Db } from "./client";
 
 /**
- * A value built once per database and then reused: a hot path's prepared query, so that no SQL text is
- * built per request. A query prepared on the database runs inside whatever transaction the connection
- * is in (one connection, statements run synchronously), so domain functions run it from inside a
- * transaction too.
+ * A value built once per database handle and then reused: a hot path's prepared query, so that no SQL
+ * text is built per request. A query is prepared on the connection of the handle it is built for: built
+ * for `tx`, it runs inside the transaction; built for `deps.db`, on the reader, outside any.
  */
 export function oncePerDatabase<T>(build: (db: Db) => T): (db: Db) => T {
   const built = new WeakMap<Db, T>();

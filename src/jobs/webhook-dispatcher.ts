@@ -96,11 +96,11 @@ export function createWebhookDispatcher(
     let sequence = fromSequence;
     const deadline = performance.now() + MAX_WORKER_MILLISECONDS;
     while (attempts < MAX_ATTEMPTS_IN_A_ROW && performance.now() < deadline && !isStopping) {
-      const delivery = claimDelivery(deps, webhookId, sequence, leaseSeconds);
+      const delivery = await claimDelivery(deps, webhookId, sequence, leaseSeconds);
       if (!delivery) break;
       const outcome = await attemptDelivery(delivery);
       attempts += 1;
-      const progress = recordDeliveryAttempt(deps, delivery, outcome, random);
+      const progress = await recordDeliveryAttempt(deps, delivery, outcome, random);
       reportAttempt(delivery, outcome, progress);
       // A later event may not overtake this one.
       if (progress === "retrying") break;
@@ -167,7 +167,7 @@ export function createWebhookDispatcher(
 
   function poll(): void {
     try {
-      startDueWorkers();
+      void startDueWorkers();
       deps.activity.dispatcherPolled(deps.clock.now());
     } catch (error) {
       deps.log.error("webhook dispatcher: polling failed", { error });

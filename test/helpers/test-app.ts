@@ -1,5 +1,5 @@
 import { afterEach, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildApp } from "../../src/app";
@@ -158,11 +158,29 @@ function withContentLength(init: RequestInit): RequestInit {
 }
 
 /**
- * The real app on an in-memory database with real migrations and a fake clock. `request` goes through
+ * Where in-process apps keep their databases: a file each, as `serve` keeps it (a writer and a reader
+ * connection; an in-memory database would have only one), in memory-backed storage where there is one.
+ * Removed when the test process exits.
+ */
+let databaseFolder: string | undefined;
+function newDatabasePath(): string {
+  if (!databaseFolder) {
+    const folder = mkdtempSync(join(existsSync("/dev/shm") ? "/dev/shm" : tmpdir(), "bulwark-test-db-"));
+    process.on("exit", () => rmSync(folder, { recursive: true, force: true }));
+    databaseFolder = folder;
+  }
+  return join(databaseFolder, `${crypto.randomUUID()}.db`);
+}
+
+/**
+ * The real app on a fresh database file with real migrations and a fake clock. `request` goes through
  * `app.handle`, exactly like a network request would.
  */
 async function createInProcessTestApp(overrides: DeepPartial<Config>) {
-  const settings = testConfigOverrides(overrides);
+  const configured = testConfigOverrides(overrides);
+  const databasePath =
+    configured.database?.path === ":memory:" ? newDatabasePath() : configured.database?.path;
+  const settings = { ...configured, database: { ...configured.database, path: databasePath } };
   const config = loadConfig({
     env: {},
     overrides: {
@@ -199,6 +217,8 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     /** The log lines the app has written (JSON). */
     logLines,
     deps,
+    /** The writer connection, on which every transaction runs (`deps.db` reads on another one). */
+    writer: database.sqlite,
     clock,
     config,
     request,
@@ -207,17 +227,22 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     now: () => clock.now(),
     /** Sets an organization's plan as the operator does (`bulwark org set-plan`). */
     setPlan: async (organization: string, plan: "standard" | "enterprise") => {
-      setOrganizationPlan(deps, { organization, plan });
+      await setOrganizationPlan(deps, { organization, plan });
     },
     /** Confirms an email domain for an organization as the operator does (`bulwark org sso-domain add`). */
     confirmSsoDomain: async (organization: string, domain: string) => {
-      confirmSsoDomain(deps, { organization, domain });
+      await confirmSsoDomain(deps, { organization, domain });
     },
     /** Takes an email domain from an organization as the operator does (`bulwark org sso-domain remove`). */
     removeSsoDomain: async (organization: string, domain: string) => {
-      removeSsoDomain(deps, { organization, domain });
+      await removeSsoDomain(deps, { organization, domain });
     },
-    close: async () => database.close(),
+    close: async () => {
+      database.close();
+      if (databasePath !== overrides.database?.path)
+        for (const suffix of ["", "-wal", "-shm", ".key"])
+          rmSync(`${databasePath}${suffix}`, { force: true });
+    },
   };
 }
 
@@ -316,7 +341,7 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
       rmSync(folder, { recursive: true, force: true });
     },
   };
-  for (const name of ["app", "deps", "clock"])
+  for (const name of ["app", "deps", "clock", "writer"])
     Object.defineProperty(app, name, { get: NEEDS_IN_PROCESS(`t.${name}`) });
   return app as unknown as TestApp;
 }

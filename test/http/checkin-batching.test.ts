@@ -126,7 +126,7 @@ describe("group commit", () => {
       // after its device row was written, and that write is undone while the others, before and after
       // it in the batch, are kept.
       const refusedLog = devices[5] as (typeof devices)[number];
-      t.deps.db.$client.exec(
+      t.writer.exec(
         `CREATE TEMP TRIGGER refuse_log BEFORE INSERT ON device_logs WHEN new.device_id = '${refusedLog.id}' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
       );
       const committedWhenAnswered: boolean[] = [];
@@ -136,10 +136,10 @@ describe("group commit", () => {
         principals.map((principal, index) =>
           t.deps.checkIns
             .checkIn(principal, { agentVersion: `3.0.${index}`, facts: HEALTHY_FACTS })
-            .finally(() => committedWhenAnswered.push(!t.deps.db.$client.inTransaction)),
+            .finally(() => committedWhenAnswered.push(!t.writer.inTransaction)),
         ),
       );
-      t.deps.db.$client.exec("DROP TRIGGER refuse_log");
+      t.writer.exec("DROP TRIGGER refuse_log");
       // Every answer came after the commit.
       expect(committedWhenAnswered).toEqual(Array(12).fill(true));
 
@@ -172,7 +172,7 @@ describe("group commit", () => {
       const devices = [];
       for (let index = 0; index < 3; index++) devices.push(await enrollDevice(t, org.adminToken));
       // Another process (a backup tool, a second writer) holds the write lock past the busy timeout.
-      t.deps.db.$client.exec("PRAGMA busy_timeout = 100");
+      t.writer.exec("PRAGMA busy_timeout = 100");
       const other = new Database(join(folder, "locked.db"));
       other.exec("BEGIN IMMEDIATE");
       expectServerErrors(503);

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { withTransaction } from "../../src/db/client";
 import { organizations } from "../../src/db/schema";
 import { checkIn, enrollDevice, HEALTHY_FACTS, wipeDevice } from "../helpers/devices";
 import {
@@ -422,11 +423,13 @@ describe("POST /auth/sso/discover", () => {
     const org = await organizationWithSaml(t, "Downgraded", ["corp.test"]);
     expect((await discover(t, "a@corp.test")).body.connections).toHaveLength(1);
     // `org set-plan` refuses this while SAML is enabled; a database from before that rule may hold it.
-    t.deps.db
-      .update(organizations)
-      .set({ plan: "standard" })
-      .where(eq(organizations.id, org.organizationId))
-      .run();
+    await withTransaction(t.deps.db, (tx) =>
+      tx
+        .update(organizations)
+        .set({ plan: "standard" })
+        .where(eq(organizations.id, org.organizationId))
+        .run(),
+    );
     expect((await discover(t, "a@corp.test")).body).toEqual({ connections: [] });
   });
 

@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
+import { withTransaction } from "../../src/db/client";
 import { devices, enrollmentTokens, events } from "../../src/db/schema";
 import { findPolicyTemplate } from "../../src/domain/policies/policy-templates";
 import { createTestApp, inProcessTest } from "../helpers/test-app";
@@ -11,28 +12,30 @@ type DeviceRow = typeof devices.$inferInsert;
 
 let deviceCounter = 0;
 /** Puts a device row straight into the database (the devices API is tested on its own). */
-function insertDevice(organizationId: string, fields: Partial<DeviceRow> = {}): string {
+async function insertDevice(organizationId: string, fields: Partial<DeviceRow> = {}): Promise<string> {
   const id = crypto.randomUUID();
   const now = t.clock.now().toISOString();
   deviceCounter += 1;
-  t.deps.db
-    .insert(devices)
-    .values({
-      id,
-      organizationId,
-      deviceName: `device-${deviceCounter}`,
-      platform: "linux",
-      agentVersion: "1.0.0",
-      hardwareId: `hw-${id}`,
-      status: "online",
-      lastSeen: now,
-      enrolledAt: now,
-      vpnPublicKey: `test-public-key-${id}`,
-      createdAt: now,
-      updatedAt: now,
-      ...fields,
-    })
-    .run();
+  await withTransaction(t.deps.db, (tx) =>
+    tx
+      .insert(devices)
+      .values({
+        id,
+        organizationId,
+        deviceName: `device-${deviceCounter}`,
+        platform: "linux",
+        agentVersion: "1.0.0",
+        hardwareId: `hw-${id}`,
+        status: "online",
+        lastSeen: now,
+        enrolledAt: now,
+        vpnPublicKey: `test-public-key-${id}`,
+        createdAt: now,
+        updatedAt: now,
+        ...fields,
+      })
+      .run(),
+  );
   return id;
 }
 
@@ -62,13 +65,13 @@ describe("device_count", () => {
     "counts assigned devices; the default also counts devices without a policy; never wiped ones",
     async () => {
       const { org, token, defaultPolicyId, policyId } = await setUp();
-      insertDevice(org.organizationId, { policyId });
-      insertDevice(org.organizationId, { policyId, status: "suspended" });
-      insertDevice(org.organizationId, { policyId, status: "wiped" });
-      insertDevice(org.organizationId);
-      insertDevice(org.organizationId, { status: "offline" });
-      insertDevice(org.organizationId, { policyId: defaultPolicyId });
-      insertDevice(org.organizationId, { status: "wiped" });
+      await insertDevice(org.organizationId, { policyId });
+      await insertDevice(org.organizationId, { policyId, status: "suspended" });
+      await insertDevice(org.organizationId, { policyId, status: "wiped" });
+      await insertDevice(org.organizationId);
+      await insertDevice(org.organizationId, { status: "offline" });
+      await insertDevice(org.organizationId, { policyId: defaultPolicyId });
+      await insertDevice(org.organizationId, { status: "wiped" });
 
       expect(await deviceCountOf(token, policyId)).toBe(2);
       expect(await deviceCountOf(token, defaultPolicyId)).toBe(3);
@@ -84,14 +87,14 @@ describe("device_count", () => {
 describe("GET /api/v1/policies/:id/devices", () => {
   inProcessTest("lists the devices that follow the policy, with the version each last applied", async () => {
     const { org, token, defaultPolicyId, policyId } = await setUp();
-    const synced = insertDevice(org.organizationId, {
+    const synced = await insertDevice(org.organizationId, {
       policyId,
       appliedPolicyId: policyId,
       appliedPolicyVersion: 1,
       policyAppliedAt: "2026-11-01T12:05:00.000Z",
     });
     t.clock.advanceSeconds(60);
-    const moved = insertDevice(org.organizationId, {
+    const moved = await insertDevice(org.organizationId, {
       policyId,
       status: "offline",
       appliedPolicyId: defaultPolicyId,
@@ -99,9 +102,9 @@ describe("GET /api/v1/policies/:id/devices", () => {
       policyAppliedAt: "2026-11-01T12:01:00.000Z",
     });
     t.clock.advanceSeconds(60);
-    const fresh = insertDevice(org.organizationId, { policyId, status: "pending" });
-    insertDevice(org.organizationId, { policyId, status: "wiped" });
-    insertDevice(org.organizationId);
+    const fresh = await insertDevice(org.organizationId, { policyId, status: "pending" });
+    await insertDevice(org.organizationId, { policyId, status: "wiped" });
+    await insertDevice(org.organizationId);
 
     const response = await t.request("GET", `/api/v1/policies/${policyId}/devices`, { token });
     expect(response.status).toBe(200);
@@ -124,8 +127,8 @@ describe("GET /api/v1/policies/:id/devices", () => {
 
   inProcessTest("the default policy lists devices without a policy of their own", async () => {
     const { org, token, defaultPolicyId, policyId } = await setUp();
-    const unassigned = insertDevice(org.organizationId);
-    insertDevice(org.organizationId, { policyId });
+    const unassigned = await insertDevice(org.organizationId);
+    await insertDevice(org.organizationId, { policyId });
     const response = await t.request("GET", `/api/v1/policies/${defaultPolicyId}/devices`, { token });
     expect(response.body.data.map((entry: { id: string }) => entry.id)).toEqual([unassigned]);
   });
@@ -139,12 +142,12 @@ describe("the default policy's devices: assigned to it, or without a policy", ()
     for (let index = 0; index < 7; index++) {
       t.clock.advanceSeconds(1);
       expected.unshift(
-        insertDevice(org.organizationId, index % 2 === 0 ? {} : { policyId: defaultPolicyId }),
+        await insertDevice(org.organizationId, index % 2 === 0 ? {} : { policyId: defaultPolicyId }),
       );
     }
-    insertDevice(org.organizationId, { policyId });
-    insertDevice(org.organizationId, { status: "wiped" });
-    insertDevice(org.organizationId, { policyId: defaultPolicyId, status: "wiped" });
+    await insertDevice(org.organizationId, { policyId });
+    await insertDevice(org.organizationId, { status: "wiped" });
+    await insertDevice(org.organizationId, { policyId: defaultPolicyId, status: "wiped" });
 
     const seen: string[] = [];
     for (let page = 1; page <= 3; page++) {
@@ -165,23 +168,25 @@ describe("the default policy's devices: assigned to it, or without a policy", ()
 describe("deleting a policy with devices", () => {
   inProcessTest("its devices fall back to the default policy and are counted", async () => {
     const { org, token, defaultPolicyId, policyId } = await setUp();
-    const first = insertDevice(org.organizationId, { policyId });
-    const second = insertDevice(org.organizationId, { policyId, status: "offline" });
-    const wiped = insertDevice(org.organizationId, { policyId, status: "wiped" });
-    insertDevice(org.organizationId);
-    const [token1] = t.deps.db
-      .insert(enrollmentTokens)
-      .values({
-        id: crypto.randomUUID(),
-        organizationId: org.organizationId,
-        tokenHash: `hash-${crypto.randomUUID()}`,
-        expiresAt: "2027-01-01T00:00:00.000Z",
-        policyId,
-        createdBy: org.adminId,
-        createdAt: t.clock.now().toISOString(),
-      })
-      .returning({ id: enrollmentTokens.id })
-      .all();
+    const first = await insertDevice(org.organizationId, { policyId });
+    const second = await insertDevice(org.organizationId, { policyId, status: "offline" });
+    const wiped = await insertDevice(org.organizationId, { policyId, status: "wiped" });
+    await insertDevice(org.organizationId);
+    const [token1] = await withTransaction(t.deps.db, (tx) =>
+      tx
+        .insert(enrollmentTokens)
+        .values({
+          id: crypto.randomUUID(),
+          organizationId: org.organizationId,
+          tokenHash: `hash-${crypto.randomUUID()}`,
+          expiresAt: "2027-01-01T00:00:00.000Z",
+          policyId,
+          createdBy: org.adminId,
+          createdAt: t.clock.now().toISOString(),
+        })
+        .returning({ id: enrollmentTokens.id })
+        .all(),
+    );
 
     const response = await t.request("DELETE", `/api/v1/policies/${policyId}`, { token });
     expect(response.status).toBe(200);
@@ -217,7 +222,7 @@ describe("a change of settings re-evaluates the devices that follow the policy",
       token,
       body: { policy_data: { storage: { encryption_required: false }, network: { vpn_required: false } } },
     });
-    const device = insertDevice(org.organizationId, {
+    const device = await insertDevice(org.organizationId, {
       policyId,
       osVersion: "6.8",
       facts: { disk_encrypted: false },
@@ -246,8 +251,8 @@ describe("re-evaluation after a policy change", () => {
     "a device that has reported nothing stays unknown with no last_check; a reporting one is checked",
     async () => {
       const { org, token, policyId } = await setUp();
-      const silent = insertDevice(org.organizationId, { policyId });
-      const reporting = insertDevice(org.organizationId, {
+      const silent = await insertDevice(org.organizationId, { policyId });
+      const reporting = await insertDevice(org.organizationId, {
         policyId,
         osVersion: "6.8",
         facts: { disk_encrypted: true, vpn_connected: true, usb_storage_blocked: true },
@@ -280,9 +285,9 @@ describe("re-evaluation after a policy change", () => {
         body: { policy_data: { storage: { encryption_required: false } } },
       });
       const facts = { disk_encrypted: false, vpn_connected: true, usb_storage_blocked: true };
-      const fallsBack = insertDevice(org.organizationId, { policyId, facts, complianceStale: false });
+      const fallsBack = await insertDevice(org.organizationId, { policyId, facts, complianceStale: false });
       // Already on the default and fresh: nothing changed for it, so it is not touched.
-      const alreadyDefault = insertDevice(org.organizationId, {
+      const alreadyDefault = await insertDevice(org.organizationId, {
         facts,
         complianceStatus: "compliant",
         complianceStale: false,
@@ -308,7 +313,7 @@ describe("re-evaluation after a policy change", () => {
       body: { policy_data: { storage: { encryption_required: false } } },
     });
     const facts = { disk_encrypted: false, vpn_connected: true, usb_storage_blocked: true };
-    const unassigned = insertDevice(org.organizationId, { facts, complianceStatus: "non_compliant" });
+    const unassigned = await insertDevice(org.organizationId, { facts, complianceStatus: "non_compliant" });
     await t.request("PUT", "/api/v1/policies/default", { token, body: { policy_id: policyId } });
     expect(deviceRow(unassigned)).toMatchObject({ complianceStatus: "compliant", complianceStale: false });
   });
@@ -332,9 +337,9 @@ describe("the organization default", () => {
     "PUT /default makes another policy the default; devices without a policy follow it",
     async () => {
       const { org, token, defaultPolicyId, policyId } = await setUp();
-      insertDevice(org.organizationId);
-      insertDevice(org.organizationId);
-      insertDevice(org.organizationId, { policyId: defaultPolicyId });
+      await insertDevice(org.organizationId);
+      await insertDevice(org.organizationId);
+      await insertDevice(org.organizationId, { policyId: defaultPolicyId });
 
       const response = await t.request("PUT", "/api/v1/policies/default", {
         token,

@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { withTransaction } from "../../src/db/client";
 import { organizations } from "../../src/db/schema";
 import { createSamlIdp } from "../helpers/saml-idp";
 import { freshTestApps, inProcessTest, type TestApp } from "../helpers/test-app";
@@ -181,11 +182,13 @@ describe("a domain belongs to one organization", () => {
       const row = t.deps.db.select().from(organizations).where(eq(organizations.id, b.organizationId)).get();
       const sso = structuredClone(row?.ssoSettings) as { saml: { allowed_domains: string[] } };
       sso.saml.allowed_domains.push("a.test");
-      t.deps.db
-        .update(organizations)
-        .set({ ssoSettings: sso })
-        .where(eq(organizations.id, b.organizationId))
-        .run();
+      await withTransaction(t.deps.db, (tx) =>
+        tx
+          .update(organizations)
+          .set({ ssoSettings: sso })
+          .where(eq(organizations.id, b.organizationId))
+          .run(),
+      );
       const location = await signInThroughIdp(t, b.organizationId, "new.person@a.test");
       expect(location.searchParams.get("error")).toBe("sso_domain_not_allowed");
       const users = await t.request("GET", "/api/v1/users", { token: b.adminToken });

@@ -385,7 +385,7 @@ describe("each organization's own subnet of the pool", () => {
         expect(logs.body.data.map((entry: { details: unknown }) => entry.details)).toEqual([
           { from: "10.100.0.3", to: "10.100.16.1", subnet: "10.100.16.0/20" },
         ]);
-        const exported = vpnServerConfig(app.deps, systemActor(), "installation");
+        const exported = await vpnServerConfig(app.deps, systemActor(), "installation");
         expect(exported.organization_subnets).toEqual(["10.100.0.0/20", "10.100.16.0/20"]);
         expect(exported.peers.find((peer) => peer.device_id === b1.id)?.allowed_ips).toEqual([
           "10.100.16.1/32",
@@ -442,7 +442,7 @@ describe("the server's key pair", () => {
       expect(after).toMatchObject({ server_public_key: newKey, includes_private_key: false });
       expect(after.wg_quick).not.toMatch(/^PrivateKey = /m);
       // The operator's export carries the new private key.
-      const operator = vpnServerConfig(app.deps, systemActor(), "installation");
+      const operator = await vpnServerConfig(app.deps, systemActor(), "installation");
       expect(wgPubkey(/^PrivateKey = (\S+)$/m.exec(operator.wg_quick)?.[1] ?? "")).toBe(newKey);
       const audit = await app.request("GET", "/api/v1/audit-logs?action=vpn.server_key_rotated", {
         token: first.adminToken,

@@ -258,7 +258,7 @@ describe("PATCH /api/v1/webhooks/:id", () => {
 describe("DELETE /api/v1/webhooks/:id", () => {
   inProcessTest("deletes (204) with its pending deliveries; then it is 404", async () => {
     const id = await createdId({ events: ["*"] });
-    withTransaction(t.deps.db, (tx) =>
+    await withTransaction(t.deps.db, (tx) =>
       recordEvent(tx, t.clock.now(), org.organizationId, "policy.created", {
         policy_id: crypto.randomUUID(),
         name: "Recorded directly",
@@ -329,11 +329,14 @@ describe("POST /api/v1/webhooks/:id/test", () => {
 describe("GET /api/v1/webhooks/:id/deliveries", () => {
   inProcessTest("paginates newest first and filters by status", async () => {
     const id = await createdId({ events: ["*"] });
-    const recorded = ["policy.created", "policy.updated", "policy.deleted"].map((type) =>
-      withTransaction(t.deps.db, (tx) =>
-        recordEvent(tx, t.clock.now(), org.organizationId, type as "policy.created", { n: type } as never),
-      ),
-    );
+    const recorded = [];
+    for (const type of ["policy.created", "policy.updated", "policy.deleted"]) {
+      recorded.push(
+        await withTransaction(t.deps.db, (tx) =>
+          recordEvent(tx, t.clock.now(), org.organizationId, type as "policy.created", { n: type } as never),
+        ),
+      );
+    }
     const firstPage = await t.request("GET", `/api/v1/webhooks/${id}/deliveries?page_size=2`, {
       token: org.adminToken,
     });

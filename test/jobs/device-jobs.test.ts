@@ -1,5 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { and, count, eq } from "drizzle-orm";
+import { withTransaction } from "../../src/db/client";
 import { deviceLogs, devices, deviceTokens, enrollmentTokens } from "../../src/db/schema";
 import { enrollDevice as enrollDirectly } from "../../src/domain/devices/enroll-device";
 import { JOBS } from "../../src/jobs/jobs";
@@ -29,10 +30,10 @@ const t = await createDeviceTestApp({
 afterAll(() => t.close());
 
 /** Runs one job of the one list by id, as the scheduler would. */
-function runJob(id: string) {
+async function runJob(id: string) {
   const job = JOBS.find((candidate) => candidate.id === id);
   if (!job) throw new Error(`no job ${id}`);
-  return job.run(t.deps);
+  return await job.run(t.deps);
 }
 
 const statusOf = async (adminToken: string, deviceId: string) =>
@@ -99,7 +100,7 @@ describe("mark-offline-devices", () => {
     const { token } = await createEnrollmentToken(t, org.adminToken, { max_uses: null });
     for (let index = 0; index < 510; index++) {
       // Straight through the domain: 510 HTTP enrollments would only slow the test down.
-      enrollDirectly(t.deps, {
+      await enrollDirectly(t.deps, {
         enrollmentToken: token,
         deviceName: `kiosk ${index}`,
         platform: "linux",
@@ -114,7 +115,7 @@ describe("mark-offline-devices", () => {
     expect(online.body.total).toBe(0);
     const offline = await t.request("GET", "/api/v1/devices?status=offline", { token: org.adminToken });
     expect(offline.body.total).toBe(510);
-  });
+  }, 30_000);
 });
 
 describe("time-out-wipes", () => {
@@ -236,7 +237,7 @@ describe("reevaluate-stale-compliance", () => {
     const { token } = await createEnrollmentToken(t, org.adminToken, { max_uses: null });
     const total = 1200;
     for (let index = 0; index < total; index++) {
-      enrollDirectly(t.deps, {
+      await enrollDirectly(t.deps, {
         enrollmentToken: token,
         deviceName: `laptop ${index}`,
         platform: "linux",
@@ -246,11 +247,13 @@ describe("reevaluate-stale-compliance", () => {
       });
     }
     // Every device reports an unencrypted disk: non-compliant under the default policy.
-    t.deps.db
-      .update(devices)
-      .set({ facts: { ...HEALTHY_FACTS, disk_encrypted: false }, complianceStatus: "non_compliant" })
-      .where(eq(devices.organizationId, org.organizationId))
-      .run();
+    await withTransaction(t.deps.db, (tx) =>
+      tx
+        .update(devices)
+        .set({ facts: { ...HEALTHY_FACTS, disk_encrypted: false }, complianceStatus: "non_compliant" })
+        .where(eq(devices.organizationId, org.organizationId))
+        .run(),
+    );
     const defaultPolicy = await t.request("GET", "/api/v1/policies/default", { token: org.adminToken });
 
     const update = await t.request("PUT", `/api/v1/policies/${defaultPolicy.body.id}`, {
@@ -274,12 +277,14 @@ describe("reevaluate-stale-compliance", () => {
     expect(flips).toHaveLength(total);
     expect(flips[0]?.data).toMatchObject({ previous_status: "non_compliant", status: "compliant" });
     expect(await runJob("reevaluate-stale-compliance")).toBe(0);
-  });
+  }, 30_000);
 
   test("a check-in evaluates its own device and clears its stale flag", async () => {
     const org = await t.createOrganization();
     const enrolled = await enrollDevice(t, org.adminToken);
-    t.deps.db.update(devices).set({ complianceStale: true }).where(eq(devices.id, enrolled.id)).run();
+    await withTransaction(t.deps.db, (tx) =>
+      tx.update(devices).set({ complianceStale: true }).where(eq(devices.id, enrolled.id)).run(),
+    );
     expect(staleCount(org.organizationId)).toBe(1);
     const response = await checkIn(t, enrolled.device_token, { facts: HEALTHY_FACTS });
     expect(response.body.compliance.status).toBe("compliant");

@@ -73,8 +73,8 @@ async function setup(
   }
 
   /** Records an event the way the policy and device code does, in its own transaction. */
-  function record(type: EventType, data: Record<string, unknown> = {}) {
-    return withTransaction(t.deps.db, (tx) =>
+  async function record(type: EventType, data: Record<string, unknown> = {}) {
+    return await withTransaction(t.deps.db, (tx) =>
       recordEvent(tx, t.clock.now(), org.organizationId, type, data as never),
     );
   }
@@ -133,7 +133,7 @@ describe("delivery", () => {
     const { subscribe, record, dispatcher, latestDelivery } = await setup();
     const sink = receiver();
     const webhookId = await subscribe(sink.url);
-    const event = record("device.enrolled", device);
+    const event = await record("device.enrolled", device);
 
     expect(await dispatcher.runOnce()).toBe(1);
 
@@ -202,10 +202,10 @@ describe("delivery", () => {
     await subscribe(everything.url, ["*"]);
     await subscribe(deviceLifecycle.url, ["device.enrolled", "device.wiped"]);
 
-    record("device.enrolled", device);
-    record("policy.updated", { policy_id: "p", version: 2 });
-    record("device.wiped", device);
-    record("policy.created", { policy_id: "q" });
+    await record("device.enrolled", device);
+    await record("policy.updated", { policy_id: "p", version: 2 });
+    await record("device.wiped", device);
+    await record("policy.created", { policy_id: "q" });
     await drain();
 
     const events = (sink: WebhookReceiver) => sink.received.map((request) => request.payload.event);
@@ -222,14 +222,14 @@ describe("delivery", () => {
   test("events go to the subscriptions that were active when the event was recorded", async () => {
     const { t, org, subscribe, record, drain } = await setup();
     const sink = receiver();
-    record("policy.created", { policy_id: "before subscribing" });
+    await record("policy.created", { policy_id: "before subscribing" });
     const webhookId = await subscribe(sink.url);
-    const delivered = record("policy.created", { policy_id: "while active" });
+    const delivered = await record("policy.created", { policy_id: "while active" });
     await t.request("PATCH", `/api/v1/webhooks/${webhookId}`, {
       token: org.adminToken,
       body: { active: false },
     });
-    record("policy.created", { policy_id: "while inactive" });
+    await record("policy.created", { policy_id: "while inactive" });
     await t.request("PATCH", `/api/v1/webhooks/${webhookId}`, {
       token: org.adminToken,
       body: { active: true },
@@ -246,7 +246,7 @@ describe("delivery", () => {
       () => new Response(null, { status: 307, headers: { location: elsewhere.url } }),
     );
     const webhookId = await subscribe(redirecting.url);
-    record("policy.created", {});
+    await record("policy.created", {});
 
     await dispatcher.runOnce();
 
@@ -266,7 +266,7 @@ describe("retries", () => {
     });
     const sink = receiver((_request, index) => new Response("busy", { status: index < 2 ? 500 : 200 }));
     const webhookId = await subscribe(sink.url);
-    record("device.wiped", device);
+    await record("device.wiped", device);
 
     expect(await dispatcher.runOnce()).toBe(1);
     let delivery = await latestDelivery(webhookId);
@@ -325,7 +325,7 @@ describe("retries", () => {
     });
     const sink = receiver(() => new Response("down", { status: 503 }));
     const webhookId = await subscribe(sink.url);
-    record("device.enrolled", device);
+    await record("device.enrolled", device);
 
     await drain();
     t.clock.advanceSeconds(6);
@@ -375,9 +375,9 @@ describe("retries", () => {
       return new Response("ok");
     });
     await subscribe(fast.url);
-    record("device.enrolled", device);
-    record("policy.updated", {});
-    record("device.wiped", device);
+    await record("device.enrolled", device);
+    await record("policy.updated", {});
+    await record("device.wiped", device);
 
     // One timed-out attempt for the hanging receiver, three deliveries to the fast one meanwhile.
     expect(await dispatcher.runOnce()).toBe(4);
@@ -401,9 +401,9 @@ describe("retries", () => {
     const { t, subscribe, record, dispatcher, drain } = await setup();
     const sink = receiver((_request, index) => new Response(null, { status: index === 0 ? 500 : 204 }));
     await subscribe(sink.url);
-    const first = record("policy.created", {});
-    const second = record("policy.updated", {});
-    const third = record("policy.deleted", {});
+    const first = await record("policy.created", {});
+    const second = await record("policy.updated", {});
+    const third = await record("policy.deleted", {});
 
     expect(await dispatcher.runOnce()).toBe(1);
     t.clock.advanceSeconds(6);
@@ -423,8 +423,8 @@ describe("410 Gone", () => {
     const { t, org, subscribe, record, drain, deliveries, webhook } = await setup();
     const sink = receiver(() => new Response("gone", { status: 410 }));
     const webhookId = await subscribe(sink.url);
-    record("device.enrolled", device);
-    const waiting = record("device.wiped", device);
+    await record("device.enrolled", device);
+    const waiting = await record("device.wiped", device);
 
     await drain();
     expect(sink.received).toHaveLength(1);
@@ -445,7 +445,7 @@ describe("410 Gone", () => {
     });
 
     // Disabled: new events are not fanned out to it and nothing is sent, however long we wait.
-    record("policy.updated", {});
+    await record("policy.updated", {});
     t.clock.advanceSeconds(120);
     await drain();
     expect(sink.received).toHaveLength(1);
@@ -480,19 +480,21 @@ describe("target checks at send time", () => {
     // Saved while the name resolved to a public address (DNS rebinding).
     const webhookId = newId();
     const now = toIso(t.clock.now());
-    t.deps.db
-      .insert(webhooks)
-      .values({
-        id: webhookId,
-        organizationId: org.organizationId,
-        url: "http://rebinding.example/hook",
-        events: ["*"],
-        secret: SECRET,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .run();
-    record("policy.created", {});
+    await withTransaction(t.deps.db, (tx) =>
+      tx
+        .insert(webhooks)
+        .values({
+          id: webhookId,
+          organizationId: org.organizationId,
+          url: "http://rebinding.example/hook",
+          events: ["*"],
+          secret: SECRET,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .run(),
+    );
+    await record("policy.created", {});
 
     expect(await dispatcher.runOnce()).toBe(1);
 
@@ -509,10 +511,10 @@ describe("crash safety", () => {
     const { t, subscribe, record, dispatcher, latestDelivery } = await setup({ timeout_seconds: 2 });
     const sink = receiver();
     const webhookId = await subscribe(sink.url);
-    record("device.enrolled", device);
+    await record("device.enrolled", device);
     const pending = await latestDelivery(webhookId);
     // A process claims the delivery and dies before recording the outcome.
-    const claimed = claimDelivery(t.deps, webhookId, 0, 2 + 5);
+    const claimed = await claimDelivery(t.deps, webhookId, 0, 2 + 5);
     expect(claimed?.id).toBe(pending.id);
 
     expect(await dispatcher.runOnce()).toBe(0);
@@ -535,7 +537,7 @@ describe("crash safety", () => {
       return new Response("ok");
     });
     const webhookId = await subscribe(sink.url);
-    record("device.enrolled", device);
+    await record("device.enrolled", device);
 
     dispatcher.start();
     for (let tries = 0; tries < 100 && sink.received.length === 0; tries++) await Bun.sleep(20);
@@ -556,10 +558,10 @@ describe("retention", () => {
     if (!purge) throw new Error("purge job missing");
     const sink = receiver();
     const webhookId = await subscribe(sink.url);
-    record("policy.created", {});
+    await record("policy.created", {});
     await drain();
     sink.respondWith(() => new Response("down", { status: 500 }));
-    record("policy.updated", {});
+    await record("policy.updated", {});
     await drain();
     expect((await deliveries(webhookId)).map((delivery) => delivery.status)).toEqual([
       "pending",
@@ -590,7 +592,7 @@ describe("fairness between organizations", () => {
     });
     // More than four times the slots, so over-fetching candidates alone would not reach the other tenant.
     for (let index = 0; index < 20; index++) await subscribe(slowSink.url);
-    record("policy.created", {});
+    await record("policy.created", {});
 
     const other = await t.createOrganization();
     const fastSink = receiver();
@@ -599,7 +601,7 @@ describe("fairness between organizations", () => {
       body: { url: fastSink.url, events: ["*"], secret: SECRET },
     });
     expect(created.status).toBe(201);
-    withTransaction(t.deps.db, (tx) =>
+    await withTransaction(t.deps.db, (tx) =>
       recordEvent(tx, t.clock.now(), other.organizationId, "policy.created", {
         policy_id: crypto.randomUUID(),
         name: "Theirs",

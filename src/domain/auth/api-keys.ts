@@ -48,12 +48,12 @@ export function toApiKeyView(row: typeof apiKeys.$inferSelect): ApiKeyView {
  * Creates an API key for the calling user. The key (`bwk_` + 256 random bits) is returned once and
  * stored only as a SHA-256 hash. Its scopes may not exceed what the creator's role grants.
  */
-export function createApiKey(
+export async function createApiKey(
   deps: DomainDeps,
   principal: Principal,
   actor: Actor,
   input: { name: string; scopes: string[]; expiresInDays?: number },
-): ApiKeyView & { key: string } {
+): Promise<ApiKeyView & { key: string }> {
   assertSignedInUser(principal);
   const unknown = input.scopes.filter((scope) => !isScope(scope));
   if (unknown.length > 0) {
@@ -90,7 +90,7 @@ export function createApiKey(
     revokedAt: null,
     lastUsedAt: null,
   };
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     tx.insert(apiKeys).values(row).run();
     recordAudit(tx, now, actor, {
       action: "api_key.create",
@@ -116,7 +116,12 @@ export function listApiKeys(
 }
 
 /** Revokes a key of the caller (or, for admins, of anyone in the organization); it stops working at once. */
-export function revokeApiKey(deps: DomainDeps, principal: Principal, actor: Actor, id: string): void {
+export async function revokeApiKey(
+  deps: DomainDeps,
+  principal: Principal,
+  actor: Actor,
+  id: string,
+): Promise<void> {
   assertSignedInUser(principal);
   const row = deps.db
     .select()
@@ -126,7 +131,7 @@ export function revokeApiKey(deps: DomainDeps, principal: Principal, actor: Acto
   if (!row || (row.userId !== principal.userId && !hasScope(principal.scopes, "admin")))
     throw new NotFoundError("API key");
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     tx.update(apiKeys)
       .set({ revokedAt: toIso(now) })
       .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))

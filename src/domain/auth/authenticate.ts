@@ -1,5 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
+import { withTransaction } from "../../db/client";
 import { preparedRead } from "../../db/prepared";
 import { apiKeys, organizations, sessions, users } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
@@ -59,7 +60,7 @@ const keyHolderLookup = preparedRead((db: Db) =>
  * role decides the scopes, not the role at sign-in.
  */
 export async function authenticateCredential(deps: AuthDeps, credential: string): Promise<Principal> {
-  if (credential.startsWith(API_KEY_PREFIX)) return authenticateApiKey(deps, credential);
+  if (credential.startsWith(API_KEY_PREFIX)) return await authenticateApiKey(deps, credential);
   const claims = await verifyOwnToken<AccessClaims>(deps, credential, "access");
   const row = sessionLookup(deps.db).get({ sessionId: claims.sid, userId: claims.sub });
   if (!row) throw new UnauthenticatedError("session_ended", "invalid token", "the session has ended");
@@ -84,7 +85,7 @@ export async function authenticateCredential(deps: AuthDeps, credential: string)
   };
 }
 
-function authenticateApiKey(deps: AuthDeps, key: string): Principal {
+async function authenticateApiKey(deps: AuthDeps, key: string): Promise<Principal> {
   const now = deps.clock.now();
   const stored = apiKeyLookup(deps.db).get({ keyHash: hashSecret(key) });
   const holder = stored && keyHolderLookup(deps.db).get({ userId: stored.userId });
@@ -96,11 +97,13 @@ function authenticateApiKey(deps: AuthDeps, key: string): Principal {
     throw new UnauthenticatedError("api_key_expired", "invalid API key", "the API key has expired");
   assertUserActive(row.user);
   if (!row.key.lastUsedAt || addSeconds(new Date(row.key.lastUsedAt), LAST_USED_RESOLUTION_SECONDS) <= now) {
-    deps.db
-      .update(apiKeys)
-      .set({ lastUsedAt: toIso(now) })
-      .where(eq(apiKeys.id, row.key.id))
-      .run();
+    await withTransaction(deps.db, (tx) =>
+      tx
+        .update(apiKeys)
+        .set({ lastUsedAt: toIso(now) })
+        .where(eq(apiKeys.id, row.key.id))
+        .run(),
+    );
   }
   return {
     kind: "api_key",

@@ -13,7 +13,7 @@ export const TOO_MANY_LOGIN_ATTEMPTS = "Too many login attempts. Please try agai
  * race where many concurrent guesses all pass the check while the slow hash runs. A correct password
  * then calls `clearPasswordAttempts`; a wrong one `settleFailedPasswordAttempt`.
  */
-export function reservePasswordAttempt(deps: DomainDeps, email: string, ip: string): void {
+export async function reservePasswordAttempt(deps: DomainDeps, email: string, ip: string): Promise<void> {
   const now = deps.clock.now();
   const { login_max_failures: maxFailures, login_lockout_seconds: lockoutSeconds } = deps.config.auth;
   // A pair already locked out is refused from one prepared read, without the write lock: a guessing
@@ -21,7 +21,7 @@ export function reservePasswordAttempt(deps: DomainDeps, email: string, ip: stri
   const lockout = passwordLockout(deps, email, ip);
   if (lockout) throw lockout;
   // The lock is written and committed first, then reported: a throw inside would roll it back.
-  const lockedUntil = withTransaction(deps.db, (tx): string | null => {
+  const lockedUntil = await withTransaction(deps.db, (tx): string | null => {
     const row = findRow(tx, email, ip);
     if (row?.lockedUntil && row.lockedUntil > toIso(now)) return row.lockedUntil;
     const isWindowOver = !row || addSeconds(new Date(row.windowStartedAt), lockoutSeconds) <= now;

@@ -5,16 +5,16 @@ import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 
 /** Deletes sessions, refresh tokens and MFA challenges past expiry, and login-failure windows long over. */
-export function purgeExpiredCredentials(deps: DomainDeps): {
+export async function purgeExpiredCredentials(deps: DomainDeps): Promise<{
   sessions: number;
   refreshTokens: number;
   loginFailures: number;
   mfaChallenges: number;
-} {
+}> {
   const now = deps.clock.now();
   const nowIso = toIso(now);
   const staleFailuresBefore = toIso(addSeconds(now, -deps.config.auth.login_lockout_seconds));
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const tokens = tx
       .delete(refreshTokens)
       .where(lt(refreshTokens.expiresAt, nowIso))

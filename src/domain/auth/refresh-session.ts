@@ -43,7 +43,7 @@ export async function refreshSession(
   const lostSuccessors = input.isBrowserCookie && row.usedAt ? unusedSuccessors(deps.db, row, now) : null;
   if (row.usedAt && !lostSuccessors) {
     if (!session.revokedAt) {
-      withTransaction(deps.db, (tx) => {
+      await withTransaction(deps.db, (tx) => {
         revokeSession(tx, now, session.id, "refresh token reuse");
         recordAudit(tx, now, actor, {
           action: "auth.refresh_token_reused",
@@ -65,7 +65,7 @@ export async function refreshSession(
     throw new UnauthenticatedError("account_disabled", "account disabled");
 
   const signed = await signTokenPair(deps, user, session.id);
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     if (lostSuccessors) {
       // The browser never received these: they end, so the session keeps a single live refresh token.
       for (const successor of lostSuccessors)

@@ -59,7 +59,7 @@ export async function signInWithPassword(
   input: { email: string; password: string; ip: string },
 ): Promise<SignInResult> {
   const email = normalizeEmail(input.email);
-  reservePasswordAttempt(deps, email, input.ip);
+  await reservePasswordAttempt(deps, email, input.ip);
   const user = deps.db.select().from(users).where(eq(users.email, email)).get();
   const isPasswordCorrect = await verifyPassword(
     input.password,
@@ -74,7 +74,7 @@ export async function signInWithPassword(
   };
   const now = deps.clock.now();
   if (!user || !isPasswordCorrect || user.deletedAt) {
-    withTransaction(deps.db, (tx) => {
+    await withTransaction(deps.db, (tx) => {
       settleFailedPasswordAttempt(deps, tx, email, input.ip);
       recordAudit(tx, now, anonymous, {
         action: "auth.login",
@@ -88,7 +88,7 @@ export async function signInWithPassword(
   }
   if (user.isDisabled || user.isRestricted) {
     const reason = user.isDisabled ? "account disabled" : "account restricted";
-    withTransaction(deps.db, (tx) => {
+    await withTransaction(deps.db, (tx) => {
       // The password was right: no guess to count, so re-enabling the account is not followed by a lockout.
       clearPasswordAttempts(tx, email, input.ip);
       recordAudit(tx, now, anonymous, {
@@ -101,7 +101,7 @@ export async function signInWithPassword(
     });
     throw new UnauthenticatedError(user.isDisabled ? "account_disabled" : "account_restricted", reason);
   }
-  if (user.mfaEnabled) return challengeSecondFactor(deps, user, anonymous, input.ip);
+  if (user.mfaEnabled) return await challengeSecondFactor(deps, user, anonymous, input.ip);
   const requireMfa = deps.db
     .select({ flag: organizations.requireMfa })
     .from(organizations)
@@ -121,14 +121,14 @@ export async function signInWithPassword(
  * throttle is not cleared (wrong codes count on it, so signing in again must not wipe them); only this
  * attempt, which was no failure, is taken back.
  */
-function challengeSecondFactor(
+async function challengeSecondFactor(
   deps: AuthDeps,
   user: { id: string; email: string },
   actor: Actor,
   ip: string,
-): SignInResult {
+): Promise<SignInResult> {
   const now = deps.clock.now();
-  const mfaToken = withTransaction(deps.db, (tx) => {
+  const mfaToken = await withTransaction(deps.db, (tx) => {
     releasePasswordAttempt(tx, user.email, ip);
     recordAudit(tx, now, actor, { action: "auth.mfa_challenge", targetType: "user", targetId: user.id });
     return createSignInChallenge(tx, user.id, now);
@@ -156,7 +156,7 @@ export async function startSession(
   const sessionId = newId();
   const signed = await signTokenPair(deps, user, sessionId);
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     insertSession(tx, now, { sessionId, userId: user.id, ip, signInMethod, signed });
     clearPasswordAttempts(tx, user.email, ip);
     tx.update(users)

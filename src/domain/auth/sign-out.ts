@@ -39,7 +39,7 @@ export async function signOut(
     }
   }
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     const ended = new Set([principal.sessionId, refreshSessionId].filter((id): id is string => id !== null));
     for (const sessionId of ended) revokeSession(tx, now, sessionId, "logout");
     recordAudit(tx, now, actor, {

@@ -1,6 +1,7 @@
 import { desc } from "drizzle-orm";
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Db } from "../../db/client";
+import { withTransaction } from "../../db/client";
 import { signingKeys } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -32,15 +33,18 @@ export async function loadOrCreateTokenKeys(db: Db, now: Date): Promise<TokenKey
     const publicJwk = { ...(await exportJWK(pair.publicKey)), kid: id, alg: ALGORITHM, use: "sig" };
     const privateJwk = { ...(await exportJWK(pair.privateKey)), kid: id, alg: ALGORITHM };
     // Two processes starting at once on a fresh database may both get here; the loser re-reads.
-    db.insert(signingKeys)
-      .values({
-        id,
-        algorithm: ALGORITHM,
-        privateJwk: JSON.stringify(privateJwk),
-        publicJwk: JSON.stringify(publicJwk),
-        createdAt: toIso(now),
-      })
-      .run();
+    await withTransaction(db, (tx) =>
+      tx
+        .insert(signingKeys)
+        .values({
+          id,
+          algorithm: ALGORITHM,
+          privateJwk: JSON.stringify(privateJwk),
+          publicJwk: JSON.stringify(publicJwk),
+          createdAt: toIso(now),
+        })
+        .run(),
+    );
     rows = db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt)).all();
   }
   const verificationKeys = new Map<string, { key: CryptoKey; jwk: JWK }>();

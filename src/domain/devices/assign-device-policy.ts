@@ -17,20 +17,20 @@ import { reevaluateDeviceCompliance } from "./reevaluate-device-compliance";
  * default (also when the default changes later). Compliance is re-evaluated against the new policy and
  * policy.assigned emitted; assigning what is already assigned changes nothing. 409 for a wiped device.
  */
-export function assignDevicePolicy(
+export async function assignDevicePolicy(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   deviceId: string,
   policyId: string | null,
-): DevicePolicyView {
+): Promise<DevicePolicyView> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped")
       throw new ConflictError("device_wiped", "device has been wiped", "its policy is final");
-    const policy = resolveEffectivePolicy(deps.db, organizationId, policyId);
+    const policy = resolveEffectivePolicy(tx, organizationId, policyId);
     // The stored id is the policy's own spelling, whatever case the request used.
     const assignedPolicyId = policyId === null ? null : policy.id;
     if (device.policyId === assignedPolicyId) return toDevicePolicyView(device, policy);

@@ -45,24 +45,25 @@ export interface BulkOutcome {
  * so each succeeds or fails on its own (unknown and other organizations' ids fail with "device not
  * found"). A request missing what the action needs, or naming an unknown policy, fails as a whole.
  */
-export function bulkDeviceAction(
+export async function bulkDeviceAction(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   input: BulkDeviceInput,
-): BulkOutcome {
+): Promise<BulkOutcome> {
   const apply = prepareAction(deps, actor, organizationId, input);
-  const results = input.deviceIds.map((deviceId): BulkDeviceResult => {
+  const results: BulkDeviceResult[] = [];
+  for (const deviceId of input.deviceIds) {
     try {
-      const outcome = apply(deviceId);
-      return { device_id: deviceId, success: true, ...outcome };
+      const outcome = await apply(deviceId);
+      results.push({ device_id: deviceId, success: true, ...outcome });
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
-      return { device_id: deviceId, success: false, error: error.message, reason: error.reason };
+      results.push({ device_id: deviceId, success: false, error: error.message, reason: error.reason });
     }
-  });
+  }
   const succeeded = results.filter((result) => result.success).length;
-  withTransaction(deps.db, (tx) =>
+  await withTransaction(deps.db, (tx) =>
     recordAudit(tx, deps.clock.now(), actor, {
       action: "device.bulk",
       targetType: "device",
@@ -83,24 +84,24 @@ function prepareAction(
   actor: Actor,
   organizationId: string,
   input: BulkDeviceInput,
-): (deviceId: string) => { wipe_id?: string } {
+): (deviceId: string) => Promise<{ wipe_id?: string }> {
   switch (input.action) {
     case "suspend": {
       const reason = requireReason(input);
-      return (deviceId) => {
-        changeDeviceStatus(deps, actor, organizationId, deviceId, { status: "suspended", reason });
+      return async (deviceId) => {
+        await changeDeviceStatus(deps, actor, organizationId, deviceId, { status: "suspended", reason });
         return {};
       };
     }
     case "unsuspend":
-      return (deviceId) => {
-        changeDeviceStatus(deps, actor, organizationId, deviceId, { status: "online" });
+      return async (deviceId) => {
+        await changeDeviceStatus(deps, actor, organizationId, deviceId, { status: "online" });
         return {};
       };
     case "wipe": {
       const wipe = { reason: requireReason(input), notifyUser: input.notifyUser ?? true };
-      return (deviceId) => ({
-        wipe_id: requestDeviceWipe(deps, actor, organizationId, deviceId, wipe).wipe_id,
+      return async (deviceId) => ({
+        wipe_id: (await requestDeviceWipe(deps, actor, organizationId, deviceId, wipe)).wipe_id,
       });
     }
     case "assign_policy": {
@@ -112,8 +113,8 @@ function prepareAction(
       }
       // An unknown policy fails the whole request (404) rather than every device alike.
       if (policyId !== null) resolveEffectivePolicy(deps.db, organizationId, policyId);
-      return (deviceId) => {
-        assignDevicePolicy(deps, actor, organizationId, deviceId, policyId);
+      return async (deviceId) => {
+        await assignDevicePolicy(deps, actor, organizationId, deviceId, policyId);
         return {};
       };
     }

@@ -27,13 +27,13 @@ export interface StatusChange {
  * checked in within `devices.offline_after_seconds`, else offline. 409 for a wiped device, suspending
  * a suspended one, or unsuspending one that is not suspended.
  */
-export function changeDeviceStatus(
+export async function changeDeviceStatus(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   deviceId: string,
   input: { status: StatusTarget; reason?: string },
-): StatusChange {
+): Promise<StatusChange> {
   const isSuspending = input.status === "suspended";
   const reason = input.reason?.trim() || null;
   if (isSuspending && reason === null) {
@@ -43,7 +43,7 @@ export function changeDeviceStatus(
   }
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped")
       throw new ConflictError("device_wiped", "device has been wiped", "its status is final");

@@ -49,23 +49,23 @@ export class CheckInBatcher {
       this.queue.push({ caller, input, resolve, reject });
       if (!this.isScheduled) {
         this.isScheduled = true;
-        setImmediate(() => this.flush());
+        setImmediate(() => void this.flush());
       }
     });
   }
 
-  private flush(): void {
+  private async flush(): Promise<void> {
     const batch = this.queue.splice(0, MAX_CHECK_INS_PER_BATCH);
-    if (this.queue.length > 0) setImmediate(() => this.flush());
+    if (this.queue.length > 0) setImmediate(() => void this.flush());
     else this.isScheduled = false;
     if (batch.length === 0) return;
     const outcomes: ({ ok: true; result: CheckInResult } | { ok: false; error: unknown })[] = [];
     try {
-      withTransaction(this.deps.db, (tx) => {
+      await withTransaction(this.deps.db, async (tx) => {
         const sqlite = connectionOf(tx);
         for (const pending of batch) {
           try {
-            const result = inSavepoint(sqlite, () =>
+            const result = await inSavepoint(sqlite, () =>
               checkInDevice(this.deps, tx, pending.caller, pending.input),
             );
             outcomes.push({ ok: true, result });
@@ -110,10 +110,10 @@ export class CheckInBatcher {
  * SQL on the connection rather than Drizzle's nested `transaction`, which builds a whole query builder
  * (one per schema table) for each savepoint: ~7% of a check-in's time.
  */
-function inSavepoint<T>(sqlite: Database, work: () => T): T {
+async function inSavepoint<T>(sqlite: Database, work: () => Promise<T>): Promise<T> {
   sqlite.prepare("SAVEPOINT check_in").run();
   try {
-    const result = work();
+    const result = await work();
     sqlite.prepare("RELEASE check_in").run();
     return result;
   } catch (error) {

@@ -135,20 +135,20 @@ const saveCheckIn = oncePerDatabase((db: Db) =>
  * agent reports as applied. Answers with the current policy, the pending wipe commands and the VPN peer
  * settings.
  */
-export function checkInDevice(
+export async function checkInDevice(
   deps: DomainDeps,
   tx: Tx,
   caller: DevicePrincipal,
   input: CheckInInput,
-): CheckInResult {
+): Promise<CheckInResult> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  const row = deviceById(deps.db).get({ id: caller.deviceId });
+  const row = deviceById(tx).get({ id: caller.deviceId });
   // The device may have been wiped between authentication and this transaction.
   if (!row || row.status === "wiped") {
     throw new UnauthenticatedError("device_wiped", "invalid device token", "the device has been wiped");
   }
-  const policy = resolveEffectivePolicy(deps.db, row.organizationId, row.policyId);
+  const policy = resolveEffectivePolicy(tx, row.organizationId, row.policyId);
   const isPolicyApplied =
     input.policyVersion === policy.version && (input.policyId ?? policy.id) === policy.id;
   const isNewlyApplied =
@@ -187,7 +187,7 @@ export function checkInDevice(
     checkinLoggedAt: isLogDue ? timestamp : row.checkinLoggedAt,
   };
   if (isHeartbeat(row, updated)) {
-    saveHeartbeat(deps.db).run({
+    saveHeartbeat(tx).run({
       ...Object.fromEntries(HEARTBEAT_COLUMNS.map((column) => [column, updated[column]])),
       id: row.id,
     });
@@ -195,7 +195,7 @@ export function checkInDevice(
     const values = Object.fromEntries(
       CHECK_IN_COLUMNS.map((column) => [column, updated[column]]),
     ) as CheckInColumns;
-    saveCheckIn(deps.db).run({
+    saveCheckIn(tx).run({
       ...values,
       facts: jsonText(updated.facts),
       ignoredFacts: jsonText(updated.ignoredFacts),
@@ -217,7 +217,7 @@ export function checkInDevice(
     appendDeviceLog(tx, now, row.id, "policy.applied", { policy_id: policy.id, version: policy.version });
   }
   recordComplianceChange(tx, now, reported, policy, compliance.result);
-  const commands = pendingWipes(deps.db)
+  const commands = pendingWipes(tx)
     .all({ deviceId: row.id })
     .map(
       (wipe): WipeCommand => ({
@@ -235,7 +235,7 @@ export function checkInDevice(
     commands,
     compliance: compliance.result,
     ignored_facts: input.ignoredFacts ? Object.keys(input.ignoredFacts) : [],
-    vpn_config: devicePeerSettings(deps, row, row, policy.policyData),
+    vpn_config: await devicePeerSettings(deps, row, row, policy.policyData),
     next_checkin_seconds: nextCheckInSeconds(deps.config.devices.offline_after_seconds),
   };
 }

@@ -17,16 +17,16 @@ import { toWipeView, type WipeView } from "./wipe-view";
  * token of the device revoked (this very request is its last). Failure: the wipe is `failed` with the
  * error and the device keeps its status, so a new wipe can be requested. 409 unless the wipe is pending.
  */
-export function completeWipe(
+export async function completeWipe(
   deps: DomainDeps,
   caller: DevicePrincipal,
   actor: Actor,
   wipeId: string,
   input: { success: boolean; error?: string },
-): WipeView {
+): Promise<WipeView> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, caller.organizationId, caller.deviceId);
     const wipe = tx
       .select()

@@ -20,12 +20,12 @@ export const DEFAULT_ENROLLMENT_TOKEN_HOURS = 168;
  * with it belong to `userId` and follow `policyId` (else the organization default); both must exist in
  * the organization.
  */
-export function createEnrollmentToken(
+export async function createEnrollmentToken(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   input: { expiresInHours?: number; maxUses?: number | null; userId?: string; policyId?: string },
-): EnrollmentTokenView & { token: string } {
+): Promise<EnrollmentTokenView & { token: string }> {
   const now = deps.clock.now();
   const token = generateSecret(32, ENROLLMENT_TOKEN_PREFIX);
   const row: EnrollmentTokenRow = {
@@ -42,7 +42,7 @@ export function createEnrollmentToken(
     createdAt: toIso(now),
     revokedAt: null,
   };
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     row.createdByUserId = actorUserId(tx, actor);
     if (row.userId) {
       const userId = findLiveUserId(tx, organizationId, row.userId);

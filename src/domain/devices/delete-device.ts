@@ -11,9 +11,14 @@ import { deviceEventData, findDevice } from "./device-views";
  * Deletes a wiped device with its tokens, logs and wipes; its VPN address becomes free. 409 for a
  * device that has not been wiped.
  */
-export function deleteDevice(deps: DomainDeps, actor: Actor, organizationId: string, deviceId: string): void {
+export async function deleteDevice(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  deviceId: string,
+): Promise<void> {
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
     if (device.status !== "wiped") {
       throw new ConflictError(

@@ -98,7 +98,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
   const certificate =
     input.csr === undefined ? undefined : await signEnrollmentCertificate(deps, input, deviceId, now);
 
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, async (tx) => {
     const token = consumeEnrollmentToken(tx, now, input.enrollmentToken);
     const organizationId = token.organizationId;
     if (certificate && certificate.organizationId !== organizationId)
@@ -221,7 +221,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       status: "online",
       enrolled_at: timestamp,
       vpn_config: deviceVpnConfig(
-        devicePeerSettings(
+        await devicePeerSettings(
           deps,
           device,
           { organizationSubnet, storedServerPublicKey: null },

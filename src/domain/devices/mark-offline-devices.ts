@@ -20,7 +20,7 @@ export async function markOfflineDevices(deps: DomainDeps): Promise<number> {
   const cutoff = toIso(addSeconds(now, -deps.config.devices.offline_after_seconds));
   let total = 0;
   for (;;) {
-    const changed = withTransaction(deps.db, (tx) => {
+    const changed = await withTransaction(deps.db, (tx) => {
       const stale = tx
         .select({ id: devices.id })
         .from(devices)

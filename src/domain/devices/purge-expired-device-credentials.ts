@@ -14,14 +14,14 @@ export const ENROLLMENT_TOKEN_GRACE_DAYS = 30;
  * Deletes device tokens that expired or were revoked, and enrollment tokens that expired or were revoked
  * more than ENROLLMENT_TOKEN_GRACE_DAYS ago.
  */
-export function purgeExpiredDeviceCredentials(deps: DomainDeps): {
+export async function purgeExpiredDeviceCredentials(deps: DomainDeps): Promise<{
   deviceTokens: number;
   enrollmentTokens: number;
-} {
+}> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
   const graceCutoff = toIso(addSeconds(now, -ENROLLMENT_TOKEN_GRACE_DAYS * 86400));
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const purgedDeviceTokens = tx
       .delete(deviceTokens)
       .where(or(lt(deviceTokens.expiresAt, timestamp), isNotNull(deviceTokens.revokedAt)))

@@ -27,13 +27,13 @@ export function selectStaleDevices(db: DbOrTx, organizationId: string | undefine
  * Re-evaluates up to one batch of stale devices, of one organization or of all, in one transaction
  * (devices.compliance_changed for each flip). Wiped devices only lose the flag. Returns how many were taken.
  */
-export function reevaluateStaleDeviceBatch(
+export async function reevaluateStaleDeviceBatch(
   deps: DomainDeps,
   organizationId?: string,
   batchSize = STALE_COMPLIANCE_BATCH_SIZE,
-): number {
+): Promise<number> {
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const stale = selectStaleDevices(tx, organizationId, batchSize).all();
     // Devices of a batch mostly share a few policies: each is resolved once.
     const policies = new Map<string, EffectivePolicy>();
@@ -45,7 +45,7 @@ export function reevaluateStaleDeviceBatch(
       const key = `${device.organizationId}/${device.policyId ?? ""}`;
       let policy = policies.get(key);
       if (policy === undefined) {
-        policy = resolveEffectivePolicy(deps.db, device.organizationId, device.policyId);
+        policy = resolveEffectivePolicy(tx, device.organizationId, device.policyId);
         policies.set(key, policy);
       }
       reevaluateDeviceCompliance(tx, now, device, policy, deps.config.devices.min_os_versions);
@@ -61,7 +61,7 @@ export function reevaluateStaleDeviceBatch(
 export async function reevaluateStaleDevices(deps: DomainDeps): Promise<number> {
   let total = 0;
   for (;;) {
-    const taken = reevaluateStaleDeviceBatch(deps);
+    const taken = await reevaluateStaleDeviceBatch(deps);
     total += taken;
     if (taken < STALE_COMPLIANCE_BATCH_SIZE) return total;
     await Bun.sleep(0);

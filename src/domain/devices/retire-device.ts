@@ -34,16 +34,16 @@ export interface RetiredDevice {
  * audit entry and the `device.retired` event keep what it was. A wiped device is deleted, not retired
  * (409 `device_wiped`). The reason is trimmed and must not be blank.
  */
-export function retireDevice(
+export async function retireDevice(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   deviceId: string,
   input: { reason: string },
-): RetiredDevice {
+): Promise<RetiredDevice> {
   const reason = requiredReason(input.reason);
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped") {
       throw new ConflictError(

@@ -7,14 +7,14 @@ import type { Actor, DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
 
 /** Revokes an enrollment token; devices already enrolled with it are not affected. Idempotent. */
-export function revokeEnrollmentToken(
+export async function revokeEnrollmentToken(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   id: string,
-): void {
+): Promise<void> {
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     const row = tx
       .select({ id: enrollmentTokens.id, revokedAt: enrollmentTokens.revokedAt })
       .from(enrollmentTokens)

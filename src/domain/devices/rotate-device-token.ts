@@ -29,17 +29,17 @@ export interface RotatedDeviceToken {
  * (sooner if it already did). A rotation retried with the old token after a lost answer thus leaves
  * one token in force once the grace is over. Audited as `device.token_rotate`.
  */
-export function rotateDeviceToken(
+export async function rotateDeviceToken(
   deps: DomainDeps,
   actor: Actor,
   caller: DevicePrincipal,
-): RotatedDeviceToken {
+): Promise<RotatedDeviceToken> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
   const graceEnd = toIso(addSeconds(now, ROTATED_TOKEN_GRACE_SECONDS));
   const token = generateSecret(32, DEVICE_TOKEN_PREFIX);
   const expiresAt = toIso(addSeconds(now, DEVICE_TOKEN_LIFETIME_SECONDS));
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const shortened = tx
       .update(deviceTokens)
       .set({ expiresAt: sql`min(${deviceTokens.expiresAt}, ${graceEnd})` })

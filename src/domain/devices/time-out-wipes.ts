@@ -10,12 +10,12 @@ import { appendDeviceLog } from "./append-device-log";
  * Marks wipes still pending after `devices.wipe_timeout_seconds` as timed_out: the agent no longer
  * receives them and an administrator may request a new wipe. Returns how many timed out.
  */
-export function timeOutWipes(deps: DomainDeps): number {
+export async function timeOutWipes(deps: DomainDeps): Promise<number> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
   const timeoutSeconds = deps.config.devices.wipe_timeout_seconds;
   const cutoff = toIso(addSeconds(now, -timeoutSeconds));
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const expired = tx
       .select({ id: wipes.id })
       .from(wipes)

@@ -18,9 +18,9 @@ import { selectPendingWipes } from "./wipe-device";
  * (`wipe_pending`: carry it out first) or while it is suspended (`device_suspended`: an administrator
  * holds it; they may retire it).
  */
-export function unenrollDevice(deps: DomainDeps, actor: Actor, caller: DevicePrincipal): void {
+export async function unenrollDevice(deps: DomainDeps, actor: Actor, caller: DevicePrincipal): Promise<void> {
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     const device = tx.select().from(devices).where(eq(devices.id, caller.deviceId)).get();
     // Removed since its credential was checked (a concurrent unenroll or retirement).
     if (!device) throw new UnauthenticatedError("device_token_invalid", "invalid device token");

@@ -30,13 +30,13 @@ interface FieldChange {
  * audited, logged on the device and sent as `device.updated`; a request that changes nothing writes
  * nothing.
  */
-export function updateDevice(
+export async function updateDevice(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   deviceId: string,
   input: DeviceChanges,
-): void {
+): Promise<void> {
   if (input.deviceName === undefined && input.userId === undefined) {
     throw new ValidationError("invalid request body", [
       { field: "body", message: "must change device_name or user_id" },
@@ -49,7 +49,7 @@ export function updateDevice(
     ]);
   }
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped")
       throw new ConflictError("device_wiped", "device has been wiped", "its status is final");

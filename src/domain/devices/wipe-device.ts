@@ -49,16 +49,16 @@ export function findPendingWipe(db: DbOrTx, deviceId: string): WipeRow | undefin
  * check-in (suspended devices too) and confirms it. The reason is trimmed and must not be blank (400).
  * 409 while another wipe is pending or once wiped.
  */
-export function requestDeviceWipe(
+export async function requestDeviceWipe(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   deviceId: string,
   input: { reason: string; notifyUser: boolean },
-): WipeInitiation {
+): Promise<WipeInitiation> {
   const reason = requiredReason(input.reason);
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const device = findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped") throw new ConflictError("device_wiped", "device has already been wiped");
     const pending = findPendingWipe(tx, device.id);

@@ -25,17 +25,17 @@ export const LAST_ADMIN_ERASURE =
  * histories, wipe records, enrollment tokens and device logs becomes "erased user <id>". Events carry
  * ids, not emails (their schemas say so), and are left as they are. The last admin is refused (409), and the refusal recorded.
  */
-export function eraseUser(
+export async function eraseUser(
   deps: DomainDeps,
   principal: Principal,
   actor: Actor,
   userId: string | undefined,
-): GdprRequestView {
+): Promise<GdprRequestView> {
   const subjectId = gdprSubjectId(principal, userId, { mustName: true });
   const isSelf = subjectId === principal.userId;
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  const answer = withTransaction(deps.db, (tx) => {
+  const answer = await withTransaction(deps.db, (tx) => {
     const { row, email } = findGdprSubject(tx, organizationId, subjectId, { allowClosed: !isSelf });
     if (isLastActingAdmin(tx, row)) {
       recordGdprRequest(tx, now, actor, {

@@ -138,16 +138,16 @@ export type PersonalDataExport = Static<typeof PersonalDataExportSchema>;
  * Exports everything held about the caller (or, for an admin, `userId` of the organization, a deleted
  * account included), and records the request. One transaction, so the document is one consistent view.
  */
-export function exportPersonalData(
+export async function exportPersonalData(
   deps: DomainDeps,
   principal: Principal,
   actor: Actor,
   userId: string | undefined,
-): PersonalDataExport {
+): Promise<PersonalDataExport> {
   const subjectId = gdprSubjectId(principal, userId);
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const { row, email } = findGdprSubject(tx, organizationId, subjectId, {
       allowClosed: subjectId !== principal.userId,
     });

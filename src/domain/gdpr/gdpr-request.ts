@@ -187,15 +187,15 @@ export function listGdprRequests(
  * an admin records what was done, or why it was refused. Audited, and sent to webhooks again as
  * gdpr.request_completed with the new status. Only needs_review requests can be answered (409).
  */
-export function resolveGdprRequest(
+export async function resolveGdprRequest(
   deps: DomainDeps,
   principal: Principal,
   actor: Actor,
   id: string,
   input: { status: "completed" | "rejected"; result: string },
-): GdprRequestView {
+): Promise<GdprRequestView> {
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const row = tx
       .select()
       .from(gdprRequests)

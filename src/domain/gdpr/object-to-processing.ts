@@ -15,17 +15,17 @@ export const DEVICE_ACTIVITY = "device_activity";
  * and every later one (while a device is assigned to them). Any other processing is recorded as
  * needs_review, for the operator: Bulwark does not know what to stop.
  */
-export function objectToProcessing(
+export async function objectToProcessing(
   deps: DomainDeps,
   principal: Principal,
   actor: Actor,
   userId: string | undefined,
   input: { processing: string; reason: string },
-): GdprRequestView {
+): Promise<GdprRequestView> {
   const subjectId = gdprSubjectId(principal, userId, { mustName: true });
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const { row } = findGdprSubject(tx, organizationId, subjectId, { allowClosed: false });
     const outcome = { organizationId, userId: row.id, type: "objection" as const, ...input };
     if (input.processing !== DEVICE_ACTIVITY)

@@ -17,16 +17,16 @@ export const LAST_ADMIN_RESTRICTION =
  * logs keep events and times only. Its data stays. An admin lifts it with PATCH /users/:id
  * {restricted: false}. The last admin is refused (409): nobody could lift it.
  */
-export function restrictUser(
+export async function restrictUser(
   deps: DomainDeps,
   principal: Principal,
   actor: Actor,
   userId: string | undefined,
-): GdprRequestView {
+): Promise<GdprRequestView> {
   const subjectId = gdprSubjectId(principal, userId, { mustName: true });
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  const answer = withTransaction(deps.db, (tx) => {
+  const answer = await withTransaction(deps.db, (tx) => {
     const { row } = findGdprSubject(tx, organizationId, subjectId, { allowClosed: false });
     const outcome = { organizationId, userId: row.id, type: "restriction" as const };
     if (isLastActingAdmin(tx, row)) {

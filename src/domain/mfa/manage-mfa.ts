@@ -43,7 +43,7 @@ export async function deleteMfaMethod(
   if (!method) throw new NotFoundError("MFA method");
   await confirmPassword(deps, actor, user, input.password, "mfa.method_delete");
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     tx.delete(mfaMethods).where(eq(mfaMethods.id, method.id)).run();
     const { isEnabled } = syncMfaEnabled(tx, user.id);
     recordAudit(tx, now, actor, {
@@ -71,7 +71,7 @@ export async function regenerateRecoveryCodes(
     );
   await confirmPassword(deps, actor, user, password, "mfa.recovery_codes_regenerate");
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const codes = issueRecoveryCodes(tx, deps.secrets, user.id, now);
     recordAudit(tx, now, actor, {
       action: "mfa.recovery_codes_regenerate",
@@ -83,7 +83,12 @@ export async function regenerateRecoveryCodes(
 }
 
 /** An administrator removes every factor of a user (a lost phone); the user signs in with the password. */
-export function resetUserMfa(deps: DomainDeps, principal: Principal, actor: Actor, userId: string): void {
+export async function resetUserMfa(
+  deps: DomainDeps,
+  principal: Principal,
+  actor: Actor,
+  userId: string,
+): Promise<void> {
   const user = findLiveUser(deps.db, principal.organizationId, userId);
   assertCanManageRole(principal, user.role);
   // Your own factors go one at a time, with your password: a borrowed session or a key must not strip them.
@@ -94,7 +99,7 @@ export function resetUserMfa(deps: DomainDeps, principal: Principal, actor: Acto
       "remove them with DELETE /api/v1/auth/mfa/{method_id} and your password",
     );
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     const removed = tx
       .delete(mfaMethods)
       .where(eq(mfaMethods.userId, user.id))
@@ -112,11 +117,16 @@ export function resetUserMfa(deps: DomainDeps, principal: Principal, actor: Acto
 }
 
 /** An administrator lifts a user's sign-in lockout (from every address) before it runs out. */
-export function clearUserLockout(deps: DomainDeps, principal: Principal, actor: Actor, userId: string): void {
+export async function clearUserLockout(
+  deps: DomainDeps,
+  principal: Principal,
+  actor: Actor,
+  userId: string,
+): Promise<void> {
   const user = findLiveUser(deps.db, principal.organizationId, userId);
   assertCanManageRole(principal, user.role);
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     const cleared = tx
       .delete(loginFailures)
       .where(eq(loginFailures.email, user.email))
@@ -143,12 +153,12 @@ async function confirmPassword(
   action: string,
 ): Promise<void> {
   const ip = actor.ip ?? "unknown";
-  reservePasswordAttempt(deps, user.email, ip);
+  await reservePasswordAttempt(deps, user.email, ip);
   if (await verifyPassword(password, user.passwordHash)) {
-    clearPasswordAttempts(deps.db, user.email, ip);
+    await withTransaction(deps.db, (tx) => clearPasswordAttempts(tx, user.email, ip));
     return;
   }
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     settleFailedPasswordAttempt(deps, tx, user.email, ip);
     recordAudit(tx, deps.clock.now(), actor, {
       action,

@@ -23,17 +23,17 @@ export type CodeCheck = "accepted" | "invalid" | "reused";
  * Starts TOTP enrolment: a new secret, its otpauth URL and a QR code of it. Nothing is enabled until the
  * first code is confirmed; a second call replaces an enrolment still waiting for its code.
  */
-export function startTotpEnrolment(
+export async function startTotpEnrolment(
   deps: DomainDeps,
   principal: Principal,
   actor: Actor,
   name = "Authenticator app",
-): { secret: string; otpauth_url: string; qr_svg: string } {
+): Promise<{ secret: string; otpauth_url: string; qr_svg: string }> {
   const user = findLiveUser(deps.db, principal.organizationId, principal.userId);
   const secret = generateSecret();
   const otpauthUrl = generateURI({ issuer: ISSUER, label: user.email, secret });
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     if (confirmedMethods(tx, user.id).some((method) => method.type === "totp"))
       throw new ConflictError(
         "totp_already_enabled",
@@ -92,12 +92,14 @@ export async function confirmTotp(
   const check = await checkTotpCode(deps, pending, code);
   const now = deps.clock.now();
   if (check !== "accepted") {
-    recordAudit(deps.db, now, actor, {
-      action: "mfa.totp_confirm",
-      outcome: "failure",
-      targetType: "user",
-      targetId: principal.userId,
-    });
+    await withTransaction(deps.db, (tx) =>
+      recordAudit(tx, now, actor, {
+        action: "mfa.totp_confirm",
+        outcome: "failure",
+        targetType: "user",
+        targetId: principal.userId,
+      }),
+    );
     throw new ValidationError(
       "invalid MFA code",
       [{ field: "code", message: "is not the current code of the authenticator app" }],
@@ -105,7 +107,7 @@ export async function confirmTotp(
       "mfa_code_invalid",
     );
   }
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     tx.update(mfaMethods)
       .set({ confirmedAt: toIso(now), lastUsedAt: toIso(now) })
       .where(eq(mfaMethods.id, pending.id))
@@ -165,16 +167,18 @@ export async function checkTotpCode(
   });
   if (!result.valid) return "invalid";
   const timeStep = Math.floor(epoch / PERIOD_SECONDS) + result.delta;
-  const recorded = deps.db
-    .update(mfaMethods)
-    .set({ lastTimeStep: timeStep, lastUsedAt: toIso(now) })
-    .where(
-      and(
-        eq(mfaMethods.id, method.id),
-        or(isNull(mfaMethods.lastTimeStep), lt(mfaMethods.lastTimeStep, timeStep)),
-      ),
-    )
-    .returning({ id: mfaMethods.id })
-    .all();
+  const recorded = await withTransaction(deps.db, (tx) =>
+    tx
+      .update(mfaMethods)
+      .set({ lastTimeStep: timeStep, lastUsedAt: toIso(now) })
+      .where(
+        and(
+          eq(mfaMethods.id, method.id),
+          or(isNull(mfaMethods.lastTimeStep), lt(mfaMethods.lastTimeStep, timeStep)),
+        ),
+      )
+      .returning({ id: mfaMethods.id })
+      .all(),
+  );
   return recorded.length === 1 ? "accepted" : "reused";
 }

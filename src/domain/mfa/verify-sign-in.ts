@@ -49,13 +49,15 @@ export async function verifySecondFactor(
     ip: input.ip,
   };
   const audit = (outcome: "success" | "failure", details: Record<string, unknown>) =>
-    recordAudit(deps.db, deps.clock.now(), actor, {
-      action: "auth.mfa_verify",
-      outcome,
-      targetType: "user",
-      targetId: user.id,
-      details: { method: input.method, ...details },
-    });
+    withTransaction(deps.db, (tx) =>
+      recordAudit(tx, deps.clock.now(), actor, {
+        action: "auth.mfa_verify",
+        outcome,
+        targetType: "user",
+        targetId: user.id,
+        details: { method: input.method, ...details },
+      }),
+    );
   try {
     if (refusal) throw refusal;
     if (user.deletedAt || user.isDisabled || user.isRestricted)
@@ -65,16 +67,19 @@ export async function verifySecondFactor(
       );
     // Mistakes of form are answered before anything is counted: they cannot succeed, so they guess nothing.
     const prepared = prepareCheck(deps, challenge, user.id, input.method, input.code);
-    reservePasswordAttempt(deps, user.email, input.ip);
+    await reservePasswordAttempt(deps, user.email, input.ip);
     const check = await prepared();
-    if (check !== "accepted" || !useSignInChallenge(deps.db, challenge.id, now))
-      throw wrongCode(deps, challenge, user.email, input.ip, check);
+    if (
+      check !== "accepted" ||
+      !(await withTransaction(deps.db, (tx) => useSignInChallenge(tx, challenge.id, now)))
+    )
+      throw await wrongCode(deps, challenge, user.email, input.ip, check);
   } catch (error) {
     if (error instanceof DomainError)
-      audit("failure", { reason: error.reason, ...(error.details ? { details: error.details } : {}) });
+      await audit("failure", { reason: error.reason, ...(error.details ? { details: error.details } : {}) });
     throw error;
   }
-  audit(
+  await audit(
     "success",
     input.method === "recovery_code"
       ? { recovery_codes_remaining: remainingRecoveryCodes(deps.db, user.id) }
@@ -130,18 +135,22 @@ function prepareCheck(
   }
   if (!isRecoveryCodeShaped(code)) throw malformedCode("must be a recovery code like k7m2q-x9vtr");
   return async () =>
-    consumeRecoveryCode(deps.db, deps.secrets, userId, code, deps.clock.now()) ? "accepted" : "invalid";
+    (await withTransaction(deps.db, (tx) =>
+      consumeRecoveryCode(tx, deps.secrets, userId, code, deps.clock.now()),
+    ))
+      ? "accepted"
+      : "invalid";
 }
 
 /** Counts a wrong code on the token and the sign-in throttle; the 401 says how many tries are left. */
-function wrongCode(
+async function wrongCode(
   deps: AuthDeps,
   challenge: SignInChallenge,
   email: string,
   ip: string,
   check: CodeCheck,
-): UnauthenticatedError {
-  const { tokenLeft, lockoutLeft } = withTransaction(deps.db, (tx) => {
+): Promise<UnauthenticatedError> {
+  const { tokenLeft, lockoutLeft } = await withTransaction(deps.db, (tx) => {
     const failures = countWrongCode(tx, challenge.id);
     settleFailedPasswordAttempt(deps, tx, email, ip);
     return { tokenLeft: MFA_TOKEN_MAX_FAILURES - failures, lockoutLeft: attemptsLeft(deps, tx, email, ip) };

@@ -60,7 +60,7 @@ export async function webauthnRegistrationOptions(
     authenticatorSelection: { residentKey: "preferred", userVerification: "preferred" },
   });
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     tx.delete(mfaChallenges)
       .where(and(eq(mfaChallenges.userId, user.id), eq(mfaChallenges.kind, "webauthn_registration")))
       .run();
@@ -120,7 +120,7 @@ export async function registerWebauthn(
     });
   if (!verification.verified) throw invalidResponse("response", "the registration could not be verified");
   const { credential } = verification.registrationInfo;
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     // Used even when registration fails below: a challenge answers one ceremony.
     tx.delete(mfaChallenges).where(eq(mfaChallenges.id, challenge.id)).run();
     const taken = tx
@@ -181,11 +181,13 @@ export async function webauthnAuthenticationOptions(
       transports: (method.transports ?? undefined) as never,
     })),
   });
-  deps.db
-    .update(mfaChallenges)
-    .set({ webauthnChallenge: options.challenge })
-    .where(eq(mfaChallenges.id, challenge.id))
-    .run();
+  await withTransaction(deps.db, (tx) =>
+    tx
+      .update(mfaChallenges)
+      .set({ webauthnChallenge: options.challenge })
+      .where(eq(mfaChallenges.id, challenge.id))
+      .run(),
+  );
   return options as RequestOptions;
 }
 
@@ -217,11 +219,9 @@ export async function checkAssertion(
 ): Promise<CodeCheck> {
   const rp = relyingParty(deps.config);
   if (!challenge.webauthnChallenge) return "invalid";
-  deps.db
-    .update(mfaChallenges)
-    .set({ webauthnChallenge: null })
-    .where(eq(mfaChallenges.id, challenge.id))
-    .run();
+  await withTransaction(deps.db, (tx) =>
+    tx.update(mfaChallenges).set({ webauthnChallenge: null }).where(eq(mfaChallenges.id, challenge.id)).run(),
+  );
   const method = webauthnMethods(deps.db, challenge.userId).find((row) => row.credentialId === assertion.id);
   if (!method?.publicKey) return "invalid";
   try {
@@ -239,11 +239,13 @@ export async function checkAssertion(
       requireUserVerification: false,
     });
     if (!result.verified) return "invalid";
-    deps.db
-      .update(mfaMethods)
-      .set({ signCount: result.authenticationInfo.newCounter, lastUsedAt: toIso(deps.clock.now()) })
-      .where(eq(mfaMethods.id, method.id))
-      .run();
+    await withTransaction(deps.db, (tx) =>
+      tx
+        .update(mfaMethods)
+        .set({ signCount: result.authenticationInfo.newCounter, lastUsedAt: toIso(deps.clock.now()) })
+        .where(eq(mfaMethods.id, method.id))
+        .run(),
+    );
     return "accepted";
   } catch {
     return "invalid";

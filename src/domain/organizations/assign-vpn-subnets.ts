@@ -18,7 +18,9 @@ import { currentSubnet, subnetDeviceRange } from "../vpn/organization-subnets";
  * All or nothing: when the pool has too few blocks, or a block too few addresses, nothing changes and
  * the start stops with one line naming the key to change.
  */
-export function assignVpnSubnets(deps: DomainDeps): { organizations: number; devices: number } {
+export async function assignVpnSubnets(
+  deps: DomainDeps,
+): Promise<{ organizations: number; devices: number }> {
   const vpn = deps.config.vpn;
   const rows = deps.db
     .select({ id: organizations.id, name: organizations.name, vpnSubnet: organizations.vpnSubnet })
@@ -36,7 +38,7 @@ export function assignVpnSubnets(deps: DomainDeps): { organizations: number; dev
   if (stale.length === 0) return { organizations: 0, devices: 0 };
   const pool = vpnAddressPool(vpn.address_pool);
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     // Released first: an organization may take a block another one is leaving (the index is unique).
     const staleIds = stale.map((row) => row.id);
     tx.update(organizations).set({ vpnSubnet: null }).where(inArray(organizations.id, staleIds)).run();

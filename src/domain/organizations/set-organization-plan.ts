@@ -13,12 +13,12 @@ import type { Plan } from "./organization-view";
  * through `bulwark org set-plan`: the plan raises rate limits and unlocks SAML, so an organization's own
  * admin must not be able to grant it. A plan cannot drop to standard while SAML is enabled.
  */
-export function setOrganizationPlan(
+export async function setOrganizationPlan(
   deps: DomainDeps,
   input: { organization: string; plan: Plan },
-): { id: string; name: string; previousPlan: Plan } {
+): Promise<{ id: string; name: string; previousPlan: Plan }> {
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const row = tx
       .select()
       .from(organizations)

@@ -52,7 +52,7 @@ export async function updateOrganization(
   // Checked (discovery is a request) before the transaction, against the settings as they were read.
   const sso = input.sso ? await prepareSsoSettings(deps, organizationId, before, input.sso) : undefined;
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     const row = tx.select().from(organizations).where(eq(organizations.id, organizationId)).get();
     if (!row) throw new NotFoundError("organization");
     if (sso?.oidc?.enabled && sso.oidc.client_id) assertClientIdFree(tx, organizationId, sso.oidc.client_id);

@@ -1,5 +1,6 @@
 import type * as X509 from "@peculiar/x509";
 import { eq } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
 import { deviceCas, organizations } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
@@ -54,16 +55,18 @@ async function loadOrCreateDeviceCa(deps: DomainDeps, organizationId: string): P
       .get();
     if (!organization) throw new NotFoundError("organization");
     const created = await createCaCertificate(organization.name, organizationId, deps.clock.now());
-    deps.db
-      .insert(deviceCas)
-      .values({
-        organizationId,
-        certificatePem: created.pem,
-        sealedPrivateKey: deps.secrets.seal(created.privateKeyPem),
-        createdAt: toIso(deps.clock.now()),
-      })
-      .onConflictDoNothing()
-      .run();
+    await withTransaction(deps.db, (tx) =>
+      tx
+        .insert(deviceCas)
+        .values({
+          organizationId,
+          certificatePem: created.pem,
+          sealedPrivateKey: deps.secrets.seal(created.privateKeyPem),
+          createdAt: toIso(deps.clock.now()),
+        })
+        .onConflictDoNothing()
+        .run(),
+    );
     row = selectCa(deps, organizationId);
     if (!row) throw new Error("the device CA could not be stored");
   }

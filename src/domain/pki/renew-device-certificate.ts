@@ -47,7 +47,7 @@ export async function renewDeviceCertificate(
     { deviceId: caller.deviceId, organizationName: organization?.name ?? "" },
     now,
   );
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const device = tx
       .select({ id: devices.id, organizationId: devices.organizationId, status: devices.status })
       .from(devices)

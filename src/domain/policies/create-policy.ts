@@ -15,15 +15,15 @@ import { requireValidPolicyData, validatePolicyData } from "./validate-policy-do
  * Creates a policy at version 1. `policyData` is partial: omitted sections and settings take the
  * defaults (the balanced template). The name is trimmed; blank is 400, taken in the organization 409.
  */
-export function createPolicy(
+export async function createPolicy(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   input: { name: string; description?: string; policyData?: unknown },
-): PolicyView {
+): Promise<PolicyView> {
   const name = normalizePolicyName(input.name);
   const policyData = requireValidPolicyData(validatePolicyData(input.policyData));
-  return insertNewPolicy(deps, actor, organizationId, {
+  return await insertNewPolicy(deps, actor, organizationId, {
     name,
     description: input.description ?? "",
     policyData,
@@ -34,12 +34,12 @@ export function createPolicy(
  * Creates a policy from a built-in template, with `customizations` (partial, like policy_data)
  * deep-merged over the template's document; arrays in customizations replace the template's.
  */
-export function createPolicyFromTemplate(
+export async function createPolicyFromTemplate(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   input: { templateId: string; name: string; description?: string; customizations?: unknown },
-): PolicyView {
+): Promise<PolicyView> {
   const name = normalizePolicyName(input.name);
   const template = findPolicyTemplate(input.templateId);
   if (!template) {
@@ -52,7 +52,7 @@ export function createPolicyFromTemplate(
       fieldPrefix: "customizations",
     }),
   );
-  return insertNewPolicy(deps, actor, organizationId, {
+  return await insertNewPolicy(deps, actor, organizationId, {
     name,
     description: input.description ?? "",
     policyData,
@@ -60,14 +60,14 @@ export function createPolicyFromTemplate(
   });
 }
 
-function insertNewPolicy(
+async function insertNewPolicy(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   input: { name: string; description: string; policyData: PolicyData; templateId?: string },
-): PolicyView {
+): Promise<PolicyView> {
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     assertPolicyNameAvailable(tx, organizationId, input.name);
     const row = insertPolicy(tx, now, {
       organizationId,

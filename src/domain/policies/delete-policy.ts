@@ -21,14 +21,14 @@ export interface PolicyDeletion {
  * default; they are marked stale and re-evaluated in batches from the moment the deletion commits. The
  * default policy itself cannot be deleted (409).
  */
-export function deletePolicy(
+export async function deletePolicy(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   id: string,
-): PolicyDeletion {
+): Promise<PolicyDeletion> {
   const now = deps.clock.now();
-  const deletion = withTransaction(deps.db, (tx): PolicyDeletion => {
+  const deletion = await withTransaction(deps.db, (tx): PolicyDeletion => {
     const row = findPolicy(tx, organizationId, id);
     const defaultPolicyId = findDefaultPolicyId(tx, organizationId);
     if (row.id === defaultPolicyId) {
@@ -55,6 +55,6 @@ export function deletePolicy(
     });
     return { affectedDevices, fallbackPolicyId: defaultPolicyId };
   });
-  if (deletion.affectedDevices > 0) reevaluateStaleDeviceBatch(deps, organizationId);
+  if (deletion.affectedDevices > 0) await reevaluateStaleDeviceBatch(deps, organizationId);
   return deletion;
 }

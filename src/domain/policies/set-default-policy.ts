@@ -15,15 +15,15 @@ import { loadPolicyView, type PolicyView } from "./policy-view";
  * own; those devices are marked stale and re-evaluated against it in batches once the change commits.
  * Choosing the current default changes nothing.
  */
-export function setDefaultPolicy(
+export async function setDefaultPolicy(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   policyId: string,
-): PolicyView {
+): Promise<PolicyView> {
   const now = deps.clock.now();
   let hasStaleDevices = false;
-  const view = withTransaction(deps.db, (tx) => {
+  const view = await withTransaction(deps.db, (tx) => {
     const policy = findPolicy(tx, organizationId, policyId);
     const previousPolicyId = findDefaultPolicyId(tx, organizationId);
     if (policy.id !== previousPolicyId) {
@@ -48,6 +48,6 @@ export function setDefaultPolicy(
     }
     return loadPolicyView(tx, organizationId, policy.id);
   });
-  if (hasStaleDevices) reevaluateStaleDeviceBatch(deps, organizationId);
+  if (hasStaleDevices) await reevaluateStaleDeviceBatch(deps, organizationId);
   return view;
 }

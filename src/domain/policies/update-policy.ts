@@ -30,13 +30,13 @@ export interface PolicyUpdate {
  * and, once it commits, a first batch of them is re-evaluated (the reevaluate-stale-compliance job does
  * the rest). An update that changes nothing keeps the current version and records nothing.
  */
-export function updatePolicy(
+export async function updatePolicy(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   id: string,
   update: PolicyUpdate,
-): PolicyView {
+): Promise<PolicyView> {
   if (update.name === undefined && update.description === undefined && update.policyData === undefined) {
     throw new ValidationError("invalid request body", [
       { field: "body", message: "must contain name, description or policy_data" },
@@ -45,7 +45,7 @@ export function updatePolicy(
   const name = update.name === undefined ? undefined : normalizePolicyName(update.name);
   const now = deps.clock.now();
   let hasStaleDevices = false;
-  const view = withTransaction(deps.db, (tx) => {
+  const view = await withTransaction(deps.db, (tx) => {
     const row = findPolicy(tx, organizationId, id);
     if (update.expectedVersion !== undefined && update.expectedVersion !== row.currentVersion) {
       throw new ConflictError(
@@ -114,6 +114,6 @@ export function updatePolicy(
     });
     return loadPolicyView(tx, organizationId, id);
   });
-  if (hasStaleDevices) reevaluateStaleDeviceBatch(deps, organizationId);
+  if (hasStaleDevices) await reevaluateStaleDeviceBatch(deps, organizationId);
   return view;
 }

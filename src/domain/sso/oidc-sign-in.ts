@@ -1,17 +1,19 @@
 import { createHash } from "node:crypto";
 import { and, eq, gt, isNull } from "drizzle-orm";
 import * as client from "openid-client";
+import { withTransaction } from "../../db/client";
 import { organizations, ssoRequests } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { AuthDeps } from "../auth/auth-deps";
 import type { TokenPair } from "../auth/issue-session";
 import type { SignedInUser } from "../auth/sign-in";
 import type { DomainDeps } from "../deps";
+import type { DomainError } from "../errors";
 import { ConflictError, UnauthenticatedError, ValidationError } from "../errors";
 import { providerConfiguration, providerUnavailable } from "./oidc-provider-client";
 import { findOidcConnection } from "./prepare-sso-settings";
 import { assertRedirectUriAllowed, readStoredSso, type StoredOidc } from "./sso-settings-view";
-import { refuseSsoSignIn, signInWithSsoIdentity } from "./sso-user";
+import { auditSsoRefusal, signInWithSsoIdentity } from "./sso-user";
 
 /** How long a sign-in may take at the provider: the state is single-use and expires after this. */
 export const OIDC_STATE_TTL_SECONDS = 600;
@@ -57,21 +59,23 @@ export async function startOidcSignIn(
   const codeVerifier = client.randomPKCECodeVerifier();
   const codeChallenge = await client.calculatePKCECodeChallenge(codeVerifier);
   const now = deps.clock.now();
-  const inserted = deps.db
-    .insert(ssoRequests)
-    .values({
-      id: stateKey(input.state),
-      provider: "oidc",
-      organizationId: organization.id,
-      redirectUri: input.redirect_uri,
-      nonce,
-      codeVerifier: deps.secrets.seal(codeVerifier),
-      createdAt: toIso(now),
-      expiresAt: toIso(addSeconds(now, OIDC_STATE_TTL_SECONDS)),
-    })
-    .onConflictDoNothing()
-    .returning({ id: ssoRequests.id })
-    .all();
+  const inserted = await withTransaction(deps.db, (tx) =>
+    tx
+      .insert(ssoRequests)
+      .values({
+        id: stateKey(input.state),
+        provider: "oidc",
+        organizationId: organization.id,
+        redirectUri: input.redirect_uri,
+        nonce,
+        codeVerifier: deps.secrets.seal(codeVerifier),
+        createdAt: toIso(now),
+        expiresAt: toIso(addSeconds(now, OIDC_STATE_TTL_SECONDS)),
+      })
+      .onConflictDoNothing()
+      .returning({ id: ssoRequests.id })
+      .all(),
+  );
   if (inserted.length === 0)
     throw new ConflictError(
       "sso_state_taken",
@@ -136,12 +140,14 @@ export async function finishOidcSignIn(
   const now = deps.clock.now();
   const key = stateKey(input.state);
   const request = deps.db.select().from(ssoRequests).where(eq(ssoRequests.id, key)).get();
-  const claimed = deps.db
-    .update(ssoRequests)
-    .set({ usedAt: toIso(now) })
-    .where(and(eq(ssoRequests.id, key), isNull(ssoRequests.usedAt), gt(ssoRequests.expiresAt, toIso(now))))
-    .returning({ id: ssoRequests.id })
-    .all();
+  const claimed = await withTransaction(deps.db, (tx) =>
+    tx
+      .update(ssoRequests)
+      .set({ usedAt: toIso(now) })
+      .where(and(eq(ssoRequests.id, key), isNull(ssoRequests.usedAt), gt(ssoRequests.expiresAt, toIso(now))))
+      .returning({ id: ssoRequests.id })
+      .all(),
+  );
   if (!request || claimed.length === 0) {
     const details = !request
       ? "state: no sign-in was started with this state (GET /auth/sso/oidc/authorize first)"
@@ -150,15 +156,15 @@ export async function finishOidcSignIn(
         : `state: expired; a sign-in must finish within ${OIDC_STATE_TTL_SECONDS / 60} minutes`;
     const error = new UnauthenticatedError("sso_state_invalid", "single sign-on failed", details);
     if (!request) throw error;
-    return refuseSsoSignIn(deps, request.organizationId, "oidc", null, input.ip, error);
+    throw await auditSsoRefusal(deps, request.organizationId, "oidc", null, input.ip, error);
   }
   const { organizationId } = request;
   const organization = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
   const oidc = organization ? readStoredSso(organization.ssoSettings).oidc : undefined;
-  const refuse = (error: UnauthenticatedError): never =>
-    refuseSsoSignIn(deps, organizationId, "oidc", null, input.ip, error);
+  const refuse = (error: UnauthenticatedError): Promise<DomainError> =>
+    auditSsoRefusal(deps, organizationId, "oidc", null, input.ip, error);
   if (!oidc?.enabled)
-    return refuse(
+    throw await refuse(
       new UnauthenticatedError(
         "sso_state_invalid",
         "single sign-on failed",
@@ -188,11 +194,11 @@ export async function finishOidcSignIn(
   } catch (error) {
     const failure = describeFailure(error);
     if (!failure) throw providerUnavailable(error, "the token request");
-    return refuse(new UnauthenticatedError(failure.reason, "single sign-on failed", failure.details));
+    throw await refuse(new UnauthenticatedError(failure.reason, "single sign-on failed", failure.details));
   }
   const claims = tokens.claims();
   if (!claims)
-    return refuse(
+    throw await refuse(
       new UnauthenticatedError(
         "sso_id_token_invalid",
         "single sign-on failed",
@@ -211,7 +217,7 @@ export async function finishOidcSignIn(
     } catch (error) {
       const failure = describeFailure(error);
       if (!failure) throw providerUnavailable(error, "the userinfo request");
-      return refuse(
+      throw await refuse(
         new UnauthenticatedError(
           "sso_id_token_invalid",
           "single sign-on failed",

@@ -9,13 +9,13 @@ import type { DomainDeps } from "../deps";
  * codes, and remembered assertion ids, each once past its expiry (an expired assertion is refused by its
  * own validity window, so forgetting its id opens no replay).
  */
-export function purgeExpiredSsoState(deps: DomainDeps): {
+export async function purgeExpiredSsoState(deps: DomainDeps): Promise<{
   requests: number;
   codes: number;
   assertions: number;
-} {
+}> {
   const now = toIso(deps.clock.now());
-  return withTransaction(deps.db, (tx) => ({
+  return await withTransaction(deps.db, (tx) => ({
     requests: tx
       .delete(ssoRequests)
       .where(lt(ssoRequests.expiresAt, now))

@@ -17,7 +17,7 @@ import {
   type StoredSaml,
   samlServiceProviderUrls,
 } from "./sso-settings-view";
-import { refuseSsoSignIn, resolveSsoUser, startSsoSession } from "./sso-user";
+import { auditSsoRefusal, resolveSsoUser, startSsoSession } from "./sso-user";
 
 /** How long a sign-in may take at the IdP; the request is single-use and forgotten after this. */
 export const SAML_REQUEST_TTL_SECONDS = 600;
@@ -98,18 +98,20 @@ export async function startSamlSignIn(
   assertRedirectUriAllowed(connection, input.redirect_uri, deps.config.server.base_url);
   const requestId = `_${randomBytes(20).toString("hex")}`;
   const now = deps.clock.now();
-  deps.db
-    .insert(ssoRequests)
-    .values({
-      id: requestKey(requestId),
-      provider: "saml",
-      organizationId: organization.id,
-      redirectUri: input.redirect_uri,
-      clientState: input.state,
-      createdAt: toIso(now),
-      expiresAt: toIso(addSeconds(now, SAML_REQUEST_TTL_SECONDS)),
-    })
-    .run();
+  await withTransaction(deps.db, (tx) =>
+    tx
+      .insert(ssoRequests)
+      .values({
+        id: requestKey(requestId),
+        provider: "saml",
+        organizationId: organization.id,
+        redirectUri: input.redirect_uri,
+        clientState: input.state,
+        createdAt: toIso(now),
+        expiresAt: toIso(addSeconds(now, SAML_REQUEST_TTL_SECONDS)),
+      })
+      .run(),
+  );
   return serviceProvider(deps, organization.id, connection, requestId).getAuthorizeUrlAsync(
     input.state,
     undefined,
@@ -191,12 +193,8 @@ export async function finishSamlSignIn(
     target.searchParams.set("state", request.clientState ?? "");
     return { location: target.toString() };
   };
-  const fail = (error: DomainError): AcsOutcome => {
-    try {
-      refuseSsoSignIn(deps, organizationId, "saml", null, input.ip, error);
-    } catch {
-      // refuseSsoSignIn audits, then throws the error it was given
-    }
+  const fail = async (error: DomainError): Promise<AcsOutcome> => {
+    await auditSsoRefusal(deps, organizationId, "saml", null, input.ip, error);
     return backWithError(error);
   };
   const invalid = (details: string) =>
@@ -275,7 +273,7 @@ export async function finishSamlSignIn(
     ) + CLOCK_SKEW_MS,
   );
   if (!assertionId) return invalid("Assertion: has no ID");
-  const accepted = withTransaction(deps.db, (tx) => {
+  const accepted = await withTransaction(deps.db, (tx) => {
     const claimed = tx
       .update(ssoRequests)
       .set({ usedAt: toIso(now) })
@@ -341,16 +339,18 @@ export async function finishSamlSignIn(
     throw error;
   }
   const code = `bwc_${randomBytes(32).toString("base64url")}`;
-  deps.db
-    .insert(ssoCodes)
-    .values({
-      codeDigest: codeDigest(code),
-      userId,
-      provider: "saml",
-      createdAt: toIso(now),
-      expiresAt: toIso(addSeconds(now, SAML_CODE_TTL_SECONDS)),
-    })
-    .run();
+  await withTransaction(deps.db, (tx) =>
+    tx
+      .insert(ssoCodes)
+      .values({
+        codeDigest: codeDigest(code),
+        userId,
+        provider: "saml",
+        createdAt: toIso(now),
+        expiresAt: toIso(addSeconds(now, SAML_CODE_TTL_SECONDS)),
+      })
+      .run(),
+  );
   const target = new URL(request.redirectUri);
   target.searchParams.set("code", code);
   target.searchParams.set("state", request.clientState ?? "");
@@ -363,18 +363,20 @@ export async function exchangeSamlCode(
   input: { code: string; ip: string },
 ): Promise<{ tokens: TokenPair; user: SignedInUser }> {
   const now = deps.clock.now();
-  const row = deps.db
-    .update(ssoCodes)
-    .set({ usedAt: toIso(now) })
-    .where(
-      and(
-        eq(ssoCodes.codeDigest, codeDigest(input.code)),
-        isNull(ssoCodes.usedAt),
-        gt(ssoCodes.expiresAt, toIso(now)),
-      ),
-    )
-    .returning()
-    .get();
+  const row = await withTransaction(deps.db, (tx) =>
+    tx
+      .update(ssoCodes)
+      .set({ usedAt: toIso(now) })
+      .where(
+        and(
+          eq(ssoCodes.codeDigest, codeDigest(input.code)),
+          isNull(ssoCodes.usedAt),
+          gt(ssoCodes.expiresAt, toIso(now)),
+        ),
+      )
+      .returning()
+      .get(),
+  );
   if (!row)
     throw new UnauthenticatedError(
       "sso_code_invalid",
@@ -386,7 +388,7 @@ export async function exchangeSamlCode(
   // The connection may have been turned off within the code's minute.
   enabledSaml(samlOrganization(deps, account.organizationId).saml);
   if (account.isDisabled || account.isRestricted)
-    refuseSsoSignIn(
+    throw await auditSsoRefusal(
       deps,
       account.organizationId,
       "saml",

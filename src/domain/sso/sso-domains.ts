@@ -137,13 +137,13 @@ function normalizeDomain(domain: string): string {
  * claimed for it if nobody claims it, confirmed if it claims it; 409 naming the organization that
  * claims it otherwise (the operator sees every tenant, and moves a domain by removing it first).
  */
-export function confirmSsoDomain(
+export async function confirmSsoDomain(
   deps: DomainDeps,
   input: { organization: string; domain: string },
-): { organizationId: string; organizationName: string; domain: string; wasClaimed: boolean } {
+): Promise<{ organizationId: string; organizationName: string; domain: string; wasClaimed: boolean }> {
   const domain = normalizeDomain(input.domain);
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const organization = findOrganization(tx, input.organization);
     const claim = tx.select().from(ssoDomains).where(eq(ssoDomains.domain, domain)).get();
     if (claim && claim.organizationId !== organization.id) {
@@ -191,13 +191,13 @@ export function confirmSsoDomain(
  * connections' allowed_domains (else its next SSO change would claim it again, or be refused once
  * another organization has it). 404 when it holds none.
  */
-export function removeSsoDomain(
+export async function removeSsoDomain(
   deps: DomainDeps,
   input: { organization: string; domain: string },
-): { organizationId: string; organizationName: string; domain: string } {
+): Promise<{ organizationId: string; organizationName: string; domain: string }> {
   const domain = normalizeDomain(input.domain);
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const organization = findOrganization(tx, input.organization);
     const removed = tx
       .delete(ssoDomains)

@@ -42,8 +42,8 @@ function anonymousActor(organizationId: string, identity: SsoIdentity, ip: strin
   return { type: "anonymous", id: null, label: identity.email ?? identity.subject, organizationId, ip };
 }
 
-/** Writes the audit row of a refused SSO sign-in, then throws its error. */
-export function refuseSsoSignIn(
+/** Writes the audit row of a refused SSO sign-in; returns its error, for the caller to throw. */
+export async function auditSsoRefusal(
   deps: AuthDeps,
   organizationId: string,
   provider: SsoProvider,
@@ -51,20 +51,22 @@ export function refuseSsoSignIn(
   ip: string,
   error: DomainError,
   targetUserId: string | null = null,
-): never {
-  recordAudit(
-    deps.db,
-    deps.clock.now(),
-    { type: "anonymous", id: null, label, organizationId, ip },
-    {
-      action: "auth.sso_login",
-      outcome: "failure",
-      targetType: "user",
-      targetId: targetUserId,
-      details: { provider, reason: error.reason, ...(error.details ? { details: error.details } : {}) },
-    },
+): Promise<DomainError> {
+  await withTransaction(deps.db, (tx) =>
+    recordAudit(
+      tx,
+      deps.clock.now(),
+      { type: "anonymous", id: null, label, organizationId, ip },
+      {
+        action: "auth.sso_login",
+        outcome: "failure",
+        targetType: "user",
+        targetId: targetUserId,
+        details: { provider, reason: error.reason, ...(error.details ? { details: error.details } : {}) },
+      },
+    ),
   );
-  throw error;
+  return error;
 }
 
 /**
@@ -107,8 +109,8 @@ export async function resolveSsoUser(
   identity: SsoIdentity,
   ip: string,
 ): Promise<UserRow> {
-  const refuse = (error: DomainError, userId: string | null = null): never =>
-    refuseSsoSignIn(
+  const refuse = (error: DomainError, userId: string | null = null): Promise<DomainError> =>
+    auditSsoRefusal(
       deps,
       organizationId,
       identity.provider,
@@ -135,7 +137,7 @@ export async function resolveSsoUser(
   if (!user) {
     const email = identity.email?.trim().toLowerCase() ?? "";
     if (!email)
-      refuse(
+      throw await refuse(
         new UnauthenticatedError(
           "sso_email_not_verified",
           "single sign-on failed",
@@ -143,7 +145,7 @@ export async function resolveSsoUser(
         ),
       );
     if (!identity.emailVerified)
-      refuse(
+      throw await refuse(
         new UnauthenticatedError(
           "sso_email_not_verified",
           "single sign-on failed",
@@ -152,7 +154,7 @@ export async function resolveSsoUser(
       );
     const existing = deps.db.select().from(users).where(eq(users.email, email)).get();
     if (existing && existing.organizationId !== organizationId)
-      refuse(
+      throw await refuse(
         new UnauthenticatedError(
           "sso_email_taken",
           "single sign-on failed",
@@ -171,7 +173,7 @@ export async function resolveSsoUser(
         !rules.allowed_domains.includes(domain) ||
         discoverableDomainOwner(deps.db, domain) !== organizationId
       )
-        refuse(
+        throw await refuse(
           new UnauthenticatedError(
             "sso_domain_not_allowed",
             "single sign-on failed",
@@ -184,7 +186,7 @@ export async function resolveSsoUser(
         );
       // Nobody knows this password: the account signs in through its identity provider.
       const passwordHash = await hashPassword(randomBytes(32).toString("base64url"), passwordHashCost(deps));
-      user = withTransaction(deps.db, (tx) => {
+      user = await withTransaction(deps.db, (tx) => {
         const row = insertUser(tx, deps.clock.now(), {
           organizationId,
           email,
@@ -205,7 +207,7 @@ export async function resolveSsoUser(
   }
   const account = user as UserRow;
   if (account.isDisabled || account.isRestricted)
-    refuse(
+    throw await refuse(
       new UnauthenticatedError(
         account.isDisabled ? "account_disabled" : "account_restricted",
         account.isDisabled ? "account disabled" : "account restricted",
@@ -214,7 +216,7 @@ export async function resolveSsoUser(
       account.id,
     );
   const now = toIso(deps.clock.now());
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     tx.insert(ssoIdentities)
       .values({
         organizationId,
@@ -236,13 +238,13 @@ export async function resolveSsoUser(
         set: { userId: account.id, lastSignInAt: now },
       })
       .run();
+    if (how !== "matched")
+      recordAudit(tx, deps.clock.now(), anonymousActor(organizationId, identity, ip), {
+        action: "user.sso_link",
+        targetType: "user",
+        targetId: account.id,
+        details: { provider: identity.provider, subject: identity.subject, account: how },
+      });
   });
-  if (how !== "matched")
-    recordAudit(deps.db, deps.clock.now(), anonymousActor(organizationId, identity, ip), {
-      action: "user.sso_link",
-      targetType: "user",
-      targetId: account.id,
-      details: { provider: identity.provider, subject: identity.subject, account: how },
-    });
   return account;
 }

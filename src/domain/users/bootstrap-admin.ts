@@ -40,7 +40,7 @@ export async function createAdmin(
   }
   const passwordHash = await hashPassword(input.password, passwordHashCost(deps));
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const existing = tx
       .select({ id: organizations.id })
       .from(organizations)

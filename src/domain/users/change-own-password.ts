@@ -34,9 +34,9 @@ export async function changeOwnPassword(
   const row = findLiveUser(deps.db, principal.organizationId, principal.userId);
   // The current password is a guessable secret: the sign-in throttle guards it here too.
   const ip = actor.ip ?? "unknown";
-  reservePasswordAttempt(deps, row.email, ip);
+  await reservePasswordAttempt(deps, row.email, ip);
   if (!(await verifyPassword(input.currentPassword, row.passwordHash))) {
-    withTransaction(deps.db, (tx) => {
+    await withTransaction(deps.db, (tx) => {
       settleFailedPasswordAttempt(deps, tx, row.email, ip);
       recordAudit(tx, deps.clock.now(), actor, {
         action: "user.password_change",
@@ -55,7 +55,7 @@ export async function changeOwnPassword(
   assertPasswordStrength(input.newPassword, "new_password");
   const passwordHash = await hashPassword(input.newPassword, passwordHashCost(deps));
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     tx.update(users)
       .set({ passwordHash, updatedAt: toIso(now) })
       .where(eq(users.id, row.id))

@@ -21,7 +21,7 @@ export async function createUser(
   assertPasswordStrength(input.password, "password");
   const passwordHash = await hashPassword(input.password, passwordHashCost(deps));
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const row = insertUser(tx, now, {
       organizationId,
       email: input.email,

@@ -14,10 +14,15 @@ import { assertCanManageRole } from "./manage-role";
 import { findLiveUser } from "./user-view";
 
 /** Deletes a user: the account is closed, its sessions and API keys end, its devices become unassigned. */
-export function deleteUser(deps: DomainDeps, principal: Principal, actor: Actor, id: string): void {
+export async function deleteUser(
+  deps: DomainDeps,
+  principal: Principal,
+  actor: Actor,
+  id: string,
+): Promise<void> {
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     const row = findLiveUser(tx, organizationId, id);
     assertCanManageRole(principal, row.role);
     if (row.role === "admin" && !row.isDisabled && countOtherActiveAdmins(tx, organizationId, id) === 0) {

@@ -12,16 +12,16 @@ import { countOtherActiveAdmins, LAST_ADMIN } from "./last-admin";
 import { assertCanManageRole } from "./manage-role";
 import { findLiveUser, toUserView, type UserView } from "./user-view";
 
-export function updateUser(
+export async function updateUser(
   deps: DomainDeps,
   principal: Principal,
   actor: Actor,
   id: string,
   input: { name?: string; role?: Role; disabled?: boolean; restricted?: false },
-): UserView {
+): Promise<UserView> {
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const row = findLiveUser(tx, organizationId, id);
     assertCanManageRole(principal, row.role);
     if (input.role !== undefined) assertCanManageRole(principal, input.role);

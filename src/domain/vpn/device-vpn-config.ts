@@ -49,12 +49,12 @@ export function peerNetworkColumns() {
  * addresses. (Not 0.0.0.0/0 for every vpn_required: a policy that also sets split_tunnel asks for the
  * split tunnel in so many words, and the balanced template does exactly that.)
  */
-export function devicePeerSettings(
+export async function devicePeerSettings(
   deps: DomainDeps,
   device: { vpnAddress: number | null; vpnPublicKey: string },
   network: PeerNetwork,
   policyData: PolicyData,
-): DevicePeerSettings {
+): Promise<DevicePeerSettings> {
   const allowedIps =
     deps.config.vpn.allowed_ips.length > 0
       ? [...deps.config.vpn.allowed_ips]
@@ -65,7 +65,7 @@ export function devicePeerSettings(
     endpoint: deps.config.vpn.endpoint,
     public_key: device.vpnPublicKey,
     address: device.vpnAddress === null ? "" : `${formatIpv4(device.vpnAddress)}/32`,
-    server_public_key: wireGuardServerPublicKey(deps, network.storedServerPublicKey),
+    server_public_key: await wireGuardServerPublicKey(deps, network.storedServerPublicKey),
     allowed_ips: allowedIps,
     dns: [...deps.config.vpn.dns],
     persistent_keepalive: deps.config.vpn.persistent_keepalive,

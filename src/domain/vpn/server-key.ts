@@ -1,5 +1,5 @@
 import { eq, sql } from "drizzle-orm";
-import type { DbOrTx } from "../../db/client";
+import { type DbOrTx, withTransaction } from "../../db/client";
 import { serverKeys } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
@@ -16,20 +16,27 @@ const WIREGUARD = "wireguard";
  * kept from before stays: setting the key and removing it again returns to the same server key (unless
  * a second organization was created meanwhile, which replaces it: rotateWireGuardServerKey).
  */
-export function ensureWireGuardServerKey(deps: DomainDeps): void {
+export async function ensureWireGuardServerKey(deps: DomainDeps): Promise<void> {
   if (deps.config.vpn.server_public_key !== "") return;
   if (storedServerKey(deps.db)) return;
+  await storeServerKey(deps);
+}
+
+/** Stores a new pair unless one is there already (another process was first); returns the one kept. */
+async function storeServerKey(deps: DomainDeps) {
   const pair = generateWireGuardKeyPair();
-  deps.db
-    .insert(serverKeys)
-    .values({
-      name: WIREGUARD,
-      publicKey: pair.publicKey,
-      sealedPrivateKey: deps.secrets.seal(pair.privateKey),
-      createdAt: toIso(deps.clock.now()),
-    })
-    .onConflictDoNothing()
-    .run();
+  return await withTransaction(deps.db, (tx) => {
+    tx.insert(serverKeys)
+      .values({
+        name: WIREGUARD,
+        publicKey: pair.publicKey,
+        sealedPrivateKey: deps.secrets.seal(pair.privateKey),
+        createdAt: toIso(deps.clock.now()),
+      })
+      .onConflictDoNothing()
+      .run();
+    return storedServerKey(tx);
+  });
 }
 
 /**
@@ -47,9 +54,12 @@ export function storedServerPublicKeyColumn() {
  * The VPN server's public key: `vpn.server_public_key` when set, else the one Bulwark generated (`stored`
  * when the caller read it along with its own row, storedServerPublicKeyColumn).
  */
-export function wireGuardServerPublicKey(deps: DomainDeps, stored: string | null = null): string {
+export async function wireGuardServerPublicKey(
+  deps: DomainDeps,
+  stored: string | null = null,
+): Promise<string> {
   if (deps.config.vpn.server_public_key !== "") return deps.config.vpn.server_public_key;
-  return stored ?? requireServerKey(deps, deps.db).publicKey;
+  return stored ?? (await requireServerKey(deps, deps.db)).publicKey;
 }
 
 /**
@@ -97,9 +107,9 @@ export function rotateWireGuardServerKey(
  * The VPN server's private key, or null when `vpn.server_public_key` is set (the operator's server keeps
  * its own). 503 when the key file beside the database does not open it.
  */
-export function wireGuardServerPrivateKey(deps: DomainDeps): string | null {
+export async function wireGuardServerPrivateKey(deps: DomainDeps): Promise<string | null> {
   if (deps.config.vpn.server_public_key !== "") return null;
-  const stored = requireServerKey(deps, deps.db);
+  const stored = await requireServerKey(deps, deps.db);
   try {
     return deps.secrets.open(stored.sealedPrivateKey);
   } catch (error) {
@@ -113,11 +123,10 @@ export function wireGuardServerPrivateKey(deps: DomainDeps): string | null {
 }
 
 /** The stored pair; only a database created behind the boot sequence's back lacks it, and gets it now. */
-function requireServerKey(deps: DomainDeps, db: DbOrTx) {
+async function requireServerKey(deps: DomainDeps, db: DbOrTx) {
   const stored = storedServerKey(db);
   if (stored) return stored;
-  ensureWireGuardServerKey(deps);
-  const created = storedServerKey(db);
+  const created = await storeServerKey(deps);
   if (!created) throw new Error("the WireGuard server key could not be stored");
   return created;
 }

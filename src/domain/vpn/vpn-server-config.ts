@@ -69,11 +69,11 @@ export function forwardingRules(pool: string, subnets: string[]): { postUp: stri
  * would let one tenant's admin impersonate the server to the others' devices (and the pair is replaced
  * when the second organization is created). The export is audited.
  */
-export function vpnServerConfig(
+export async function vpnServerConfig(
   deps: DomainDeps,
   actor: Actor,
   scope: { organizationId: string } | "installation",
-): VpnServerConfig {
+): Promise<VpnServerConfig> {
   const organizationId = scope === "installation" ? null : scope.organizationId;
   const keyManagedBy = deps.config.vpn.server_public_key === "" ? "bulwark" : "operator";
   const pool = vpnAddressPool(deps.config.vpn.address_pool);
@@ -81,10 +81,10 @@ export function vpnServerConfig(
   // The pool's first host, which allocation never hands to a device.
   const serverAddress = `${formatIpv4(vpnServerAddress(pool))}/${pool.prefixLength}`;
   const listenPort = Number(deps.config.vpn.endpoint.split(":").at(-1));
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, async (tx) => {
     const isOnlyOrganization =
       organizationId === null || (tx.select({ total: count() }).from(organizations).get()?.total ?? 0) <= 1;
-    const privateKey = isOnlyOrganization ? wireGuardServerPrivateKey(deps) : null;
+    const privateKey = isOnlyOrganization ? await wireGuardServerPrivateKey(deps) : null;
     const subnets = tx
       .select({ vpnSubnet: organizations.vpnSubnet })
       .from(organizations)
@@ -123,7 +123,7 @@ export function vpnServerConfig(
         allowed_ips: [`${formatIpv4(row.address ?? 0)}/32`],
       }),
     );
-    const serverPublicKey = wireGuardServerPublicKey(deps);
+    const serverPublicKey = await wireGuardServerPublicKey(deps);
     const rules = forwardingRules(addressPool, subnets);
     const wgQuick = formatWgQuick([
       {

@@ -34,13 +34,13 @@ export type VpnSettings = Static<typeof VpnSettingsSchema>;
  * The VPN settings the organization's enrolled devices receive, and whether the endpoint is still the
  * example.
  */
-export function vpnSettings(deps: DomainDeps, organizationId: string): VpnSettings {
+export async function vpnSettings(deps: DomainDeps, organizationId: string): Promise<VpnSettings> {
   const { endpoint, server_public_key, address_pool, dns, persistent_keepalive } = deps.config.vpn;
   const pool = vpnAddressPool(address_pool);
   return {
     endpoint,
     endpoint_is_example: isExampleEndpoint(endpoint),
-    server_public_key: wireGuardServerPublicKey(deps),
+    server_public_key: await wireGuardServerPublicKey(deps),
     key_managed_by: server_public_key === "" ? "bulwark" : "operator",
     address_pool: `${formatIpv4(pool.network)}/${pool.prefixLength}`,
     organization_subnet: organizationVpnSubnet(deps.db, organizationId),

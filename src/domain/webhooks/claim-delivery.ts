@@ -108,14 +108,14 @@ export function findDueSubscriptions(
  * `leaseSeconds`: if the process dies during the attempt, the delivery becomes due again when the lease
  * ends and is retried with the same id. Returns null when nothing is due.
  */
-export function claimDelivery(
+export async function claimDelivery(
   deps: DomainDeps,
   webhookId: string,
   fromSequence: number,
   leaseSeconds: number,
-): ClaimedDelivery | null {
+): Promise<ClaimedDelivery | null> {
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const next = tx
       .select({ delivery: webhookDeliveries, webhook: webhooks, event: events })
       .from(webhookDeliveries)

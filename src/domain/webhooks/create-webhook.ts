@@ -36,7 +36,7 @@ export async function createWebhook(
     createdAt: timestamp,
     updatedAt: timestamp,
   };
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     tx.insert(webhooks).values(row).run();
     recordAudit(tx, now, actor, {
       action: "webhook.create",

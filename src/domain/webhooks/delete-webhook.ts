@@ -7,9 +7,14 @@ import { originOf } from "./webhook-input";
 import { findWebhook } from "./webhook-view";
 
 /** Deletes a subscription with its deliveries, pending ones included (they will not be sent). */
-export function deleteWebhook(deps: DomainDeps, actor: Actor, organizationId: string, id: string): void {
+export async function deleteWebhook(
+  deps: DomainDeps,
+  actor: Actor,
+  organizationId: string,
+  id: string,
+): Promise<void> {
   const now = deps.clock.now();
-  withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, (tx) => {
     const row = findWebhook(tx, organizationId, id);
     // Deliveries and their attempts go with it (ON DELETE CASCADE).
     tx.delete(webhooks).where(eq(webhooks.id, id)).run();

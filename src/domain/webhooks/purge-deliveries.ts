@@ -8,9 +8,9 @@ import type { DomainDeps } from "../deps";
  * Deletes deliveries that succeeded or failed more than webhooks.retention_days ago (their attempts go
  * with them), then outbox events that old with no delivery left. Pending deliveries are never purged.
  */
-export function purgeDeliveries(deps: DomainDeps): { deliveries: number; events: number } {
+export async function purgeDeliveries(deps: DomainDeps): Promise<{ deliveries: number; events: number }> {
   const cutoff = toIso(addSeconds(deps.clock.now(), -deps.config.webhooks.retention_days * 86400));
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const deliveries = tx
       .delete(webhookDeliveries)
       .where(

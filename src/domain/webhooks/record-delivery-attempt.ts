@@ -29,15 +29,15 @@ export const GONE_REASON = "receiver answered 410 Gone";
  * subscription; anything else is retried after the next delay of webhooks.retry_schedule_seconds, and
  * fails once the schedule is used up.
  */
-export function recordDeliveryAttempt(
+export async function recordDeliveryAttempt(
   deps: DomainDeps,
   delivery: ClaimedDelivery,
   outcome: AttemptOutcome,
   random: () => number = Math.random,
-): DeliveryProgress {
+): Promise<DeliveryProgress> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const current = tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, delivery.id)).get();
     if (current?.status !== "pending") return "discarded";
     const attempt = current.attempts + 1;

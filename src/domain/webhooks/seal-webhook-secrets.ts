@@ -7,8 +7,8 @@ import type { DomainDeps } from "../deps";
  * Seals the signing secrets stored before secrets were sealed at rest (at start, once; afterwards every
  * secret is sealed when it is written). Returns how many were sealed.
  */
-export function sealWebhookSecrets(deps: DomainDeps): number {
-  return withTransaction(deps.db, (tx) => {
+export async function sealWebhookSecrets(deps: DomainDeps): Promise<number> {
+  return await withTransaction(deps.db, (tx) => {
     const plain = tx
       .select({ id: webhooks.id, secret: webhooks.secret })
       .from(webhooks)

@@ -9,14 +9,14 @@ import { findWebhook } from "./webhook-view";
  * Records a webhook.test event and queues its delivery to this subscription only, whatever its event
  * filter; the dispatcher sends it like any other delivery.
  */
-export function sendTestEvent(
+export async function sendTestEvent(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   id: string,
-): { eventId: string; deliveryId: string } {
+): Promise<{ eventId: string; deliveryId: string }> {
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const row = findWebhook(tx, organizationId, id);
     if (!row.isActive) {
       throw new ConflictError(

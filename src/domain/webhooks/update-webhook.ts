@@ -30,7 +30,7 @@ export async function updateWebhook(
   if (input.secret !== undefined) assertSecretLength(input.secret);
   if (input.url !== undefined) await assertAllowedTarget(deps.config, input.url);
   const now = deps.clock.now();
-  return withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, (tx) => {
     const row = findWebhook(tx, organizationId, id);
     const next = {
       url: input.url ?? row.url,

@@ -204,8 +204,8 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
     })
     .delete(
       "/device",
-      ({ device, actor, set }) => {
-        unenrollDevice(deps, actor, device);
+      async ({ device, actor, set }) => {
+        await unenrollDevice(deps, actor, device);
         set.status = 204;
       },
       {

@@ -107,9 +107,9 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .post(
       "/api-keys",
-      ({ body, principal, actor, set }) => {
+      async ({ body, principal, actor, set }) => {
         set.status = 201;
-        return createApiKey(deps, principal, actor, {
+        return await createApiKey(deps, principal, actor, {
           name: body.name,
           scopes: body.scopes,
           expiresInDays: body.expires_in_days,
@@ -141,8 +141,8 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .delete(
       "/api-keys/:id",
-      ({ params, principal, actor, set }) => {
-        revokeApiKey(deps, principal, actor, params.id);
+      async ({ params, principal, actor, set }) => {
+        await revokeApiKey(deps, principal, actor, params.id);
         set.status = 204;
       },
       {

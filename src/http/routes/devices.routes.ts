@@ -143,8 +143,8 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
     })
     .delete(
       "/:id",
-      ({ params, principal, actor, set }) => {
-        deleteDevice(deps, actor, principal.organizationId, params.id);
+      async ({ params, principal, actor, set }) => {
+        await deleteDevice(deps, actor, principal.organizationId, params.id);
         set.status = 204;
       },
       {
@@ -161,8 +161,8 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
     )
     .patch(
       "/:id",
-      ({ params, body, principal, actor }) => {
-        updateDevice(deps, actor, principal.organizationId, params.id, {
+      async ({ params, body, principal, actor }) => {
+        await updateDevice(deps, actor, principal.organizationId, params.id, {
           deviceName: body.device_name,
           userId: body.user_id,
         });
@@ -223,9 +223,9 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
     )
     .post(
       "/:id/wipe",
-      ({ params, body, principal, actor, set }) => {
+      async ({ params, body, principal, actor, set }) => {
         set.status = 202;
-        return requestDeviceWipe(deps, actor, principal.organizationId, params.id, {
+        return await requestDeviceWipe(deps, actor, principal.organizationId, params.id, {
           reason: body.reason,
           notifyUser: body.notify_user ?? true,
         });

@@ -18,9 +18,9 @@ export function enrollmentTokenRoutes(deps: AppDeps, security: ReturnType<typeof
     .use(security)
     .post(
       "",
-      ({ body, principal, actor, set }) => {
+      async ({ body, principal, actor, set }) => {
         set.status = 201;
-        return createEnrollmentToken(deps, actor, principal.organizationId, {
+        return await createEnrollmentToken(deps, actor, principal.organizationId, {
           expiresInHours: body.expires_in_hours,
           maxUses: body.max_uses,
           userId: body.user_id,
@@ -54,8 +54,8 @@ export function enrollmentTokenRoutes(deps: AppDeps, security: ReturnType<typeof
     )
     .delete(
       "/:id",
-      ({ params, principal, actor, set }) => {
-        revokeEnrollmentToken(deps, actor, principal.organizationId, params.id);
+      async ({ params, principal, actor, set }) => {
+        await revokeEnrollmentToken(deps, actor, principal.organizationId, params.id);
         set.status = 204;
       },
       {

@@ -103,8 +103,8 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     .use(security)
     .get(
       "/export",
-      ({ request, query, principal, actor, set }) => {
-        const document = exportPersonalData(deps, principal, actor, subjectParameter(request, query));
+      async ({ request, query, principal, actor, set }) => {
+        const document = await exportPersonalData(deps, principal, actor, subjectParameter(request, query));
         const day = document.generated_at.slice(0, 10);
         set.headers["content-disposition"] =
           `attachment; filename="bulwark-personal-data-${document.profile.id}-${day}.json"`;

@@ -73,9 +73,9 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
       })
       .post(
         "/from-template",
-        ({ body, principal, actor, set }) => {
+        async ({ body, principal, actor, set }) => {
           set.status = 201;
-          return createPolicyFromTemplate(deps, actor, principal.organizationId, {
+          return await createPolicyFromTemplate(deps, actor, principal.organizationId, {
             templateId: body.template_id,
             name: body.name,
             description: body.description,
@@ -130,9 +130,9 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
       )
       .post(
         "",
-        ({ body, principal, actor, set }) => {
+        async ({ body, principal, actor, set }) => {
           set.status = 201;
-          return createPolicy(deps, actor, principal.organizationId, {
+          return await createPolicy(deps, actor, principal.organizationId, {
             name: body.name,
             description: body.description,
             policyData: body.policy_data,
@@ -178,8 +178,8 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
       )
       .delete(
         "/:id",
-        ({ params, principal, actor }) => {
-          const deletion = deletePolicy(deps, actor, principal.organizationId, params.id);
+        async ({ params, principal, actor }) => {
+          const deletion = await deletePolicy(deps, actor, principal.organizationId, params.id);
           return {
             message: "policy deleted; its devices now follow the default policy",
             affected_devices: deletion.affectedDevices,

@@ -101,8 +101,8 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .delete(
       "/:id",
-      ({ params, principal, actor, set }) => {
-        deleteUser(deps, principal, actor, params.id);
+      async ({ params, principal, actor, set }) => {
+        await deleteUser(deps, principal, actor, params.id);
         set.status = 204;
       },
       {
@@ -118,8 +118,8 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .delete(
       "/:id/mfa",
-      ({ params, principal, actor, set }) => {
-        resetUserMfa(deps, principal, actor, params.id);
+      async ({ params, principal, actor, set }) => {
+        await resetUserMfa(deps, principal, actor, params.id);
         set.status = 204;
       },
       {
@@ -138,8 +138,8 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .delete(
       "/:id/lockout",
-      ({ params, principal, actor, set }) => {
-        clearUserLockout(deps, principal, actor, params.id);
+      async ({ params, principal, actor, set }) => {
+        await clearUserLockout(deps, principal, actor, params.id);
         set.status = 204;
       },
       {

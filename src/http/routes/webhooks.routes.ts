@@ -84,8 +84,8 @@ export function webhookRoutes(deps: AppDeps, security: ReturnType<typeof securit
     )
     .delete(
       "/:id",
-      ({ params, principal, actor, set }) => {
-        deleteWebhook(deps, actor, principal.organizationId, params.id);
+      async ({ params, principal, actor, set }) => {
+        await deleteWebhook(deps, actor, principal.organizationId, params.id);
         set.status = 204;
       },
       {
@@ -124,8 +124,8 @@ export function webhookRoutes(deps: AppDeps, security: ReturnType<typeof securit
     )
     .post(
       "/:id/test",
-      ({ params, principal, actor, set }) => {
-        const sent = sendTestEvent(deps, actor, principal.organizationId, params.id);
+      async ({ params, principal, actor, set }) => {
+        const sent = await sendTestEvent(deps, actor, principal.organizationId, params.id);
         set.status = 202;
         return { event_id: sent.eventId, delivery_id: sent.deliveryId };
       },

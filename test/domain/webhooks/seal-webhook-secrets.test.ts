@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
+import { withTransaction } from "../../../src/db/client";
 import { webhooks } from "../../../src/db/schema";
 import { sealWebhookSecrets } from "../../../src/domain/webhooks/seal-webhook-secrets";
 import { createTestApp } from "../../helpers/test-app";
@@ -21,13 +22,15 @@ test("secrets are sealed when written, and ones stored in plain text before are 
   expect(t.deps.secrets.open(stored())).toBe(secret);
 
   // A row from before sealing existed.
-  t.deps.db
-    .update(webhooks)
-    .set({ secret: "legacy-plain-text-secret" })
-    .where(eq(webhooks.id, created.body.id))
-    .run();
-  expect(sealWebhookSecrets(t.deps)).toBe(1);
+  await withTransaction(t.deps.db, (tx) =>
+    tx
+      .update(webhooks)
+      .set({ secret: "legacy-plain-text-secret" })
+      .where(eq(webhooks.id, created.body.id))
+      .run(),
+  );
+  expect(await sealWebhookSecrets(t.deps)).toBe(1);
   expect(stored()).toStartWith("sealed:v1:");
   expect(t.deps.secrets.open(stored())).toBe("legacy-plain-text-secret");
-  expect(sealWebhookSecrets(t.deps)).toBe(0);
+  expect(await sealWebhookSecrets(t.deps)).toBe(0);
 });
