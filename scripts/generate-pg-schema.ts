@@ -102,9 +102,9 @@ class Imports {
 
 /** A literal TypeScript value for a column default (strings, numbers, booleans, arrays, objects). */
 function literal(value: unknown): string {
-  if (value === null || ["string", "number", "boolean"].includes(typeof value)) return JSON.stringify(value);
-  if (Array.isArray(value) || typeof value === "object") return JSON.stringify(value);
-  throw new Error(`cannot write the default ${String(value)} as a literal`);
+  if (!["string", "number", "boolean", "object"].includes(typeof value))
+    throw new Error(`cannot write the default ${String(value)} as a literal`);
+  return JSON.stringify(value);
 }
 
 /**

@@ -7,7 +7,32 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { isGeneratedFile, PG_SCHEMA_FOLDER } from "../../scripts/generate-pg-schema";
+import type * as sqliteTables from "../../src/db/schema";
+import type * as pgTables from "../../src/db/schema-pg";
+
+/** Whether two types are the same (not merely assignable either way). */
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type TableName = {
+  [K in keyof typeof sqliteTables]: (typeof sqliteTables)[K] extends SQLiteTable ? K : never;
+}[keyof typeof sqliteTables];
+/** The tables whose PostgreSQL rows are typed otherwise than their SQLite rows (the rowid column aside). */
+type RowTypeMismatches = {
+  [K in TableName]: Equal<
+    {
+      [P in Exclude<
+        keyof (typeof pgTables)[K]["$inferSelect"],
+        "rowid"
+      >]: (typeof pgTables)[K]["$inferSelect"][P];
+    },
+    (typeof sqliteTables)[K]["$inferSelect"]
+  > extends true
+    ? never
+    : K;
+}[TableName];
+// Checked by `npm run typecheck`: a table named here reads rows of another TypeScript type on PostgreSQL.
+const rowTypesMatch: [RowTypeMismatches] extends [never] ? true : RowTypeMismatches = true;
 
 /** The generated files of a folder (those with the generator's header), by name. */
 function generatedFiles(folder: string): Record<string, string> {
@@ -37,6 +62,8 @@ test(
       expect(Object.keys(fresh)).toContain("index.ts");
       // On a difference: run `npm run db:generate` (the generator, then drizzle-kit for a migration).
       expect(generatedFiles(PG_SCHEMA_FOLDER)).toEqual(fresh);
+      // (And the generated tables' row types are the SQLite ones: see rowTypesMatch, which tsc checks.)
+      expect(rowTypesMatch).toBe(true);
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
