@@ -1,0 +1,45 @@
+/**
+ * The two stores side by side for the schema tests: a fresh SQLite database migrated by migrateDatabase
+ * and a fresh PostgreSQL database migrated by migratePg, on the shared throwaway cluster.
+ */
+import { SQL } from "bun";
+import { type DatabaseHandle, openDatabase } from "../../src/db/client";
+import { migrateDatabase } from "../../src/db/migrate";
+import { migratePg } from "../../src/db/pg/migrate-pg";
+import { sharedPgCluster } from "./pg-cluster";
+
+let databases = 0;
+
+/**
+ * A new, empty PostgreSQL database whose default collation is linguistic (ICU en-US: "a" < "B" < "b",
+ * punctuation ignored first), as many installations' are: what the schema orders bytewise must then be
+ * its own doing, not the test cluster's C locale. Needs PostgreSQL 15 or later (LOCALE_PROVIDER).
+ */
+export async function createLinguisticDatabase(): Promise<string> {
+  const cluster = await sharedPgCluster();
+  const name = `linguistic_${process.pid}_${++databases}`;
+  const admin = new SQL(cluster.url, { max: 1 });
+  try {
+    await admin.unsafe(
+      `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'`,
+    );
+  } finally {
+    await admin.close();
+  }
+  return cluster.url.replace(/\/postgres$/, `/${name}`);
+}
+
+/** A migrated PostgreSQL database (linguistic default collation) and a connection pool to it. */
+export async function migratedPgDatabase(): Promise<{ url: string; sql: SQL }> {
+  const url = await createLinguisticDatabase();
+  const sql = new SQL(url, { max: 4 });
+  await migratePg(sql);
+  return { url, sql };
+}
+
+/** A migrated in-memory SQLite database, opened as the server opens its file. */
+export function migratedSqliteDatabase(): DatabaseHandle {
+  const database = openDatabase({ path: ":memory:", synchronous: "full" });
+  migrateDatabase(database.sqlite);
+  return database;
+}
