@@ -22,20 +22,23 @@ export interface AddressMove {
  * the key, when a range cannot hold its organization's devices.
  */
 export function readdressDevices(tx: DbOrTx, now: Date, moves: AddressMove[]): number[] {
-  const leaving = moves.map((move) =>
-    tx
-      .select({ id: devices.id, address: devices.vpnAddress })
-      .from(devices)
-      .where(
-        and(
-          eq(devices.organizationId, move.organizationId),
-          isNotNull(devices.vpnAddress),
-          or(lt(devices.vpnAddress, move.range.first), gt(devices.vpnAddress, move.range.last)),
-        ),
-      )
-      .orderBy(asc(devices.vpnAddress))
-      .all(),
-  );
+  const leaving: { id: string; address: number | null }[][] = [];
+  for (const move of moves) {
+    leaving.push(
+      tx
+        .select({ id: devices.id, address: devices.vpnAddress })
+        .from(devices)
+        .where(
+          and(
+            eq(devices.organizationId, move.organizationId),
+            isNotNull(devices.vpnAddress),
+            or(lt(devices.vpnAddress, move.range.first), gt(devices.vpnAddress, move.range.last)),
+          ),
+        )
+        .orderBy(asc(devices.vpnAddress))
+        .all(),
+    );
+  }
   const released = leaving.flat().map((device) => device.id);
   for (let index = 0; index < released.length; index += 500) {
     tx.update(devices)
@@ -44,10 +47,10 @@ export function readdressDevices(tx: DbOrTx, now: Date, moves: AddressMove[]): n
       .run();
   }
   const timestamp = toIso(now);
-  moves.forEach((move, index) => {
+  for (const [index, move] of moves.entries()) {
     const movers = leaving[index] ?? [];
-    if (movers.length === 0) return;
-    const free = freeAddresses(tx, move.range);
+    if (movers.length === 0) continue;
+    const free = freeAddresses(heldAddresses(tx, move.range), move.range);
     for (const device of movers) {
       const address = free.next();
       if (address.done) {
@@ -68,18 +71,22 @@ export function readdressDevices(tx: DbOrTx, now: Date, moves: AddressMove[]): n
         subnet: move.subnet,
       });
     }
-  });
+  }
   return leaving.map((movers) => movers.length);
 }
 
-/** The addresses of `range` no device holds, lowest first. */
-function* freeAddresses(tx: DbOrTx, range: Ipv4Range): Generator<number> {
-  const held = tx
+/** The addresses of `range` that devices hold, lowest first. */
+function heldAddresses(tx: DbOrTx, range: Ipv4Range) {
+  return tx
     .select({ address: devices.vpnAddress })
     .from(devices)
     .where(and(gte(devices.vpnAddress, range.first), lte(devices.vpnAddress, range.last)))
     .orderBy(asc(devices.vpnAddress))
     .all();
+}
+
+/** The addresses of `range` not in `held` (ascending), lowest first. */
+function* freeAddresses(held: { address: number | null }[], range: Ipv4Range): Generator<number> {
   let candidate = range.first;
   for (const { address } of held) {
     if (address === null) continue;

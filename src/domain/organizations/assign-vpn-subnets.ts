@@ -42,7 +42,8 @@ export async function assignVpnSubnets(
     // Released first: an organization may take a block another one is leaving (the index is unique).
     const staleIds = stale.map((row) => row.id);
     tx.update(organizations).set({ vpnSubnet: null }).where(inArray(organizations.id, staleIds)).run();
-    const moves = stale.map((row): AddressMove => {
+    const moves: AddressMove[] = [];
+    for (const row of stale) {
       const subnet = lowestFreeBlock(pool, vpn.organization_prefix_length, kept);
       if (!subnet) {
         throw new UnavailableError(
@@ -56,15 +57,15 @@ export async function assignVpnSubnets(
         .set({ vpnSubnet: formatCidr(subnet), updatedAt: toIso(now) })
         .where(eq(organizations.id, row.id))
         .run();
-      return {
+      moves.push({
         organizationId: row.id,
         organizationName: row.name,
         subnet: formatCidr(subnet),
         range: subnetDeviceRange(pool, subnet),
-      };
-    });
+      });
+    }
     const moved = readdressDevices(tx, now, moves);
-    stale.forEach((row, index) => {
+    for (const [index, row] of stale.entries()) {
       recordAudit(tx, now, systemActor(row.id), {
         action: "organization.vpn_subnet_assigned",
         targetType: "organization",
@@ -75,7 +76,7 @@ export async function assignVpnSubnets(
           devices_readdressed: moved[index],
         },
       });
-    });
+    }
     return { organizations: stale.length, devices: moved.reduce((sum, count) => sum + count, 0) };
   });
 }
