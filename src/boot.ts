@@ -76,7 +76,7 @@ export async function bootDependencies(
     }),
     activity: new ServiceActivity(),
   };
-  if (!sealedSecretsReadable(deps))
+  if (!(await sealedSecretsReadable(deps)))
     deps.log.warn(
       `${config.database.path}.key does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
     );

@@ -99,7 +99,7 @@ export const COMMANDS: readonly Command[] = [
     flags: ["config"],
     positionals: 1,
     needsConfig: true,
-    run: (config, args) => restoreCommand(config as Config, args.positionals[0]),
+    run: async (config, args) => await restoreCommand(config as Config, args.positionals[0]),
   },
   {
     name: "config check",

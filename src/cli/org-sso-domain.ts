@@ -35,7 +35,7 @@ export async function orgSsoDomainCommand(config: Readonly<Config>, args: Parsed
         `${removed.domain}: no longer claimed by "${removed.organizationName}" (${removed.organizationId})`,
       );
     } else {
-      const claims = listSsoDomains(deps, organization);
+      const claims = await listSsoDomains(deps, organization);
       if (claims.length === 0) console.log("No email domain is claimed.");
       for (const claim of claims)
         console.log(

@@ -84,7 +84,7 @@ function keepCurrentDatabase(path: string, kept: string): void {
  * keeps the current database as `<database>.before-restore`, then puts a compacted copy of FILE in its place (written beside it and
  * renamed, so a crash leaves either the old or the new database, never half of one).
  */
-export function restoreCommand(config: Readonly<Config>, file: string | undefined): void {
+export async function restoreCommand(config: Readonly<Config>, file: string | undefined): Promise<void> {
   if (!file) throw new UsageError("restore needs the backup FILE to restore");
   const path = config.database.path;
   if (path === ":memory:") throw new UsageError("cannot restore into an in-memory database");
@@ -126,20 +126,21 @@ export function restoreCommand(config: Readonly<Config>, file: string | undefine
     } finally {
       backup.close();
     }
-    warnIfKeyDoesNotFit(config);
+    await warnIfKeyDoesNotFit(config);
   } finally {
     lock.release();
   }
 }
 
 /** The restored secrets need the key file of the installation the backup came from. */
-function warnIfKeyDoesNotFit(config: Readonly<Config>): void {
+async function warnIfKeyDoesNotFit(config: Readonly<Config>): Promise<void> {
   const path = config.database.path;
   const keyFile = `${path}.key`;
   const key = readKeyFile(keyFile);
   const restored = openDatabase({ path, synchronous: config.database.synchronous });
   try {
-    const fits = key !== null && sealedSecretsReadable({ db: restored.db, secrets: createSecretBox(key) });
+    const fits =
+      key !== null && (await sealedSecretsReadable({ db: restored.db, secrets: createSecretBox(key) }));
     if (!fits)
       console.warn(
         `warning: ${keyFile} ${key === null ? "is missing" : "does not open the secrets sealed in the restored database"}: put back the key file of the installation the backup came from (webhook signatures, authenticator apps, device certificates and the VPN server key need it)`,

@@ -62,13 +62,13 @@ export function createWebhookDispatcher(
   let timer: ReturnType<typeof setTimeout> | null = null;
   let isStopping = false;
 
-  function startDueWorkers(): Promise<number>[] {
+  async function startDueWorkers(): Promise<Promise<number>[]> {
     const capacity = concurrency - workers.size;
     if (capacity <= 0 || isStopping) return [];
     const held = new Map<string, number>();
     for (const organizationId of workerOrganizations.values())
       held.set(organizationId, (held.get(organizationId) ?? 0) + 1);
-    const chosen = findDueSubscriptions(deps, {
+    const chosen = await findDueSubscriptions(deps, {
       limit: capacity,
       excludedWebhookIds: [...workers.keys()],
       perOrganization: slotsPerOrganization,
@@ -189,7 +189,7 @@ export function createWebhookDispatcher(
       await Promise.all(workers.values());
     },
     async runOnce() {
-      const attempts = await Promise.all(startDueWorkers());
+      const attempts = await Promise.all(await startDueWorkers());
       return attempts.reduce((sum, count) => sum + count, 0);
     },
   };

@@ -95,12 +95,12 @@ test("a file database runs in WAL mode with foreign keys on and the configured s
   database.close();
 });
 
-test("closing a database that ran queries releases it: the WAL is checkpointed and removed", () => {
+test("closing a database that ran queries releases it: the WAL is checkpointed and removed", async () => {
   const path = join(tmpdir(), `bulwark-${crypto.randomUUID()}.db`);
   const database = openDatabase({ path, synchronous: "full" });
   migrateDatabase(database.sqlite);
-  database.db.select().from(schema.users).all();
-  database.db.select().from(schema.organizations).all();
+  await database.db.select().from(schema.users);
+  await database.db.select().from(schema.organizations);
   database.close();
   expect(existsSync(`${path}-wal`)).toBe(false);
 });

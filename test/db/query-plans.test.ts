@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
-
 import { count, eq } from "drizzle-orm";
+import { firstRow } from "../../src/db/first-row";
 import { devices, organizations } from "../../src/db/schema";
 import { UNFILTERED_PAGE_STATEMENTS } from "../../src/domain/devices/device-page-anchors";
 import { selectPublicKeyHolder } from "../../src/domain/devices/enroll-device";
@@ -161,22 +161,28 @@ describe("maintenance lookups use their own index", () => {
 
 test("the stored device count stays equal to the real count across enroll, wipe and delete", async () => {
   const org = await t.createOrganization();
-  const stored = () =>
-    t.deps.db
-      .select({ value: organizations.deviceCount })
-      .from(organizations)
-      .where(eq(organizations.id, org.organizationId))
-      .get()?.value;
-  const real = () =>
-    t.deps.db
-      .select({ value: count() })
-      .from(devices)
-      .where(eq(devices.organizationId, org.organizationId))
-      .get()?.value;
+  const stored = async () =>
+    (
+      await firstRow(
+        t.deps.db
+          .select({ value: organizations.deviceCount })
+          .from(organizations)
+          .where(eq(organizations.id, org.organizationId)),
+      )
+    )?.value;
+  const real = async () =>
+    (
+      await firstRow(
+        t.deps.db
+          .select({ value: count() })
+          .from(devices)
+          .where(eq(devices.organizationId, org.organizationId)),
+      )
+    )?.value;
   const total = async () => (await t.request("GET", "/api/v1/devices", { token: org.adminToken })).body.total;
   const expectCount = async (expected: number) => {
-    expect(real()).toBe(expected);
-    expect(stored()).toBe(expected);
+    expect(await real()).toBe(expected);
+    expect(await stored()).toBe(expected);
     expect(await total()).toBe(expected);
   };
 

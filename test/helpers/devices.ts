@@ -127,12 +127,12 @@ export async function createTestPolicy(
 }
 
 /** The outbox events of an organization, oldest first. */
-export function recordedEvents(t: TestApp, organizationId: string, type?: string) {
-  return t.deps.db
-    .select()
-    .from(events)
-    .where(eq(events.organizationId, organizationId))
-    .orderBy(asc(events.sequence))
-    .all()
-    .filter((event) => type === undefined || event.type === type);
+export async function recordedEvents(t: TestApp, organizationId: string, type?: string) {
+  return (
+    await t.deps.db
+      .select()
+      .from(events)
+      .where(eq(events.organizationId, organizationId))
+      .orderBy(asc(events.sequence))
+  ).filter((event) => type === undefined || event.type === type);
 }

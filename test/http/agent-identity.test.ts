@@ -45,7 +45,7 @@ describe("DELETE /agent/device (unenroll)", () => {
     const org = await t.createOrganization();
     const enrolled = await enrollDevice(t, org.adminToken);
     expect((await t.request("DELETE", DEVICE, { token: enrolled.device_token })).status).toBe(204);
-    const [event] = recordedEvents(t, org.organizationId, "device.unenrolled");
+    const [event] = await recordedEvents(t, org.organizationId, "device.unenrolled");
     expect(event?.data).toEqual({
       device_id: enrolled.id,
       device_name: enrolled.device_name,

@@ -148,7 +148,7 @@ describe("POST /agent/checkin", () => {
         missing: [],
       });
       // Enrolled with an OS version but no facts, the device was unknown until this check-in.
-      const [changed] = recordedEvents(t, org.organizationId, "device.compliance_changed");
+      const [changed] = await recordedEvents(t, org.organizationId, "device.compliance_changed");
       expect(changed?.data).toMatchObject({
         device_id: enrolled.id,
         previous_status: "unknown",
@@ -370,15 +370,15 @@ describe("POST /agent/checkin", () => {
       });
       const vpnDown = { ...HEALTHY_FACTS, vpn_connected: false };
       await checkIn(t, enrolled.device_token, { facts: vpnDown });
-      const changes = () => recordedEvents(t, org.organizationId, "device.compliance_changed");
-      expect(changes()).toHaveLength(1);
+      const changes = async () => await recordedEvents(t, org.organizationId, "device.compliance_changed");
+      expect(await changes()).toHaveLength(1);
       // The same report again changes nothing: no event.
       await checkIn(t, enrolled.device_token, { facts: vpnDown });
-      expect(changes()).toHaveLength(1);
+      expect(await changes()).toHaveLength(1);
       // Another rule broken too: still non_compliant, but the violations changed.
       await checkIn(t, enrolled.device_token, { facts: { ...vpnDown, usb_storage_blocked: false } });
-      expect(changes()).toHaveLength(2);
-      expect(changes()[1]?.data).toMatchObject({
+      expect(await changes()).toHaveLength(2);
+      expect((await changes())[1]?.data).toMatchObject({
         previous_status: "non_compliant",
         status: "non_compliant",
         previous_violations: [{ rule: "network.vpn_required" }],
@@ -473,7 +473,7 @@ describe("POST /agent/wipes/:wipe_id/complete", () => {
     });
     const refused = await checkIn(t, enrolled.device_token);
     expect(refused.status).toBe(401);
-    const [wiped] = recordedEvents(t, org.organizationId, "device.wiped");
+    const [wiped] = await recordedEvents(t, org.organizationId, "device.wiped");
     expect(wiped?.data).toMatchObject({ device_id: enrolled.id, wipe_id: wipeId, platform: "macos" });
   });
 

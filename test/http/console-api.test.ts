@@ -423,12 +423,13 @@ describe("POST /auth/sso/discover", () => {
     const org = await organizationWithSaml(t, "Downgraded", ["corp.test"]);
     expect((await discover(t, "a@corp.test")).body.connections).toHaveLength(1);
     // `org set-plan` refuses this while SAML is enabled; a database from before that rule may hold it.
-    await withTransaction(t.deps.db, (tx) =>
-      tx
-        .update(organizations)
-        .set({ plan: "standard" })
-        .where(eq(organizations.id, org.organizationId))
-        .run(),
+    await withTransaction(
+      t.deps.db,
+      async (tx) =>
+        await tx
+          .update(organizations)
+          .set({ plan: "standard" })
+          .where(eq(organizations.id, org.organizationId)),
     );
     expect((await discover(t, "a@corp.test")).body).toEqual({ connections: [] });
   });

@@ -194,7 +194,7 @@ describe("POST /devices/enroll", () => {
     expect(device.body.user_id).toBe(member.id);
     expect(device.body.policy_id).toBe(policy.id);
 
-    const [event] = recordedEvents(t, org.organizationId, "device.enrolled");
+    const [event] = await recordedEvents(t, org.organizationId, "device.enrolled");
     expect(event?.data).toEqual({
       device_id: enrolled.id,
       device_name: enrolled.device_name,

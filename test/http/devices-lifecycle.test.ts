@@ -84,7 +84,9 @@ inProcessTest(
     const healthy = await checkIn(t, deviceToken, { policy_version: 1, facts: HEALTHY_FACTS });
     expect(healthy.body.compliance).toEqual({ status: "compliant", violations: [], missing: [] });
     expect(
-      recordedEvents(t, org.organizationId, "device.compliance_changed").map((event) => event.data.status),
+      (await recordedEvents(t, org.organizationId, "device.compliance_changed")).map(
+        (event) => event.data.status,
+      ),
     ).toEqual(["non_compliant", "compliant"]);
 
     // Suspend: a reason is required; suspending twice is a conflict.
@@ -204,7 +206,7 @@ inProcessTest(
     const organization = await t.request("GET", "/api/v1/organizations/current", { token: admin });
     expect(organization.body.device_count).toBe(0);
 
-    const lifecycle = recordedEvents(t, org.organizationId)
+    const lifecycle = (await recordedEvents(t, org.organizationId))
       .map((event) => event.type)
       .filter((type) => type !== "device.compliance_changed");
     expect(lifecycle).toEqual([
@@ -215,7 +217,7 @@ inProcessTest(
       "device.wiped",
       "device.deleted",
     ]);
-    for (const event of recordedEvents(t, org.organizationId)) {
+    for (const event of await recordedEvents(t, org.organizationId)) {
       expect(event.data).toMatchObject({
         device_id: id,
         device_name: enrolled.body.device_name,

@@ -178,7 +178,7 @@ describe("PUT /devices/:id/status", () => {
     });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ status: "offline", previous_status: "suspended" });
-    const [unsuspended] = recordedEvents(t, org.organizationId, "device.unsuspended");
+    const [unsuspended] = await recordedEvents(t, org.organizationId, "device.unsuspended");
     expect(unsuspended?.data).toMatchObject({ device_id: enrolled.id, status: "offline" });
   });
 
@@ -249,7 +249,7 @@ describe("POST /devices/:id/wipe and GET /devices/:id/wipe/:wipe_id", () => {
     });
     const command = (await checkIn(t, enrolled.device_token)).body.commands[0];
     expect(command).toMatchObject({ wipe_id: wipe.body.wipe_id, notify_user: true, reason: "stolen" });
-    const [requested] = recordedEvents(t, org.organizationId, "device.wipe_requested");
+    const [requested] = await recordedEvents(t, org.organizationId, "device.wipe_requested");
     expect(requested?.data).toMatchObject({
       device_id: enrolled.id,
       wipe_id: wipe.body.wipe_id,
@@ -363,7 +363,7 @@ describe("ids written in uppercase", () => {
     expect(followers.body.data.map((entry: { id: string }) => entry.id)).toEqual([enrolled.id]);
     // Assigning the same policy again, in lowercase, changes nothing.
     await t.request("PUT", `${device(enrolled.id)}/policy`, { token: admin, body: { policy_id: policy.id } });
-    expect(recordedEvents(t, org.organizationId, "policy.assigned")).toHaveLength(1);
+    expect(await recordedEvents(t, org.organizationId, "policy.assigned")).toHaveLength(1);
 
     const wipe = await t.request("POST", `${device(upper)}/wipe`, { token: admin, body: { reason: "x" } });
     expect(wipe.status).toBe(202);
@@ -426,7 +426,7 @@ describe("GET and PUT /devices/:id/policy", () => {
         settings: { usb_allowed: true },
       });
       expect((await t.request("GET", device(enrolled.id), { token: admin })).body.policy_id).toBe(open.id);
-      const [event] = recordedEvents(t, org.organizationId, "policy.assigned");
+      const [event] = await recordedEvents(t, org.organizationId, "policy.assigned");
       expect(event?.data).toMatchObject({
         policy_id: open.id,
         device_id: enrolled.id,
@@ -465,7 +465,7 @@ describe("GET and PUT /devices/:id/policy", () => {
       violations: [{ rule: "usb.allowed", required: false, actual: true, severity: "high" }],
       missing: [],
     });
-    const flips = recordedEvents(t, org.organizationId, "device.compliance_changed");
+    const flips = await recordedEvents(t, org.organizationId, "device.compliance_changed");
     expect(flips.at(-1)?.data).toMatchObject({ device_id: enrolled.id, status: "non_compliant" });
   });
 
@@ -651,7 +651,7 @@ describe("POST /devices/bulk", () => {
       expect((await t.request("GET", device(foreign.id), { token: stranger.adminToken })).body.status).toBe(
         "online",
       );
-      expect(recordedEvents(t, org.organizationId, "device.suspended")).toHaveLength(3);
+      expect(await recordedEvents(t, org.organizationId, "device.suspended")).toHaveLength(3);
 
       const unsuspend = await t.request("POST", `${DEVICES}/bulk`, {
         token: admin,

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { withTransaction } from "../../src/db/client";
+import { firstRow } from "../../src/db/first-row";
 import { devices, enrollmentTokens, events } from "../../src/db/schema";
 import { findPolicyTemplate } from "../../src/domain/policies/policy-templates";
 import { createTestApp, inProcessTest } from "../helpers/test-app";
@@ -16,10 +17,10 @@ async function insertDevice(organizationId: string, fields: Partial<DeviceRow> =
   const id = crypto.randomUUID();
   const now = t.clock.now().toISOString();
   deviceCounter += 1;
-  await withTransaction(t.deps.db, (tx) =>
-    tx
-      .insert(devices)
-      .values({
+  await withTransaction(
+    t.deps.db,
+    async (tx) =>
+      await tx.insert(devices).values({
         id,
         organizationId,
         deviceName: `device-${deviceCounter}`,
@@ -33,19 +34,18 @@ async function insertDevice(organizationId: string, fields: Partial<DeviceRow> =
         createdAt: now,
         updatedAt: now,
         ...fields,
-      })
-      .run(),
+      }),
   );
   return id;
 }
 
-function eventsOf(organizationId: string, type: string) {
-  return t.deps.db
-    .select({ data: events.data })
-    .from(events)
-    .where(and(eq(events.organizationId, organizationId), eq(events.type, type)))
-    .all()
-    .map((event) => event.data);
+async function eventsOf(organizationId: string, type: string) {
+  return (
+    await t.deps.db
+      .select({ data: events.data })
+      .from(events)
+      .where(and(eq(events.organizationId, organizationId), eq(events.type, type)))
+  ).map((event) => event.data);
 }
 
 async function setUp() {
@@ -172,20 +172,21 @@ describe("deleting a policy with devices", () => {
     const second = await insertDevice(org.organizationId, { policyId, status: "offline" });
     const wiped = await insertDevice(org.organizationId, { policyId, status: "wiped" });
     await insertDevice(org.organizationId);
-    const [token1] = await withTransaction(t.deps.db, (tx) =>
-      tx
-        .insert(enrollmentTokens)
-        .values({
-          id: crypto.randomUUID(),
-          organizationId: org.organizationId,
-          tokenHash: `hash-${crypto.randomUUID()}`,
-          expiresAt: "2027-01-01T00:00:00.000Z",
-          policyId,
-          createdBy: org.adminId,
-          createdAt: t.clock.now().toISOString(),
-        })
-        .returning({ id: enrollmentTokens.id })
-        .all(),
+    const [token1] = await withTransaction(
+      t.deps.db,
+      async (tx) =>
+        await tx
+          .insert(enrollmentTokens)
+          .values({
+            id: crypto.randomUUID(),
+            organizationId: org.organizationId,
+            tokenHash: `hash-${crypto.randomUUID()}`,
+            expiresAt: "2027-01-01T00:00:00.000Z",
+            policyId,
+            createdBy: org.adminId,
+            createdAt: t.clock.now().toISOString(),
+          })
+          .returning({ id: enrollmentTokens.id }),
     );
 
     const response = await t.request("DELETE", `/api/v1/policies/${policyId}`, { token });
@@ -197,19 +198,20 @@ describe("deleting a policy with devices", () => {
     expect(followers.body.data.map((entry: { id: string }) => entry.id)).toEqual(
       expect.arrayContaining([first, second]),
     );
-    const rows = t.deps.db.select({ id: devices.id, policyId: devices.policyId }).from(devices).all();
+    const rows = await t.deps.db.select({ id: devices.id, policyId: devices.policyId }).from(devices);
     expect(rows.filter((row) => [first, second, wiped].includes(row.id)).map((row) => row.policyId)).toEqual([
       null,
       null,
       null,
     ]);
-    const enrollment = t.deps.db
-      .select({ policyId: enrollmentTokens.policyId })
-      .from(enrollmentTokens)
-      .where(eq(enrollmentTokens.id, token1?.id ?? ""))
-      .get();
+    const enrollment = await firstRow(
+      t.deps.db
+        .select({ policyId: enrollmentTokens.policyId })
+        .from(enrollmentTokens)
+        .where(eq(enrollmentTokens.id, token1?.id ?? "")),
+    );
     expect(enrollment?.policyId).toBeNull();
-    expect(eventsOf(org.organizationId, "policy.deleted")).toEqual([
+    expect(await eventsOf(org.organizationId, "policy.deleted")).toEqual([
       { policy_id: policyId, name: "Engineering", affected_devices: 2, fallback_policy: defaultPolicyId },
     ]);
   });
@@ -232,20 +234,22 @@ describe("a change of settings re-evaluates the devices that follow the policy",
       token,
       body: { policy_data: { storage: { encryption_required: true } } },
     });
-    const row = t.deps.db
-      .select({ complianceStatus: devices.complianceStatus })
-      .from(devices)
-      .where(eq(devices.id, device))
-      .get();
+    const row = await firstRow(
+      t.deps.db
+        .select({ complianceStatus: devices.complianceStatus })
+        .from(devices)
+        .where(eq(devices.id, device)),
+    );
     expect(row?.complianceStatus).toBe("non_compliant");
-    expect(eventsOf(org.organizationId, "device.compliance_changed")).toEqual([
+    expect(await eventsOf(org.organizationId, "device.compliance_changed")).toEqual([
       expect.objectContaining({ device_id: device, previous_status: "compliant", status: "non_compliant" }),
     ]);
   });
 });
 
 describe("re-evaluation after a policy change", () => {
-  const deviceRow = (id: string) => t.deps.db.select().from(devices).where(eq(devices.id, id)).get();
+  const deviceRow = async (id: string) =>
+    await firstRow(t.deps.db.select().from(devices).where(eq(devices.id, id)));
 
   inProcessTest(
     "a device that has reported nothing stays unknown with no last_check; a reporting one is checked",
@@ -262,12 +266,12 @@ describe("re-evaluation after a policy change", () => {
         token,
         body: { policy_data: { network: { vpn_required: false } } },
       });
-      expect(deviceRow(silent)).toMatchObject({
+      expect(await deviceRow(silent)).toMatchObject({
         complianceStatus: "unknown",
         complianceCheckedAt: null,
         complianceStale: false,
       });
-      expect(deviceRow(reporting)).toMatchObject({
+      expect(await deviceRow(reporting)).toMatchObject({
         complianceStatus: "compliant",
         complianceCheckedAt: t.clock.now().toISOString(),
         complianceMissing: [],
@@ -293,13 +297,13 @@ describe("re-evaluation after a policy change", () => {
         complianceStale: false,
       });
       await t.request("DELETE", `/api/v1/policies/${policyId}`, { token });
-      expect(deviceRow(fallsBack)).toMatchObject({
+      expect(await deviceRow(fallsBack)).toMatchObject({
         complianceStatus: "non_compliant",
         complianceStale: false,
       });
-      expect(deviceRow(alreadyDefault)?.complianceStatus).toBe("compliant");
+      expect((await deviceRow(alreadyDefault))?.complianceStatus).toBe("compliant");
       expect(
-        eventsOf(org.organizationId, "device.compliance_changed").map(
+        (await eventsOf(org.organizationId, "device.compliance_changed")).map(
           (data) => (data as { device_id: string }).device_id,
         ),
       ).toEqual([fallsBack]);
@@ -315,7 +319,10 @@ describe("re-evaluation after a policy change", () => {
     const facts = { disk_encrypted: false, vpn_connected: true, usb_storage_blocked: true };
     const unassigned = await insertDevice(org.organizationId, { facts, complianceStatus: "non_compliant" });
     await t.request("PUT", "/api/v1/policies/default", { token, body: { policy_id: policyId } });
-    expect(deviceRow(unassigned)).toMatchObject({ complianceStatus: "compliant", complianceStale: false });
+    expect(await deviceRow(unassigned)).toMatchObject({
+      complianceStatus: "compliant",
+      complianceStale: false,
+    });
   });
 });
 
@@ -355,7 +362,7 @@ describe("the organization default", () => {
       expect((await t.request("GET", "/api/v1/policies/default", { token })).body.id).toBe(policyId);
       const former = await t.request("GET", `/api/v1/policies/${defaultPolicyId}`, { token });
       expect(former.body).toMatchObject({ is_default: false, device_count: 1 });
-      expect(eventsOf(org.organizationId, "policy.assigned")).toEqual([
+      expect(await eventsOf(org.organizationId, "policy.assigned")).toEqual([
         {
           policy_id: policyId,
           name: "Engineering",
@@ -381,7 +388,7 @@ describe("the organization default", () => {
     });
     expect(response.status).toBe(200);
     expect(response.body.id).toBe(defaultPolicyId);
-    expect(eventsOf(org.organizationId, "policy.assigned")).toEqual([]);
+    expect(await eventsOf(org.organizationId, "policy.assigned")).toEqual([]);
   });
 
   test("an unknown policy is 404; a policy_id that is not a UUID is 400", async () => {
@@ -453,7 +460,7 @@ describe("templates", () => {
     });
     const fetched = await t.request("GET", `/api/v1/policies/${response.body.id}`, { token });
     expect(fetched.body).toEqual(response.body);
-    expect(eventsOf(org.organizationId, "policy.created")).toContainEqual({
+    expect(await eventsOf(org.organizationId, "policy.created")).toContainEqual({
       policy_id: response.body.id,
       name: "Strict with headsets",
       version: 1,

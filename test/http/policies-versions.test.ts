@@ -7,14 +7,14 @@ const t = await createTestApp();
 afterAll(() => t.close());
 
 /** The outbox events of an organization of one type, oldest first. */
-function eventsOf(organizationId: string, type: string) {
-  return t.deps.db
-    .select({ data: events.data })
-    .from(events)
-    .where(and(eq(events.organizationId, organizationId), eq(events.type, type)))
-    .orderBy(asc(events.sequence))
-    .all()
-    .map((event) => event.data);
+async function eventsOf(organizationId: string, type: string) {
+  return (
+    await t.deps.db
+      .select({ data: events.data })
+      .from(events)
+      .where(and(eq(events.organizationId, organizationId), eq(events.type, type)))
+      .orderBy(asc(events.sequence))
+  ).map((event) => event.data);
 }
 
 async function createPolicy(token: string, body: Record<string, unknown>) {
@@ -89,7 +89,7 @@ describe("versions and history", () => {
       expect(paged.body.data.map((entry: { version: number }) => entry.version)).toEqual([1]);
       expect(paged.body.total).toBe(3);
 
-      expect(eventsOf(org.organizationId, "policy.updated")).toEqual([
+      expect(await eventsOf(org.organizationId, "policy.updated")).toEqual([
         {
           policy_id: policy.id,
           name: "Lab",
@@ -172,7 +172,7 @@ describe("versions and history", () => {
       token: org.adminToken,
     });
     expect(history.body.total).toBe(1);
-    expect(eventsOf(org.organizationId, "policy.updated")).toEqual([]);
+    expect(await eventsOf(org.organizationId, "policy.updated")).toEqual([]);
   });
 
   test("policy_data is merged over the current version, not over the defaults", async () => {
@@ -237,10 +237,10 @@ describe("events and audit", () => {
     t.clock.advanceSeconds(1);
     await t.request("DELETE", `/api/v1/policies/${policy.id}`, { token: org.adminToken });
 
-    expect(eventsOf(org.organizationId, "policy.created")).toEqual([
+    expect(await eventsOf(org.organizationId, "policy.created")).toEqual([
       { policy_id: policy.id, name: "Audited", version: 1 },
     ]);
-    expect(eventsOf(org.organizationId, "policy.deleted")).toEqual([
+    expect(await eventsOf(org.organizationId, "policy.deleted")).toEqual([
       { policy_id: policy.id, name: "Audited", affected_devices: 0, fallback_policy: defaultPolicy.body.id },
     ]);
     const audit = await t.request("GET", "/api/v1/audit-logs", { token: org.adminToken });

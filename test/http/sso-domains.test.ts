@@ -5,6 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../src/db/client";
+import { firstRow } from "../../src/db/first-row";
 import { organizations } from "../../src/db/schema";
 import { createSamlIdp } from "../helpers/saml-idp";
 import { freshTestApps, inProcessTest, type TestApp } from "../helpers/test-app";
@@ -179,15 +180,18 @@ describe("a domain belongs to one organization", () => {
       await organizationWithSaml(t, "Acme", ["a.test"]);
       const b = await organizationWithSaml(t, "AAA", ["b.test"]);
       // As an older Bulwark let it be stored: B lists A's domain too.
-      const row = t.deps.db.select().from(organizations).where(eq(organizations.id, b.organizationId)).get();
+      const row = await firstRow(
+        t.deps.db.select().from(organizations).where(eq(organizations.id, b.organizationId)),
+      );
       const sso = structuredClone(row?.ssoSettings) as { saml: { allowed_domains: string[] } };
       sso.saml.allowed_domains.push("a.test");
-      await withTransaction(t.deps.db, (tx) =>
-        tx
-          .update(organizations)
-          .set({ ssoSettings: sso })
-          .where(eq(organizations.id, b.organizationId))
-          .run(),
+      await withTransaction(
+        t.deps.db,
+        async (tx) =>
+          await tx
+            .update(organizations)
+            .set({ ssoSettings: sso })
+            .where(eq(organizations.id, b.organizationId)),
       );
       const location = await signInThroughIdp(t, b.organizationId, "new.person@a.test");
       expect(location.searchParams.get("error")).toBe("sso_domain_not_allowed");

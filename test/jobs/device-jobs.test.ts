@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { and, count, eq } from "drizzle-orm";
 import { withTransaction } from "../../src/db/client";
+import { firstRow } from "../../src/db/first-row";
 import { deviceLogs, devices, deviceTokens, enrollmentTokens } from "../../src/db/schema";
 import { enrollDevice as enrollDirectly } from "../../src/domain/devices/enroll-device";
 import { JOBS } from "../../src/jobs/jobs";
@@ -77,7 +78,7 @@ describe("mark-offline-devices", () => {
     expect(await statusOf(org.adminToken, suspended.id)).toBe("suspended");
 
     await runJob("mark-offline-devices");
-    const events = recordedEvents(t, org.organizationId, "device.offline");
+    const events = await recordedEvents(t, org.organizationId, "device.offline");
     expect(events.map((event) => event.data)).toEqual([
       {
         device_id: silent.id,
@@ -173,22 +174,23 @@ describe("purge-expired-device-credentials", () => {
     await t.request("DELETE", `/api/v1/enrollment-tokens/${revoked.id}`, { token: org.adminToken });
 
     await runJob("purge-expired-device-credentials");
-    const tokensOf = (deviceId: string) =>
-      t.deps.db.select().from(deviceTokens).where(eq(deviceTokens.deviceId, deviceId)).all();
-    expect(tokensOf(wiped.id)).toHaveLength(0);
-    expect(tokensOf(live.id)).toHaveLength(1);
+    const tokensOf = async (deviceId: string) =>
+      await t.deps.db.select().from(deviceTokens).where(eq(deviceTokens.deviceId, deviceId));
+    expect(await tokensOf(wiped.id)).toHaveLength(0);
+    expect(await tokensOf(live.id)).toHaveLength(1);
     const ours = [shortLived.id, longLived.id, revoked.id];
-    const remaining = () =>
-      t.deps.db
-        .select({ id: enrollmentTokens.id })
-        .from(enrollmentTokens)
-        .where(eq(enrollmentTokens.organizationId, org.organizationId))
-        .all()
+    const remaining = async () =>
+      (
+        await t.deps.db
+          .select({ id: enrollmentTokens.id })
+          .from(enrollmentTokens)
+          .where(eq(enrollmentTokens.organizationId, org.organizationId))
+      )
         .map((row) => row.id)
         .filter((id) => ours.includes(id))
         .sort();
     // Expired and revoked tokens stay listed, as such, for the grace period.
-    expect(remaining()).toEqual([...ours].sort());
+    expect(await remaining()).toEqual([...ours].sort());
     const listed = await t.request("GET", "/api/v1/enrollment-tokens", { token: org.adminToken });
     const stateOf = (id: string) =>
       listed.body.data.find((token: { id: string; state: string }) => token.id === id)?.state;
@@ -196,10 +198,10 @@ describe("purge-expired-device-credentials", () => {
 
     t.clock.advanceSeconds(30 * 86400 - 7200);
     await runJob("purge-expired-device-credentials");
-    expect(remaining()).toEqual([...ours].sort());
+    expect(await remaining()).toEqual([...ours].sort());
     t.clock.advanceSeconds(7200 + 1);
     await runJob("purge-expired-device-credentials");
-    expect(remaining()).toEqual([longLived.id]);
+    expect(await remaining()).toEqual([longLived.id]);
     expect((await checkIn(t, live.device_token)).status).toBe(200);
   });
 
@@ -213,26 +215,32 @@ describe("purge-expired-device-credentials", () => {
     t.clock.advanceSeconds(1);
     await runJob("purge-expired-device-credentials");
     expect(
-      t.deps.db.select().from(deviceTokens).where(eq(deviceTokens.deviceId, enrolled.id)).all(),
+      await t.deps.db.select().from(deviceTokens).where(eq(deviceTokens.deviceId, enrolled.id)),
     ).toHaveLength(0);
   });
 });
 
 describe("reevaluate-stale-compliance", () => {
-  const staleCount = (organizationId: string) =>
-    t.deps.db
-      .select({ value: count() })
-      .from(devices)
-      .where(and(eq(devices.organizationId, organizationId), eq(devices.complianceStale, true)))
-      .get()?.value;
-  const statusCount = (organizationId: string, status: "compliant" | "non_compliant") =>
-    t.deps.db
-      .select({ value: count() })
-      .from(devices)
-      .where(and(eq(devices.organizationId, organizationId), eq(devices.complianceStatus, status)))
-      .get()?.value;
+  const staleCount = async (organizationId: string) =>
+    (
+      await firstRow(
+        t.deps.db
+          .select({ value: count() })
+          .from(devices)
+          .where(and(eq(devices.organizationId, organizationId), eq(devices.complianceStale, true))),
+      )
+    )?.value;
+  const statusCount = async (organizationId: string, status: "compliant" | "non_compliant") =>
+    (
+      await firstRow(
+        t.deps.db
+          .select({ value: count() })
+          .from(devices)
+          .where(and(eq(devices.organizationId, organizationId), eq(devices.complianceStatus, status))),
+      )
+    )?.value;
 
-  test("a policy change evaluates the first batch at once; the job drains the rest, yielding between batches", async () => {
+  test("a policy change evaluates the first batch at once; the job drains the rest in batches that let other changes in between", async () => {
     const org = await t.createOrganization();
     const { token } = await createEnrollmentToken(t, org.adminToken, { max_uses: null });
     const total = 1200;
@@ -247,12 +255,13 @@ describe("reevaluate-stale-compliance", () => {
       });
     }
     // Every device reports an unencrypted disk: non-compliant under the default policy.
-    await withTransaction(t.deps.db, (tx) =>
-      tx
-        .update(devices)
-        .set({ facts: { ...HEALTHY_FACTS, disk_encrypted: false }, complianceStatus: "non_compliant" })
-        .where(eq(devices.organizationId, org.organizationId))
-        .run(),
+    await withTransaction(
+      t.deps.db,
+      async (tx) =>
+        await tx
+          .update(devices)
+          .set({ facts: { ...HEALTHY_FACTS, disk_encrypted: false }, complianceStatus: "non_compliant" })
+          .where(eq(devices.organizationId, org.organizationId)),
     );
     const defaultPolicy = await t.request("GET", "/api/v1/policies/default", { token: org.adminToken });
 
@@ -262,18 +271,27 @@ describe("reevaluate-stale-compliance", () => {
     });
     expect(update.status).toBe(200);
     expect(update.body.device_count).toBe(total);
-    expect(statusCount(org.organizationId, "compliant")).toBe(500);
-    expect(staleCount(org.organizationId)).toBe(total - 500);
+    expect(await statusCount(org.organizationId, "compliant")).toBe(500);
+    expect(await staleCount(org.organizationId)).toBe(total - 500);
 
-    // The first batch runs before the job first yields; the rest waits for the event loop.
+    // Each batch is a transaction of its own: a change asked for while the first batch runs is made
+    // before the second (transactions take the writer in turn).
     const run = runJob("reevaluate-stale-compliance");
-    expect(staleCount(org.organizationId)).toBe(total - 1000);
-    const meanwhile = await t.request("GET", "/api/v1/devices?page_size=1", { token: org.adminToken });
-    expect(meanwhile.status).toBe(200);
+    const meanwhile = await t.request("POST", "/api/v1/policies", {
+      token: org.adminToken,
+      body: { name: "Made while the job runs", policy_data: {} },
+    });
+    expect(meanwhile.status).toBe(201);
     expect(await run).toBe(total - 500);
-    expect(staleCount(org.organizationId)).toBe(0);
-    expect(statusCount(org.organizationId, "compliant")).toBe(total);
-    const flips = recordedEvents(t, org.organizationId, "device.compliance_changed");
+    const order = (await recordedEvents(t, org.organizationId))
+      .map((event) => event.type)
+      .filter((type) => type === "device.compliance_changed" || type === "policy.created");
+    // 500 flips by the policy change itself, 500 by the job's first batch, the new policy, the last 200.
+    expect(order).toHaveLength(total + 1);
+    expect(order.indexOf("policy.created")).toBe(1000);
+    expect(await staleCount(org.organizationId)).toBe(0);
+    expect(await statusCount(org.organizationId, "compliant")).toBe(total);
+    const flips = await recordedEvents(t, org.organizationId, "device.compliance_changed");
     expect(flips).toHaveLength(total);
     expect(flips[0]?.data).toMatchObject({ previous_status: "non_compliant", status: "compliant" });
     expect(await runJob("reevaluate-stale-compliance")).toBe(0);
@@ -282,13 +300,15 @@ describe("reevaluate-stale-compliance", () => {
   test("a check-in evaluates its own device and clears its stale flag", async () => {
     const org = await t.createOrganization();
     const enrolled = await enrollDevice(t, org.adminToken);
-    await withTransaction(t.deps.db, (tx) =>
-      tx.update(devices).set({ complianceStale: true }).where(eq(devices.id, enrolled.id)).run(),
+    await withTransaction(
+      t.deps.db,
+      async (tx) =>
+        await tx.update(devices).set({ complianceStale: true }).where(eq(devices.id, enrolled.id)),
     );
-    expect(staleCount(org.organizationId)).toBe(1);
+    expect(await staleCount(org.organizationId)).toBe(1);
     const response = await checkIn(t, enrolled.device_token, { facts: HEALTHY_FACTS });
     expect(response.body.compliance.status).toBe("compliant");
-    expect(staleCount(org.organizationId)).toBe(0);
+    expect(await staleCount(org.organizationId)).toBe(0);
   });
 });
 
@@ -298,20 +318,21 @@ describe("purge-device-logs", () => {
     const enrolled = await enrollDevice(t, org.adminToken);
     t.clock.advanceSeconds(LOG_RETENTION_DAYS * 86400 - 60);
     await checkIn(t, enrolled.device_token);
-    const logsOf = () =>
-      t.deps.db
-        .select({ event: deviceLogs.event })
-        .from(deviceLogs)
-        .where(eq(deviceLogs.deviceId, enrolled.id))
-        .all()
+    const logsOf = async () =>
+      (
+        await t.deps.db
+          .select({ event: deviceLogs.event })
+          .from(deviceLogs)
+          .where(eq(deviceLogs.deviceId, enrolled.id))
+      )
         .map((row) => row.event)
         .sort();
-    expect(logsOf()).toEqual(["device.checkin", "device.enrolled"]);
+    expect(await logsOf()).toEqual(["device.checkin", "device.enrolled"]);
 
     await runJob("purge-device-logs");
-    expect(logsOf()).toEqual(["device.checkin", "device.enrolled"]);
+    expect(await logsOf()).toEqual(["device.checkin", "device.enrolled"]);
     t.clock.advanceSeconds(61);
     expect(await runJob("purge-device-logs")).toBeGreaterThanOrEqual(1);
-    expect(logsOf()).toEqual(["device.checkin"]);
+    expect(await logsOf()).toEqual(["device.checkin"]);
   });
 });

@@ -365,12 +365,11 @@ describe("retries", () => {
     });
     const hangingId = await subscribe(hanging.url);
     const slowAttemptsSeenByFastReceiver: number[] = [];
-    const fast = receiver(() => {
-      const slow = t.deps.db
+    const fast = receiver(async () => {
+      const slow = await t.deps.db
         .select({ attempts: webhookDeliveries.attempts })
         .from(webhookDeliveries)
-        .where(eq(webhookDeliveries.webhookId, hangingId))
-        .all();
+        .where(eq(webhookDeliveries.webhookId, hangingId));
       slowAttemptsSeenByFastReceiver.push(...slow.map((row) => row.attempts));
       return new Response("ok");
     });
@@ -480,10 +479,10 @@ describe("target checks at send time", () => {
     // Saved while the name resolved to a public address (DNS rebinding).
     const webhookId = newId();
     const now = toIso(t.clock.now());
-    await withTransaction(t.deps.db, (tx) =>
-      tx
-        .insert(webhooks)
-        .values({
+    await withTransaction(
+      t.deps.db,
+      async (tx) =>
+        await tx.insert(webhooks).values({
           id: webhookId,
           organizationId: org.organizationId,
           url: "http://rebinding.example/hook",
@@ -491,8 +490,7 @@ describe("target checks at send time", () => {
           secret: SECRET,
           createdAt: now,
           updatedAt: now,
-        })
-        .run(),
+        }),
     );
     await record("policy.created", {});
 

@@ -13,26 +13,25 @@ import { auditLogs } from "../../db/schema";
  * Every statement is served by an index, so the cost follows the person's entries, not the trail's size.
  * Returns how many entries changed.
  */
-export function anonymiseAuditEntries(
+export async function anonymiseAuditEntries(
   tx: DbOrTx,
   organizationId: string,
   userId: string,
   actorIds: string[],
   email: string | null,
   replacement: string,
-): number {
+): Promise<number> {
   const changed = new Set<string>();
   const note = (rows: { id: string }[]) => {
     for (const row of rows) changed.add(row.id);
   };
   const inOrganization = eq(auditLogs.organizationId, organizationId);
   note(
-    tx
+    await tx
       .update(auditLogs)
       .set({ actorLabel: null, ip: null })
       .where(and(inOrganization, inArray(auditLogs.actorId, actorIds)))
-      .returning({ id: auditLogs.id })
-      .all(),
+      .returning({ id: auditLogs.id }),
   );
   // Two indexed lookups (by actor, by target): an OR of the two would read the organization's whole trail.
   const byOrAboutThem = sql`id IN (
@@ -50,7 +49,7 @@ export function anonymiseAuditEntries(
   );
   // Sign-in attempts at their account (anonymous until the password or code was right) came from them.
   note(
-    tx
+    await tx
       .update(auditLogs)
       .set({ ip: null })
       .where(
@@ -61,14 +60,13 @@ export function anonymiseAuditEntries(
           eq(auditLogs.actorType, "anonymous"),
         ),
       )
-      .returning({ id: auditLogs.id })
-      .all(),
+      .returning({ id: auditLogs.id }),
   );
   if (email) {
     // Any other place their email sits in the details of those entries (a "key name (email)" label).
     replaceEmailInJson(tx, "audit_logs", "details", byOrAboutThem, email, replacement);
     note(
-      tx
+      await tx
         .update(auditLogs)
         .set({ actorLabel: replacement })
         .where(
@@ -78,8 +76,7 @@ export function anonymiseAuditEntries(
             or(inOrganization, isNull(auditLogs.organizationId)),
           ),
         )
-        .returning({ id: auditLogs.id })
-        .all(),
+        .returning({ id: auditLogs.id }),
     );
   }
   return changed.size;

@@ -43,12 +43,12 @@ export const AuditLogSchema = Type.Object(
 export type AuditLogView = Static<typeof AuditLogSchema>;
 
 /** The organization's audit trail, newest first; `since` and `until` are instants in any offset. */
-export function listAuditLogs(
+export async function listAuditLogs(
   deps: DomainDeps,
   organizationId: string,
   filter: AuditLogFilter,
   page: { page: number; pageSize: number },
-): { data: AuditLogView[]; total: number } {
+): Promise<{ data: AuditLogView[]; total: number }> {
   const { since, until } = parseInstantRange(filter);
   const conditions: SQL[] = [eq(auditLogs.organizationId, organizationId)];
   if (filter.actorId) conditions.push(eq(auditLogs.actorId, filter.actorId));
@@ -57,7 +57,7 @@ export function listAuditLogs(
   if (since) conditions.push(gte(auditLogs.createdAt, since));
   if (until) conditions.push(lte(auditLogs.createdAt, until));
   const where = and(...conditions);
-  const { data: rows, total } = selectNewestFirstPage(deps.db, auditLogs, where, page);
+  const { data: rows, total } = await selectNewestFirstPage(deps.db, auditLogs, where, page);
   return {
     total,
     data: rows.map(toAuditLogView),

@@ -15,21 +15,19 @@ export interface AuditEntry {
 }
 
 /** Writes one audit row, in the caller's transaction when given one. */
-export function recordAudit(db: DbOrTx, now: Date, actor: Actor, entry: AuditEntry): void {
-  db.insert(auditLogs)
-    .values({
-      id: newId(),
-      organizationId: entry.organizationId === undefined ? actor.organizationId : entry.organizationId,
-      actorType: actor.type,
-      actorId: actor.id,
-      actorLabel: actor.label,
-      action: entry.action,
-      targetType: entry.targetType ?? null,
-      targetId: entry.targetId ?? null,
-      ip: actor.ip,
-      outcome: entry.outcome ?? "success",
-      details: entry.details ?? null,
-      createdAt: toIso(now),
-    })
-    .run();
+export async function recordAudit(db: DbOrTx, now: Date, actor: Actor, entry: AuditEntry): Promise<void> {
+  await db.insert(auditLogs).values({
+    id: newId(),
+    organizationId: entry.organizationId === undefined ? actor.organizationId : entry.organizationId,
+    actorType: actor.type,
+    actorId: actor.id,
+    actorLabel: actor.label,
+    action: entry.action,
+    targetType: entry.targetType ?? null,
+    targetId: entry.targetId ?? null,
+    ip: actor.ip,
+    outcome: entry.outcome ?? "success",
+    details: entry.details ?? null,
+    createdAt: toIso(now),
+  });
 }

@@ -1,13 +1,15 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { apiKeys } from "../../db/schema";
 import type { Actor } from "../deps";
 
 /** The user behind an actor: the user itself, or an API key's creator; null for devices and the system. */
-export function actorUserId(db: DbOrTx, actor: Actor): string | null {
+export async function actorUserId(db: DbOrTx, actor: Actor): Promise<string | null> {
   if (actor.type === "user") return actor.id;
   if (actor.type !== "api_key" || !actor.id) return null;
   return (
-    db.select({ userId: apiKeys.userId }).from(apiKeys).where(eq(apiKeys.id, actor.id)).get()?.userId ?? null
+    (await firstRow(db.select({ userId: apiKeys.userId }).from(apiKeys).where(eq(apiKeys.id, actor.id))))
+      ?.userId ?? null
   );
 }

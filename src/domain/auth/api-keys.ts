@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, isNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { selectNewestFirstPage } from "../../db/paged-query";
 import { apiKeys } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
@@ -90,9 +91,9 @@ export async function createApiKey(
     revokedAt: null,
     lastUsedAt: null,
   };
-  await withTransaction(deps.db, (tx) => {
-    tx.insert(apiKeys).values(row).run();
-    recordAudit(tx, now, actor, {
+  await withTransaction(deps.db, async (tx) => {
+    await tx.insert(apiKeys).values(row);
+    await recordAudit(tx, now, actor, {
       action: "api_key.create",
       targetType: "api_key",
       targetId: row.id,
@@ -103,7 +104,7 @@ export async function createApiKey(
 }
 
 /** The calling user's API keys (admins see the whole organization's), newest first, never the key. */
-export function listApiKeys(
+export async function listApiKeys(
   deps: DomainDeps,
   principal: Principal,
   page: { page: number; pageSize: number },
@@ -111,7 +112,7 @@ export function listApiKeys(
   const filter = hasScope(principal.scopes, "admin")
     ? eq(apiKeys.organizationId, principal.organizationId)
     : and(eq(apiKeys.organizationId, principal.organizationId), eq(apiKeys.userId, principal.userId));
-  const { data: rows, total } = selectNewestFirstPage(deps.db, apiKeys, filter, page);
+  const { data: rows, total } = await selectNewestFirstPage(deps.db, apiKeys, filter, page);
   return { data: rows.map(toApiKeyView), total };
 }
 
@@ -123,20 +124,21 @@ export async function revokeApiKey(
   id: string,
 ): Promise<void> {
   assertSignedInUser(principal);
-  const row = deps.db
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.id, id), eq(apiKeys.organizationId, principal.organizationId)))
-    .get();
+  const row = await firstRow(
+    deps.db
+      .select()
+      .from(apiKeys)
+      .where(and(eq(apiKeys.id, id), eq(apiKeys.organizationId, principal.organizationId))),
+  );
   if (!row || (row.userId !== principal.userId && !hasScope(principal.scopes, "admin")))
     throw new NotFoundError("API key");
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    tx.update(apiKeys)
+  await withTransaction(deps.db, async (tx) => {
+    await tx
+      .update(apiKeys)
       .set({ revokedAt: toIso(now) })
-      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
-      .run();
-    recordAudit(tx, now, actor, { action: "api_key.revoke", targetType: "api_key", targetId: id });
+      .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)));
+    await recordAudit(tx, now, actor, { action: "api_key.revoke", targetType: "api_key", targetId: id });
   });
 }
 

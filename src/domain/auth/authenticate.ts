@@ -97,12 +97,13 @@ async function authenticateApiKey(deps: AuthDeps, key: string): Promise<Principa
     throw new UnauthenticatedError("api_key_expired", "invalid API key", "the API key has expired");
   assertUserActive(row.user);
   if (!row.key.lastUsedAt || addSeconds(new Date(row.key.lastUsedAt), LAST_USED_RESOLUTION_SECONDS) <= now) {
-    await withTransaction(deps.db, (tx) =>
-      tx
-        .update(apiKeys)
-        .set({ lastUsedAt: toIso(now) })
-        .where(eq(apiKeys.id, row.key.id))
-        .run(),
+    await withTransaction(
+      deps.db,
+      async (tx) =>
+        await tx
+          .update(apiKeys)
+          .set({ lastUsedAt: toIso(now) })
+          .where(eq(apiKeys.id, row.key.id)),
     );
   }
   return {

@@ -5,13 +5,10 @@ import { revokeUserApiKeys } from "./revoke-user-api-keys";
 import { revokeUserSessions } from "./sign-out";
 
 /** The ids of every API key a user created, live or not (audit entries name keys by id). */
-export function userApiKeyIds(tx: DbOrTx, userId: string): string[] {
-  return tx
-    .select({ id: apiKeys.id })
-    .from(apiKeys)
-    .where(eq(apiKeys.userId, userId))
-    .all()
-    .map((key) => key.id);
+export async function userApiKeyIds(tx: DbOrTx, userId: string): Promise<string[]> {
+  return (await tx.select({ id: apiKeys.id }).from(apiKeys).where(eq(apiKeys.userId, userId))).map(
+    (key) => key.id,
+  );
 }
 
 /**
@@ -19,18 +16,18 @@ export function userApiKeyIds(tx: DbOrTx, userId: string): string[] {
  * rows stay, without the addresses sessions came from or the names keys were given, and the sign-in
  * failures counted against the email go.
  */
-export function endUserAccess(
+export async function endUserAccess(
   tx: DbOrTx,
   now: Date,
   userId: string,
   email: string | null,
-): { sessions_revoked: number; api_keys_revoked: number } {
+): Promise<{ sessions_revoked: number; api_keys_revoked: number }> {
   const revoked = {
-    sessions_revoked: revokeUserSessions(tx, now, userId, "user erased"),
-    api_keys_revoked: revokeUserApiKeys(tx, now, userId),
+    sessions_revoked: await revokeUserSessions(tx, now, userId, "user erased"),
+    api_keys_revoked: await revokeUserApiKeys(tx, now, userId),
   };
-  tx.update(sessions).set({ ip: null }).where(eq(sessions.userId, userId)).run();
-  tx.update(apiKeys).set({ name: "erased" }).where(eq(apiKeys.userId, userId)).run();
-  if (email) tx.delete(loginFailures).where(eq(loginFailures.email, email)).run();
+  await tx.update(sessions).set({ ip: null }).where(eq(sessions.userId, userId));
+  await tx.update(apiKeys).set({ name: "erased" }).where(eq(apiKeys.userId, userId));
+  if (email) await tx.delete(loginFailures).where(eq(loginFailures.email, email));
   return revoked;
 }

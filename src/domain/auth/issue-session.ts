@@ -51,7 +51,7 @@ export async function signTokenPair(
 }
 
 /** Stores a new session row and its first refresh token. */
-export function insertSession(
+export async function insertSession(
   tx: Tx,
   now: Date,
   input: {
@@ -61,34 +61,30 @@ export function insertSession(
     signInMethod: "password" | "mfa" | "sso";
     signed: SignedTokens;
   },
-): void {
-  tx.insert(sessions)
-    .values({
-      id: input.sessionId,
-      userId: input.userId,
-      ip: input.ip,
-      signInMethod: input.signInMethod,
-      createdAt: toIso(now),
-      expiresAt: toIso(input.signed.refreshExpiresAt),
-    })
-    .run();
-  insertRefreshToken(tx, now, input.sessionId, input.userId, input.signed);
+): Promise<void> {
+  await tx.insert(sessions).values({
+    id: input.sessionId,
+    userId: input.userId,
+    ip: input.ip,
+    signInMethod: input.signInMethod,
+    createdAt: toIso(now),
+    expiresAt: toIso(input.signed.refreshExpiresAt),
+  });
+  await insertRefreshToken(tx, now, input.sessionId, input.userId, input.signed);
 }
 
-export function insertRefreshToken(
+export async function insertRefreshToken(
   tx: Tx,
   now: Date,
   sessionId: string,
   userId: string,
   signed: SignedTokens,
-): void {
-  tx.insert(refreshTokens)
-    .values({
-      id: signed.refreshJti,
-      userId,
-      sessionId,
-      issuedAt: toIso(now),
-      expiresAt: toIso(signed.refreshExpiresAt),
-    })
-    .run();
+): Promise<void> {
+  await tx.insert(refreshTokens).values({
+    id: signed.refreshJti,
+    userId,
+    sessionId,
+    issuedAt: toIso(now),
+    expiresAt: toIso(signed.refreshExpiresAt),
+  });
 }

@@ -1,5 +1,6 @@
 import { and, eq, sql } from "drizzle-orm";
 import { connectionOf, type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { loginFailures } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
@@ -21,25 +22,25 @@ export async function reservePasswordAttempt(deps: DomainDeps, email: string, ip
   const lockout = passwordLockout(deps, email, ip);
   if (lockout) throw lockout;
   // The lock is written and committed first, then reported: a throw inside would roll it back.
-  const lockedUntil = await withTransaction(deps.db, (tx): string | null => {
-    const row = findRow(tx, email, ip);
+  const lockedUntil = await withTransaction(deps.db, async (tx): Promise<string | null> => {
+    const row = await findRow(tx, email, ip);
     if (row?.lockedUntil && row.lockedUntil > toIso(now)) return row.lockedUntil;
     const isWindowOver = !row || addSeconds(new Date(row.windowStartedAt), lockoutSeconds) <= now;
     const attempts = isWindowOver ? 0 : row.failures;
     if (attempts >= maxFailures) {
       const until = toIso(addSeconds(now, lockoutSeconds));
-      tx.update(loginFailures)
+      await tx
+        .update(loginFailures)
         .set({ lockedUntil: until })
-        .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
-        .run();
+        .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)));
       return until;
     }
     const windowStartedAt = isWindowOver ? toIso(now) : (row?.windowStartedAt ?? toIso(now));
     const values = { failures: attempts + 1, windowStartedAt, lockedUntil: null };
-    tx.insert(loginFailures)
+    await tx
+      .insert(loginFailures)
       .values({ email, ip, ...values })
-      .onConflictDoUpdate({ target: [loginFailures.email, loginFailures.ip], set: values })
-      .run();
+      .onConflictDoUpdate({ target: [loginFailures.email, loginFailures.ip], set: values });
     return null;
   });
   if (lockedUntil) throw lockedOut(now, lockedUntil);
@@ -58,46 +59,50 @@ export function passwordLockout(deps: DomainDeps, email: string, ip: string): Ra
 }
 
 /** After a wrong password: the attempt stays counted; reaching the maximum locks the pair out. */
-export function settleFailedPasswordAttempt(deps: DomainDeps, tx: DbOrTx, email: string, ip: string): void {
+export async function settleFailedPasswordAttempt(
+  deps: DomainDeps,
+  tx: DbOrTx,
+  email: string,
+  ip: string,
+): Promise<void> {
   const now = deps.clock.now();
-  const row = findRow(tx, email, ip);
+  const row = await findRow(tx, email, ip);
   if (row && row.failures >= deps.config.auth.login_max_failures && !row.lockedUntil) {
-    tx.update(loginFailures)
+    await tx
+      .update(loginFailures)
       .set({ lockedUntil: toIso(addSeconds(now, deps.config.auth.login_lockout_seconds)) })
-      .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
-      .run();
+      .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)));
   }
 }
 
 /** How many more failures (email, ip) may have before sign-in locks. */
-export function attemptsLeft(deps: DomainDeps, tx: DbOrTx, email: string, ip: string): number {
-  return Math.max(0, deps.config.auth.login_max_failures - (findRow(tx, email, ip)?.failures ?? 0));
+export async function attemptsLeft(deps: DomainDeps, tx: DbOrTx, email: string, ip: string): Promise<number> {
+  return Math.max(0, deps.config.auth.login_max_failures - ((await findRow(tx, email, ip))?.failures ?? 0));
 }
 
 /** After a correct password that still needs a second factor: this attempt was no failure. */
-export function releasePasswordAttempt(tx: DbOrTx, email: string, ip: string): void {
-  tx.update(loginFailures)
+export async function releasePasswordAttempt(tx: DbOrTx, email: string, ip: string): Promise<void> {
+  await tx
+    .update(loginFailures)
     .set({ failures: sql`max(${loginFailures.failures} - 1, 0)` })
-    .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
-    .run();
+    .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)));
 }
 
 /** After a full sign-in: the pair starts afresh. */
-export function clearPasswordAttempts(tx: DbOrTx, email: string, ip: string): void {
-  tx.delete(loginFailures)
-    .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
-    .run();
+export async function clearPasswordAttempts(tx: DbOrTx, email: string, ip: string): Promise<void> {
+  await tx.delete(loginFailures).where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)));
 }
 
 const LOCKED_UNTIL =
   "SELECT locked_until AS lockedUntil FROM login_failures WHERE email = $email AND ip = $ip";
 
-function findRow(tx: DbOrTx, email: string, ip: string) {
-  return tx
-    .select()
-    .from(loginFailures)
-    .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
-    .get();
+async function findRow(tx: DbOrTx, email: string, ip: string) {
+  return await firstRow(
+    tx
+      .select()
+      .from(loginFailures)
+      .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip))),
+  );
 }
 
 function lockedOut(now: Date, lockedUntil: string): RateLimitedError {

@@ -14,18 +14,16 @@ export async function purgeExpiredCredentials(deps: DomainDeps): Promise<{
   const now = deps.clock.now();
   const nowIso = toIso(now);
   const staleFailuresBefore = toIso(addSeconds(now, -deps.config.auth.login_lockout_seconds));
-  return await withTransaction(deps.db, (tx) => {
-    const tokens = tx
+  return await withTransaction(deps.db, async (tx) => {
+    const tokens = await tx
       .delete(refreshTokens)
       .where(lt(refreshTokens.expiresAt, nowIso))
-      .returning({ id: refreshTokens.id })
-      .all();
-    const ended = tx
+      .returning({ id: refreshTokens.id });
+    const ended = await tx
       .delete(sessions)
       .where(lt(sessions.expiresAt, nowIso))
-      .returning({ id: sessions.id })
-      .all();
-    const failures = tx
+      .returning({ id: sessions.id });
+    const failures = await tx
       .delete(loginFailures)
       .where(
         and(
@@ -33,13 +31,11 @@ export async function purgeExpiredCredentials(deps: DomainDeps): Promise<{
           or(isNull(loginFailures.lockedUntil), lt(loginFailures.lockedUntil, nowIso)),
         ),
       )
-      .returning({ email: loginFailures.email })
-      .all();
-    const challenges = tx
+      .returning({ email: loginFailures.email });
+    const challenges = await tx
       .delete(mfaChallenges)
       .where(lt(mfaChallenges.expiresAt, nowIso))
-      .returning({ id: mfaChallenges.id })
-      .all();
+      .returning({ id: mfaChallenges.id });
     return {
       sessions: ended.length,
       refreshTokens: tokens.length,

@@ -1,5 +1,6 @@
 import { and, eq, gte, isNull, ne } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { refreshTokens, sessions, users } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
@@ -27,9 +28,9 @@ export async function refreshSession(
   input: { refreshToken: string; ip: string; isBrowserCookie?: boolean },
 ): Promise<TokenPair> {
   const claims = await verifyOwnToken<RefreshClaims>(deps, input.refreshToken, "refresh");
-  const row = deps.db.select().from(refreshTokens).where(eq(refreshTokens.id, claims.jti)).get();
-  const session = deps.db.select().from(sessions).where(eq(sessions.id, claims.sid)).get();
-  const user = deps.db.select().from(users).where(eq(users.id, claims.sub)).get();
+  const row = await firstRow(deps.db.select().from(refreshTokens).where(eq(refreshTokens.id, claims.jti)));
+  const session = await firstRow(deps.db.select().from(sessions).where(eq(sessions.id, claims.sid)));
+  const user = await firstRow(deps.db.select().from(users).where(eq(users.id, claims.sub)));
   if (!row || !session || !user || row.sessionId !== session.id)
     throw new UnauthenticatedError("refresh_token_invalid", "invalid refresh token");
   const now = deps.clock.now();
@@ -40,12 +41,13 @@ export async function refreshSession(
     organizationId: user.organizationId,
     ip: input.ip,
   };
-  const lostSuccessors = input.isBrowserCookie && row.usedAt ? unusedSuccessors(deps.db, row, now) : null;
+  const lostSuccessors =
+    input.isBrowserCookie && row.usedAt ? await unusedSuccessors(deps.db, row, now) : null;
   if (row.usedAt && !lostSuccessors) {
     if (!session.revokedAt) {
-      await withTransaction(deps.db, (tx) => {
-        revokeSession(tx, now, session.id, "refresh token reuse");
-        recordAudit(tx, now, actor, {
+      await withTransaction(deps.db, async (tx) => {
+        await revokeSession(tx, now, session.id, "refresh token reuse");
+        await recordAudit(tx, now, actor, {
           action: "auth.refresh_token_reused",
           outcome: "failure",
           targetType: "session",
@@ -65,31 +67,30 @@ export async function refreshSession(
     throw new UnauthenticatedError("account_disabled", "account disabled");
 
   const signed = await signTokenPair(deps, user, session.id);
-  await withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, async (tx) => {
     if (lostSuccessors) {
       // The browser never received these: they end, so the session keeps a single live refresh token.
       for (const successor of lostSuccessors)
-        tx.update(refreshTokens)
+        await tx
+          .update(refreshTokens)
           .set({ revokedAt: toIso(now) })
-          .where(eq(refreshTokens.id, successor))
-          .run();
+          .where(eq(refreshTokens.id, successor));
     } else {
       // Only one concurrent refresh with the same token can win this update.
-      const used = tx
+      const used = await tx
         .update(refreshTokens)
         .set({ usedAt: toIso(now) })
         .where(
           and(eq(refreshTokens.id, row.id), isNull(refreshTokens.usedAt), isNull(refreshTokens.revokedAt)),
         )
-        .returning({ id: refreshTokens.id })
-        .all();
+        .returning({ id: refreshTokens.id });
       if (used.length !== 1) throw new UnauthenticatedError("refresh_token_invalid", "invalid refresh token");
     }
-    insertRefreshToken(tx, now, session.id, user.id, signed);
-    tx.update(sessions)
+    await insertRefreshToken(tx, now, session.id, user.id, signed);
+    await tx
+      .update(sessions)
       .set({ expiresAt: toIso(signed.refreshExpiresAt) })
-      .where(eq(sessions.id, session.id))
-      .run();
+      .where(eq(sessions.id, session.id));
   });
   return signed.pair;
 }
@@ -98,9 +99,13 @@ export async function refreshSession(
  * The tokens issued when `used` was used, if that was less than BROWSER_RETRY_SECONDS ago and none of
  * them has been used or revoked since; null otherwise (then presenting `used` again is theft).
  */
-function unusedSuccessors(db: DbOrTx, used: typeof refreshTokens.$inferSelect, now: Date): string[] | null {
+async function unusedSuccessors(
+  db: DbOrTx,
+  used: typeof refreshTokens.$inferSelect,
+  now: Date,
+): Promise<string[] | null> {
   if (!used.usedAt || now.getTime() - Date.parse(used.usedAt) > BROWSER_RETRY_SECONDS * 1000) return null;
-  const successors = db
+  const successors = await db
     .select({ id: refreshTokens.id, usedAt: refreshTokens.usedAt, revokedAt: refreshTokens.revokedAt })
     .from(refreshTokens)
     .where(
@@ -109,20 +114,19 @@ function unusedSuccessors(db: DbOrTx, used: typeof refreshTokens.$inferSelect, n
         ne(refreshTokens.id, used.id),
         gte(refreshTokens.issuedAt, used.usedAt),
       ),
-    )
-    .all();
+    );
   if (successors.length === 0 || successors.some((token) => token.usedAt || token.revokedAt)) return null;
   return successors.map((token) => token.id);
 }
 
 /** Marks a session and all of its refresh tokens revoked. */
-export function revokeSession(tx: DbOrTx, now: Date, sessionId: string, reason: string): void {
-  tx.update(sessions)
+export async function revokeSession(tx: DbOrTx, now: Date, sessionId: string, reason: string): Promise<void> {
+  await tx
+    .update(sessions)
     .set({ revokedAt: toIso(now), revokedReason: reason })
-    .where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt)))
-    .run();
-  tx.update(refreshTokens)
+    .where(and(eq(sessions.id, sessionId), isNull(sessions.revokedAt)));
+  await tx
+    .update(refreshTokens)
     .set({ revokedAt: toIso(now) })
-    .where(and(eq(refreshTokens.sessionId, sessionId), isNull(refreshTokens.revokedAt)))
-    .run();
+    .where(and(eq(refreshTokens.sessionId, sessionId), isNull(refreshTokens.revokedAt)));
 }

@@ -4,11 +4,12 @@ import { apiKeys } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 
 /** Every API key of the user stops working at once (the user is deleted); returns how many were live. */
-export function revokeUserApiKeys(tx: DbOrTx, now: Date, userId: string): number {
-  return tx
-    .update(apiKeys)
-    .set({ revokedAt: toIso(now) })
-    .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
-    .returning({ id: apiKeys.id })
-    .all().length;
+export async function revokeUserApiKeys(tx: DbOrTx, now: Date, userId: string): Promise<number> {
+  return (
+    await tx
+      .update(apiKeys)
+      .set({ revokedAt: toIso(now) })
+      .where(and(eq(apiKeys.userId, userId), isNull(apiKeys.revokedAt)))
+      .returning({ id: apiKeys.id })
+  ).length;
 }

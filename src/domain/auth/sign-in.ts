@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { organizations, users } from "../../db/schema";
 import type { SIGN_IN_METHODS } from "../../db/schema/enums";
 import { toIso } from "../../lib/clock";
@@ -60,7 +61,7 @@ export async function signInWithPassword(
 ): Promise<SignInResult> {
   const email = normalizeEmail(input.email);
   await reservePasswordAttempt(deps, email, input.ip);
-  const user = deps.db.select().from(users).where(eq(users.email, email)).get();
+  const user = await firstRow(deps.db.select().from(users).where(eq(users.email, email)));
   const isPasswordCorrect = await verifyPassword(
     input.password,
     user?.passwordHash ?? (await dummyHash(deps)),
@@ -74,9 +75,9 @@ export async function signInWithPassword(
   };
   const now = deps.clock.now();
   if (!user || !isPasswordCorrect || user.deletedAt) {
-    await withTransaction(deps.db, (tx) => {
-      settleFailedPasswordAttempt(deps, tx, email, input.ip);
-      recordAudit(tx, now, anonymous, {
+    await withTransaction(deps.db, async (tx) => {
+      await settleFailedPasswordAttempt(deps, tx, email, input.ip);
+      await recordAudit(tx, now, anonymous, {
         action: "auth.login",
         outcome: "failure",
         targetType: "user",
@@ -88,10 +89,10 @@ export async function signInWithPassword(
   }
   if (user.isDisabled || user.isRestricted) {
     const reason = user.isDisabled ? "account disabled" : "account restricted";
-    await withTransaction(deps.db, (tx) => {
+    await withTransaction(deps.db, async (tx) => {
       // The password was right: no guess to count, so re-enabling the account is not followed by a lockout.
-      clearPasswordAttempts(tx, email, input.ip);
-      recordAudit(tx, now, anonymous, {
+      await clearPasswordAttempts(tx, email, input.ip);
+      await recordAudit(tx, now, anonymous, {
         action: "auth.login",
         outcome: "failure",
         targetType: "user",
@@ -102,11 +103,14 @@ export async function signInWithPassword(
     throw new UnauthenticatedError(user.isDisabled ? "account_disabled" : "account_restricted", reason);
   }
   if (user.mfaEnabled) return await challengeSecondFactor(deps, user, anonymous, input.ip);
-  const requireMfa = deps.db
-    .select({ flag: organizations.requireMfa })
-    .from(organizations)
-    .where(eq(organizations.id, user.organizationId))
-    .get()?.flag;
+  const requireMfa = (
+    await firstRow(
+      deps.db
+        .select({ flag: organizations.requireMfa })
+        .from(organizations)
+        .where(eq(organizations.id, user.organizationId)),
+    )
+  )?.flag;
   return {
     kind: "tokens",
     tokens: await startSession(deps, user, input.ip, "password"),
@@ -128,17 +132,21 @@ async function challengeSecondFactor(
   ip: string,
 ): Promise<SignInResult> {
   const now = deps.clock.now();
-  const mfaToken = await withTransaction(deps.db, (tx) => {
-    releasePasswordAttempt(tx, user.email, ip);
-    recordAudit(tx, now, actor, { action: "auth.mfa_challenge", targetType: "user", targetId: user.id });
-    return createSignInChallenge(tx, user.id, now);
+  const mfaToken = await withTransaction(deps.db, async (tx) => {
+    await releasePasswordAttempt(tx, user.email, ip);
+    await recordAudit(tx, now, actor, {
+      action: "auth.mfa_challenge",
+      targetType: "user",
+      targetId: user.id,
+    });
+    return await createSignInChallenge(tx, user.id, now);
   });
   return {
     kind: "mfa_required",
     challenge: {
       mfa_required: true,
       mfa_token: mfaToken,
-      mfa_methods: methodTypes(deps.db, user.id),
+      mfa_methods: await methodTypes(deps.db, user.id),
       expires_in: MFA_TOKEN_TTL_SECONDS,
     },
   };
@@ -156,14 +164,14 @@ export async function startSession(
   const sessionId = newId();
   const signed = await signTokenPair(deps, user, sessionId);
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    insertSession(tx, now, { sessionId, userId: user.id, ip, signInMethod, signed });
-    clearPasswordAttempts(tx, user.email, ip);
-    tx.update(users)
+  await withTransaction(deps.db, async (tx) => {
+    await insertSession(tx, now, { sessionId, userId: user.id, ip, signInMethod, signed });
+    await clearPasswordAttempts(tx, user.email, ip);
+    await tx
+      .update(users)
       .set({ lastLoginAt: toIso(now) })
-      .where(eq(users.id, user.id))
-      .run();
-    recordAudit(
+      .where(eq(users.id, user.id));
+    await recordAudit(
       tx,
       now,
       { type: "user", id: user.id, label: user.email, organizationId: user.organizationId, ip },

@@ -39,10 +39,10 @@ export async function signOut(
     }
   }
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
+  await withTransaction(deps.db, async (tx) => {
     const ended = new Set([principal.sessionId, refreshSessionId].filter((id): id is string => id !== null));
-    for (const sessionId of ended) revokeSession(tx, now, sessionId, "logout");
-    recordAudit(tx, now, actor, {
+    for (const sessionId of ended) await revokeSession(tx, now, sessionId, "logout");
+    await recordAudit(tx, now, actor, {
       action: "auth.logout",
       targetType: "session",
       targetId: principal.sessionId,
@@ -51,19 +51,19 @@ export async function signOut(
 }
 
 /** Revokes every session of a user except `keepSessionId` (password change, disable, delete); returns how many. */
-export function revokeUserSessions(
+export async function revokeUserSessions(
   tx: DbOrTx,
   now: Date,
   userId: string,
   reason: string,
   keepSessionId: string | null = null,
-): number {
+): Promise<number> {
   const filter = keepSessionId
     ? and(eq(sessions.userId, userId), isNull(sessions.revokedAt), ne(sessions.id, keepSessionId))
     : and(eq(sessions.userId, userId), isNull(sessions.revokedAt));
-  const ended = tx.select({ id: sessions.id }).from(sessions).where(filter).all();
-  for (const { id } of ended) revokeSession(tx, now, id, reason);
+  const ended = await tx.select({ id: sessions.id }).from(sessions).where(filter);
+  for (const { id } of ended) await revokeSession(tx, now, id, reason);
   // A sign-in waiting for its second factor would otherwise outlive the password that started it.
-  cancelPendingSignIns(tx, userId);
+  await cancelPendingSignIns(tx, userId);
   return ended.length;
 }

@@ -26,26 +26,25 @@ export interface TokenKeys {
 
 /** Loads the signing keys, creating the first one if the database has none. */
 export async function loadOrCreateTokenKeys(db: Db, now: Date): Promise<TokenKeys> {
-  let rows = db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt)).all();
+  let rows = await db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
   if (rows.length === 0) {
     const pair = await generateKeyPair(ALGORITHM, { extractable: true });
     const id = newId();
     const publicJwk = { ...(await exportJWK(pair.publicKey)), kid: id, alg: ALGORITHM, use: "sig" };
     const privateJwk = { ...(await exportJWK(pair.privateKey)), kid: id, alg: ALGORITHM };
     // Two processes starting at once on a fresh database may both get here; the loser re-reads.
-    await withTransaction(db, (tx) =>
-      tx
-        .insert(signingKeys)
-        .values({
+    await withTransaction(
+      db,
+      async (tx) =>
+        await tx.insert(signingKeys).values({
           id,
           algorithm: ALGORITHM,
           privateJwk: JSON.stringify(privateJwk),
           publicJwk: JSON.stringify(publicJwk),
           createdAt: toIso(now),
-        })
-        .run(),
+        }),
     );
-    rows = db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt)).all();
+    rows = await db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
   }
   const verificationKeys = new Map<string, { key: CryptoKey; jwk: JWK }>();
   for (const row of rows) {

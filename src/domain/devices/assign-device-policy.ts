@@ -26,20 +26,20 @@ export async function assignDevicePolicy(
 ): Promise<DevicePolicyView> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  return await withTransaction(deps.db, (tx) => {
-    const device = findDevice(tx, organizationId, deviceId);
+  return await withTransaction(deps.db, async (tx) => {
+    const device = await findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped")
       throw new ConflictError("device_wiped", "device has been wiped", "its policy is final");
     const policy = resolveEffectivePolicy(tx, organizationId, policyId);
     // The stored id is the policy's own spelling, whatever case the request used.
     const assignedPolicyId = policyId === null ? null : policy.id;
     if (device.policyId === assignedPolicyId) return toDevicePolicyView(device, policy);
-    tx.update(devices)
+    await tx
+      .update(devices)
       .set({ policyId: assignedPolicyId, updatedAt: timestamp })
-      .where(eq(devices.id, device.id))
-      .run();
+      .where(eq(devices.id, device.id));
     const updated: DeviceRow = { ...device, policyId: assignedPolicyId, updatedAt: timestamp };
-    const compliance = reevaluateDeviceCompliance(
+    const compliance = await reevaluateDeviceCompliance(
       tx,
       now,
       updated,
@@ -54,7 +54,7 @@ export async function assignDevicePolicy(
     };
     appendDeviceLog(tx, now, device.id, "policy.assigned", details);
     recordEvent(tx, now, organizationId, "policy.assigned", deviceEventData(device, details));
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "device.assign_policy",
       targetType: "device",
       targetId: device.id,

@@ -63,17 +63,19 @@ export async function bulkDeviceAction(
     }
   }
   const succeeded = results.filter((result) => result.success).length;
-  await withTransaction(deps.db, (tx) =>
-    recordAudit(tx, deps.clock.now(), actor, {
-      action: "device.bulk",
-      targetType: "device",
-      details: {
-        action: input.action,
-        device_count: results.length,
-        succeeded,
-        failed: results.length - succeeded,
-      },
-    }),
+  await withTransaction(
+    deps.db,
+    async (tx) =>
+      await recordAudit(tx, deps.clock.now(), actor, {
+        action: "device.bulk",
+        targetType: "device",
+        details: {
+          action: input.action,
+          device_count: results.length,
+          succeeded,
+          failed: results.length - succeeded,
+        },
+      }),
   );
   return { action: input.action, results, succeeded, failed: results.length - succeeded };
 }

@@ -43,8 +43,8 @@ export async function changeDeviceStatus(
   }
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  return await withTransaction(deps.db, (tx) => {
-    const device = findDevice(tx, organizationId, deviceId);
+  return await withTransaction(deps.db, async (tx) => {
+    const device = await findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped")
       throw new ConflictError("device_wiped", "device has been wiped", "its status is final");
     if (isSuspending && device.status === "suspended") {
@@ -63,14 +63,16 @@ export async function changeDeviceStatus(
       : device.lastSeen >= onlineSince
         ? "online"
         : "offline";
-    tx.update(devices)
+    await tx
+      .update(devices)
       .set({ status, suspendedReason: isSuspending ? reason : null, updatedAt: timestamp })
-      .where(eq(devices.id, device.id))
-      .run();
+      .where(eq(devices.id, device.id));
     const event = isSuspending ? "device.suspended" : "device.unsuspended";
     // A suspended device's certificate dies with the suspension; once unsuspended, the agent renews it
     // with its device token (POST /agent/certificate).
-    const revokedCertificates = isSuspending ? revokeDeviceCertificates(tx, now, device.id, "suspended") : 0;
+    const revokedCertificates = isSuspending
+      ? await revokeDeviceCertificates(tx, now, device.id, "suspended")
+      : 0;
     const details =
       isSuspending && reason
         ? { reason, ...(revokedCertificates > 0 ? { certificates_revoked: revokedCertificates } : {}) }
@@ -86,7 +88,7 @@ export async function changeDeviceStatus(
         "device.unsuspended",
         deviceEventData(device, { status, previous_reason: device.suspendedReason }),
       );
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: isSuspending ? "device.suspend" : "device.unsuspend",
       targetType: "device",
       targetId: device.id,

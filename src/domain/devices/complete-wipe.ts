@@ -1,5 +1,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { devices, deviceTokens, wipes } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
@@ -26,13 +27,14 @@ export async function completeWipe(
 ): Promise<WipeView> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  return await withTransaction(deps.db, (tx) => {
-    const device = findDevice(tx, caller.organizationId, caller.deviceId);
-    const wipe = tx
-      .select()
-      .from(wipes)
-      .where(and(eq(wipes.id, wipeId.toLowerCase()), eq(wipes.deviceId, device.id)))
-      .get();
+  return await withTransaction(deps.db, async (tx) => {
+    const device = await findDevice(tx, caller.organizationId, caller.deviceId);
+    const wipe = await firstRow(
+      tx
+        .select()
+        .from(wipes)
+        .where(and(eq(wipes.id, wipeId.toLowerCase()), eq(wipes.deviceId, device.id))),
+    );
     if (!wipe) throw new NotFoundError("wipe");
     if (wipe.status !== "pending") {
       throw new ConflictError(
@@ -44,21 +46,21 @@ export async function completeWipe(
     const outcome = input.success
       ? { status: "completed" as const, error: null }
       : { status: "failed" as const, error: input.error ?? "the agent reported a failure" };
-    tx.update(wipes)
+    await tx
+      .update(wipes)
       .set({ status: outcome.status, completedAt: timestamp, error: outcome.error })
-      .where(eq(wipes.id, wipe.id))
-      .run();
+      .where(eq(wipes.id, wipe.id));
     const details = { wipe_id: wipe.id, reason: wipe.reason, error: outcome.error };
     if (input.success) {
-      tx.update(devices)
+      await tx
+        .update(devices)
         .set({ status: "wiped", updatedAt: timestamp })
-        .where(eq(devices.id, device.id))
-        .run();
-      tx.update(deviceTokens)
+        .where(eq(devices.id, device.id));
+      await tx
+        .update(deviceTokens)
         .set({ revokedAt: timestamp })
-        .where(and(eq(deviceTokens.deviceId, device.id), isNull(deviceTokens.revokedAt)))
-        .run();
-      revokeDeviceCertificates(tx, now, device.id, "wiped");
+        .where(and(eq(deviceTokens.deviceId, device.id), isNull(deviceTokens.revokedAt)));
+      await revokeDeviceCertificates(tx, now, device.id, "wiped");
       appendDeviceLog(tx, now, device.id, "wipe.completed", details);
       recordEvent(
         tx,
@@ -70,7 +72,7 @@ export async function completeWipe(
     } else {
       appendDeviceLog(tx, now, device.id, "wipe.failed", details);
     }
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: input.success ? "device.wipe_complete" : "device.wipe_fail",
       outcome: input.success ? "success" : "failure",
       targetType: "device",

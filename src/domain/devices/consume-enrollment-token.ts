@@ -1,5 +1,6 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { enrollmentTokens, organizations } from "../../db/schema";
 import { hashSecret } from "../../lib/secrets";
 import { UnauthenticatedError } from "../errors";
@@ -9,12 +10,17 @@ import { type EnrollmentTokenRow, type EnrollmentTokenState, stateOf } from "./e
  * Counts one use of an enrollment token inside the enrollment transaction, or refuses it (401 saying
  * why). The increment is guarded by max_uses in SQL, so concurrent enrollments cannot overuse a token.
  */
-export function consumeEnrollmentToken(tx: DbOrTx, now: Date, token: string): EnrollmentTokenRow {
-  const row = tx
-    .select()
-    .from(enrollmentTokens)
-    .where(eq(enrollmentTokens.tokenHash, hashSecret(token)))
-    .get();
+export async function consumeEnrollmentToken(
+  tx: DbOrTx,
+  now: Date,
+  token: string,
+): Promise<EnrollmentTokenRow> {
+  const row = await firstRow(
+    tx
+      .select()
+      .from(enrollmentTokens)
+      .where(eq(enrollmentTokens.tokenHash, hashSecret(token))),
+  );
   if (!row)
     throw new UnauthenticatedError(
       "enrollment_token_unknown",
@@ -23,18 +29,19 @@ export function consumeEnrollmentToken(tx: DbOrTx, now: Date, token: string): En
     );
   const state = stateOf(row, now);
   if (state !== "active") throw refusal(state);
-  const used = tx
-    .update(enrollmentTokens)
-    .set({ uses: sql`${enrollmentTokens.uses} + 1` })
-    .where(
-      and(
-        eq(enrollmentTokens.id, row.id),
-        isNull(enrollmentTokens.revokedAt),
-        or(isNull(enrollmentTokens.maxUses), lt(enrollmentTokens.uses, enrollmentTokens.maxUses)),
-      ),
-    )
-    .returning()
-    .get();
+  const used = await firstRow(
+    tx
+      .update(enrollmentTokens)
+      .set({ uses: sql`${enrollmentTokens.uses} + 1` })
+      .where(
+        and(
+          eq(enrollmentTokens.id, row.id),
+          isNull(enrollmentTokens.revokedAt),
+          or(isNull(enrollmentTokens.maxUses), lt(enrollmentTokens.uses, enrollmentTokens.maxUses)),
+        ),
+      )
+      .returning(),
+  );
   if (!used) throw refusal("used_up");
   return used;
 }
@@ -52,12 +59,13 @@ function refusal(state: Exclude<EnrollmentTokenState, "active">): Unauthenticate
  * The id of the enrollment token with this value, whatever its state, or null: enrollment is rate
  * limited per existing token, so guessed values fall back to the per-address budget.
  */
-export function findEnrollmentTokenId(db: DbOrTx, token: string): string | null {
-  const row = db
-    .select({ id: enrollmentTokens.id })
-    .from(enrollmentTokens)
-    .where(eq(enrollmentTokens.tokenHash, hashSecret(token)))
-    .get();
+export async function findEnrollmentTokenId(db: DbOrTx, token: string): Promise<string | null> {
+  const row = await firstRow(
+    db
+      .select({ id: enrollmentTokens.id })
+      .from(enrollmentTokens)
+      .where(eq(enrollmentTokens.tokenHash, hashSecret(token))),
+  );
   return row?.id ?? null;
 }
 
@@ -65,17 +73,18 @@ export function findEnrollmentTokenId(db: DbOrTx, token: string): string | null 
  * The organization (id and name) of a usable enrollment token, or null: read before the enrollment
  * transaction to sign a device certificate with that organization's CA. An unusable token signs nothing.
  */
-export function enrollmentTokenOrganization(
+export async function enrollmentTokenOrganization(
   db: DbOrTx,
   token: string,
   now: Date,
-): { id: string; name: string } | null {
-  const row = db
-    .select({ token: enrollmentTokens, name: organizations.name })
-    .from(enrollmentTokens)
-    .innerJoin(organizations, eq(organizations.id, enrollmentTokens.organizationId))
-    .where(eq(enrollmentTokens.tokenHash, hashSecret(token)))
-    .get();
+): Promise<{ id: string; name: string } | null> {
+  const row = await firstRow(
+    db
+      .select({ token: enrollmentTokens, name: organizations.name })
+      .from(enrollmentTokens)
+      .innerJoin(organizations, eq(organizations.id, enrollmentTokens.organizationId))
+      .where(eq(enrollmentTokens.tokenHash, hashSecret(token))),
+  );
   if (!row || stateOf(row.token, now) !== "active") return null;
   return { id: row.token.organizationId, name: row.name };
 }

@@ -42,20 +42,20 @@ export async function createEnrollmentToken(
     createdAt: toIso(now),
     revokedAt: null,
   };
-  await withTransaction(deps.db, (tx) => {
-    row.createdByUserId = actorUserId(tx, actor);
+  await withTransaction(deps.db, async (tx) => {
+    row.createdByUserId = await actorUserId(tx, actor);
     if (row.userId) {
-      const userId = findLiveUserId(tx, organizationId, row.userId);
+      const userId = await findLiveUserId(tx, organizationId, row.userId);
       if (!userId) throw new NotFoundError("user", `no user ${row.userId} in this organization`);
       row.userId = userId;
     }
     if (row.policyId) {
-      const policyId = findPolicyId(tx, organizationId, row.policyId);
+      const policyId = await findPolicyId(tx, organizationId, row.policyId);
       if (!policyId) throw new NotFoundError("policy", `no policy ${row.policyId} in this organization`);
       row.policyId = policyId;
     }
-    tx.insert(enrollmentTokens).values(row).run();
-    recordAudit(tx, now, actor, {
+    await tx.insert(enrollmentTokens).values(row);
+    await recordAudit(tx, now, actor, {
       action: "enrollment_token.create",
       targetType: "enrollment_token",
       targetId: row.id,

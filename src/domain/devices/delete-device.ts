@@ -18,8 +18,8 @@ export async function deleteDevice(
   deviceId: string,
 ): Promise<void> {
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    const device = findDevice(tx, organizationId, deviceId);
+  await withTransaction(deps.db, async (tx) => {
+    const device = await findDevice(tx, organizationId, deviceId);
     if (device.status !== "wiped") {
       throw new ConflictError(
         "device_not_wiped",
@@ -27,9 +27,9 @@ export async function deleteDevice(
         `its status is ${device.status}; a device that will never confirm a wipe (lost, stolen, destroyed) is removed with POST /api/v1/devices/${device.id}/retire`,
       );
     }
-    removeDeviceRow(tx, organizationId, device.id);
+    await removeDeviceRow(tx, organizationId, device.id);
     recordEvent(tx, now, organizationId, "device.deleted", deviceEventData(device));
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "device.delete",
       targetType: "device",
       targetId: device.id,
@@ -42,10 +42,10 @@ export async function deleteDevice(
  * Removes a device's row, and with it (cascade) its tokens, certificates, logs and wipes; its VPN
  * address and hardware_id are free again. Keeps the organization's device count.
  */
-export function removeDeviceRow(tx: DbOrTx, organizationId: string, deviceId: string): void {
-  tx.delete(devices).where(eq(devices.id, deviceId)).run();
-  tx.update(organizations)
+export async function removeDeviceRow(tx: DbOrTx, organizationId: string, deviceId: string): Promise<void> {
+  await tx.delete(devices).where(eq(devices.id, deviceId));
+  await tx
+    .update(organizations)
     .set({ deviceCount: sql`${organizations.deviceCount} - 1` })
-    .where(eq(organizations.id, organizationId))
-    .run();
+    .where(eq(organizations.id, organizationId));
 }

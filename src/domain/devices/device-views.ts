@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { devices } from "../../db/schema";
 import { DEVICE_STATUSES, PLATFORMS } from "../../db/schema/enums";
 import { formatIpv4 } from "../../lib/ipv4";
@@ -135,12 +136,13 @@ export interface DeviceEventData {
  * Finds a device of the organization; another organization's device is not found. Ids are lowercase
  * UUIDs, so an id written in uppercase finds the same device.
  */
-export function findDevice(db: DbOrTx, organizationId: string, id: string): DeviceRow {
-  const row = db
-    .select()
-    .from(devices)
-    .where(and(eq(devices.id, id.toLowerCase()), eq(devices.organizationId, organizationId)))
-    .get();
+export async function findDevice(db: DbOrTx, organizationId: string, id: string): Promise<DeviceRow> {
+  const row = await firstRow(
+    db
+      .select()
+      .from(devices)
+      .where(and(eq(devices.id, id.toLowerCase()), eq(devices.organizationId, organizationId))),
+  );
   if (!row) throw new NotFoundError("device");
   return row;
 }

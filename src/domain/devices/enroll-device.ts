@@ -1,5 +1,6 @@
 import { and, eq, ne, sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { devices, deviceTokens, organizations } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -99,21 +100,22 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
     input.csr === undefined ? undefined : await signEnrollmentCertificate(deps, input, deviceId, now);
 
   return await withTransaction(deps.db, async (tx) => {
-    const token = consumeEnrollmentToken(tx, now, input.enrollmentToken);
+    const token = await consumeEnrollmentToken(tx, now, input.enrollmentToken);
     const organizationId = token.organizationId;
     if (certificate && certificate.organizationId !== organizationId)
       throw new Error("the enrollment token changed organization while the certificate was signed");
-    const enrolled = tx
-      .select({ id: devices.id })
-      .from(devices)
-      .where(
-        and(
-          eq(devices.organizationId, organizationId),
-          eq(devices.hardwareId, input.hardwareId),
-          ne(devices.status, "wiped"),
+    const enrolled = await firstRow(
+      tx
+        .select({ id: devices.id })
+        .from(devices)
+        .where(
+          and(
+            eq(devices.organizationId, organizationId),
+            eq(devices.hardwareId, input.hardwareId),
+            ne(devices.status, "wiped"),
+          ),
         ),
-      )
-      .get();
+    );
     if (enrolled) {
       throw new ConflictError(
         "hardware_id_enrolled",
@@ -122,7 +124,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       );
     }
     // Two peers with one key would take each other's tunnel; the key is free again once its device is wiped.
-    const keyHolder = selectPublicKeyHolder(tx, vpnKeys.publicKey).get();
+    const keyHolder = await firstRow(selectPublicKeyHolder(tx, vpnKeys.publicKey));
     if (keyHolder) {
       throw new ConflictError(
         "public_key_taken",
@@ -131,8 +133,10 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       );
     }
     // The token's user or policy may have been deleted since it was issued; the device then has none.
-    const userId = token.userId ? (findLiveUserId(tx, organizationId, token.userId) ?? null) : null;
-    const policyId = token.policyId ? (findPolicyId(tx, organizationId, token.policyId) ?? null) : null;
+    const userId = token.userId ? ((await findLiveUserId(tx, organizationId, token.userId)) ?? null) : null;
+    const policyId = token.policyId
+      ? ((await findPolicyId(tx, organizationId, token.policyId)) ?? null)
+      : null;
     const policy = resolveEffectivePolicy(deps.db, organizationId, policyId);
     const compliance = evaluateCompliance({
       platform: input.platform,
@@ -141,7 +145,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       minimums: deps.config.devices.min_os_versions,
     });
     const isEvaluated = hasReportedState({ osVersion: input.osVersion });
-    const organizationSubnet = organizationVpnSubnet(tx, organizationId);
+    const organizationSubnet = await organizationVpnSubnet(tx, organizationId);
     const block = organizationAddressBlock(deps.config.vpn, organizationSubnet);
     const address = allocateVpnAddress(tx, block.range, block.subnet);
     const device: DeviceRow = {
@@ -176,22 +180,20 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       createdAt: timestamp,
       updatedAt: timestamp,
     };
-    tx.insert(devices).values(device).run();
-    tx.update(organizations)
+    await tx.insert(devices).values(device);
+    await tx
+      .update(organizations)
       .set({ deviceCount: sql`${organizations.deviceCount} + 1` })
-      .where(eq(organizations.id, organizationId))
-      .run();
-    tx.insert(deviceTokens)
-      .values({
-        id: newId(),
-        deviceId: device.id,
-        tokenHash: hashSecret(deviceToken),
-        expiresAt: tokenExpiresAt,
-        revokedAt: null,
-        createdAt: timestamp,
-      })
-      .run();
-    if (certificate) storeDeviceCertificate(tx, now, device, certificate.signed);
+      .where(eq(organizations.id, organizationId));
+    await tx.insert(deviceTokens).values({
+      id: newId(),
+      deviceId: device.id,
+      tokenHash: hashSecret(deviceToken),
+      expiresAt: tokenExpiresAt,
+      revokedAt: null,
+      createdAt: timestamp,
+    });
+    if (certificate) await storeDeviceCertificate(tx, now, device, certificate.signed);
     const details = {
       user_id: userId,
       policy_id: policy.id,
@@ -208,7 +210,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       user_id: userId,
       policy_id: policy.id,
     });
-    recordAudit(
+    await recordAudit(
       tx,
       now,
       { type: "device", id: device.id, label: device.deviceName, organizationId, ip: input.ip },
@@ -253,7 +255,7 @@ async function signEnrollmentCertificate(
   now: Date,
 ): Promise<{ organizationId: string; signed: SignedDeviceCertificate } | undefined> {
   const request = await verifyCertificateSigningRequest(input.csr ?? "");
-  const organization = enrollmentTokenOrganization(deps.db, input.enrollmentToken, now);
+  const organization = await enrollmentTokenOrganization(deps.db, input.enrollmentToken, now);
   if (!organization) return undefined;
   const ca = await deviceCa(deps, organization.id);
   const signed = await signDeviceCertificate(

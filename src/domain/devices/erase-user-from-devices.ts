@@ -10,19 +10,19 @@ import { unassignUserDevices } from "./unassign-user-devices";
  * tokens and the initiator of wipes (in the wipe and in the device's wipe.requested log entry), becomes
  * `replacement`. Returns the devices unassigned.
  */
-export function eraseUserFromDevices(
+export async function eraseUserFromDevices(
   tx: DbOrTx,
   now: Date,
   organizationId: string,
   userId: string,
   email: string | null,
   replacement: string,
-): number {
-  const unassigned = unassignUserDevices(tx, now, userId);
-  tx.update(enrollmentTokens)
+): Promise<number> {
+  const unassigned = await unassignUserDevices(tx, now, userId);
+  await tx
+    .update(enrollmentTokens)
     .set({ userId: null })
-    .where(and(eq(enrollmentTokens.organizationId, organizationId), eq(enrollmentTokens.userId, userId)))
-    .run();
+    .where(and(eq(enrollmentTokens.organizationId, organizationId), eq(enrollmentTokens.userId, userId)));
   if (email) {
     const inOrganization = sql`organization_id = ${organizationId}`;
     // Device logs name the initiator of a wipe: only the logs of devices this person wiped are read.

@@ -49,11 +49,11 @@ export function toDevicePolicyView(device: DeviceRow, policy: EffectivePolicy): 
 }
 
 /** The policy a device follows: its own, or the organization default. */
-export function getDevicePolicy(
+export async function getDevicePolicy(
   deps: DomainDeps,
   organizationId: string,
   deviceId: string,
-): DevicePolicyView {
-  const device = findDevice(deps.db, organizationId, deviceId);
+): Promise<DevicePolicyView> {
+  const device = await findDevice(deps.db, organizationId, deviceId);
   return toDevicePolicyView(device, resolveEffectivePolicy(deps.db, organizationId, device.policyId));
 }

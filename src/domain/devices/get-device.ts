@@ -53,10 +53,10 @@ export function getDevice(deps: DomainDeps, organizationId: string, deviceId: st
 }
 
 /** A device's compliance report as last evaluated. */
-export function getDeviceCompliance(
+export async function getDeviceCompliance(
   deps: DomainDeps,
   organizationId: string,
   deviceId: string,
-): ComplianceReport {
-  return toComplianceReport(findDevice(deps.db, organizationId, deviceId));
+): Promise<ComplianceReport> {
+  return toComplianceReport(await findDevice(deps.db, organizationId, deviceId));
 }

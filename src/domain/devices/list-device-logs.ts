@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, count, desc, eq, gte, lte, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { deviceLogs } from "../../db/schema";
 import { Timestamp } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
@@ -57,19 +58,22 @@ export function normalizeLogFilter(filter: DeviceLogFilter): DeviceLogFilter {
 }
 
 /** A device's activity log, newest first, filtered (see normalizeLogFilter) and paginated. */
-export function listDeviceLogs(
+export async function listDeviceLogs(
   deps: DomainDeps,
   organizationId: string,
   deviceId: string,
   rawFilter: DeviceLogFilter,
   page: { page: number; pageSize: number },
-): { data: DeviceLogEntry[]; total: number } {
+): Promise<{ data: DeviceLogEntry[]; total: number }> {
   const filter = normalizeLogFilter(rawFilter);
-  const device = findDevice(deps.db, organizationId, deviceId);
-  const rows = selectDeviceLogPage(deps.db, device.id, filter, page).all();
+  const device = await findDevice(deps.db, organizationId, deviceId);
+  const rows = await selectDeviceLogPage(deps.db, device.id, filter, page);
   const total =
-    deps.db.select({ value: count() }).from(deviceLogs).where(logConditions(device.id, filter)).get()
-      ?.value ?? 0;
+    (
+      await firstRow(
+        deps.db.select({ value: count() }).from(deviceLogs).where(logConditions(device.id, filter)),
+      )
+    )?.value ?? 0;
   return {
     data: rows.map((row) => ({ timestamp: row.createdAt, event: row.event, details: row.details })),
     total,

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { deviceCounts, devices } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { selectUnfilteredDevicePage } from "./device-page-anchors";
@@ -58,15 +59,15 @@ export function selectDevicePage(
  * (device-page-anchors.ts) and its total is the organization's maintained device count, so the common
  * listing never counts rows.
  */
-export function listDevices(
+export async function listDevices(
   deps: DomainDeps,
   organizationId: string,
   filter: DeviceListFilter,
   page: { page: number; pageSize: number },
-): { data: DeviceListItem[]; total: number } {
+): Promise<{ data: DeviceListItem[]; total: number }> {
   if (filterConditions(filter).length === 0) return selectUnfilteredDevicePage(deps.db, organizationId, page);
-  const rows = selectDevicePage(deps.db, organizationId, filter, page).all();
-  return { data: rows.map(toDeviceListItem), total: countDevices(deps.db, organizationId, filter) };
+  const rows = await selectDevicePage(deps.db, organizationId, filter, page);
+  return { data: rows.map(toDeviceListItem), total: await countDevices(deps.db, organizationId, filter) };
 }
 
 /**
@@ -74,29 +75,35 @@ export function listDevices(
  * status, platform and compliance (device_counts) for those filters, and a count of rows only for a user
  * or a name.
  */
-function countDevices(db: DbOrTx, organizationId: string, filter: DeviceListFilter): number {
+async function countDevices(db: DbOrTx, organizationId: string, filter: DeviceListFilter): Promise<number> {
   if (filter.userId === undefined && filter.nameContains === undefined) {
     return (
-      db
-        .select({ value: sql<number>`coalesce(sum(${deviceCounts.count}), 0)` })
-        .from(deviceCounts)
-        .where(
-          and(
-            eq(deviceCounts.organizationId, organizationId),
-            filter.status ? eq(deviceCounts.status, filter.status) : undefined,
-            filter.platform ? eq(deviceCounts.platform, filter.platform) : undefined,
-            filter.compliance ? eq(deviceCounts.complianceStatus, filter.compliance) : undefined,
-          ),
+      (
+        await firstRow(
+          db
+            .select({ value: sql<number>`coalesce(sum(${deviceCounts.count}), 0)` })
+            .from(deviceCounts)
+            .where(
+              and(
+                eq(deviceCounts.organizationId, organizationId),
+                filter.status ? eq(deviceCounts.status, filter.status) : undefined,
+                filter.platform ? eq(deviceCounts.platform, filter.platform) : undefined,
+                filter.compliance ? eq(deviceCounts.complianceStatus, filter.compliance) : undefined,
+              ),
+            ),
         )
-        .get()?.value ?? 0
+      )?.value ?? 0
     );
   }
   return (
-    db
-      .select({ value: count() })
-      .from(devices)
-      .where(and(eq(devices.organizationId, organizationId), ...filterConditions(filter)))
-      .get()?.value ?? 0
+    (
+      await firstRow(
+        db
+          .select({ value: count() })
+          .from(devices)
+          .where(and(eq(devices.organizationId, organizationId), ...filterConditions(filter))),
+      )
+    )?.value ?? 0
   );
 }
 

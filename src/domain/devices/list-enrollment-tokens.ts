@@ -5,13 +5,13 @@ import type { DomainDeps } from "../deps";
 import { type EnrollmentTokenView, toView } from "./enrollment-token-view";
 
 /** The organization's enrollment tokens, newest first, without their values. */
-export function listEnrollmentTokens(
+export async function listEnrollmentTokens(
   deps: DomainDeps,
   organizationId: string,
   page: { page: number; pageSize: number },
-): { data: EnrollmentTokenView[]; total: number } {
+): Promise<{ data: EnrollmentTokenView[]; total: number }> {
   const now = deps.clock.now();
   const filter = eq(enrollmentTokens.organizationId, organizationId);
-  const { data: rows, total } = selectNewestFirstPage(deps.db, enrollmentTokens, filter, page);
+  const { data: rows, total } = await selectNewestFirstPage(deps.db, enrollmentTokens, filter, page);
   return { data: rows.map((row) => toView(row, now)), total };
 }

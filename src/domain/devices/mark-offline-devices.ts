@@ -20,13 +20,13 @@ export async function markOfflineDevices(deps: DomainDeps): Promise<number> {
   const cutoff = toIso(addSeconds(now, -deps.config.devices.offline_after_seconds));
   let total = 0;
   for (;;) {
-    const changed = await withTransaction(deps.db, (tx) => {
+    const changed = await withTransaction(deps.db, async (tx) => {
       const stale = tx
         .select({ id: devices.id })
         .from(devices)
         .where(and(eq(devices.status, "online"), lt(devices.lastSeen, cutoff)))
         .limit(OFFLINE_BATCH_SIZE);
-      const rows = tx
+      const rows = await tx
         .update(devices)
         .set({ status: "offline", updatedAt: timestamp })
         .where(inArray(devices.id, stale))
@@ -36,8 +36,7 @@ export async function markOfflineDevices(deps: DomainDeps): Promise<number> {
           deviceName: devices.deviceName,
           platform: devices.platform,
           lastSeen: devices.lastSeen,
-        })
-        .all();
+        });
       for (const device of rows) {
         const details = {
           last_seen: device.lastSeen,

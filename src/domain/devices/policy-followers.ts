@@ -1,5 +1,6 @@
 import { and, count, desc, eq, inArray, isNull, ne, or, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { devices } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 
@@ -47,19 +48,19 @@ export function selectUnassignedDeviceCount(db: DbOrTx, organizationId: string) 
  * default policy also the devices without a policy. Both read only the policy index, so the cost grows
  * with the policies' own devices, not with the organization's.
  */
-export function countPolicyDevices(
+export async function countPolicyDevices(
   db: DbOrTx,
   organizationId: string,
   defaultPolicyId: string,
   policyIds: string[],
-): Map<string, number> {
+): Promise<Map<string, number>> {
   const counts = new Map(policyIds.map((policyId) => [policyId, 0]));
   if (policyIds.length === 0) return counts;
-  for (const row of selectAssignedDeviceCounts(db, organizationId, policyIds).all()) {
+  for (const row of await selectAssignedDeviceCounts(db, organizationId, policyIds)) {
     if (row.policyId !== null) counts.set(row.policyId, row.devices);
   }
   if (counts.has(defaultPolicyId)) {
-    const unassigned = selectUnassignedDeviceCount(db, organizationId).get()?.value ?? 0;
+    const unassigned = (await firstRow(selectUnassignedDeviceCount(db, organizationId)))?.value ?? 0;
     counts.set(defaultPolicyId, (counts.get(defaultPolicyId) ?? 0) + unassigned);
   }
   return counts;
@@ -98,17 +99,21 @@ export type PolicyFollowers = { policyId: string; includeUnassigned: boolean } |
  * transaction; the stale ones are re-evaluated in batches afterwards (reevaluateStaleDevices), so a
  * policy change never holds the write lock for as long as its devices take to evaluate.
  */
-export function markPolicyDevicesStale(tx: DbOrTx, organizationId: string, followers: PolicyFollowers): void {
+export async function markPolicyDevicesStale(
+  tx: DbOrTx,
+  organizationId: string,
+  followers: PolicyFollowers,
+): Promise<void> {
   const follows: SQL | undefined =
     "unassignedOnly" in followers
       ? isNull(devices.policyId)
       : followers.includeUnassigned
         ? or(eq(devices.policyId, followers.policyId), isNull(devices.policyId))
         : eq(devices.policyId, followers.policyId);
-  tx.update(devices)
+  await tx
+    .update(devices)
     .set({ complianceStale: true })
-    .where(and(eq(devices.organizationId, organizationId), ne(devices.status, "wiped"), follows))
-    .run();
+    .where(and(eq(devices.organizationId, organizationId), ne(devices.status, "wiped"), follows));
 }
 
 /**
@@ -116,22 +121,25 @@ export function markPolicyDevicesStale(tx: DbOrTx, organizationId: string, follo
  * released too, so that no row keeps pointing at the deleted policy; the others are marked stale to be
  * re-evaluated against the default. Returns how many non-wiped devices fell back.
  */
-export function releasePolicyDevices(
+export async function releasePolicyDevices(
   tx: DbOrTx,
   now: Date,
   organizationId: string,
   policyId: string,
-): number {
+): Promise<number> {
   const affected =
-    tx.select({ value: count() }).from(devices).where(assignedDevicesFilter(organizationId, policyId)).get()
-      ?.value ?? 0;
-  tx.update(devices)
+    (
+      await firstRow(
+        tx.select({ value: count() }).from(devices).where(assignedDevicesFilter(organizationId, policyId)),
+      )
+    )?.value ?? 0;
+  await tx
+    .update(devices)
     .set({
       policyId: null,
       updatedAt: toIso(now),
       complianceStale: sql`${devices.complianceStale} OR ${devices.status} != 'wiped'`,
     })
-    .where(and(eq(devices.organizationId, organizationId), eq(devices.policyId, policyId)))
-    .run();
+    .where(and(eq(devices.organizationId, organizationId), eq(devices.policyId, policyId)));
   return affected;
 }

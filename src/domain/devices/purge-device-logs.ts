@@ -25,9 +25,9 @@ export async function purgeDeviceLogs(deps: DomainDeps): Promise<number> {
   const cutoff = toIso(addSeconds(deps.clock.now(), -retentionSeconds));
   let total = 0;
   for (;;) {
-    const purged = await withTransaction(deps.db, (tx) => {
+    const purged = await withTransaction(deps.db, async (tx) => {
       const expired = selectExpiredDeviceLogs(tx, cutoff, DEVICE_LOG_PURGE_BATCH_SIZE);
-      return tx.delete(deviceLogs).where(sql`rowid IN ${expired}`).returning({ id: deviceLogs.id }).all()
+      return (await tx.delete(deviceLogs).where(sql`rowid IN ${expired}`).returning({ id: deviceLogs.id }))
         .length;
     });
     total += purged;

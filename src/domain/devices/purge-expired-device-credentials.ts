@@ -21,13 +21,12 @@ export async function purgeExpiredDeviceCredentials(deps: DomainDeps): Promise<{
   const now = deps.clock.now();
   const timestamp = toIso(now);
   const graceCutoff = toIso(addSeconds(now, -ENROLLMENT_TOKEN_GRACE_DAYS * 86400));
-  return await withTransaction(deps.db, (tx) => {
-    const purgedDeviceTokens = tx
+  return await withTransaction(deps.db, async (tx) => {
+    const purgedDeviceTokens = await tx
       .delete(deviceTokens)
       .where(or(lt(deviceTokens.expiresAt, timestamp), isNotNull(deviceTokens.revokedAt)))
-      .returning({ id: deviceTokens.id })
-      .all();
-    const purgedEnrollmentTokens = tx
+      .returning({ id: deviceTokens.id });
+    const purgedEnrollmentTokens = await tx
       .delete(enrollmentTokens)
       .where(
         or(
@@ -35,8 +34,7 @@ export async function purgeExpiredDeviceCredentials(deps: DomainDeps): Promise<{
           and(isNotNull(enrollmentTokens.revokedAt), lt(enrollmentTokens.revokedAt, graceCutoff)),
         ),
       )
-      .returning({ id: enrollmentTokens.id })
-      .all();
+      .returning({ id: enrollmentTokens.id });
     return { deviceTokens: purgedDeviceTokens.length, enrollmentTokens: purgedEnrollmentTokens.length };
   });
 }

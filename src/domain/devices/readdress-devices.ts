@@ -21,11 +21,11 @@ export interface AddressMove {
  * organizations can trade blocks. Returns how many devices moved, by organization; 503 vpn_pool_misconfigured, naming
  * the key, when a range cannot hold its organization's devices.
  */
-export function readdressDevices(tx: DbOrTx, now: Date, moves: AddressMove[]): number[] {
+export async function readdressDevices(tx: DbOrTx, now: Date, moves: AddressMove[]): Promise<number[]> {
   const leaving: { id: string; address: number | null }[][] = [];
   for (const move of moves) {
     leaving.push(
-      tx
+      await tx
         .select({ id: devices.id, address: devices.vpnAddress })
         .from(devices)
         .where(
@@ -35,22 +35,21 @@ export function readdressDevices(tx: DbOrTx, now: Date, moves: AddressMove[]): n
             or(lt(devices.vpnAddress, move.range.first), gt(devices.vpnAddress, move.range.last)),
           ),
         )
-        .orderBy(asc(devices.vpnAddress))
-        .all(),
+        .orderBy(asc(devices.vpnAddress)),
     );
   }
   const released = leaving.flat().map((device) => device.id);
   for (let index = 0; index < released.length; index += 500) {
-    tx.update(devices)
+    await tx
+      .update(devices)
       .set({ vpnAddress: null })
-      .where(inArray(devices.id, released.slice(index, index + 500)))
-      .run();
+      .where(inArray(devices.id, released.slice(index, index + 500)));
   }
   const timestamp = toIso(now);
   for (const [index, move] of moves.entries()) {
     const movers = leaving[index] ?? [];
     if (movers.length === 0) continue;
-    const free = freeAddresses(heldAddresses(tx, move.range), move.range);
+    const free = freeAddresses(await heldAddresses(tx, move.range), move.range);
     for (const device of movers) {
       const address = free.next();
       if (address.done) {
@@ -61,10 +60,10 @@ export function readdressDevices(tx: DbOrTx, now: Date, moves: AddressMove[]): n
           `organization "${move.organizationName}" has more devices than its subnet ${move.subnet} holds (${size}); lower vpn.organization_prefix_length (larger subnets) or widen vpn.address_pool`,
         );
       }
-      tx.update(devices)
+      await tx
+        .update(devices)
         .set({ vpnAddress: address.value, updatedAt: timestamp })
-        .where(eq(devices.id, device.id))
-        .run();
+        .where(eq(devices.id, device.id));
       appendDeviceLog(tx, now, device.id, "device.vpn_readdressed", {
         from: formatIpv4(device.address ?? 0),
         to: formatIpv4(address.value),
@@ -76,13 +75,12 @@ export function readdressDevices(tx: DbOrTx, now: Date, moves: AddressMove[]): n
 }
 
 /** The addresses of `range` that devices hold, lowest first. */
-function heldAddresses(tx: DbOrTx, range: Ipv4Range) {
-  return tx
+async function heldAddresses(tx: DbOrTx, range: Ipv4Range) {
+  return await tx
     .select({ address: devices.vpnAddress })
     .from(devices)
     .where(and(gte(devices.vpnAddress, range.first), lte(devices.vpnAddress, range.last)))
-    .orderBy(asc(devices.vpnAddress))
-    .all();
+    .orderBy(asc(devices.vpnAddress));
 }
 
 /** The addresses of `range` not in `held` (ascending), lowest first. */

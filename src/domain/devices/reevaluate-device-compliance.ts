@@ -83,15 +83,15 @@ export function recordComplianceChange(
  * carries the facts to judge and the status before this evaluation. last_check moves only when the
  * device has reported something to judge.
  */
-export function reevaluateDeviceCompliance(
+export async function reevaluateDeviceCompliance(
   tx: DbOrTx,
   now: Date,
   device: DeviceRow,
   policy: EffectivePolicy,
   minimums: OsMinimums,
-): ComplianceEvaluation {
+): Promise<ComplianceEvaluation> {
   const { result, columns } = judgeDeviceCompliance(now, device, policy, minimums);
-  tx.update(devices).set(columns).where(eq(devices.id, device.id)).run();
+  await tx.update(devices).set(columns).where(eq(devices.id, device.id));
   recordComplianceChange(tx, now, device, policy, result);
   return result;
 }

@@ -33,13 +33,13 @@ export async function reevaluateStaleDeviceBatch(
   batchSize = STALE_COMPLIANCE_BATCH_SIZE,
 ): Promise<number> {
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const stale = selectStaleDevices(tx, organizationId, batchSize).all();
+  return await withTransaction(deps.db, async (tx) => {
+    const stale = await selectStaleDevices(tx, organizationId, batchSize);
     // Devices of a batch mostly share a few policies: each is resolved once.
     const policies = new Map<string, EffectivePolicy>();
     for (const device of stale) {
       if (device.status === "wiped") {
-        tx.update(devices).set({ complianceStale: false }).where(eq(devices.id, device.id)).run();
+        await tx.update(devices).set({ complianceStale: false }).where(eq(devices.id, device.id));
         continue;
       }
       const key = `${device.organizationId}/${device.policyId ?? ""}`;
@@ -48,7 +48,7 @@ export async function reevaluateStaleDeviceBatch(
         policy = resolveEffectivePolicy(tx, device.organizationId, device.policyId);
         policies.set(key, policy);
       }
-      reevaluateDeviceCompliance(tx, now, device, policy, deps.config.devices.min_os_versions);
+      await reevaluateDeviceCompliance(tx, now, device, policy, deps.config.devices.min_os_versions);
     }
     return stale.length;
   });

@@ -1,5 +1,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { deviceCertificates, deviceTokens } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { formatIpv4 } from "../../lib/ipv4";
@@ -43,8 +44,8 @@ export async function retireDevice(
 ): Promise<RetiredDevice> {
   const reason = requiredReason(input.reason);
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const device = findDevice(tx, organizationId, deviceId);
+  return await withTransaction(deps.db, async (tx) => {
+    const device = await findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped") {
       throw new ConflictError(
         "device_wiped",
@@ -52,8 +53,8 @@ export async function retireDevice(
         "a wiped device is removed with DELETE /api/v1/devices/:id",
       );
     }
-    const pendingWipe = selectPendingWipes(tx, device.id).get();
-    const removed = removeDeviceWithCredentials(tx, device);
+    const pendingWipe = await firstRow(selectPendingWipes(tx, device.id));
+    const removed = await removeDeviceWithCredentials(tx, device);
     const retired: RetiredDevice = {
       id: device.id,
       device_name: device.deviceName,
@@ -74,7 +75,7 @@ export async function retireDevice(
         cancelled_wipe_id: retired.cancelled_wipe_id,
       }),
     );
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "device.retire",
       targetType: "device",
       targetId: device.id,
@@ -104,18 +105,23 @@ export interface RemovedCredentials {
  * credentials stop working, its VPN peer and address go, its hardware_id may enroll again. Returns
  * what went, counted before the rows go.
  */
-export function removeDeviceWithCredentials(tx: DbOrTx, device: DeviceRow): RemovedCredentials {
-  const tokensInForce = tx
-    .select({ id: deviceTokens.id })
-    .from(deviceTokens)
-    .where(and(eq(deviceTokens.deviceId, device.id), isNull(deviceTokens.revokedAt)))
-    .all().length;
-  const certificatesInForce = tx
-    .select({ id: deviceCertificates.id })
-    .from(deviceCertificates)
-    .where(and(eq(deviceCertificates.deviceId, device.id), isNull(deviceCertificates.revokedAt)))
-    .all().length;
-  removeDeviceRow(tx, device.organizationId, device.id);
+export async function removeDeviceWithCredentials(
+  tx: DbOrTx,
+  device: DeviceRow,
+): Promise<RemovedCredentials> {
+  const tokensInForce = (
+    await tx
+      .select({ id: deviceTokens.id })
+      .from(deviceTokens)
+      .where(and(eq(deviceTokens.deviceId, device.id), isNull(deviceTokens.revokedAt)))
+  ).length;
+  const certificatesInForce = (
+    await tx
+      .select({ id: deviceCertificates.id })
+      .from(deviceCertificates)
+      .where(and(eq(deviceCertificates.deviceId, device.id), isNull(deviceCertificates.revokedAt)))
+  ).length;
+  await removeDeviceRow(tx, device.organizationId, device.id);
   return {
     released_vpn_ip: device.vpnAddress === null ? null : formatIpv4(device.vpnAddress),
     device_tokens_revoked: tokensInForce,

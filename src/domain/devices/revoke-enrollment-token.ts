@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { enrollmentTokens } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
@@ -14,21 +15,22 @@ export async function revokeEnrollmentToken(
   id: string,
 ): Promise<void> {
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    const row = tx
-      .select({ id: enrollmentTokens.id, revokedAt: enrollmentTokens.revokedAt })
-      .from(enrollmentTokens)
-      .where(
-        and(eq(enrollmentTokens.id, id.toLowerCase()), eq(enrollmentTokens.organizationId, organizationId)),
-      )
-      .get();
+  await withTransaction(deps.db, async (tx) => {
+    const row = await firstRow(
+      tx
+        .select({ id: enrollmentTokens.id, revokedAt: enrollmentTokens.revokedAt })
+        .from(enrollmentTokens)
+        .where(
+          and(eq(enrollmentTokens.id, id.toLowerCase()), eq(enrollmentTokens.organizationId, organizationId)),
+        ),
+    );
     if (!row) throw new NotFoundError("enrollment token");
     if (row.revokedAt) return;
-    tx.update(enrollmentTokens)
+    await tx
+      .update(enrollmentTokens)
       .set({ revokedAt: toIso(now) })
-      .where(eq(enrollmentTokens.id, row.id))
-      .run();
-    recordAudit(tx, now, actor, {
+      .where(eq(enrollmentTokens.id, row.id));
+    await recordAudit(tx, now, actor, {
       action: "enrollment_token.revoke",
       targetType: "enrollment_token",
       targetId: row.id,
@@ -37,9 +39,13 @@ export async function revokeEnrollmentToken(
 }
 
 /** A policy is deleted: tokens that would have assigned it now enroll devices with the default. */
-export function clearEnrollmentTokenPolicy(tx: DbOrTx, organizationId: string, policyId: string): void {
-  tx.update(enrollmentTokens)
+export async function clearEnrollmentTokenPolicy(
+  tx: DbOrTx,
+  organizationId: string,
+  policyId: string,
+): Promise<void> {
+  await tx
+    .update(enrollmentTokens)
     .set({ policyId: null })
-    .where(and(eq(enrollmentTokens.organizationId, organizationId), eq(enrollmentTokens.policyId, policyId)))
-    .run();
+    .where(and(eq(enrollmentTokens.organizationId, organizationId), eq(enrollmentTokens.policyId, policyId)));
 }

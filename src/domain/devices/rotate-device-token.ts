@@ -39,30 +39,29 @@ export async function rotateDeviceToken(
   const graceEnd = toIso(addSeconds(now, ROTATED_TOKEN_GRACE_SECONDS));
   const token = generateSecret(32, DEVICE_TOKEN_PREFIX);
   const expiresAt = toIso(addSeconds(now, DEVICE_TOKEN_LIFETIME_SECONDS));
-  return await withTransaction(deps.db, (tx) => {
-    const shortened = tx
-      .update(deviceTokens)
-      .set({ expiresAt: sql`min(${deviceTokens.expiresAt}, ${graceEnd})` })
-      .where(
-        and(
-          eq(deviceTokens.deviceId, caller.deviceId),
-          isNull(deviceTokens.revokedAt),
-          gt(deviceTokens.expiresAt, timestamp),
-        ),
-      )
-      .returning({ id: deviceTokens.id })
-      .all().length;
-    tx.insert(deviceTokens)
-      .values({
-        id: newId(),
-        deviceId: caller.deviceId,
-        tokenHash: hashSecret(token),
-        expiresAt,
-        revokedAt: null,
-        createdAt: timestamp,
-      })
-      .run();
-    recordAudit(tx, now, actor, {
+  return await withTransaction(deps.db, async (tx) => {
+    const shortened = (
+      await tx
+        .update(deviceTokens)
+        .set({ expiresAt: sql`min(${deviceTokens.expiresAt}, ${graceEnd})` })
+        .where(
+          and(
+            eq(deviceTokens.deviceId, caller.deviceId),
+            isNull(deviceTokens.revokedAt),
+            gt(deviceTokens.expiresAt, timestamp),
+          ),
+        )
+        .returning({ id: deviceTokens.id })
+    ).length;
+    await tx.insert(deviceTokens).values({
+      id: newId(),
+      deviceId: caller.deviceId,
+      tokenHash: hashSecret(token),
+      expiresAt,
+      revokedAt: null,
+      createdAt: timestamp,
+    });
+    await recordAudit(tx, now, actor, {
       action: "device.token_rotate",
       targetType: "device",
       targetId: caller.deviceId,

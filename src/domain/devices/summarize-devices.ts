@@ -53,9 +53,9 @@ export function selectComplianceCounts(db: DbOrTx, organizationId: string) {
  * present. Both come from the same kept counts, so they add up to the same total; at a million devices
  * this reads a few dozen rows, not the devices.
  */
-export function summarizeDevices(deps: DomainDeps, organizationId: string): DeviceSummary {
-  const statuses = selectStatusCounts(deps.db, organizationId).all();
-  const compliance = selectComplianceCounts(deps.db, organizationId).all();
+export async function summarizeDevices(deps: DomainDeps, organizationId: string): Promise<DeviceSummary> {
+  const statuses = await selectStatusCounts(deps.db, organizationId);
+  const compliance = await selectComplianceCounts(deps.db, organizationId);
   const byStatus = Object.fromEntries(
     DEVICE_STATUSES.map((status) => [status, statuses.find((row) => row.status === status)?.count ?? 0]),
   ) as DeviceSummary["by_status"];

@@ -15,12 +15,12 @@ export async function timeOutWipes(deps: DomainDeps): Promise<number> {
   const timestamp = toIso(now);
   const timeoutSeconds = deps.config.devices.wipe_timeout_seconds;
   const cutoff = toIso(addSeconds(now, -timeoutSeconds));
-  return await withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, async (tx) => {
     const expired = tx
       .select({ id: wipes.id })
       .from(wipes)
       .where(and(eq(wipes.status, "pending"), lt(wipes.initiatedAt, cutoff)));
-    const rows = tx
+    const rows = await tx
       .update(wipes)
       .set({
         status: "timed_out",
@@ -28,12 +28,11 @@ export async function timeOutWipes(deps: DomainDeps): Promise<number> {
         error: `not confirmed by the device within ${timeoutSeconds} seconds`,
       })
       .where(inArray(wipes.id, expired))
-      .returning()
-      .all();
+      .returning();
     for (const wipe of rows) {
       const details = { wipe_id: wipe.id, reason: wipe.reason, initiated_at: wipe.initiatedAt };
       appendDeviceLog(tx, now, wipe.deviceId, "wipe.timed_out", details);
-      recordAudit(tx, now, systemActor(wipe.organizationId), {
+      await recordAudit(tx, now, systemActor(wipe.organizationId), {
         action: "device.wipe_timeout",
         outcome: "failure",
         targetType: "device",

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { devices } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
@@ -20,11 +21,11 @@ import { selectPendingWipes } from "./wipe-device";
  */
 export async function unenrollDevice(deps: DomainDeps, actor: Actor, caller: DevicePrincipal): Promise<void> {
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    const device = tx.select().from(devices).where(eq(devices.id, caller.deviceId)).get();
+  await withTransaction(deps.db, async (tx) => {
+    const device = await firstRow(tx.select().from(devices).where(eq(devices.id, caller.deviceId)));
     // Removed since its credential was checked (a concurrent unenroll or retirement).
     if (!device) throw new UnauthenticatedError("device_token_invalid", "invalid device token");
-    const pendingWipe = selectPendingWipes(tx, device.id).get();
+    const pendingWipe = await firstRow(selectPendingWipes(tx, device.id));
     if (pendingWipe)
       throw new ConflictError(
         "wipe_pending",
@@ -37,7 +38,7 @@ export async function unenrollDevice(deps: DomainDeps, actor: Actor, caller: Dev
         "device is suspended",
         "a suspended device cannot leave on its own; an administrator may retire it",
       );
-    const removed = removeDeviceWithCredentials(tx, device);
+    const removed = await removeDeviceWithCredentials(tx, device);
     recordEvent(
       tx,
       now,
@@ -45,7 +46,7 @@ export async function unenrollDevice(deps: DomainDeps, actor: Actor, caller: Dev
       "device.unenrolled",
       deviceEventData(device, { previous_status: device.status }),
     );
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "device.unenroll",
       targetType: "device",
       targetId: device.id,

@@ -49,13 +49,13 @@ export async function updateDevice(
     ]);
   }
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    const device = findDevice(tx, organizationId, deviceId);
+  await withTransaction(deps.db, async (tx) => {
+    const device = await findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped")
       throw new ConflictError("device_wiped", "device has been wiped", "its status is final");
     let userId = input.userId;
     if (typeof userId === "string") {
-      userId = findLiveUserId(tx, organizationId, userId);
+      userId = await findLiveUserId(tx, organizationId, userId);
       if (!userId) throw new NotFoundError("user", `no user ${input.userId} in this organization`);
     }
     const changes: { device_name?: FieldChange; user_id?: FieldChange } = {};
@@ -64,19 +64,19 @@ export async function updateDevice(
     if (userId !== undefined && userId !== device.userId)
       changes.user_id = { from: device.userId, to: userId };
     if (!changes.device_name && !changes.user_id) return;
-    tx.update(devices)
+    await tx
+      .update(devices)
       .set({
         ...(changes.device_name ? { deviceName } : {}),
         ...(changes.user_id ? { userId } : {}),
         updatedAt: toIso(now),
       })
-      .where(eq(devices.id, device.id))
-      .run();
+      .where(eq(devices.id, device.id));
     appendDeviceLog(tx, now, device.id, "device.updated", changes);
     // The event names the device as it is called now.
     const renamed = { ...device, deviceName: changes.device_name?.to ?? device.deviceName };
     recordEvent(tx, now, organizationId, "device.updated", deviceEventData(renamed, { changes }));
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "device.update",
       targetType: "device",
       targetId: device.id,

@@ -1,5 +1,6 @@
 import { and, asc, eq, type Placeholder } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { unplanned } from "../../db/prepared";
 import { wipes } from "../../db/schema";
 import { toIso } from "../../lib/clock";
@@ -40,8 +41,8 @@ export function selectPendingWipes(db: DbOrTx, deviceId: string | Placeholder) {
 }
 
 /** The device's oldest pending wipe, if any. */
-export function findPendingWipe(db: DbOrTx, deviceId: string): WipeRow | undefined {
-  return selectPendingWipes(db, deviceId).limit(1).get();
+export async function findPendingWipe(db: DbOrTx, deviceId: string): Promise<WipeRow | undefined> {
+  return await firstRow(selectPendingWipes(db, deviceId).limit(1));
 }
 
 /**
@@ -58,10 +59,10 @@ export async function requestDeviceWipe(
 ): Promise<WipeInitiation> {
   const reason = requiredReason(input.reason);
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const device = findDevice(tx, organizationId, deviceId);
+  return await withTransaction(deps.db, async (tx) => {
+    const device = await findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped") throw new ConflictError("device_wiped", "device has already been wiped");
-    const pending = findPendingWipe(tx, device.id);
+    const pending = await findPendingWipe(tx, device.id);
     if (pending) {
       throw new ConflictError(
         "wipe_pending",
@@ -81,11 +82,11 @@ export async function requestDeviceWipe(
       completedAt: null,
       error: null,
     };
-    tx.insert(wipes).values(row).run();
+    await tx.insert(wipes).values(row);
     const details = { wipe_id: row.id, reason: row.reason, notify_user: row.notifyUser };
     appendDeviceLog(tx, now, device.id, "wipe.requested", { ...details, initiated_by: row.initiatedBy });
     recordEvent(tx, now, organizationId, "device.wipe_requested", deviceEventData(device, details));
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "device.wipe",
       targetType: "device",
       targetId: device.id,
@@ -102,23 +103,24 @@ export async function requestDeviceWipe(
 }
 
 /** One wipe operation of one device of the organization. */
-export function getDeviceWipe(
+export async function getDeviceWipe(
   deps: DomainDeps,
   organizationId: string,
   deviceId: string,
   wipeId: string,
-): WipeView {
-  const row = deps.db
-    .select()
-    .from(wipes)
-    .where(
-      and(
-        eq(wipes.id, wipeId.toLowerCase()),
-        eq(wipes.deviceId, deviceId.toLowerCase()),
-        eq(wipes.organizationId, organizationId),
+): Promise<WipeView> {
+  const row = await firstRow(
+    deps.db
+      .select()
+      .from(wipes)
+      .where(
+        and(
+          eq(wipes.id, wipeId.toLowerCase()),
+          eq(wipes.deviceId, deviceId.toLowerCase()),
+          eq(wipes.organizationId, organizationId),
+        ),
       ),
-    )
-    .get();
+  );
   if (!row) throw new NotFoundError("wipe");
   return toWipeView(row);
 }

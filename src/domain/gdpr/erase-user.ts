@@ -35,10 +35,10 @@ export async function eraseUser(
   const isSelf = subjectId === principal.userId;
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  const answer = await withTransaction(deps.db, (tx) => {
-    const { row, email } = findGdprSubject(tx, organizationId, subjectId, { allowClosed: !isSelf });
-    if (isLastActingAdmin(tx, row)) {
-      recordGdprRequest(tx, now, actor, {
+  const answer = await withTransaction(deps.db, async (tx) => {
+    const { row, email } = await findGdprSubject(tx, organizationId, subjectId, { allowClosed: !isSelf });
+    if (await isLastActingAdmin(tx, row)) {
+      await recordGdprRequest(tx, now, actor, {
         organizationId,
         userId: row.id,
         type: "erasure",
@@ -47,10 +47,10 @@ export async function eraseUser(
       });
       return null;
     }
-    const details = eraseAccount(tx, now, organizationId, row.id, email);
+    const details = await eraseAccount(tx, now, organizationId, row.id, email);
     // The person asking for their own erasure is not named in the entry that records it.
     const recordedActor = isSelf ? { ...actor, label: null, ip: null } : actor;
-    return recordGdprRequest(tx, now, recordedActor, {
+    return await recordGdprRequest(tx, now, recordedActor, {
       organizationId,
       userId: row.id,
       type: "erasure",
@@ -65,24 +65,31 @@ export async function eraseUser(
   return answer;
 }
 
-function eraseAccount(
+async function eraseAccount(
   tx: Tx,
   now: Date,
   organizationId: string,
   userId: string,
   email: string | null,
-): Record<string, number> {
+): Promise<Record<string, number>> {
   const replacement = `erased user ${userId}`;
-  const actorIds = [userId, ...userApiKeyIds(tx, userId)];
+  const actorIds = [userId, ...(await userApiKeyIds(tx, userId))];
   const details = {
-    ...endUserAccess(tx, now, userId, email),
-    devices_unassigned: eraseUserFromDevices(tx, now, organizationId, userId, email, replacement),
-    mfa_methods_deleted: deleteUserFactors(tx, userId),
-    sso_links_deleted: unlinkUserIdentities(tx, userId),
-    audit_entries_anonymised: anonymiseAuditEntries(tx, organizationId, userId, actorIds, email, replacement),
+    ...(await endUserAccess(tx, now, userId, email)),
+    devices_unassigned: await eraseUserFromDevices(tx, now, organizationId, userId, email, replacement),
+    mfa_methods_deleted: await deleteUserFactors(tx, userId),
+    sso_links_deleted: await unlinkUserIdentities(tx, userId),
+    audit_entries_anonymised: await anonymiseAuditEntries(
+      tx,
+      organizationId,
+      userId,
+      actorIds,
+      email,
+      replacement,
+    ),
   };
   if (email) eraseEmailFromPolicyHistory(tx, organizationId, email, replacement);
-  forgetRequestReasons(tx, userId);
-  anonymiseUser(tx, now, userId);
+  await forgetRequestReasons(tx, userId);
+  await anonymiseUser(tx, now, userId);
   return details;
 }

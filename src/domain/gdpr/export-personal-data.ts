@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, asc, eq, inArray, or } from "drizzle-orm";
 import { type Tx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import {
   apiKeys,
   auditLogs,
@@ -147,40 +148,38 @@ export async function exportPersonalData(
   const subjectId = gdprSubjectId(principal, userId);
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const { row, email } = findGdprSubject(tx, organizationId, subjectId, {
+  return await withTransaction(deps.db, async (tx) => {
+    const { row, email } = await findGdprSubject(tx, organizationId, subjectId, {
       allowClosed: subjectId !== principal.userId,
     });
-    const request = recordGdprRequest(tx, now, actor, {
+    const request = await recordGdprRequest(tx, now, actor, {
       organizationId,
       userId: row.id,
       type: "export",
       status: "completed",
       result: "exported",
     });
-    const organization = tx
-      .select({ id: organizations.id, name: organizations.name })
-      .from(organizations)
-      .where(eq(organizations.id, organizationId))
-      .get();
-    const keys = tx
+    const organization = await firstRow(
+      tx
+        .select({ id: organizations.id, name: organizations.name })
+        .from(organizations)
+        .where(eq(organizations.id, organizationId)),
+    );
+    const keys = await tx
       .select()
       .from(apiKeys)
       .where(eq(apiKeys.userId, row.id))
-      .orderBy(asc(apiKeys.createdAt))
-      .all();
+      .orderBy(asc(apiKeys.createdAt));
     const actorIds = [row.id, ...keys.map((key) => key.id)];
-    const assigned = tx
+    const assigned = await tx
       .select()
       .from(devices)
       .where(and(eq(devices.organizationId, organizationId), eq(devices.userId, row.id)))
-      .orderBy(asc(devices.enrolledAt))
-      .all();
-    const codes = tx
+      .orderBy(asc(devices.enrolledAt));
+    const codes = await tx
       .select({ usedAt: recoveryCodes.usedAt })
       .from(recoveryCodes)
-      .where(eq(recoveryCodes.userId, row.id))
-      .all();
+      .where(eq(recoveryCodes.userId, row.id));
     return {
       format: EXPORT_FORMAT,
       generated_at: request.completed_at,
@@ -192,85 +191,83 @@ export async function exportPersonalData(
         device_activity_objected_at: row.deviceActivityObjectedAt,
       },
       organization: { id: organizationId, name: organization?.name ?? "", role: row.role },
-      devices: assigned.map((device) => ({
-        id: device.id,
-        device_name: device.deviceName,
-        platform: device.platform,
-        status: device.status,
-        agent_version: device.agentVersion,
-        os_version: device.osVersion,
-        hardware_id: device.hardwareId,
-        vpn_ip: device.vpnAddress === null ? null : formatIpv4(device.vpnAddress),
-        facts: device.facts,
-        compliance_status: device.complianceStatus,
-        last_seen: device.lastSeen,
-        enrolled_at: device.enrolledAt,
-        logs: tx
-          .select()
-          .from(deviceLogs)
-          .where(eq(deviceLogs.deviceId, device.id))
-          .orderBy(asc(deviceLogs.createdAt))
-          .all()
-          .map((log) => ({ timestamp: log.createdAt, event: log.event, details: log.details })),
-      })),
+      devices: await Promise.all(
+        assigned.map(async (device) => ({
+          id: device.id,
+          device_name: device.deviceName,
+          platform: device.platform,
+          status: device.status,
+          agent_version: device.agentVersion,
+          os_version: device.osVersion,
+          hardware_id: device.hardwareId,
+          vpn_ip: device.vpnAddress === null ? null : formatIpv4(device.vpnAddress),
+          facts: device.facts,
+          compliance_status: device.complianceStatus,
+          last_seen: device.lastSeen,
+          enrolled_at: device.enrolledAt,
+          logs: (
+            await tx
+              .select()
+              .from(deviceLogs)
+              .where(eq(deviceLogs.deviceId, device.id))
+              .orderBy(asc(deviceLogs.createdAt))
+          ).map((log) => ({ timestamp: log.createdAt, event: log.event, details: log.details })),
+        })),
+      ),
       api_keys: keys.map(toApiKeyView),
-      enrollment_tokens: tx
-        .select()
-        .from(enrollmentTokens)
-        .where(
-          and(
-            eq(enrollmentTokens.organizationId, organizationId),
-            or(eq(enrollmentTokens.createdByUserId, row.id), eq(enrollmentTokens.userId, row.id)),
-          ),
-        )
-        .orderBy(asc(enrollmentTokens.createdAt))
-        .all()
-        .map((token) => toEnrollmentTokenView(token, now)),
-      mfa_methods: tx
-        .select()
-        .from(mfaMethods)
-        .where(eq(mfaMethods.userId, row.id))
-        .orderBy(asc(mfaMethods.createdAt))
-        .all()
-        .map((method) => ({
-          id: method.id,
-          type: method.type,
-          name: method.name,
-          confirmed: method.confirmedAt !== null,
-          created_at: method.createdAt,
-          last_used_at: method.lastUsedAt,
-        })),
+      enrollment_tokens: (
+        await tx
+          .select()
+          .from(enrollmentTokens)
+          .where(
+            and(
+              eq(enrollmentTokens.organizationId, organizationId),
+              or(eq(enrollmentTokens.createdByUserId, row.id), eq(enrollmentTokens.userId, row.id)),
+            ),
+          )
+          .orderBy(asc(enrollmentTokens.createdAt))
+      ).map((token) => toEnrollmentTokenView(token, now)),
+      mfa_methods: (
+        await tx
+          .select()
+          .from(mfaMethods)
+          .where(eq(mfaMethods.userId, row.id))
+          .orderBy(asc(mfaMethods.createdAt))
+      ).map((method) => ({
+        id: method.id,
+        type: method.type,
+        name: method.name,
+        confirmed: method.confirmedAt !== null,
+        created_at: method.createdAt,
+        last_used_at: method.lastUsedAt,
+      })),
       recovery_codes: { total: codes.length, unused: codes.filter((code) => code.usedAt === null).length },
-      sso_identities: tx
-        .select()
-        .from(ssoIdentities)
-        .where(eq(ssoIdentities.userId, row.id))
-        .orderBy(asc(ssoIdentities.createdAt))
-        .all()
-        .map((identity) => ({
-          provider: identity.provider,
-          issuer: identity.issuer,
-          subject: identity.subject,
-          created_at: identity.createdAt,
-          last_sign_in_at: identity.lastSignInAt,
-        })),
-      sessions: tx
-        .select()
-        .from(sessions)
-        .where(eq(sessions.userId, row.id))
-        .orderBy(asc(sessions.createdAt))
-        .all()
-        .map((session) => ({
-          id: session.id,
-          sign_in_method: session.signInMethod,
-          ip: session.ip,
-          created_at: session.createdAt,
-          expires_at: session.expiresAt,
-          revoked_at: session.revokedAt,
-          revoked_reason: session.revokedReason,
-        })),
-      audit_entries: auditEntriesByOrAbout(tx, organizationId, actorIds, row.id),
-      data_protection_requests: gdprRequestsAbout(tx, organizationId, row.id),
+      sso_identities: (
+        await tx
+          .select()
+          .from(ssoIdentities)
+          .where(eq(ssoIdentities.userId, row.id))
+          .orderBy(asc(ssoIdentities.createdAt))
+      ).map((identity) => ({
+        provider: identity.provider,
+        issuer: identity.issuer,
+        subject: identity.subject,
+        created_at: identity.createdAt,
+        last_sign_in_at: identity.lastSignInAt,
+      })),
+      sessions: (
+        await tx.select().from(sessions).where(eq(sessions.userId, row.id)).orderBy(asc(sessions.createdAt))
+      ).map((session) => ({
+        id: session.id,
+        sign_in_method: session.signInMethod,
+        ip: session.ip,
+        created_at: session.createdAt,
+        expires_at: session.expiresAt,
+        revoked_at: session.revokedAt,
+        revoked_reason: session.revokedReason,
+      })),
+      audit_entries: await auditEntriesByOrAbout(tx, organizationId, actorIds, row.id),
+      data_protection_requests: await gdprRequestsAbout(tx, organizationId, row.id),
     };
   });
 }
@@ -279,18 +276,16 @@ export async function exportPersonalData(
  * Audit entries by the person (or one of their keys) or about them, oldest first: two indexed lookups
  * (by actor, by target), since an OR of the two would read the organization's whole trail.
  */
-function auditEntriesByOrAbout(tx: Tx, organizationId: string, actorIds: string[], userId: string) {
+async function auditEntriesByOrAbout(tx: Tx, organizationId: string, actorIds: string[], userId: string) {
   const inOrganization = eq(auditLogs.organizationId, organizationId);
-  const byThem = tx
+  const byThem = await tx
     .select()
     .from(auditLogs)
-    .where(and(inOrganization, inArray(auditLogs.actorId, actorIds)))
-    .all();
-  const aboutThem = tx
+    .where(and(inOrganization, inArray(auditLogs.actorId, actorIds)));
+  const aboutThem = await tx
     .select()
     .from(auditLogs)
-    .where(and(inOrganization, eq(auditLogs.targetId, userId), eq(auditLogs.targetType, "user")))
-    .all();
+    .where(and(inOrganization, eq(auditLogs.targetId, userId), eq(auditLogs.targetType, "user")));
   const entries = new Map([...byThem, ...aboutThem].map((entry) => [entry.id, entry]));
   return [...entries.values()]
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))

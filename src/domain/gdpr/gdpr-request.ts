@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, type SQL } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { selectNewestFirstPage } from "../../db/paged-query";
 import { gdprRequests } from "../../db/schema";
 import { ACTOR_TYPES, GDPR_REQUEST_STATUSES, GDPR_REQUEST_TYPES } from "../../db/schema/enums";
@@ -95,12 +96,12 @@ export interface GdprOutcome {
  * Records an answered request in the caller's transaction: the request row, its audit entry (a failure
  * when rejected) and the `gdpr.request_completed` event for webhooks.
  */
-export function recordGdprRequest(
+export async function recordGdprRequest(
   tx: DbOrTx,
   now: Date,
   actor: Actor,
   outcome: GdprOutcome,
-): GdprRequestView {
+): Promise<GdprRequestView> {
   const timestamp = toIso(now);
   const row: GdprRequestRow = {
     id: newId(),
@@ -117,8 +118,8 @@ export function recordGdprRequest(
     createdAt: timestamp,
     completedAt: timestamp,
   };
-  tx.insert(gdprRequests).values(row).run();
-  recordAudit(tx, now, actor, {
+  await tx.insert(gdprRequests).values(row);
+  await recordAudit(tx, now, actor, {
     action: `gdpr.${outcome.type}`,
     outcome: outcome.status === "rejected" ? "failure" : "success",
     targetType: "user",
@@ -136,8 +137,8 @@ export function recordGdprRequest(
 }
 
 /** An erased person's own words (objection grounds) go; the requests themselves stay on record. */
-export function forgetRequestReasons(tx: DbOrTx, userId: string): void {
-  tx.update(gdprRequests).set({ reason: null }).where(eq(gdprRequests.userId, userId)).run();
+export async function forgetRequestReasons(tx: DbOrTx, userId: string): Promise<void> {
+  await tx.update(gdprRequests).set({ reason: null }).where(eq(gdprRequests.userId, userId));
 }
 
 /** The gdpr.request_completed event of an answered request: ids, type and status, no personal data. */
@@ -153,32 +154,36 @@ function announceAnswer(tx: DbOrTx, now: Date, row: GdprRequestRow): void {
 }
 
 /** Every request about one person, oldest first (for their export). */
-export function gdprRequestsAbout(db: DbOrTx, organizationId: string, userId: string): GdprRequestView[] {
-  return db
-    .select()
-    .from(gdprRequests)
-    .where(and(eq(gdprRequests.organizationId, organizationId), eq(gdprRequests.userId, userId)))
-    .orderBy(gdprRequests.createdAt, gdprRequests.id)
-    .all()
-    .map(toGdprRequestView);
+export async function gdprRequestsAbout(
+  db: DbOrTx,
+  organizationId: string,
+  userId: string,
+): Promise<GdprRequestView[]> {
+  return (
+    await db
+      .select()
+      .from(gdprRequests)
+      .where(and(eq(gdprRequests.organizationId, organizationId), eq(gdprRequests.userId, userId)))
+      .orderBy(gdprRequests.createdAt, gdprRequests.id)
+  ).map(toGdprRequestView);
 }
 
 /**
  * The caller's own requests, newest first; an admin sees the whole organization's, or one person's with
  * `userId` (which, for anyone else, must be their own: see gdprSubjectId).
  */
-export function listGdprRequests(
+export async function listGdprRequests(
   deps: DomainDeps,
   principal: Principal,
   filter: { userId?: string; type?: GdprRequestType },
   page: { page: number; pageSize: number },
-): { data: GdprRequestView[]; total: number } {
+): Promise<{ data: GdprRequestView[]; total: number }> {
   const subjectId = gdprSubjectId(principal, filter.userId);
   const isWholeOrganization = filter.userId === undefined && hasScope(principal.scopes, "admin");
   const conditions: SQL[] = [eq(gdprRequests.organizationId, principal.organizationId)];
   if (!isWholeOrganization) conditions.push(eq(gdprRequests.userId, subjectId));
   if (filter.type) conditions.push(eq(gdprRequests.type, filter.type));
-  const { data, total } = selectNewestFirstPage(deps.db, gdprRequests, and(...conditions), page);
+  const { data, total } = await selectNewestFirstPage(deps.db, gdprRequests, and(...conditions), page);
   return { data: data.map(toGdprRequestView), total };
 }
 
@@ -195,12 +200,13 @@ export async function resolveGdprRequest(
   input: { status: "completed" | "rejected"; result: string },
 ): Promise<GdprRequestView> {
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const row = tx
-      .select()
-      .from(gdprRequests)
-      .where(and(eq(gdprRequests.id, id), eq(gdprRequests.organizationId, principal.organizationId)))
-      .get();
+  return await withTransaction(deps.db, async (tx) => {
+    const row = await firstRow(
+      tx
+        .select()
+        .from(gdprRequests)
+        .where(and(eq(gdprRequests.id, id), eq(gdprRequests.organizationId, principal.organizationId))),
+    );
     if (!row) throw new NotFoundError("data-protection request");
     if (row.status !== "needs_review")
       throw new ConflictError(
@@ -210,11 +216,11 @@ export async function resolveGdprRequest(
       );
     const timestamp = toIso(now);
     const answered = { ...row, status: input.status, result: input.result, completedAt: timestamp };
-    tx.update(gdprRequests)
+    await tx
+      .update(gdprRequests)
       .set({ status: answered.status, result: answered.result, completedAt: timestamp })
-      .where(eq(gdprRequests.id, id))
-      .run();
-    recordAudit(tx, now, actor, {
+      .where(eq(gdprRequests.id, id));
+    await recordAudit(tx, now, actor, {
       action: "gdpr.request_resolve",
       targetType: "user",
       targetId: row.userId,

@@ -1,5 +1,6 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { auditLogs, users } from "../../db/schema";
 import type { Principal } from "../auth/principal";
 import { hasScope } from "../auth/scopes";
@@ -53,35 +54,37 @@ export interface GdprSubject {
  * deleted account is found too: a former employee's data is still in audit entries and histories, and
  * an admin can export or erase it.
  */
-export function findGdprSubject(
+export async function findGdprSubject(
   db: DbOrTx,
   organizationId: string,
   userId: string,
   options: { allowClosed: boolean },
-): GdprSubject {
-  const row = db
-    .select()
-    .from(users)
-    .where(and(eq(users.id, userId), eq(users.organizationId, organizationId), isNull(users.erasedAt)))
-    .get();
+): Promise<GdprSubject> {
+  const row = await firstRow(
+    db
+      .select()
+      .from(users)
+      .where(and(eq(users.id, userId), eq(users.organizationId, organizationId), isNull(users.erasedAt))),
+  );
   if (!row || (row.deletedAt && !options.allowClosed)) throw new NotFoundError("user");
-  return { row, email: row.deletedAt ? formerEmail(db, organizationId, userId) : row.email };
+  return { row, email: row.deletedAt ? await formerEmail(db, organizationId, userId) : row.email };
 }
 
 /** A deleted account's email is freed for reuse; the user.delete audit entry remembers it. */
-function formerEmail(db: DbOrTx, organizationId: string, userId: string): string | null {
-  const entry = db
-    .select({ email: sql<string | null>`json_extract(${auditLogs.details}, '$.email')` })
-    .from(auditLogs)
-    .where(
-      and(
-        eq(auditLogs.organizationId, organizationId),
-        eq(auditLogs.action, "user.delete"),
-        eq(auditLogs.targetId, userId),
-      ),
-    )
-    .orderBy(desc(auditLogs.createdAt))
-    .limit(1)
-    .get();
+async function formerEmail(db: DbOrTx, organizationId: string, userId: string): Promise<string | null> {
+  const entry = await firstRow(
+    db
+      .select({ email: sql<string | null>`json_extract(${auditLogs.details}, '$.email')` })
+      .from(auditLogs)
+      .where(
+        and(
+          eq(auditLogs.organizationId, organizationId),
+          eq(auditLogs.action, "user.delete"),
+          eq(auditLogs.targetId, userId),
+        ),
+      )
+      .orderBy(desc(auditLogs.createdAt))
+      .limit(1),
+  );
   return entry?.email ?? null;
 }

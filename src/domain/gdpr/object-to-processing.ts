@@ -25,18 +25,18 @@ export async function objectToProcessing(
   const subjectId = gdprSubjectId(principal, userId, { mustName: true });
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const { row } = findGdprSubject(tx, organizationId, subjectId, { allowClosed: false });
+  return await withTransaction(deps.db, async (tx) => {
+    const { row } = await findGdprSubject(tx, organizationId, subjectId, { allowClosed: false });
     const outcome = { organizationId, userId: row.id, type: "objection" as const, ...input };
     if (input.processing !== DEVICE_ACTIVITY)
-      return recordGdprRequest(tx, now, actor, {
+      return await recordGdprRequest(tx, now, actor, {
         ...outcome,
         status: "needs_review",
         result: `recorded for the operator: Bulwark does not stop "${input.processing}" processing by itself, so someone has to review the objection and answer it`,
       });
-    markDeviceActivityObjection(tx, now, row.id);
+    await markDeviceActivityObjection(tx, now, row.id);
     const reduced = reduceUserDeviceLogs(tx, organizationId, row.id);
-    return recordGdprRequest(tx, now, actor, {
+    return await recordGdprRequest(tx, now, actor, {
       ...outcome,
       status: "completed",
       result:

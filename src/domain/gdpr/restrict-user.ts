@@ -26,22 +26,26 @@ export async function restrictUser(
   const subjectId = gdprSubjectId(principal, userId, { mustName: true });
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  const answer = await withTransaction(deps.db, (tx) => {
-    const { row } = findGdprSubject(tx, organizationId, subjectId, { allowClosed: false });
+  const answer = await withTransaction(deps.db, async (tx) => {
+    const { row } = await findGdprSubject(tx, organizationId, subjectId, { allowClosed: false });
     const outcome = { organizationId, userId: row.id, type: "restriction" as const };
-    if (isLastActingAdmin(tx, row)) {
-      recordGdprRequest(tx, now, actor, { ...outcome, status: "rejected", result: LAST_ADMIN_RESTRICTION });
+    if (await isLastActingAdmin(tx, row)) {
+      await recordGdprRequest(tx, now, actor, {
+        ...outcome,
+        status: "rejected",
+        result: LAST_ADMIN_RESTRICTION,
+      });
       return null;
     }
     if (row.isRestricted)
-      return recordGdprRequest(tx, now, actor, {
+      return await recordGdprRequest(tx, now, actor, {
         ...outcome,
         status: "completed",
         result: "the account was already restricted; it stays so until an admin lifts it",
       });
-    markUserRestricted(tx, now, row.id);
-    const sessionsRevoked = revokeUserSessions(tx, now, row.id, "processing restricted");
-    return recordGdprRequest(tx, now, actor, {
+    await markUserRestricted(tx, now, row.id);
+    const sessionsRevoked = await revokeUserSessions(tx, now, row.id, "processing restricted");
+    return await recordGdprRequest(tx, now, actor, {
       ...outcome,
       status: "completed",
       result:

@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { loginFailures, mfaChallenges, mfaMethods } from "../../db/schema";
 import { verifyPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
@@ -18,12 +19,12 @@ import { issueRecoveryCodes, remainingRecoveryCodes } from "./recovery-codes";
 import { confirmedMethodViews, syncMfaEnabled } from "./user-factors";
 
 /** The caller's factors and how many recovery codes are left. */
-export function getMfaStatus(deps: DomainDeps, principal: Principal): MfaStatus {
-  const methods = confirmedMethodViews(deps.db, principal.userId);
+export async function getMfaStatus(deps: DomainDeps, principal: Principal): Promise<MfaStatus> {
+  const methods = await confirmedMethodViews(deps.db, principal.userId);
   return {
     enabled: methods.length > 0,
     methods,
-    recovery_codes_remaining: remainingRecoveryCodes(deps.db, principal.userId),
+    recovery_codes_remaining: await remainingRecoveryCodes(deps.db, principal.userId),
   };
 }
 
@@ -34,19 +35,20 @@ export async function deleteMfaMethod(
   actor: Actor,
   input: { methodId: string; password: string },
 ): Promise<void> {
-  const user = findLiveUser(deps.db, principal.organizationId, principal.userId);
-  const method = deps.db
-    .select({ id: mfaMethods.id, type: mfaMethods.type, name: mfaMethods.name })
-    .from(mfaMethods)
-    .where(and(eq(mfaMethods.id, input.methodId), eq(mfaMethods.userId, user.id)))
-    .get();
+  const user = await findLiveUser(deps.db, principal.organizationId, principal.userId);
+  const method = await firstRow(
+    deps.db
+      .select({ id: mfaMethods.id, type: mfaMethods.type, name: mfaMethods.name })
+      .from(mfaMethods)
+      .where(and(eq(mfaMethods.id, input.methodId), eq(mfaMethods.userId, user.id))),
+  );
   if (!method) throw new NotFoundError("MFA method");
   await confirmPassword(deps, actor, user, input.password, "mfa.method_delete");
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    tx.delete(mfaMethods).where(eq(mfaMethods.id, method.id)).run();
-    const { isEnabled } = syncMfaEnabled(tx, user.id);
-    recordAudit(tx, now, actor, {
+  await withTransaction(deps.db, async (tx) => {
+    await tx.delete(mfaMethods).where(eq(mfaMethods.id, method.id));
+    const { isEnabled } = await syncMfaEnabled(tx, user.id);
+    await recordAudit(tx, now, actor, {
       action: "mfa.method_delete",
       targetType: "user",
       targetId: user.id,
@@ -62,7 +64,7 @@ export async function regenerateRecoveryCodes(
   actor: Actor,
   password: string,
 ): Promise<{ recovery_codes: string[] }> {
-  const user = findLiveUser(deps.db, principal.organizationId, principal.userId);
+  const user = await findLiveUser(deps.db, principal.organizationId, principal.userId);
   if (!user.mfaEnabled)
     throw new ConflictError(
       "mfa_not_enabled",
@@ -71,9 +73,9 @@ export async function regenerateRecoveryCodes(
     );
   await confirmPassword(deps, actor, user, password, "mfa.recovery_codes_regenerate");
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const codes = issueRecoveryCodes(tx, deps.secrets, user.id, now);
-    recordAudit(tx, now, actor, {
+  return await withTransaction(deps.db, async (tx) => {
+    const codes = await issueRecoveryCodes(tx, deps.secrets, user.id, now);
+    await recordAudit(tx, now, actor, {
       action: "mfa.recovery_codes_regenerate",
       targetType: "user",
       targetId: user.id,
@@ -89,7 +91,7 @@ export async function resetUserMfa(
   actor: Actor,
   userId: string,
 ): Promise<void> {
-  const user = findLiveUser(deps.db, principal.organizationId, userId);
+  const user = await findLiveUser(deps.db, principal.organizationId, userId);
   assertCanManageRole(principal, user.role);
   // Your own factors go one at a time, with your password: a borrowed session or a key must not strip them.
   if (user.id === principal.userId)
@@ -99,15 +101,14 @@ export async function resetUserMfa(
       "remove them with DELETE /api/v1/auth/mfa/{method_id} and your password",
     );
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    const removed = tx
+  await withTransaction(deps.db, async (tx) => {
+    const removed = await tx
       .delete(mfaMethods)
       .where(eq(mfaMethods.userId, user.id))
-      .returning({ id: mfaMethods.id })
-      .all();
-    tx.delete(mfaChallenges).where(eq(mfaChallenges.userId, user.id)).run();
-    syncMfaEnabled(tx, user.id);
-    recordAudit(tx, now, actor, {
+      .returning({ id: mfaMethods.id });
+    await tx.delete(mfaChallenges).where(eq(mfaChallenges.userId, user.id));
+    await syncMfaEnabled(tx, user.id);
+    await recordAudit(tx, now, actor, {
       action: "mfa.reset",
       targetType: "user",
       targetId: user.id,
@@ -123,16 +124,15 @@ export async function clearUserLockout(
   actor: Actor,
   userId: string,
 ): Promise<void> {
-  const user = findLiveUser(deps.db, principal.organizationId, userId);
+  const user = await findLiveUser(deps.db, principal.organizationId, userId);
   assertCanManageRole(principal, user.role);
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    const cleared = tx
+  await withTransaction(deps.db, async (tx) => {
+    const cleared = await tx
       .delete(loginFailures)
       .where(eq(loginFailures.email, user.email))
-      .returning({ ip: loginFailures.ip })
-      .all();
-    recordAudit(tx, now, actor, {
+      .returning({ ip: loginFailures.ip });
+    await recordAudit(tx, now, actor, {
       action: "user.lockout_clear",
       targetType: "user",
       targetId: user.id,
@@ -155,12 +155,12 @@ async function confirmPassword(
   const ip = actor.ip ?? "unknown";
   await reservePasswordAttempt(deps, user.email, ip);
   if (await verifyPassword(password, user.passwordHash)) {
-    await withTransaction(deps.db, (tx) => clearPasswordAttempts(tx, user.email, ip));
+    await withTransaction(deps.db, async (tx) => await clearPasswordAttempts(tx, user.email, ip));
     return;
   }
-  await withTransaction(deps.db, (tx) => {
-    settleFailedPasswordAttempt(deps, tx, user.email, ip);
-    recordAudit(tx, deps.clock.now(), actor, {
+  await withTransaction(deps.db, async (tx) => {
+    await settleFailedPasswordAttempt(deps, tx, user.email, ip);
+    await recordAudit(tx, deps.clock.now(), actor, {
       action,
       outcome: "failure",
       targetType: "user",

@@ -1,6 +1,7 @@
 import { randomInt } from "node:crypto";
 import { and, count, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { recoveryCodes } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -11,34 +12,37 @@ const CODE_COUNT = 10;
 const ALPHABET = "abcdefghjkmnpqrstuvwxyz23456789";
 
 /** Replaces a user's recovery codes with 10 new ones and returns them (the only time they are seen). */
-export function issueRecoveryCodes(tx: DbOrTx, secrets: SecretBox, userId: string, now: Date): string[] {
-  tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId)).run();
+export async function issueRecoveryCodes(
+  tx: DbOrTx,
+  secrets: SecretBox,
+  userId: string,
+  now: Date,
+): Promise<string[]> {
+  await tx.delete(recoveryCodes).where(eq(recoveryCodes.userId, userId));
   const codes = Array.from({ length: CODE_COUNT }, () => {
     const characters = Array.from({ length: 10 }, () => ALPHABET[randomInt(ALPHABET.length)]).join("");
     return `${characters.slice(0, 5)}-${characters.slice(5)}`;
   });
-  tx.insert(recoveryCodes)
-    .values(
-      codes.map((code) => ({
-        id: newId(),
-        userId,
-        codeDigest: secrets.digest(normalizeRecoveryCode(code)),
-        createdAt: toIso(now),
-      })),
-    )
-    .run();
+  await tx.insert(recoveryCodes).values(
+    codes.map((code) => ({
+      id: newId(),
+      userId,
+      codeDigest: secrets.digest(normalizeRecoveryCode(code)),
+      createdAt: toIso(now),
+    })),
+  );
   return codes;
 }
 
 /** Uses up one of the user's codes; false when it is not one of them or was used before. */
-export function consumeRecoveryCode(
+export async function consumeRecoveryCode(
   tx: DbOrTx,
   secrets: SecretBox,
   userId: string,
   code: string,
   now: Date,
-): boolean {
-  const used = tx
+): Promise<boolean> {
+  const used = await tx
     .update(recoveryCodes)
     .set({ usedAt: toIso(now) })
     .where(
@@ -48,17 +52,17 @@ export function consumeRecoveryCode(
         isNull(recoveryCodes.usedAt),
       ),
     )
-    .returning({ id: recoveryCodes.id })
-    .all();
+    .returning({ id: recoveryCodes.id });
   return used.length === 1;
 }
 
-export function remainingRecoveryCodes(db: DbOrTx, userId: string): number {
-  const row = db
-    .select({ remaining: count() })
-    .from(recoveryCodes)
-    .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt)))
-    .get();
+export async function remainingRecoveryCodes(db: DbOrTx, userId: string): Promise<number> {
+  const row = await firstRow(
+    db
+      .select({ remaining: count() })
+      .from(recoveryCodes)
+      .where(and(eq(recoveryCodes.userId, userId), isNull(recoveryCodes.usedAt))),
+  );
   return row?.remaining ?? 0;
 }
 

@@ -2,6 +2,7 @@ import { and, eq, isNull, lt, or } from "drizzle-orm";
 import { generateSecret, generateURI, verify } from "otplib";
 import { renderSVG } from "uqr";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { mfaMethods } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -29,31 +30,31 @@ export async function startTotpEnrolment(
   actor: Actor,
   name = "Authenticator app",
 ): Promise<{ secret: string; otpauth_url: string; qr_svg: string }> {
-  const user = findLiveUser(deps.db, principal.organizationId, principal.userId);
+  const user = await findLiveUser(deps.db, principal.organizationId, principal.userId);
   const secret = generateSecret();
   const otpauthUrl = generateURI({ issuer: ISSUER, label: user.email, secret });
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    if (confirmedMethods(tx, user.id).some((method) => method.type === "totp"))
+  await withTransaction(deps.db, async (tx) => {
+    if ((await confirmedMethods(tx, user.id)).some((method) => method.type === "totp"))
       throw new ConflictError(
         "totp_already_enabled",
         "an authenticator app is already set up",
         "remove it first (DELETE /api/v1/auth/mfa/{method_id}) to set up another",
       );
-    tx.delete(mfaMethods)
-      .where(and(eq(mfaMethods.userId, user.id), eq(mfaMethods.type, "totp"), isNull(mfaMethods.confirmedAt)))
-      .run();
-    tx.insert(mfaMethods)
-      .values({
-        id: newId(),
-        userId: user.id,
-        type: "totp",
-        name,
-        secret: deps.secrets.seal(secret),
-        createdAt: toIso(now),
-      })
-      .run();
-    recordAudit(tx, now, actor, { action: "mfa.totp_enrol", targetType: "user", targetId: user.id });
+    await tx
+      .delete(mfaMethods)
+      .where(
+        and(eq(mfaMethods.userId, user.id), eq(mfaMethods.type, "totp"), isNull(mfaMethods.confirmedAt)),
+      );
+    await tx.insert(mfaMethods).values({
+      id: newId(),
+      userId: user.id,
+      type: "totp",
+      name,
+      secret: deps.secrets.seal(secret),
+      createdAt: toIso(now),
+    });
+    await recordAudit(tx, now, actor, { action: "mfa.totp_enrol", targetType: "user", targetId: user.id });
   });
   // A quiet zone of 4 modules, as the QR specification asks: phone cameras read it more reliably.
   return { secret, otpauth_url: otpauthUrl, qr_svg: renderSVG(otpauthUrl, { border: 4 }) };
@@ -66,18 +67,22 @@ export async function confirmTotp(
   actor: Actor,
   code: string,
 ): Promise<{ enabled: true; recovery_codes?: string[] }> {
-  const pending = deps.db
-    .select()
-    .from(mfaMethods)
-    .where(
-      and(
-        eq(mfaMethods.userId, principal.userId),
-        eq(mfaMethods.type, "totp"),
-        isNull(mfaMethods.confirmedAt),
+  const pending = await firstRow(
+    deps.db
+      .select()
+      .from(mfaMethods)
+      .where(
+        and(
+          eq(mfaMethods.userId, principal.userId),
+          eq(mfaMethods.type, "totp"),
+          isNull(mfaMethods.confirmedAt),
+        ),
       ),
-    )
-    .get();
-  if (!pending && confirmedMethods(deps.db, principal.userId).some((method) => method.type === "totp"))
+  );
+  if (
+    !pending &&
+    (await confirmedMethods(deps.db, principal.userId)).some((method) => method.type === "totp")
+  )
     throw new ConflictError(
       "totp_already_enabled",
       "the authenticator app is already confirmed",
@@ -92,13 +97,15 @@ export async function confirmTotp(
   const check = await checkTotpCode(deps, pending, code);
   const now = deps.clock.now();
   if (check !== "accepted") {
-    await withTransaction(deps.db, (tx) =>
-      recordAudit(tx, now, actor, {
-        action: "mfa.totp_confirm",
-        outcome: "failure",
-        targetType: "user",
-        targetId: principal.userId,
-      }),
+    await withTransaction(
+      deps.db,
+      async (tx) =>
+        await recordAudit(tx, now, actor, {
+          action: "mfa.totp_confirm",
+          outcome: "failure",
+          targetType: "user",
+          targetId: principal.userId,
+        }),
     );
     throw new ValidationError(
       "invalid MFA code",
@@ -107,13 +114,13 @@ export async function confirmTotp(
       "mfa_code_invalid",
     );
   }
-  return await withTransaction(deps.db, (tx) => {
-    tx.update(mfaMethods)
+  return await withTransaction(deps.db, async (tx) => {
+    await tx
+      .update(mfaMethods)
       .set({ confirmedAt: toIso(now), lastUsedAt: toIso(now) })
-      .where(eq(mfaMethods.id, pending.id))
-      .run();
-    const { wasEnabled } = syncMfaEnabled(tx, principal.userId);
-    recordAudit(tx, now, actor, {
+      .where(eq(mfaMethods.id, pending.id));
+    const { wasEnabled } = await syncMfaEnabled(tx, principal.userId);
+    await recordAudit(tx, now, actor, {
       action: "mfa.totp_confirm",
       targetType: "user",
       targetId: principal.userId,
@@ -123,7 +130,7 @@ export async function confirmTotp(
       ? { enabled: true as const }
       : {
           enabled: true as const,
-          recovery_codes: issueRecoveryCodes(tx, deps.secrets, principal.userId, now),
+          recovery_codes: await issueRecoveryCodes(tx, deps.secrets, principal.userId, now),
         };
   });
 }
@@ -167,18 +174,19 @@ export async function checkTotpCode(
   });
   if (!result.valid) return "invalid";
   const timeStep = Math.floor(epoch / PERIOD_SECONDS) + result.delta;
-  const recorded = await withTransaction(deps.db, (tx) =>
-    tx
-      .update(mfaMethods)
-      .set({ lastTimeStep: timeStep, lastUsedAt: toIso(now) })
-      .where(
-        and(
-          eq(mfaMethods.id, method.id),
-          or(isNull(mfaMethods.lastTimeStep), lt(mfaMethods.lastTimeStep, timeStep)),
-        ),
-      )
-      .returning({ id: mfaMethods.id })
-      .all(),
+  const recorded = await withTransaction(
+    deps.db,
+    async (tx) =>
+      await tx
+        .update(mfaMethods)
+        .set({ lastTimeStep: timeStep, lastUsedAt: toIso(now) })
+        .where(
+          and(
+            eq(mfaMethods.id, method.id),
+            or(isNull(mfaMethods.lastTimeStep), lt(mfaMethods.lastTimeStep, timeStep)),
+          ),
+        )
+        .returning({ id: mfaMethods.id }),
   );
   return recorded.length === 1 ? "accepted" : "reused";
 }

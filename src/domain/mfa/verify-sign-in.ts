@@ -1,5 +1,6 @@
 import { and, eq, isNotNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { mfaMethods, users } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { AuthDeps } from "../auth/auth-deps";
@@ -21,8 +22,8 @@ import { type CodeCheck, checkTotpCode, readTotpSecret } from "./totp";
 import { checkAssertion, notEnrolled, parseAssertion, webauthnAuthenticationOptions } from "./webauthn";
 
 /** WebAuthn request options for the sign-in of `mfaToken`. */
-export function signInAuthenticationOptions(deps: AuthDeps, mfaToken: string) {
-  const challenge = findLiveSignInChallenge(deps.db, mfaToken, deps.clock.now());
+export async function signInAuthenticationOptions(deps: AuthDeps, mfaToken: string) {
+  const challenge = await findLiveSignInChallenge(deps.db, mfaToken, deps.clock.now());
   return webauthnAuthenticationOptions(deps, challenge);
 }
 
@@ -37,8 +38,9 @@ export async function verifySecondFactor(
   input: { mfaToken: string; method: MfaVerifyMethod; code: string; ip: string },
 ): Promise<Extract<SignInResult, { kind: "tokens" }>> {
   const now = deps.clock.now();
-  const { row: challenge, refusal } = lookUpSignInChallenge(deps.db, input.mfaToken, now);
-  const user = challenge && deps.db.select().from(users).where(eq(users.id, challenge.userId)).get();
+  const { row: challenge, refusal } = await lookUpSignInChallenge(deps.db, input.mfaToken, now);
+  const user =
+    challenge && (await firstRow(deps.db.select().from(users).where(eq(users.id, challenge.userId))));
   if (!challenge || !user)
     throw refusal ?? new UnauthenticatedError("mfa_token_invalid", "invalid or expired MFA token");
   const actor: Actor = {
@@ -49,14 +51,16 @@ export async function verifySecondFactor(
     ip: input.ip,
   };
   const audit = (outcome: "success" | "failure", details: Record<string, unknown>) =>
-    withTransaction(deps.db, (tx) =>
-      recordAudit(tx, deps.clock.now(), actor, {
-        action: "auth.mfa_verify",
-        outcome,
-        targetType: "user",
-        targetId: user.id,
-        details: { method: input.method, ...details },
-      }),
+    withTransaction(
+      deps.db,
+      async (tx) =>
+        await recordAudit(tx, deps.clock.now(), actor, {
+          action: "auth.mfa_verify",
+          outcome,
+          targetType: "user",
+          targetId: user.id,
+          details: { method: input.method, ...details },
+        }),
     );
   try {
     if (refusal) throw refusal;
@@ -66,12 +70,12 @@ export async function verifySecondFactor(
         "the account cannot sign in",
       );
     // Mistakes of form are answered before anything is counted: they cannot succeed, so they guess nothing.
-    const prepared = prepareCheck(deps, challenge, user.id, input.method, input.code);
+    const prepared = await prepareCheck(deps, challenge, user.id, input.method, input.code);
     await reservePasswordAttempt(deps, user.email, input.ip);
     const check = await prepared();
     if (
       check !== "accepted" ||
-      !(await withTransaction(deps.db, (tx) => useSignInChallenge(tx, challenge.id, now)))
+      !(await withTransaction(deps.db, async (tx) => await useSignInChallenge(tx, challenge.id, now)))
     )
       throw await wrongCode(deps, challenge, user.email, input.ip, check);
   } catch (error) {
@@ -82,7 +86,7 @@ export async function verifySecondFactor(
   await audit(
     "success",
     input.method === "recovery_code"
-      ? { recovery_codes_remaining: remainingRecoveryCodes(deps.db, user.id) }
+      ? { recovery_codes_remaining: await remainingRecoveryCodes(deps.db, user.id) }
       : {},
   );
   const tokens = await startSession(deps, user, input.ip, "mfa");
@@ -90,38 +94,40 @@ export async function verifySecondFactor(
 }
 
 /** Checks the form of the code and that the user has the factor (400s); returns the check to run. */
-function prepareCheck(
+async function prepareCheck(
   deps: AuthDeps,
   challenge: SignInChallenge,
   userId: string,
   method: MfaVerifyMethod,
   code: string,
-): () => Promise<CodeCheck> {
+): Promise<() => Promise<CodeCheck>> {
   if (method === "totp") {
-    const totp = deps.db
-      .select()
-      .from(mfaMethods)
-      .where(
-        and(eq(mfaMethods.userId, userId), eq(mfaMethods.type, "totp"), isNotNull(mfaMethods.confirmedAt)),
-      )
-      .get();
+    const totp = await firstRow(
+      deps.db
+        .select()
+        .from(mfaMethods)
+        .where(
+          and(eq(mfaMethods.userId, userId), eq(mfaMethods.type, "totp"), isNotNull(mfaMethods.confirmedAt)),
+        ),
+    );
     if (!totp) throw notEnrolled("totp");
     if (!/^\d{6}$/.test(code.replace(/\s/g, ""))) throw malformedCode("must be the 6 digits the app shows");
     if (totp.secret) readTotpSecret(deps.secrets, totp.secret);
     return () => checkTotpCode(deps, totp, code);
   }
   if (method === "webauthn") {
-    const hasKey = deps.db
-      .select({ id: mfaMethods.id })
-      .from(mfaMethods)
-      .where(
-        and(
-          eq(mfaMethods.userId, userId),
-          eq(mfaMethods.type, "webauthn"),
-          isNotNull(mfaMethods.confirmedAt),
+    const hasKey = await firstRow(
+      deps.db
+        .select({ id: mfaMethods.id })
+        .from(mfaMethods)
+        .where(
+          and(
+            eq(mfaMethods.userId, userId),
+            eq(mfaMethods.type, "webauthn"),
+            isNotNull(mfaMethods.confirmedAt),
+          ),
         ),
-      )
-      .get();
+    );
     if (!hasKey) throw notEnrolled("webauthn");
     const assertion = parseAssertion(code);
     if (!challenge.webauthnChallenge)
@@ -135,8 +141,9 @@ function prepareCheck(
   }
   if (!isRecoveryCodeShaped(code)) throw malformedCode("must be a recovery code like k7m2q-x9vtr");
   return async () =>
-    (await withTransaction(deps.db, (tx) =>
-      consumeRecoveryCode(tx, deps.secrets, userId, code, deps.clock.now()),
+    (await withTransaction(
+      deps.db,
+      async (tx) => await consumeRecoveryCode(tx, deps.secrets, userId, code, deps.clock.now()),
     ))
       ? "accepted"
       : "invalid";
@@ -150,10 +157,13 @@ async function wrongCode(
   ip: string,
   check: CodeCheck,
 ): Promise<UnauthenticatedError> {
-  const { tokenLeft, lockoutLeft } = await withTransaction(deps.db, (tx) => {
-    const failures = countWrongCode(tx, challenge.id);
-    settleFailedPasswordAttempt(deps, tx, email, ip);
-    return { tokenLeft: MFA_TOKEN_MAX_FAILURES - failures, lockoutLeft: attemptsLeft(deps, tx, email, ip) };
+  const { tokenLeft, lockoutLeft } = await withTransaction(deps.db, async (tx) => {
+    const failures = await countWrongCode(tx, challenge.id);
+    await settleFailedPasswordAttempt(deps, tx, email, ip);
+    return {
+      tokenLeft: MFA_TOKEN_MAX_FAILURES - failures,
+      lockoutLeft: await attemptsLeft(deps, tx, email, ip),
+    };
   });
   const left = Math.min(tokenLeft, lockoutLeft);
   const next =

@@ -1,6 +1,7 @@
 import { Value } from "@sinclair/typebox/value";
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { mfaChallenges, mfaMethods } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -33,8 +34,10 @@ function webauthnServer() {
 const CEREMONY_TIMEOUT_MS = 300_000;
 const CHALLENGE_TTL_SECONDS = 300;
 
-function webauthnMethods(db: DbOrTx, userId: string) {
-  return confirmedMethods(db, userId).filter((method) => method.type === "webauthn" && method.credentialId);
+async function webauthnMethods(db: DbOrTx, userId: string) {
+  return (await confirmedMethods(db, userId)).filter(
+    (method) => method.type === "webauthn" && method.credentialId,
+  );
 }
 
 /** Creation options for a new passkey or security key; its challenge is kept 5 minutes. */
@@ -43,7 +46,7 @@ export async function webauthnRegistrationOptions(
   principal: Principal,
 ): Promise<CreationOptions> {
   const rp = relyingParty(deps.config);
-  const user = findLiveUser(deps.db, principal.organizationId, principal.userId);
+  const user = await findLiveUser(deps.db, principal.organizationId, principal.userId);
   const options = await (await webauthnServer()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
@@ -53,27 +56,25 @@ export async function webauthnRegistrationOptions(
     attestationType: "none",
     timeout: CEREMONY_TIMEOUT_MS,
     // An authenticator already registered is not registered twice.
-    excludeCredentials: webauthnMethods(deps.db, user.id).map((method) => ({
+    excludeCredentials: (await webauthnMethods(deps.db, user.id)).map((method) => ({
       id: method.credentialId as string,
       transports: (method.transports ?? undefined) as never,
     })),
     authenticatorSelection: { residentKey: "preferred", userVerification: "preferred" },
   });
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    tx.delete(mfaChallenges)
-      .where(and(eq(mfaChallenges.userId, user.id), eq(mfaChallenges.kind, "webauthn_registration")))
-      .run();
-    tx.insert(mfaChallenges)
-      .values({
-        id: newId(),
-        userId: user.id,
-        kind: "webauthn_registration",
-        webauthnChallenge: options.challenge,
-        createdAt: toIso(now),
-        expiresAt: toIso(addSeconds(now, CHALLENGE_TTL_SECONDS)),
-      })
-      .run();
+  await withTransaction(deps.db, async (tx) => {
+    await tx
+      .delete(mfaChallenges)
+      .where(and(eq(mfaChallenges.userId, user.id), eq(mfaChallenges.kind, "webauthn_registration")));
+    await tx.insert(mfaChallenges).values({
+      id: newId(),
+      userId: user.id,
+      kind: "webauthn_registration",
+      webauthnChallenge: options.challenge,
+      createdAt: toIso(now),
+      expiresAt: toIso(addSeconds(now, CHALLENGE_TTL_SECONDS)),
+    });
   });
   // The library's interfaces lack index signatures; the shape is the same (checked on every answer).
   return options as CreationOptions;
@@ -88,18 +89,19 @@ export async function registerWebauthn(
 ): Promise<MfaMethodView & { recovery_codes?: string[] }> {
   const rp = relyingParty(deps.config);
   const now = deps.clock.now();
-  const challenge = deps.db
-    .select()
-    .from(mfaChallenges)
-    .where(
-      and(
-        eq(mfaChallenges.userId, principal.userId),
-        eq(mfaChallenges.kind, "webauthn_registration"),
-        isNull(mfaChallenges.usedAt),
-      ),
-    )
-    .orderBy(desc(mfaChallenges.createdAt))
-    .get();
+  const challenge = await firstRow(
+    deps.db
+      .select()
+      .from(mfaChallenges)
+      .where(
+        and(
+          eq(mfaChallenges.userId, principal.userId),
+          eq(mfaChallenges.kind, "webauthn_registration"),
+          isNull(mfaChallenges.usedAt),
+        ),
+      )
+      .orderBy(desc(mfaChallenges.createdAt)),
+  );
   if (!challenge?.webauthnChallenge || challenge.expiresAt <= toIso(now))
     throw new ValidationError(
       "no registration options to answer",
@@ -120,14 +122,12 @@ export async function registerWebauthn(
     });
   if (!verification.verified) throw invalidResponse("response", "the registration could not be verified");
   const { credential } = verification.registrationInfo;
-  return await withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, async (tx) => {
     // Used even when registration fails below: a challenge answers one ceremony.
-    tx.delete(mfaChallenges).where(eq(mfaChallenges.id, challenge.id)).run();
-    const taken = tx
-      .select({ id: mfaMethods.id })
-      .from(mfaMethods)
-      .where(eq(mfaMethods.credentialId, credential.id))
-      .get();
+    await tx.delete(mfaChallenges).where(eq(mfaChallenges.id, challenge.id));
+    const taken = await firstRow(
+      tx.select({ id: mfaMethods.id }).from(mfaMethods).where(eq(mfaMethods.credentialId, credential.id)),
+    );
     if (taken)
       throw new ConflictError(
         "webauthn_credential_registered",
@@ -135,32 +135,30 @@ export async function registerWebauthn(
         "each passkey or security key is registered once",
       );
     const id = newId();
-    tx.insert(mfaMethods)
-      .values({
-        id,
-        userId: principal.userId,
-        type: "webauthn",
-        name: input.name,
-        credentialId: credential.id,
-        publicKey: Buffer.from(credential.publicKey).toString("base64url"),
-        signCount: credential.counter,
-        transports: credential.transports ?? input.response.response.transports ?? null,
-        confirmedAt: toIso(now),
-        createdAt: toIso(now),
-      })
-      .run();
-    const { wasEnabled } = syncMfaEnabled(tx, principal.userId);
-    recordAudit(tx, now, actor, {
+    await tx.insert(mfaMethods).values({
+      id,
+      userId: principal.userId,
+      type: "webauthn",
+      name: input.name,
+      credentialId: credential.id,
+      publicKey: Buffer.from(credential.publicKey).toString("base64url"),
+      signCount: credential.counter,
+      transports: credential.transports ?? input.response.response.transports ?? null,
+      confirmedAt: toIso(now),
+      createdAt: toIso(now),
+    });
+    const { wasEnabled } = await syncMfaEnabled(tx, principal.userId);
+    await recordAudit(tx, now, actor, {
       action: "mfa.webauthn_register",
       targetType: "user",
       targetId: principal.userId,
       details: { method_id: id, name: input.name },
     });
-    const row = tx.select().from(mfaMethods).where(eq(mfaMethods.id, id)).get();
+    const row = await firstRow(tx.select().from(mfaMethods).where(eq(mfaMethods.id, id)));
     const view = toMfaMethodView(row as typeof mfaMethods.$inferSelect);
     return wasEnabled
       ? view
-      : { ...view, recovery_codes: issueRecoveryCodes(tx, deps.secrets, principal.userId, now) };
+      : { ...view, recovery_codes: await issueRecoveryCodes(tx, deps.secrets, principal.userId, now) };
   });
 }
 
@@ -170,7 +168,7 @@ export async function webauthnAuthenticationOptions(
   challenge: { id: string; userId: string },
 ): Promise<RequestOptions> {
   const rp = relyingParty(deps.config);
-  const methods = webauthnMethods(deps.db, challenge.userId);
+  const methods = await webauthnMethods(deps.db, challenge.userId);
   if (methods.length === 0) throw notEnrolled("webauthn");
   const options = await (await webauthnServer()).generateAuthenticationOptions({
     rpID: rp.id,
@@ -181,12 +179,13 @@ export async function webauthnAuthenticationOptions(
       transports: (method.transports ?? undefined) as never,
     })),
   });
-  await withTransaction(deps.db, (tx) =>
-    tx
-      .update(mfaChallenges)
-      .set({ webauthnChallenge: options.challenge })
-      .where(eq(mfaChallenges.id, challenge.id))
-      .run(),
+  await withTransaction(
+    deps.db,
+    async (tx) =>
+      await tx
+        .update(mfaChallenges)
+        .set({ webauthnChallenge: options.challenge })
+        .where(eq(mfaChallenges.id, challenge.id)),
   );
   return options as RequestOptions;
 }
@@ -219,10 +218,17 @@ export async function checkAssertion(
 ): Promise<CodeCheck> {
   const rp = relyingParty(deps.config);
   if (!challenge.webauthnChallenge) return "invalid";
-  await withTransaction(deps.db, (tx) =>
-    tx.update(mfaChallenges).set({ webauthnChallenge: null }).where(eq(mfaChallenges.id, challenge.id)).run(),
+  await withTransaction(
+    deps.db,
+    async (tx) =>
+      await tx
+        .update(mfaChallenges)
+        .set({ webauthnChallenge: null })
+        .where(eq(mfaChallenges.id, challenge.id)),
   );
-  const method = webauthnMethods(deps.db, challenge.userId).find((row) => row.credentialId === assertion.id);
+  const method = (await webauthnMethods(deps.db, challenge.userId)).find(
+    (row) => row.credentialId === assertion.id,
+  );
   if (!method?.publicKey) return "invalid";
   try {
     const result = await (await webauthnServer()).verifyAuthenticationResponse({
@@ -239,12 +245,13 @@ export async function checkAssertion(
       requireUserVerification: false,
     });
     if (!result.verified) return "invalid";
-    await withTransaction(deps.db, (tx) =>
-      tx
-        .update(mfaMethods)
-        .set({ signCount: result.authenticationInfo.newCounter, lastUsedAt: toIso(deps.clock.now()) })
-        .where(eq(mfaMethods.id, method.id))
-        .run(),
+    await withTransaction(
+      deps.db,
+      async (tx) =>
+        await tx
+          .update(mfaMethods)
+          .set({ signCount: result.authenticationInfo.newCounter, lastUsedAt: toIso(deps.clock.now()) })
+          .where(eq(mfaMethods.id, method.id)),
     );
     return "accepted";
   } catch {

@@ -22,11 +22,10 @@ export async function assignVpnSubnets(
   deps: DomainDeps,
 ): Promise<{ organizations: number; devices: number }> {
   const vpn = deps.config.vpn;
-  const rows = deps.db
+  const rows = await deps.db
     .select({ id: organizations.id, name: organizations.name, vpnSubnet: organizations.vpnSubnet })
     .from(organizations)
-    .orderBy(asc(organizations.createdAt), asc(organizations.id))
-    .all();
+    .orderBy(asc(organizations.createdAt), asc(organizations.id));
   const kept: Ipv4Cidr[] = [];
   const stale: typeof rows = [];
   for (const row of rows) {
@@ -38,10 +37,10 @@ export async function assignVpnSubnets(
   if (stale.length === 0) return { organizations: 0, devices: 0 };
   const pool = vpnAddressPool(vpn.address_pool);
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
+  return await withTransaction(deps.db, async (tx) => {
     // Released first: an organization may take a block another one is leaving (the index is unique).
     const staleIds = stale.map((row) => row.id);
-    tx.update(organizations).set({ vpnSubnet: null }).where(inArray(organizations.id, staleIds)).run();
+    await tx.update(organizations).set({ vpnSubnet: null }).where(inArray(organizations.id, staleIds));
     const moves: AddressMove[] = [];
     for (const row of stale) {
       const subnet = lowestFreeBlock(pool, vpn.organization_prefix_length, kept);
@@ -53,10 +52,10 @@ export async function assignVpnSubnets(
         );
       }
       kept.push(subnet);
-      tx.update(organizations)
+      await tx
+        .update(organizations)
         .set({ vpnSubnet: formatCidr(subnet), updatedAt: toIso(now) })
-        .where(eq(organizations.id, row.id))
-        .run();
+        .where(eq(organizations.id, row.id));
       moves.push({
         organizationId: row.id,
         organizationName: row.name,
@@ -64,9 +63,9 @@ export async function assignVpnSubnets(
         range: subnetDeviceRange(pool, subnet),
       });
     }
-    const moved = readdressDevices(tx, now, moves);
+    const moved = await readdressDevices(tx, now, moves);
     for (const [index, row] of stale.entries()) {
-      recordAudit(tx, now, systemActor(row.id), {
+      await recordAudit(tx, now, systemActor(row.id), {
         action: "organization.vpn_subnet_assigned",
         targetType: "organization",
         targetId: row.id,

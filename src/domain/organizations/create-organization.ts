@@ -17,16 +17,18 @@ import type { Plan } from "./organization-view";
  * old private key. Later organizations need no new pair: from then on only the operator gets the key,
  * and organizations are never deleted, so no admin has seen the current one.
  */
-export function createOrganization(
+export async function createOrganization(
   deps: DomainDeps,
   tx: DbOrTx,
   now: Date,
   input: { name: string; plan?: Plan },
-): typeof organizations.$inferSelect & {
-  serverKeyRotation: ReturnType<typeof rotateWireGuardServerKey>;
-} {
+): Promise<
+  typeof organizations.$inferSelect & {
+    serverKeyRotation: Awaited<ReturnType<typeof rotateWireGuardServerKey>>;
+  }
+> {
   // Two at most: whether this makes the installation's second organization, and which the first is.
-  const existing = tx.select({ id: organizations.id }).from(organizations).limit(2).all();
+  const existing = await tx.select({ id: organizations.id }).from(organizations).limit(2);
   const timestamp = toIso(now);
   const row = {
     id: newId(),
@@ -37,25 +39,25 @@ export function createOrganization(
     deviceCount: 0,
     deviceListVersion: 0,
     requireMfa: false,
-    vpnSubnet: formatCidr(nextOrganizationSubnet(deps.config.vpn, takenSubnets(tx))),
+    vpnSubnet: formatCidr(nextOrganizationSubnet(deps.config.vpn, await takenSubnets(tx))),
     createdAt: timestamp,
     updatedAt: timestamp,
   };
-  tx.insert(organizations).values(row).run();
-  const policy = insertDefaultPolicy(tx, now, row.id);
-  tx.update(organizations).set({ defaultPolicyId: policy.id }).where(eq(organizations.id, row.id)).run();
+  await tx.insert(organizations).values(row);
+  const policy = await insertDefaultPolicy(tx, now, row.id);
+  await tx.update(organizations).set({ defaultPolicyId: policy.id }).where(eq(organizations.id, row.id));
   const [first] = existing;
   const serverKeyRotation =
-    first && existing.length === 1 ? rotateWireGuardServerKey(deps, tx, now, first.id) : null;
+    first && existing.length === 1 ? await rotateWireGuardServerKey(deps, tx, now, first.id) : null;
   return { ...row, defaultPolicyId: policy.id, serverKeyRotation };
 }
 
 /** Every organization's subnet, as the start left them (each inside the pool, none overlapping). */
-export function takenSubnets(tx: DbOrTx): Ipv4Cidr[] {
-  return tx
-    .select({ vpnSubnet: organizations.vpnSubnet })
-    .from(organizations)
-    .where(isNotNull(organizations.vpnSubnet))
-    .all()
-    .flatMap((row) => parseCidr(row.vpnSubnet ?? "") ?? []);
+export async function takenSubnets(tx: DbOrTx): Promise<Ipv4Cidr[]> {
+  return (
+    await tx
+      .select({ vpnSubnet: organizations.vpnSubnet })
+      .from(organizations)
+      .where(isNotNull(organizations.vpnSubnet))
+  ).flatMap((row) => parseCidr(row.vpnSubnet ?? "") ?? []);
 }

@@ -1,4 +1,5 @@
 import { and, count, eq, isNull } from "drizzle-orm";
+import { firstRow } from "../../db/first-row";
 import { organizations, users } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
@@ -6,15 +7,20 @@ import { organizationSsoDomains } from "../sso/sso-domains";
 import { ssoSettingsView } from "../sso/sso-settings-view";
 import type { OrganizationView } from "./organization-view";
 
-export function getOrganization(deps: DomainDeps, organizationId: string): OrganizationView {
-  const row = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
+export async function getOrganization(deps: DomainDeps, organizationId: string): Promise<OrganizationView> {
+  const row = await firstRow(
+    deps.db.select().from(organizations).where(eq(organizations.id, organizationId)),
+  );
   if (!row) throw new NotFoundError("organization");
   const userCount =
-    deps.db
-      .select({ value: count() })
-      .from(users)
-      .where(and(eq(users.organizationId, organizationId), isNull(users.deletedAt)))
-      .get()?.value ?? 0;
+    (
+      await firstRow(
+        deps.db
+          .select({ value: count() })
+          .from(users)
+          .where(and(eq(users.organizationId, organizationId), isNull(users.deletedAt))),
+      )
+    )?.value ?? 0;
   return {
     id: row.id,
     name: row.name,
@@ -24,7 +30,7 @@ export function getOrganization(deps: DomainDeps, organizationId: string): Organ
     user_count: userCount,
     require_mfa: row.requireMfa,
     sso: ssoSettingsView(row.ssoSettings, deps.config.server.base_url, row.id),
-    sso_domains: organizationSsoDomains(deps.db, row.id),
+    sso_domains: await organizationSsoDomains(deps.db, row.id),
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

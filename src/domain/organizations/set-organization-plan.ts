@@ -1,5 +1,6 @@
 import { eq, or } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { organizations } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
@@ -18,12 +19,13 @@ export async function setOrganizationPlan(
   input: { organization: string; plan: Plan },
 ): Promise<{ id: string; name: string; previousPlan: Plan }> {
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const row = tx
-      .select()
-      .from(organizations)
-      .where(or(eq(organizations.id, input.organization), eq(organizations.name, input.organization)))
-      .get();
+  return await withTransaction(deps.db, async (tx) => {
+    const row = await firstRow(
+      tx
+        .select()
+        .from(organizations)
+        .where(or(eq(organizations.id, input.organization), eq(organizations.name, input.organization))),
+    );
     if (!row)
       throw new NotFoundError("organization", `no organization has the id or name "${input.organization}"`);
     if (input.plan !== "enterprise" && readStoredSso(row.ssoSettings).saml?.enabled) {
@@ -33,11 +35,11 @@ export async function setOrganizationPlan(
         "disable SAML in the organization's sso settings first",
       );
     }
-    tx.update(organizations)
+    await tx
+      .update(organizations)
       .set({ plan: input.plan, updatedAt: toIso(now) })
-      .where(eq(organizations.id, row.id))
-      .run();
-    recordAudit(tx, now, systemActor(row.id), {
+      .where(eq(organizations.id, row.id));
+    await recordAudit(tx, now, systemActor(row.id), {
       action: "organization.set_plan",
       targetType: "organization",
       targetId: row.id,

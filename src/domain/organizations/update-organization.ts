@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { organizations } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
@@ -34,7 +35,7 @@ export async function updateOrganization(
   // Requiring MFA of everyone while having none would shut the administrator out of everything but
   // setting one up, halfway through their own change: they set up their factor first.
   // An API key counts as its owner, who would otherwise be shut out of everything but setup just the same.
-  if (input.require_mfa && !isMfaEnabled(deps.db, principal.userId))
+  if (input.require_mfa && !(await isMfaEnabled(deps.db, principal.userId)))
     throw new ConflictError(
       "mfa_not_enabled",
       "set up your own second factor first",
@@ -47,44 +48,47 @@ export async function updateOrganization(
       "API keys cannot change single sign-on settings",
       "sso: sign in as an administrator to change the identity provider",
     );
-  const before = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
+  const before = await firstRow(
+    deps.db.select().from(organizations).where(eq(organizations.id, organizationId)),
+  );
   if (!before) throw new NotFoundError("organization");
   // Checked (discovery is a request) before the transaction, against the settings as they were read.
   const sso = input.sso ? await prepareSsoSettings(deps, organizationId, before, input.sso) : undefined;
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    const row = tx.select().from(organizations).where(eq(organizations.id, organizationId)).get();
+  await withTransaction(deps.db, async (tx) => {
+    const row = await firstRow(tx.select().from(organizations).where(eq(organizations.id, organizationId)));
     if (!row) throw new NotFoundError("organization");
-    if (sso?.oidc?.enabled && sso.oidc.client_id) assertClientIdFree(tx, organizationId, sso.oidc.client_id);
+    if (sso?.oidc?.enabled && sso.oidc.client_id)
+      await assertClientIdFree(tx, organizationId, sso.oidc.client_id);
     // A domain signs in with one organization: one another claims is refused (409 sso_domain_taken).
-    if (sso) claimSsoDomains(tx, now, organizationId, listedSsoDomains(sso));
+    if (sso) await claimSsoDomains(tx, now, organizationId, listedSsoDomains(sso));
     if (sso && row.updatedAt !== before.updatedAt)
       throw new ConflictError(
         "organization_changed",
         "the organization changed while its SSO settings were being checked",
         "send the change again",
       );
-    tx.update(organizations)
+    await tx
+      .update(organizations)
       .set({
         name: input.name ?? row.name,
         requireMfa: input.require_mfa ?? row.requireMfa,
         ssoSettings: (sso ?? row.ssoSettings) as Record<string, unknown>,
         updatedAt: toIso(now),
       })
-      .where(eq(organizations.id, organizationId))
-      .run();
+      .where(eq(organizations.id, organizationId));
     const changed = Object.keys(input).filter((key) => input[key as keyof typeof input] !== undefined);
     const ssoFields = input.sso
       ? Object.entries(input.sso).flatMap(([provider, fields]) =>
           Object.keys(fields ?? {}).map((field) => `sso.${provider}.${field}`),
         )
       : [];
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "organization.update",
       targetType: "organization",
       targetId: organizationId,
       details: { fields: changed, ...(ssoFields.length > 0 ? { sso_fields: ssoFields } : {}) },
     });
   });
-  return getOrganization(deps, organizationId);
+  return await getOrganization(deps, organizationId);
 }

@@ -1,6 +1,7 @@
 import type * as X509 from "@peculiar/x509";
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { deviceCas, organizations } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
@@ -46,28 +47,30 @@ export function deviceCa(deps: DomainDeps, organizationId: string): Promise<Devi
 
 async function loadOrCreateDeviceCa(deps: DomainDeps, organizationId: string): Promise<DeviceCa> {
   const x509 = await loadX509();
-  let row = selectCa(deps, organizationId);
+  let row = await selectCa(deps, organizationId);
   if (!row) {
-    const organization = deps.db
-      .select({ name: organizations.name })
-      .from(organizations)
-      .where(eq(organizations.id, organizationId))
-      .get();
+    const organization = await firstRow(
+      deps.db
+        .select({ name: organizations.name })
+        .from(organizations)
+        .where(eq(organizations.id, organizationId)),
+    );
     if (!organization) throw new NotFoundError("organization");
     const created = await createCaCertificate(organization.name, organizationId, deps.clock.now());
-    await withTransaction(deps.db, (tx) =>
-      tx
-        .insert(deviceCas)
-        .values({
-          organizationId,
-          certificatePem: created.pem,
-          sealedPrivateKey: deps.secrets.seal(created.privateKeyPem),
-          createdAt: toIso(deps.clock.now()),
-        })
-        .onConflictDoNothing()
-        .run(),
+    await withTransaction(
+      deps.db,
+      async (tx) =>
+        await tx
+          .insert(deviceCas)
+          .values({
+            organizationId,
+            certificatePem: created.pem,
+            sealedPrivateKey: deps.secrets.seal(created.privateKeyPem),
+            createdAt: toIso(deps.clock.now()),
+          })
+          .onConflictDoNothing(),
     );
-    row = selectCa(deps, organizationId);
+    row = await selectCa(deps, organizationId);
     if (!row) throw new Error("the device CA could not be stored");
   }
   let privateKeyPem: string;
@@ -101,11 +104,11 @@ async function loadOrCreateDeviceCa(deps: DomainDeps, organizationId: string): P
  * when the key file beside the database does not match (signing then answers 503).
  */
 export async function deviceCaCertificatePem(deps: DomainDeps, organizationId: string): Promise<string> {
-  return selectCa(deps, organizationId)?.certificatePem ?? (await deviceCa(deps, organizationId)).pem;
+  return (await selectCa(deps, organizationId))?.certificatePem ?? (await deviceCa(deps, organizationId)).pem;
 }
 
-function selectCa(deps: DomainDeps, organizationId: string) {
-  return deps.db.select().from(deviceCas).where(eq(deviceCas.organizationId, organizationId)).get();
+async function selectCa(deps: DomainDeps, organizationId: string) {
+  return await firstRow(deps.db.select().from(deviceCas).where(eq(deviceCas.organizationId, organizationId)));
 }
 
 async function createCaCertificate(

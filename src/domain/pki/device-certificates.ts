@@ -87,41 +87,40 @@ export function certificateFingerprint(der: Uint8Array): string {
 }
 
 /** Records an issued certificate as the device's current one. */
-export function storeDeviceCertificate(
+export async function storeDeviceCertificate(
   tx: DbOrTx,
   now: Date,
   device: { id: string; organizationId: string },
   certificate: SignedDeviceCertificate,
-): void {
-  tx.insert(deviceCertificates)
-    .values({
-      id: newId(),
-      deviceId: device.id,
-      organizationId: device.organizationId,
-      serial: certificate.serial,
-      fingerprint: certificate.fingerprint,
-      notBefore: certificate.notBefore,
-      expiresAt: certificate.expiresAt,
-      revokedAt: null,
-      revokedReason: null,
-      createdAt: toIso(now),
-    })
-    .run();
+): Promise<void> {
+  await tx.insert(deviceCertificates).values({
+    id: newId(),
+    deviceId: device.id,
+    organizationId: device.organizationId,
+    serial: certificate.serial,
+    fingerprint: certificate.fingerprint,
+    notBefore: certificate.notBefore,
+    expiresAt: certificate.expiresAt,
+    revokedAt: null,
+    revokedReason: null,
+    createdAt: toIso(now),
+  });
 }
 
 /** Revokes every certificate of the device still in force; returns how many. */
-export function revokeDeviceCertificates(
+export async function revokeDeviceCertificates(
   tx: DbOrTx,
   now: Date,
   deviceId: string,
   reason: "renewed" | "suspended" | "wiped",
-): number {
-  return tx
-    .update(deviceCertificates)
-    .set({ revokedAt: toIso(now), revokedReason: reason })
-    .where(and(eq(deviceCertificates.deviceId, deviceId), isNull(deviceCertificates.revokedAt)))
-    .returning({ id: deviceCertificates.id })
-    .all().length;
+): Promise<number> {
+  return (
+    await tx
+      .update(deviceCertificates)
+      .set({ revokedAt: toIso(now), revokedReason: reason })
+      .where(and(eq(deviceCertificates.deviceId, deviceId), isNull(deviceCertificates.revokedAt)))
+      .returning({ id: deviceCertificates.id })
+  ).length;
 }
 
 /**

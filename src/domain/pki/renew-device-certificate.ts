@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { devices, organizations } from "../../db/schema";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
@@ -34,11 +35,12 @@ export async function renewDeviceCertificate(
   csr: string,
 ): Promise<RenewedCertificate> {
   const request = await verifyCertificateSigningRequest(csr);
-  const organization = deps.db
-    .select({ name: organizations.name })
-    .from(organizations)
-    .where(eq(organizations.id, caller.organizationId))
-    .get();
+  const organization = await firstRow(
+    deps.db
+      .select({ name: organizations.name })
+      .from(organizations)
+      .where(eq(organizations.id, caller.organizationId)),
+  );
   const ca = await deviceCa(deps, caller.organizationId);
   const now = deps.clock.now();
   const signed = await signDeviceCertificate(
@@ -47,12 +49,13 @@ export async function renewDeviceCertificate(
     { deviceId: caller.deviceId, organizationName: organization?.name ?? "" },
     now,
   );
-  return await withTransaction(deps.db, (tx) => {
-    const device = tx
-      .select({ id: devices.id, organizationId: devices.organizationId, status: devices.status })
-      .from(devices)
-      .where(eq(devices.id, caller.deviceId))
-      .get();
+  return await withTransaction(deps.db, async (tx) => {
+    const device = await firstRow(
+      tx
+        .select({ id: devices.id, organizationId: devices.organizationId, status: devices.status })
+        .from(devices)
+        .where(eq(devices.id, caller.deviceId)),
+    );
     if (!device || device.status === "wiped")
       throw new UnauthenticatedError(
         "device_wiped",
@@ -65,11 +68,11 @@ export async function renewDeviceCertificate(
         "device is suspended",
         "a suspended device gets no certificate; renew once an administrator has unsuspended it",
       );
-    const revoked = revokeDeviceCertificates(tx, now, device.id, "renewed");
-    storeDeviceCertificate(tx, now, device, signed);
+    const revoked = await revokeDeviceCertificates(tx, now, device.id, "renewed");
+    await storeDeviceCertificate(tx, now, device, signed);
     const details = { serial: signed.serial, expires_at: signed.expiresAt, revoked_certificates: revoked };
     appendDeviceLog(tx, now, device.id, "certificate.renewed", details);
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "device.certificate_renew",
       targetType: "device",
       targetId: device.id,

@@ -67,9 +67,9 @@ async function insertNewPolicy(
   input: { name: string; description: string; policyData: PolicyData; templateId?: string },
 ): Promise<PolicyView> {
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    assertPolicyNameAvailable(tx, organizationId, input.name);
-    const row = insertPolicy(tx, now, {
+  return await withTransaction(deps.db, async (tx) => {
+    await assertPolicyNameAvailable(tx, organizationId, input.name);
+    const row = await insertPolicy(tx, now, {
       organizationId,
       name: input.name,
       description: input.description,
@@ -83,7 +83,7 @@ async function insertNewPolicy(
       version: row.currentVersion,
       ...template,
     });
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "policy.create",
       targetType: "policy",
       targetId: row.id,

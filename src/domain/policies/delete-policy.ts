@@ -28,9 +28,9 @@ export async function deletePolicy(
   id: string,
 ): Promise<PolicyDeletion> {
   const now = deps.clock.now();
-  const deletion = await withTransaction(deps.db, (tx): PolicyDeletion => {
-    const row = findPolicy(tx, organizationId, id);
-    const defaultPolicyId = findDefaultPolicyId(tx, organizationId);
+  const deletion = await withTransaction(deps.db, async (tx): Promise<PolicyDeletion> => {
+    const row = await findPolicy(tx, organizationId, id);
+    const defaultPolicyId = await findDefaultPolicyId(tx, organizationId);
     if (row.id === defaultPolicyId) {
       throw new ConflictError(
         "default_policy_not_deletable",
@@ -38,16 +38,16 @@ export async function deletePolicy(
         "make another policy the organization default first",
       );
     }
-    const affectedDevices = releasePolicyDevices(tx, now, organizationId, row.id);
-    clearEnrollmentTokenPolicy(tx, organizationId, row.id);
-    tx.delete(policies).where(eq(policies.id, id)).run();
+    const affectedDevices = await releasePolicyDevices(tx, now, organizationId, row.id);
+    await clearEnrollmentTokenPolicy(tx, organizationId, row.id);
+    await tx.delete(policies).where(eq(policies.id, id));
     recordEvent(tx, now, organizationId, "policy.deleted", {
       policy_id: id,
       name: row.name,
       affected_devices: affectedDevices,
       fallback_policy: defaultPolicyId,
     });
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "policy.delete",
       targetType: "policy",
       targetId: id,

@@ -9,7 +9,7 @@ import { DEFAULT_POLICY_DATA } from "./policy-templates";
 export const DEFAULT_POLICY_NAME = "Default policy";
 
 /** Inserts a policy at version 1 with its first version row ("created"). Rules are checked by callers. */
-export function insertPolicy(
+export async function insertPolicy(
   tx: DbOrTx,
   now: Date,
   input: {
@@ -19,7 +19,7 @@ export function insertPolicy(
     policyData: PolicyData;
     changedBy: string;
   },
-): typeof policies.$inferSelect {
+): Promise<typeof policies.$inferSelect> {
   const timestamp = toIso(now);
   const row = {
     id: newId(),
@@ -32,29 +32,27 @@ export function insertPolicy(
     createdAt: timestamp,
     updatedAt: timestamp,
   };
-  tx.insert(policies).values(row).run();
-  tx.insert(policyVersions)
-    .values({
-      policyId: row.id,
-      version: 1,
-      name: row.name,
-      description: row.description,
-      policyData: input.policyData,
-      changes: ["created"],
-      changedBy: input.changedBy,
-      changedAt: timestamp,
-    })
-    .run();
+  await tx.insert(policies).values(row);
+  await tx.insert(policyVersions).values({
+    policyId: row.id,
+    version: 1,
+    name: row.name,
+    description: row.description,
+    policyData: input.policyData,
+    changes: ["created"],
+    changedBy: input.changedBy,
+    changedAt: timestamp,
+  });
   return row;
 }
 
 /** The policy every new organization starts with: "Default policy", the balanced template. */
-export function insertDefaultPolicy(
+export async function insertDefaultPolicy(
   tx: DbOrTx,
   now: Date,
   organizationId: string,
-): typeof policies.$inferSelect {
-  return insertPolicy(tx, now, {
+): Promise<typeof policies.$inferSelect> {
+  return await insertPolicy(tx, now, {
     organizationId,
     name: DEFAULT_POLICY_NAME,
     description: "Applied to every device that has no policy of its own.",

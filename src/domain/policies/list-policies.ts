@@ -7,15 +7,15 @@ import { findDefaultPolicyId } from "./find-policy";
 import { type PolicyListItem, toPolicyListItem } from "./policy-view";
 
 /** A page of the organization's policies, newest first, with their device counts. */
-export function listPolicies(
+export async function listPolicies(
   deps: DomainDeps,
   organizationId: string,
   page: { page: number; pageSize: number },
-): { data: PolicyListItem[]; total: number } {
+): Promise<{ data: PolicyListItem[]; total: number }> {
   const inOrganization = eq(policies.organizationId, organizationId);
-  const { data: rows, total } = selectNewestFirstPage(deps.db, policies, inOrganization, page);
-  const defaultPolicyId = findDefaultPolicyId(deps.db, organizationId);
-  const deviceCounts = countPolicyDevices(
+  const { data: rows, total } = await selectNewestFirstPage(deps.db, policies, inOrganization, page);
+  const defaultPolicyId = await findDefaultPolicyId(deps.db, organizationId);
+  const deviceCounts = await countPolicyDevices(
     deps.db,
     organizationId,
     defaultPolicyId,

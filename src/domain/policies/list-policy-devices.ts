@@ -25,22 +25,23 @@ export type PolicyDeviceEntry = Static<typeof PolicyDeviceSchema>;
  * A page of the devices that follow a policy (for the default policy, also the devices without a
  * policy of their own), newest enrollment first; wiped devices are left out.
  */
-export function listPolicyDevices(
+export async function listPolicyDevices(
   deps: DomainDeps,
   organizationId: string,
   policyId: string,
   page: { page: number; pageSize: number },
-): { data: PolicyDeviceEntry[]; total: number } {
-  const policy = findPolicy(deps.db, organizationId, policyId);
-  const defaultPolicyId = findDefaultPolicyId(deps.db, organizationId);
-  const rows = selectPolicyDevicePage(
+): Promise<{ data: PolicyDeviceEntry[]; total: number }> {
+  const policy = await findPolicy(deps.db, organizationId, policyId);
+  const defaultPolicyId = await findDefaultPolicyId(deps.db, organizationId);
+  const rows = await selectPolicyDevicePage(
     deps.db,
     organizationId,
     policy.id,
     policy.id === defaultPolicyId,
     page,
-  ).all();
-  const total = countPolicyDevices(deps.db, organizationId, defaultPolicyId, [policy.id]).get(policy.id) ?? 0;
+  );
+  const total =
+    (await countPolicyDevices(deps.db, organizationId, defaultPolicyId, [policy.id])).get(policy.id) ?? 0;
   return {
     data: rows.map((row) => {
       // A version the device applied while it followed another policy says nothing about this one.

@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, count, desc, eq } from "drizzle-orm";
+import { firstRow } from "../../db/first-row";
 import { policyVersions } from "../../db/schema";
 import { Timestamp, Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
@@ -42,15 +43,15 @@ export type PolicyHistoryEntry = Static<typeof PolicyHistoryEntrySchema>;
 export type PolicyVersionView = Static<typeof PolicyVersionSchema>;
 
 /** A page of a policy's versions, newest first. */
-export function listPolicyHistory(
+export async function listPolicyHistory(
   deps: DomainDeps,
   organizationId: string,
   policyId: string,
   page: { page: number; pageSize: number },
-): { data: PolicyHistoryEntry[]; total: number } {
-  const policy = findPolicy(deps.db, organizationId, policyId);
+): Promise<{ data: PolicyHistoryEntry[]; total: number }> {
+  const policy = await findPolicy(deps.db, organizationId, policyId);
   const ofPolicy = eq(policyVersions.policyId, policy.id);
-  const rows = deps.db
+  const rows = await deps.db
     .select({
       version: policyVersions.version,
       changed_by: policyVersions.changedBy,
@@ -61,25 +62,26 @@ export function listPolicyHistory(
     .where(ofPolicy)
     .orderBy(desc(policyVersions.version))
     .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize)
-    .all();
-  const total = deps.db.select({ value: count() }).from(policyVersions).where(ofPolicy).get()?.value ?? 0;
+    .offset((page.page - 1) * page.pageSize);
+  const total =
+    (await firstRow(deps.db.select({ value: count() }).from(policyVersions).where(ofPolicy)))?.value ?? 0;
   return { data: rows, total };
 }
 
 /** One version of a policy, as it was written. */
-export function getPolicyVersion(
+export async function getPolicyVersion(
   deps: DomainDeps,
   organizationId: string,
   policyId: string,
   version: number,
-): PolicyVersionView {
-  const policy = findPolicy(deps.db, organizationId, policyId);
-  const row = deps.db
-    .select()
-    .from(policyVersions)
-    .where(and(eq(policyVersions.policyId, policy.id), eq(policyVersions.version, version)))
-    .get();
+): Promise<PolicyVersionView> {
+  const policy = await findPolicy(deps.db, organizationId, policyId);
+  const row = await firstRow(
+    deps.db
+      .select()
+      .from(policyVersions)
+      .where(and(eq(policyVersions.policyId, policy.id), eq(policyVersions.version, version))),
+  );
   if (!row) {
     throw new NotFoundError(
       "policy version",

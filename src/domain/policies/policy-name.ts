@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { policies } from "../../db/schema";
 import { foldCase } from "../../lib/fold-case";
 import { ConflictError, ValidationError } from "../errors";
@@ -24,17 +25,18 @@ export function policyNameKey(name: string): string {
  * Policy names are unique in an organization, ignoring case: 409 when `name` is taken by another
  * policy (the unique index on policies.name_key holds it too).
  */
-export function assertPolicyNameAvailable(
+export async function assertPolicyNameAvailable(
   db: DbOrTx,
   organizationId: string,
   name: string,
   exceptPolicyId?: string,
-): void {
-  const holder = db
-    .select({ id: policies.id, name: policies.name })
-    .from(policies)
-    .where(and(eq(policies.organizationId, organizationId), eq(policies.nameKey, policyNameKey(name))))
-    .get();
+): Promise<void> {
+  const holder = await firstRow(
+    db
+      .select({ id: policies.id, name: policies.name })
+      .from(policies)
+      .where(and(eq(policies.organizationId, organizationId), eq(policies.nameKey, policyNameKey(name)))),
+  );
   if (holder && holder.id !== exceptPolicyId) {
     throw new ConflictError(
       "policy_name_taken",

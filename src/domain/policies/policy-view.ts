@@ -63,11 +63,12 @@ export function toPolicyListItem(row: PolicyRow, deviceCount: number, isDefault:
 }
 
 /** The full object of a policy of the organization, with its current document and device count. */
-export function loadPolicyView(db: DbOrTx, organizationId: string, id: string): PolicyView {
-  const row = findPolicy(db, organizationId, id);
-  const defaultPolicyId = findDefaultPolicyId(db, organizationId);
-  const deviceCount = countPolicyDevices(db, organizationId, defaultPolicyId, [row.id]).get(row.id) ?? 0;
-  return toPolicyView(row, readCurrentPolicyData(db, row), deviceCount, row.id === defaultPolicyId);
+export async function loadPolicyView(db: DbOrTx, organizationId: string, id: string): Promise<PolicyView> {
+  const row = await findPolicy(db, organizationId, id);
+  const defaultPolicyId = await findDefaultPolicyId(db, organizationId);
+  const deviceCount =
+    (await countPolicyDevices(db, organizationId, defaultPolicyId, [row.id])).get(row.id) ?? 0;
+  return toPolicyView(row, await readCurrentPolicyData(db, row), deviceCount, row.id === defaultPolicyId);
 }
 
 /** The full object of a policy row and its current document. */

@@ -23,30 +23,30 @@ export async function setDefaultPolicy(
 ): Promise<PolicyView> {
   const now = deps.clock.now();
   let hasStaleDevices = false;
-  const view = await withTransaction(deps.db, (tx) => {
-    const policy = findPolicy(tx, organizationId, policyId);
-    const previousPolicyId = findDefaultPolicyId(tx, organizationId);
+  const view = await withTransaction(deps.db, async (tx) => {
+    const policy = await findPolicy(tx, organizationId, policyId);
+    const previousPolicyId = await findDefaultPolicyId(tx, organizationId);
     if (policy.id !== previousPolicyId) {
       hasStaleDevices = true;
-      tx.update(organizations)
+      await tx
+        .update(organizations)
         .set({ defaultPolicyId: policy.id, updatedAt: toIso(now) })
-        .where(eq(organizations.id, organizationId))
-        .run();
-      markPolicyDevicesStale(tx, organizationId, { unassignedOnly: true });
+        .where(eq(organizations.id, organizationId));
+      await markPolicyDevicesStale(tx, organizationId, { unassignedOnly: true });
       recordEvent(tx, now, organizationId, "policy.assigned", {
         policy_id: policy.id,
         name: policy.name,
         scope: "organization_default",
         previous_policy_id: previousPolicyId,
       });
-      recordAudit(tx, now, actor, {
+      await recordAudit(tx, now, actor, {
         action: "policy.set_default",
         targetType: "policy",
         targetId: policy.id,
         details: { name: policy.name, previous_policy_id: previousPolicyId },
       });
     }
-    return loadPolicyView(tx, organizationId, policy.id);
+    return await loadPolicyView(tx, organizationId, policy.id);
   });
   if (hasStaleDevices) await reevaluateStaleDeviceBatch(deps, organizationId);
   return view;

@@ -45,8 +45,8 @@ export async function updatePolicy(
   const name = update.name === undefined ? undefined : normalizePolicyName(update.name);
   const now = deps.clock.now();
   let hasStaleDevices = false;
-  const view = await withTransaction(deps.db, (tx) => {
-    const row = findPolicy(tx, organizationId, id);
+  const view = await withTransaction(deps.db, async (tx) => {
+    const row = await findPolicy(tx, organizationId, id);
     if (update.expectedVersion !== undefined && update.expectedVersion !== row.currentVersion) {
       throw new ConflictError(
         "policy_version_mismatch",
@@ -57,7 +57,7 @@ export async function updatePolicy(
     const current = {
       name: row.name,
       description: row.description,
-      policy_data: readCurrentPolicyData(tx, row),
+      policy_data: await readCurrentPolicyData(tx, row),
     };
     const policyData = requireValidPolicyData(
       validatePolicyData(update.policyData, { base: current.policy_data }),
@@ -68,24 +68,23 @@ export async function updatePolicy(
       policy_data: policyData,
     };
     const changes = describePolicyChanges(current, next);
-    if (changes.length === 0) return loadPolicyView(tx, organizationId, id);
+    if (changes.length === 0) return await loadPolicyView(tx, organizationId, id);
 
-    if (next.name !== current.name) assertPolicyNameAvailable(tx, organizationId, next.name, id);
+    if (next.name !== current.name) await assertPolicyNameAvailable(tx, organizationId, next.name, id);
     const version = row.currentVersion + 1;
     const timestamp = toIso(now);
-    tx.insert(policyVersions)
-      .values({
-        policyId: id,
-        version,
-        name: next.name,
-        description: next.description,
-        policyData: next.policy_data,
-        changes,
-        changedBy: changedByOf(actor),
-        changedAt: timestamp,
-      })
-      .run();
-    tx.update(policies)
+    await tx.insert(policyVersions).values({
+      policyId: id,
+      version,
+      name: next.name,
+      description: next.description,
+      policyData: next.policy_data,
+      changes,
+      changedBy: changedByOf(actor),
+      changedAt: timestamp,
+    });
+    await tx
+      .update(policies)
       .set({
         name: next.name,
         nameKey: policyNameKey(next.name),
@@ -93,11 +92,10 @@ export async function updatePolicy(
         currentVersion: version,
         updatedAt: timestamp,
       })
-      .where(eq(policies.id, id))
-      .run();
+      .where(eq(policies.id, id));
     if (!isSamePolicyDocument(current.policy_data, next.policy_data)) {
-      const isDefault = findDefaultPolicyId(tx, organizationId) === row.id;
-      markPolicyDevicesStale(tx, organizationId, { policyId: row.id, includeUnassigned: isDefault });
+      const isDefault = (await findDefaultPolicyId(tx, organizationId)) === row.id;
+      await markPolicyDevicesStale(tx, organizationId, { policyId: row.id, includeUnassigned: isDefault });
       hasStaleDevices = true;
     }
     recordEvent(tx, now, organizationId, "policy.updated", {
@@ -106,13 +104,13 @@ export async function updatePolicy(
       version,
       changes,
     });
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "policy.update",
       targetType: "policy",
       targetId: id,
       details: { version, changes },
     });
-    return loadPolicyView(tx, organizationId, id);
+    return await loadPolicyView(tx, organizationId, id);
   });
   if (hasStaleDevices) await reevaluateStaleDeviceBatch(deps, organizationId);
   return view;

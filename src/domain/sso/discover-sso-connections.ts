@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { eq } from "drizzle-orm";
+import { firstRow } from "../../db/first-row";
 import { organizations } from "../../db/schema";
 import { Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
@@ -53,23 +54,24 @@ export type SsoDiscovery = Static<typeof SsoDiscoverySchema>;
  * sign-in that starts). Says nothing about whether anyone with that email has an account; an email
  * without connections gets an empty list.
  */
-export function discoverSsoConnections(deps: DomainDeps, email: string): SsoDiscovery {
+export async function discoverSsoConnections(deps: DomainDeps, email: string): Promise<SsoDiscovery> {
   const address = parseEmail(email);
   // allowed_domains and claims are stored lower-cased (prepare-sso-settings.ts), as the address now is.
   const domain = address.slice(address.lastIndexOf("@") + 1);
-  const owner = discoverableDomainOwner(deps.db, domain);
+  const owner = await discoverableDomainOwner(deps.db, domain);
   const connections: SsoDiscovery["connections"] = [];
   if (owner === null) return { connections };
-  const row = deps.db
-    .select({
-      id: organizations.id,
-      name: organizations.name,
-      plan: organizations.plan,
-      ssoSettings: organizations.ssoSettings,
-    })
-    .from(organizations)
-    .where(eq(organizations.id, owner))
-    .get();
+  const row = await firstRow(
+    deps.db
+      .select({
+        id: organizations.id,
+        name: organizations.name,
+        plan: organizations.plan,
+        ssoSettings: organizations.ssoSettings,
+      })
+      .from(organizations)
+      .where(eq(organizations.id, owner)),
+  );
   if (row) {
     const { oidc, saml } = readStoredSso(row.ssoSettings);
     const organization = { organization_id: row.id, organization_name: row.name };

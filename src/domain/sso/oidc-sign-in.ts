@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { and, eq, gt, isNull } from "drizzle-orm";
 import * as client from "openid-client";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { organizations, ssoRequests } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { AuthDeps } from "../auth/auth-deps";
@@ -38,7 +39,7 @@ export async function startOidcSignIn(
   deps: DomainDeps,
   input: { client_id: string; redirect_uri: string; scope?: string; state: string },
 ): Promise<string> {
-  const connection = findOidcConnection(deps, input.client_id);
+  const connection = await findOidcConnection(deps, input.client_id);
   if (!connection)
     throw new ValidationError(
       "unknown single sign-on client",
@@ -59,22 +60,23 @@ export async function startOidcSignIn(
   const codeVerifier = client.randomPKCECodeVerifier();
   const codeChallenge = await client.calculatePKCECodeChallenge(codeVerifier);
   const now = deps.clock.now();
-  const inserted = await withTransaction(deps.db, (tx) =>
-    tx
-      .insert(ssoRequests)
-      .values({
-        id: stateKey(input.state),
-        provider: "oidc",
-        organizationId: organization.id,
-        redirectUri: input.redirect_uri,
-        nonce,
-        codeVerifier: deps.secrets.seal(codeVerifier),
-        createdAt: toIso(now),
-        expiresAt: toIso(addSeconds(now, OIDC_STATE_TTL_SECONDS)),
-      })
-      .onConflictDoNothing()
-      .returning({ id: ssoRequests.id })
-      .all(),
+  const inserted = await withTransaction(
+    deps.db,
+    async (tx) =>
+      await tx
+        .insert(ssoRequests)
+        .values({
+          id: stateKey(input.state),
+          provider: "oidc",
+          organizationId: organization.id,
+          redirectUri: input.redirect_uri,
+          nonce,
+          codeVerifier: deps.secrets.seal(codeVerifier),
+          createdAt: toIso(now),
+          expiresAt: toIso(addSeconds(now, OIDC_STATE_TTL_SECONDS)),
+        })
+        .onConflictDoNothing()
+        .returning({ id: ssoRequests.id }),
   );
   if (inserted.length === 0)
     throw new ConflictError(
@@ -139,14 +141,17 @@ export async function finishOidcSignIn(
 ): Promise<{ tokens: TokenPair; user: SignedInUser }> {
   const now = deps.clock.now();
   const key = stateKey(input.state);
-  const request = deps.db.select().from(ssoRequests).where(eq(ssoRequests.id, key)).get();
-  const claimed = await withTransaction(deps.db, (tx) =>
-    tx
-      .update(ssoRequests)
-      .set({ usedAt: toIso(now) })
-      .where(and(eq(ssoRequests.id, key), isNull(ssoRequests.usedAt), gt(ssoRequests.expiresAt, toIso(now))))
-      .returning({ id: ssoRequests.id })
-      .all(),
+  const request = await firstRow(deps.db.select().from(ssoRequests).where(eq(ssoRequests.id, key)));
+  const claimed = await withTransaction(
+    deps.db,
+    async (tx) =>
+      await tx
+        .update(ssoRequests)
+        .set({ usedAt: toIso(now) })
+        .where(
+          and(eq(ssoRequests.id, key), isNull(ssoRequests.usedAt), gt(ssoRequests.expiresAt, toIso(now))),
+        )
+        .returning({ id: ssoRequests.id }),
   );
   if (!request || claimed.length === 0) {
     const details = !request
@@ -159,7 +164,9 @@ export async function finishOidcSignIn(
     throw await auditSsoRefusal(deps, request.organizationId, "oidc", null, input.ip, error);
   }
   const { organizationId } = request;
-  const organization = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
+  const organization = await firstRow(
+    deps.db.select().from(organizations).where(eq(organizations.id, organizationId)),
+  );
   const oidc = organization ? readStoredSso(organization.ssoSettings).oidc : undefined;
   const refuse = (error: UnauthenticatedError): Promise<DomainError> =>
     auditSsoRefusal(deps, organizationId, "oidc", null, input.ip, error);

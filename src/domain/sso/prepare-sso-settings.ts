@@ -1,6 +1,7 @@
 import { X509Certificate } from "node:crypto";
 import { and, ne, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { organizations } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { ConflictError, type FieldError, ForbiddenError, ValidationError } from "../errors";
@@ -153,7 +154,7 @@ export async function prepareSsoSettings(
     );
   const oidc = next.oidc;
   if (input.oidc && oidc?.enabled && oidc.issuer && oidc.client_id) {
-    assertClientIdFree(deps.db, organizationId, oidc.client_id);
+    await assertClientIdFree(deps.db, organizationId, oidc.client_id);
     try {
       await providerConfiguration(
         deps,
@@ -175,18 +176,23 @@ export async function prepareSsoSettings(
  * The client_id selects the organization at sign-in, so two organizations' enabled connections cannot
  * share one. Checked before discovery, and again inside the transaction that saves.
  */
-export function assertClientIdFree(db: DbOrTx, organizationId: string, clientId: string): void {
-  const taken = db
-    .select({ id: organizations.id })
-    .from(organizations)
-    .where(
-      and(
-        ne(organizations.id, organizationId),
-        sql`json_extract(${organizations.ssoSettings}, '$.oidc.enabled') = 1`,
-        sql`json_extract(${organizations.ssoSettings}, '$.oidc.client_id') = ${clientId}`,
+export async function assertClientIdFree(
+  db: DbOrTx,
+  organizationId: string,
+  clientId: string,
+): Promise<void> {
+  const taken = await firstRow(
+    db
+      .select({ id: organizations.id })
+      .from(organizations)
+      .where(
+        and(
+          ne(organizations.id, organizationId),
+          sql`json_extract(${organizations.ssoSettings}, '$.oidc.enabled') = 1`,
+          sql`json_extract(${organizations.ssoSettings}, '$.oidc.client_id') = ${clientId}`,
+        ),
       ),
-    )
-    .get();
+  );
   if (taken)
     throw new ConflictError(
       "sso_client_id_taken",
@@ -196,17 +202,18 @@ export function assertClientIdFree(db: DbOrTx, organizationId: string, clientId:
 }
 
 /** The organization an OIDC client_id selects, with its connection; unknown or disabled: null. */
-export function findOidcConnection(deps: DomainDeps, clientId: string) {
-  const row = deps.db
-    .select()
-    .from(organizations)
-    .where(
-      and(
-        sql`json_extract(${organizations.ssoSettings}, '$.oidc.enabled') = 1`,
-        sql`json_extract(${organizations.ssoSettings}, '$.oidc.client_id') = ${clientId}`,
+export async function findOidcConnection(deps: DomainDeps, clientId: string) {
+  const row = await firstRow(
+    deps.db
+      .select()
+      .from(organizations)
+      .where(
+        and(
+          sql`json_extract(${organizations.ssoSettings}, '$.oidc.enabled') = 1`,
+          sql`json_extract(${organizations.ssoSettings}, '$.oidc.client_id') = ${clientId}`,
+        ),
       ),
-    )
-    .get();
+  );
   const oidc = row ? readStoredSso(row.ssoSettings).oidc : undefined;
   return row && oidc?.enabled ? { organization: row, oidc } : null;
 }

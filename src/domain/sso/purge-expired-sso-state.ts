@@ -15,18 +15,18 @@ export async function purgeExpiredSsoState(deps: DomainDeps): Promise<{
   assertions: number;
 }> {
   const now = toIso(deps.clock.now());
-  return await withTransaction(deps.db, (tx) => ({
-    requests: tx
-      .delete(ssoRequests)
-      .where(lt(ssoRequests.expiresAt, now))
-      .returning({ id: ssoRequests.id })
-      .all().length,
-    codes: tx.delete(ssoCodes).where(lt(ssoCodes.expiresAt, now)).returning({ id: ssoCodes.codeDigest }).all()
-      .length,
-    assertions: tx
-      .delete(samlAssertions)
-      .where(lt(samlAssertions.expiresAt, now))
-      .returning({ id: samlAssertions.assertionId })
-      .all().length,
+  return await withTransaction(deps.db, async (tx) => ({
+    requests: (
+      await tx.delete(ssoRequests).where(lt(ssoRequests.expiresAt, now)).returning({ id: ssoRequests.id })
+    ).length,
+    codes: (
+      await tx.delete(ssoCodes).where(lt(ssoCodes.expiresAt, now)).returning({ id: ssoCodes.codeDigest })
+    ).length,
+    assertions: (
+      await tx
+        .delete(samlAssertions)
+        .where(lt(samlAssertions.expiresAt, now))
+        .returning({ id: samlAssertions.assertionId })
+    ).length,
   }));
 }

@@ -4,6 +4,7 @@ import { DOMParser } from "@xmldom/xmldom";
 import { and, eq, gt, isNull } from "drizzle-orm";
 import * as xpath from "xpath";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { organizations, samlAssertions, ssoCodes, ssoRequests, users } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { AuthDeps } from "../auth/auth-deps";
@@ -29,8 +30,10 @@ const CLOCK_SKEW_MS = 3 * 60 * 1000;
 const requestKey = (id: string) => `saml:${id}`;
 const codeDigest = (code: string) => createHash("sha256").update(code).digest("hex");
 
-function samlOrganization(deps: DomainDeps, organizationId: string) {
-  const organization = deps.db.select().from(organizations).where(eq(organizations.id, organizationId)).get();
+async function samlOrganization(deps: DomainDeps, organizationId: string) {
+  const organization = await firstRow(
+    deps.db.select().from(organizations).where(eq(organizations.id, organizationId)),
+  );
   if (!organization) throw new NotFoundError("organization");
   if (organization.plan !== "enterprise")
     throw new ForbiddenError(
@@ -74,8 +77,8 @@ function serviceProvider(deps: DomainDeps, organizationId: string, saml: StoredS
 }
 
 /** Bulwark's service-provider metadata for an organization: what its IdP is configured with. */
-export function samlMetadata(deps: DomainDeps, organizationId: string): string {
-  samlOrganization(deps, organizationId);
+export async function samlMetadata(deps: DomainDeps, organizationId: string): Promise<string> {
+  await samlOrganization(deps, organizationId);
   const urls = samlServiceProviderUrls(deps.config.server.base_url, organizationId);
   return generateServiceProviderMetadata({
     issuer: urls.entityId,
@@ -93,15 +96,15 @@ export async function startSamlSignIn(
   deps: DomainDeps,
   input: { organization_id: string; redirect_uri: string; state: string },
 ): Promise<string> {
-  const { organization, saml } = samlOrganization(deps, input.organization_id);
+  const { organization, saml } = await samlOrganization(deps, input.organization_id);
   const connection = enabledSaml(saml);
   assertRedirectUriAllowed(connection, input.redirect_uri, deps.config.server.base_url);
   const requestId = `_${randomBytes(20).toString("hex")}`;
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) =>
-    tx
-      .insert(ssoRequests)
-      .values({
+  await withTransaction(
+    deps.db,
+    async (tx) =>
+      await tx.insert(ssoRequests).values({
         id: requestKey(requestId),
         provider: "saml",
         organizationId: organization.id,
@@ -109,8 +112,7 @@ export async function startSamlSignIn(
         clientState: input.state,
         createdAt: toIso(now),
         expiresAt: toIso(addSeconds(now, SAML_REQUEST_TTL_SECONDS)),
-      })
-      .run(),
+      }),
   );
   return serviceProvider(deps, organization.id, connection, requestId).getAuthorizeUrlAsync(
     input.state,
@@ -170,11 +172,12 @@ export async function finishSamlSignIn(
     ]);
   const inResponseTo = root.getAttribute("InResponseTo") ?? "";
   const request = inResponseTo
-    ? deps.db
-        .select()
-        .from(ssoRequests)
-        .where(eq(ssoRequests.id, requestKey(inResponseTo)))
-        .get()
+    ? await firstRow(
+        deps.db
+          .select()
+          .from(ssoRequests)
+          .where(eq(ssoRequests.id, requestKey(inResponseTo))),
+      )
     : undefined;
   if (!request)
     throw new UnauthenticatedError(
@@ -214,7 +217,7 @@ export async function finishSamlSignIn(
     );
   let connection: StoredSaml;
   try {
-    connection = enabledSaml(samlOrganization(deps, organizationId).saml);
+    connection = enabledSaml((await samlOrganization(deps, organizationId)).saml);
   } catch (error) {
     if (error instanceof DomainError) return fail(error);
     throw error;
@@ -273,20 +276,18 @@ export async function finishSamlSignIn(
     ) + CLOCK_SKEW_MS,
   );
   if (!assertionId) return invalid("Assertion: has no ID");
-  const accepted = await withTransaction(deps.db, (tx) => {
-    const claimed = tx
+  const accepted = await withTransaction(deps.db, async (tx) => {
+    const claimed = await tx
       .update(ssoRequests)
       .set({ usedAt: toIso(now) })
       .where(and(eq(ssoRequests.id, request.id), isNull(ssoRequests.usedAt)))
-      .returning({ id: ssoRequests.id })
-      .all();
+      .returning({ id: ssoRequests.id });
     if (claimed.length === 0) return "request";
-    const remembered = tx
+    const remembered = await tx
       .insert(samlAssertions)
       .values({ organizationId, assertionId, expiresAt: toIso(rememberUntil) })
       .onConflictDoNothing()
-      .returning({ id: samlAssertions.assertionId })
-      .all();
+      .returning({ id: samlAssertions.assertionId });
     return remembered.length === 0 ? "assertion" : "ok";
   });
   if (accepted !== "ok")
@@ -339,17 +340,16 @@ export async function finishSamlSignIn(
     throw error;
   }
   const code = `bwc_${randomBytes(32).toString("base64url")}`;
-  await withTransaction(deps.db, (tx) =>
-    tx
-      .insert(ssoCodes)
-      .values({
+  await withTransaction(
+    deps.db,
+    async (tx) =>
+      await tx.insert(ssoCodes).values({
         codeDigest: codeDigest(code),
         userId,
         provider: "saml",
         createdAt: toIso(now),
         expiresAt: toIso(addSeconds(now, SAML_CODE_TTL_SECONDS)),
-      })
-      .run(),
+      }),
   );
   const target = new URL(request.redirectUri);
   target.searchParams.set("code", code);
@@ -363,19 +363,22 @@ export async function exchangeSamlCode(
   input: { code: string; ip: string },
 ): Promise<{ tokens: TokenPair; user: SignedInUser }> {
   const now = deps.clock.now();
-  const row = await withTransaction(deps.db, (tx) =>
-    tx
-      .update(ssoCodes)
-      .set({ usedAt: toIso(now) })
-      .where(
-        and(
-          eq(ssoCodes.codeDigest, codeDigest(input.code)),
-          isNull(ssoCodes.usedAt),
-          gt(ssoCodes.expiresAt, toIso(now)),
-        ),
-      )
-      .returning()
-      .get(),
+  const row = await withTransaction(
+    deps.db,
+    async (tx) =>
+      await firstRow(
+        tx
+          .update(ssoCodes)
+          .set({ usedAt: toIso(now) })
+          .where(
+            and(
+              eq(ssoCodes.codeDigest, codeDigest(input.code)),
+              isNull(ssoCodes.usedAt),
+              gt(ssoCodes.expiresAt, toIso(now)),
+            ),
+          )
+          .returning(),
+      ),
   );
   if (!row)
     throw new UnauthenticatedError(
@@ -383,10 +386,10 @@ export async function exchangeSamlCode(
       "invalid code",
       `code: unknown, already used or older than ${SAML_CODE_TTL_SECONDS} seconds`,
     );
-  const account = deps.db.select().from(users).where(eq(users.id, row.userId)).get();
+  const account = await firstRow(deps.db.select().from(users).where(eq(users.id, row.userId)));
   if (!account || account.deletedAt) throw new UnauthenticatedError("account_deleted", "account deleted");
   // The connection may have been turned off within the code's minute.
-  enabledSaml(samlOrganization(deps, account.organizationId).saml);
+  enabledSaml((await samlOrganization(deps, account.organizationId)).saml);
   if (account.isDisabled || account.isRestricted)
     throw await auditSsoRefusal(
       deps,

@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, asc, count, eq, inArray, isNull, ne, notInArray, or } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { organizations, ssoDomains } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
@@ -34,8 +35,8 @@ export function listedSsoDomains(sso: StoredSso): string[] {
   return [...new Set([...(sso.oidc?.allowed_domains ?? []), ...(sso.saml?.allowed_domains ?? [])])];
 }
 
-function isSingleOrganization(db: DbOrTx): boolean {
-  return (db.select({ total: count() }).from(organizations).get()?.total ?? 0) <= 1;
+async function isSingleOrganization(db: DbOrTx): Promise<boolean> {
+  return ((await firstRow(db.select({ total: count() }).from(organizations)))?.total ?? 0) <= 1;
 }
 
 /**
@@ -45,13 +46,19 @@ function isSingleOrganization(db: DbOrTx): boolean {
  * claim made while the installation has this one organization is confirmed by that fact (nobody else
  * could have claimed anything), so it stays discoverable when a second organization arrives.
  */
-export function claimSsoDomains(tx: DbOrTx, now: Date, organizationId: string, domains: string[]): void {
+export async function claimSsoDomains(
+  tx: DbOrTx,
+  now: Date,
+  organizationId: string,
+  domains: string[],
+): Promise<void> {
   if (domains.length > 0) {
-    const taken = tx
-      .select({ domain: ssoDomains.domain })
-      .from(ssoDomains)
-      .where(and(inArray(ssoDomains.domain, domains), ne(ssoDomains.organizationId, organizationId)))
-      .all()
+    const taken = (
+      await tx
+        .select({ domain: ssoDomains.domain })
+        .from(ssoDomains)
+        .where(and(inArray(ssoDomains.domain, domains), ne(ssoDomains.organizationId, organizationId)))
+    )
       .map((row) => row.domain)
       .sort();
     if (taken.length > 0)
@@ -61,18 +68,19 @@ export function claimSsoDomains(tx: DbOrTx, now: Date, organizationId: string, d
         `allowed_domains: ${taken.join(", ")} ${taken.length === 1 ? "is" : "are"} claimed by another organization of this installation; a domain signs in with one organization only (the operator of the installation can move it: bulwark org sso-domain)`,
       );
   }
-  tx.delete(ssoDomains)
+  await tx
+    .delete(ssoDomains)
     .where(
       and(
         eq(ssoDomains.organizationId, organizationId),
         domains.length > 0 ? notInArray(ssoDomains.domain, domains) : undefined,
         or(isNull(ssoDomains.confirmedBy), ne(ssoDomains.confirmedBy, OPERATOR)),
       ),
-    )
-    .run();
-  const isConfirmed = isSingleOrganization(tx);
+    );
+  const isConfirmed = await isSingleOrganization(tx);
   for (const domain of domains)
-    tx.insert(ssoDomains)
+    await tx
+      .insert(ssoDomains)
       .values({
         domain,
         organizationId,
@@ -80,8 +88,7 @@ export function claimSsoDomains(tx: DbOrTx, now: Date, organizationId: string, d
         confirmedBy: isConfirmed ? SINGLE_ORGANIZATION : null,
         createdAt: toIso(now),
       })
-      .onConflictDoNothing()
-      .run();
+      .onConflictDoNothing();
 }
 
 /**
@@ -89,34 +96,35 @@ export function claimSsoDomains(tx: DbOrTx, now: Date, organizationId: string, d
  * installation has one organization. Discovery sends them there, and only there are new accounts of the
  * domain created on their first sign-in.
  */
-export function discoverableDomainOwner(db: DbOrTx, domain: string): string | null {
-  const claim = db.select().from(ssoDomains).where(eq(ssoDomains.domain, domain)).get();
+export async function discoverableDomainOwner(db: DbOrTx, domain: string): Promise<string | null> {
+  const claim = await firstRow(db.select().from(ssoDomains).where(eq(ssoDomains.domain, domain)));
   if (!claim) return null;
-  return claim.confirmedAt !== null || isSingleOrganization(db) ? claim.organizationId : null;
+  return claim.confirmedAt !== null || (await isSingleOrganization(db)) ? claim.organizationId : null;
 }
 
 /** The organization's claimed domains, as its settings show them. */
-export function organizationSsoDomains(db: DbOrTx, organizationId: string): SsoDomainView[] {
-  const isSingle = isSingleOrganization(db);
-  return db
-    .select()
-    .from(ssoDomains)
-    .where(eq(ssoDomains.organizationId, organizationId))
-    .orderBy(asc(ssoDomains.domain))
-    .all()
-    .map((row) => ({
-      domain: row.domain,
-      confirmed: row.confirmedAt !== null,
-      discoverable: row.confirmedAt !== null || isSingle,
-    }));
+export async function organizationSsoDomains(db: DbOrTx, organizationId: string): Promise<SsoDomainView[]> {
+  const isSingle = await isSingleOrganization(db);
+  return (
+    await db
+      .select()
+      .from(ssoDomains)
+      .where(eq(ssoDomains.organizationId, organizationId))
+      .orderBy(asc(ssoDomains.domain))
+  ).map((row) => ({
+    domain: row.domain,
+    confirmed: row.confirmedAt !== null,
+    discoverable: row.confirmedAt !== null || isSingle,
+  }));
 }
 
-function findOrganization(db: DbOrTx, organization: string) {
-  const row = db
-    .select({ id: organizations.id, name: organizations.name })
-    .from(organizations)
-    .where(or(eq(organizations.id, organization), eq(organizations.name, organization)))
-    .get();
+async function findOrganization(db: DbOrTx, organization: string) {
+  const row = await firstRow(
+    db
+      .select({ id: organizations.id, name: organizations.name })
+      .from(organizations)
+      .where(or(eq(organizations.id, organization), eq(organizations.name, organization))),
+  );
   if (!row) throw new NotFoundError("organization", `no organization has the id or name "${organization}"`);
   return row;
 }
@@ -143,22 +151,24 @@ export async function confirmSsoDomain(
 ): Promise<{ organizationId: string; organizationName: string; domain: string; wasClaimed: boolean }> {
   const domain = normalizeDomain(input.domain);
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const organization = findOrganization(tx, input.organization);
-    const claim = tx.select().from(ssoDomains).where(eq(ssoDomains.domain, domain)).get();
+  return await withTransaction(deps.db, async (tx) => {
+    const organization = await findOrganization(tx, input.organization);
+    const claim = await firstRow(tx.select().from(ssoDomains).where(eq(ssoDomains.domain, domain)));
     if (claim && claim.organizationId !== organization.id) {
-      const holder = tx
-        .select({ name: organizations.name })
-        .from(organizations)
-        .where(eq(organizations.id, claim.organizationId))
-        .get();
+      const holder = await firstRow(
+        tx
+          .select({ name: organizations.name })
+          .from(organizations)
+          .where(eq(organizations.id, claim.organizationId)),
+      );
       throw new ConflictError(
         "sso_domain_taken",
         "the domain is claimed by another organization",
         `${domain} is claimed by "${holder?.name}" (${claim.organizationId}); remove it there first: bulwark org sso-domain remove --org ${claim.organizationId} ${domain}`,
       );
     }
-    tx.insert(ssoDomains)
+    await tx
+      .insert(ssoDomains)
       .values({
         domain,
         organizationId: organization.id,
@@ -169,9 +179,8 @@ export async function confirmSsoDomain(
       .onConflictDoUpdate({
         target: ssoDomains.domain,
         set: { confirmedAt: toIso(now), confirmedBy: OPERATOR },
-      })
-      .run();
-    recordAudit(tx, now, systemActor(organization.id), {
+      });
+    await recordAudit(tx, now, systemActor(organization.id), {
       action: "organization.sso_domain_confirm",
       targetType: "organization",
       targetId: organization.id,
@@ -197,29 +206,29 @@ export async function removeSsoDomain(
 ): Promise<{ organizationId: string; organizationName: string; domain: string }> {
   const domain = normalizeDomain(input.domain);
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const organization = findOrganization(tx, input.organization);
-    const removed = tx
+  return await withTransaction(deps.db, async (tx) => {
+    const organization = await findOrganization(tx, input.organization);
+    const removed = await tx
       .delete(ssoDomains)
       .where(and(eq(ssoDomains.domain, domain), eq(ssoDomains.organizationId, organization.id)))
-      .returning({ domain: ssoDomains.domain })
-      .all();
+      .returning({ domain: ssoDomains.domain });
     if (removed.length === 0)
       throw new NotFoundError("sso domain", `${organization.name} holds no claim on ${domain}`);
-    const row = tx
-      .select({ ssoSettings: organizations.ssoSettings })
-      .from(organizations)
-      .where(eq(organizations.id, organization.id))
-      .get();
+    const row = await firstRow(
+      tx
+        .select({ ssoSettings: organizations.ssoSettings })
+        .from(organizations)
+        .where(eq(organizations.id, organization.id)),
+    );
     const sso = readStoredSso(row?.ssoSettings ?? {});
     for (const connection of [sso.oidc, sso.saml])
       if (connection)
         connection.allowed_domains = connection.allowed_domains.filter((listed) => listed !== domain);
-    tx.update(organizations)
+    await tx
+      .update(organizations)
       .set({ ssoSettings: sso as Record<string, unknown>, updatedAt: toIso(now) })
-      .where(eq(organizations.id, organization.id))
-      .run();
-    recordAudit(tx, now, systemActor(organization.id), {
+      .where(eq(organizations.id, organization.id));
+    await recordAudit(tx, now, systemActor(organization.id), {
       action: "organization.sso_domain_remove",
       targetType: "organization",
       targetId: organization.id,
@@ -230,12 +239,14 @@ export async function removeSsoDomain(
 }
 
 /** Every claim of the installation (or of one organization), for the operator. */
-export function listSsoDomains(
+export async function listSsoDomains(
   deps: DomainDeps,
   organization?: string,
-): { domain: string; organizationId: string; organizationName: string; confirmedBy: string | null }[] {
-  const only = organization === undefined ? undefined : findOrganization(deps.db, organization).id;
-  return deps.db
+): Promise<
+  { domain: string; organizationId: string; organizationName: string; confirmedBy: string | null }[]
+> {
+  const only = organization === undefined ? undefined : (await findOrganization(deps.db, organization)).id;
+  return await deps.db
     .select({
       domain: ssoDomains.domain,
       organizationId: ssoDomains.organizationId,
@@ -245,6 +256,5 @@ export function listSsoDomains(
     .from(ssoDomains)
     .innerJoin(organizations, eq(organizations.id, ssoDomains.organizationId))
     .where(only === undefined ? undefined : eq(ssoDomains.organizationId, only))
-    .orderBy(asc(ssoDomains.domain))
-    .all();
+    .orderBy(asc(ssoDomains.domain));
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { and, eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { ssoIdentities, users } from "../../db/schema";
 import type { SSO_PROVIDERS } from "../../db/schema/enums";
 import { toIso } from "../../lib/clock";
@@ -52,19 +53,21 @@ export async function auditSsoRefusal(
   error: DomainError,
   targetUserId: string | null = null,
 ): Promise<DomainError> {
-  await withTransaction(deps.db, (tx) =>
-    recordAudit(
-      tx,
-      deps.clock.now(),
-      { type: "anonymous", id: null, label, organizationId, ip },
-      {
-        action: "auth.sso_login",
-        outcome: "failure",
-        targetType: "user",
-        targetId: targetUserId,
-        details: { provider, reason: error.reason, ...(error.details ? { details: error.details } : {}) },
-      },
-    ),
+  await withTransaction(
+    deps.db,
+    async (tx) =>
+      await recordAudit(
+        tx,
+        deps.clock.now(),
+        { type: "anonymous", id: null, label, organizationId, ip },
+        {
+          action: "auth.sso_login",
+          outcome: "failure",
+          targetType: "user",
+          targetId: targetUserId,
+          details: { provider, reason: error.reason, ...(error.details ? { details: error.details } : {}) },
+        },
+      ),
   );
   return error;
 }
@@ -119,19 +122,22 @@ export async function resolveSsoUser(
       error,
       userId,
     );
-  const linked = deps.db
-    .select({ user: users })
-    .from(ssoIdentities)
-    .innerJoin(users, eq(users.id, ssoIdentities.userId))
-    .where(
-      and(
-        eq(ssoIdentities.organizationId, organizationId),
-        eq(ssoIdentities.provider, identity.provider),
-        eq(ssoIdentities.issuer, identity.issuer),
-        eq(ssoIdentities.subject, identity.subject),
-      ),
+  const linked = (
+    await firstRow(
+      deps.db
+        .select({ user: users })
+        .from(ssoIdentities)
+        .innerJoin(users, eq(users.id, ssoIdentities.userId))
+        .where(
+          and(
+            eq(ssoIdentities.organizationId, organizationId),
+            eq(ssoIdentities.provider, identity.provider),
+            eq(ssoIdentities.issuer, identity.issuer),
+            eq(ssoIdentities.subject, identity.subject),
+          ),
+        ),
     )
-    .get()?.user;
+  )?.user;
   let user: UserRow | undefined = linked && !linked.deletedAt ? linked : undefined;
   let how: "matched" | "linked" | "provisioned" = "matched";
   if (!user) {
@@ -152,7 +158,7 @@ export async function resolveSsoUser(
           `email_verified: the identity provider has not verified ${email}, so it cannot be linked to or create an account`,
         ),
       );
-    const existing = deps.db.select().from(users).where(eq(users.email, email)).get();
+    const existing = await firstRow(deps.db.select().from(users).where(eq(users.email, email)));
     if (existing && existing.organizationId !== organizationId)
       throw await refuse(
         new UnauthenticatedError(
@@ -171,7 +177,7 @@ export async function resolveSsoUser(
       if (
         !rules.auto_provision ||
         !rules.allowed_domains.includes(domain) ||
-        discoverableDomainOwner(deps.db, domain) !== organizationId
+        (await discoverableDomainOwner(deps.db, domain)) !== organizationId
       )
         throw await refuse(
           new UnauthenticatedError(
@@ -186,15 +192,15 @@ export async function resolveSsoUser(
         );
       // Nobody knows this password: the account signs in through its identity provider.
       const passwordHash = await hashPassword(randomBytes(32).toString("base64url"), passwordHashCost(deps));
-      user = await withTransaction(deps.db, (tx) => {
-        const row = insertUser(tx, deps.clock.now(), {
+      user = await withTransaction(deps.db, async (tx) => {
+        const row = await insertUser(tx, deps.clock.now(), {
           organizationId,
           email,
           name: identity.name?.trim().slice(0, 200) || email.slice(0, email.indexOf("@")),
           role: rules.default_role,
           passwordHash,
         });
-        recordAudit(tx, deps.clock.now(), anonymousActor(organizationId, identity, ip), {
+        await recordAudit(tx, deps.clock.now(), anonymousActor(organizationId, identity, ip), {
           action: "user.create",
           targetType: "user",
           targetId: row.id,
@@ -216,8 +222,9 @@ export async function resolveSsoUser(
       account.id,
     );
   const now = toIso(deps.clock.now());
-  await withTransaction(deps.db, (tx) => {
-    tx.insert(ssoIdentities)
+  await withTransaction(deps.db, async (tx) => {
+    await tx
+      .insert(ssoIdentities)
       .values({
         organizationId,
         provider: identity.provider,
@@ -236,10 +243,9 @@ export async function resolveSsoUser(
         ],
         // A link to a user deleted since moves to the account found now.
         set: { userId: account.id, lastSignInAt: now },
-      })
-      .run();
+      });
     if (how !== "matched")
-      recordAudit(tx, deps.clock.now(), anonymousActor(organizationId, identity, ip), {
+      await recordAudit(tx, deps.clock.now(), anonymousActor(organizationId, identity, ip), {
         action: "user.sso_link",
         targetType: "user",
         targetId: account.id,

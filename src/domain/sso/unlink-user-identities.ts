@@ -6,11 +6,12 @@ import { ssoCodes, ssoIdentities } from "../../db/schema";
  * Forgets which identity-provider accounts were an erased user's (and their unexchanged sign-in codes):
  * signing in there again provisions a new account, as for a stranger. Returns the links deleted.
  */
-export function unlinkUserIdentities(tx: DbOrTx, userId: string): number {
-  tx.delete(ssoCodes).where(eq(ssoCodes.userId, userId)).run();
-  return tx
-    .delete(ssoIdentities)
-    .where(eq(ssoIdentities.userId, userId))
-    .returning({ userId: ssoIdentities.userId })
-    .all().length;
+export async function unlinkUserIdentities(tx: DbOrTx, userId: string): Promise<number> {
+  await tx.delete(ssoCodes).where(eq(ssoCodes.userId, userId));
+  return (
+    await tx
+      .delete(ssoIdentities)
+      .where(eq(ssoIdentities.userId, userId))
+      .returning({ userId: ssoIdentities.userId })
+  ).length;
 }

@@ -1,4 +1,5 @@
 import { isNotNull, like } from "drizzle-orm";
+import { firstRow } from "../../db/first-row";
 import { deviceCas, mfaMethods, serverKeys, webhooks } from "../../db/schema";
 import { SecretBoxError } from "../../lib/secret-box";
 import type { DomainDeps } from "../deps";
@@ -9,16 +10,16 @@ import type { DomainDeps } from "../deps";
  * certificates and the VPN server's key cannot work.
  * One sealed value of each kind is tried: they are all sealed with the same key.
  */
-export function sealedSecretsReadable(deps: Pick<DomainDeps, "db" | "secrets">): boolean {
+export async function sealedSecretsReadable(deps: Pick<DomainDeps, "db" | "secrets">): Promise<boolean> {
   const samples = [
-    deps.db
-      .select({ sealed: webhooks.secret })
-      .from(webhooks)
-      .where(like(webhooks.secret, "sealed:v1:%"))
-      .get(),
-    deps.db.select({ sealed: mfaMethods.secret }).from(mfaMethods).where(isNotNull(mfaMethods.secret)).get(),
-    deps.db.select({ sealed: serverKeys.sealedPrivateKey }).from(serverKeys).get(),
-    deps.db.select({ sealed: deviceCas.sealedPrivateKey }).from(deviceCas).get(),
+    await firstRow(
+      deps.db.select({ sealed: webhooks.secret }).from(webhooks).where(like(webhooks.secret, "sealed:v1:%")),
+    ),
+    await firstRow(
+      deps.db.select({ sealed: mfaMethods.secret }).from(mfaMethods).where(isNotNull(mfaMethods.secret)),
+    ),
+    await firstRow(deps.db.select({ sealed: serverKeys.sealedPrivateKey }).from(serverKeys)),
+    await firstRow(deps.db.select({ sealed: deviceCas.sealedPrivateKey }).from(deviceCas)),
   ];
   try {
     for (const sample of samples) if (sample?.sealed) deps.secrets.open(sample.sealed);

@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import { and, count, eq, lte, min, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { type Db, readTogether } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { unplanned } from "../../db/prepared";
 import { deviceCounts, webhookDeliveries, webhooks } from "../../db/schema";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
@@ -101,17 +102,16 @@ function fileBytes(path: string): number {
  * Devices by status and compliance (every combination, zeros included, so an alert on a series that
  * drops to zero still sees it), the outbox, and the database's size on disk.
  */
-export function operationalSnapshot(deps: DomainDeps): OperationalSnapshot {
+export async function operationalSnapshot(deps: DomainDeps): Promise<OperationalSnapshot> {
   // The counts triggers keep (device_counts), not a scan of the devices at every scrape.
-  const counted = deps.db
+  const counted = await deps.db
     .select({
       status: deviceCounts.status,
       compliance: deviceCounts.complianceStatus,
       count: sql<number>`sum(${deviceCounts.count})`,
     })
     .from(deviceCounts)
-    .groupBy(deviceCounts.status, deviceCounts.complianceStatus)
-    .all();
+    .groupBy(deviceCounts.status, deviceCounts.complianceStatus);
   const byStatus = DEVICE_STATUSES.flatMap((status) =>
     COMPLIANCE_STATUSES.map((compliance) => ({
       status,
@@ -120,10 +120,11 @@ export function operationalSnapshot(deps: DomainDeps): OperationalSnapshot {
     })),
   );
   const path = deps.config.database.path;
-  const page = deps.db
-    .select({ bytes: sql<number>`page_count * page_size` })
-    .from(sql`pragma_page_count(), pragma_page_size()`)
-    .get();
+  const page = await firstRow(
+    deps.db
+      .select({ bytes: sql<number>`page_count * page_size` })
+      .from(sql`pragma_page_count(), pragma_page_size()`),
+  );
   return {
     devices: byStatus,
     outbox: outboxState(deps),

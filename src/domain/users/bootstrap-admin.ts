@@ -1,5 +1,6 @@
 import { count, eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { organizations, users } from "../../db/schema";
 import { generatePassword, hashPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
@@ -40,24 +41,22 @@ export async function createAdmin(
   }
   const passwordHash = await hashPassword(input.password, passwordHashCost(deps));
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const existing = tx
-      .select({ id: organizations.id })
-      .from(organizations)
-      .where(eq(organizations.name, input.org))
-      .get();
+  return await withTransaction(deps.db, async (tx) => {
+    const existing = await firstRow(
+      tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.name, input.org)),
+    );
     const organization = existing
       ? { id: existing.id, vpnSubnet: null, serverKeyRotation: null }
-      : createOrganization(deps, tx, now, { name: input.org });
+      : await createOrganization(deps, tx, now, { name: input.org });
     const organizationId = organization.id;
-    const user = insertUser(tx, now, {
+    const user = await insertUser(tx, now, {
       organizationId,
       email: input.email,
       name: input.name ?? "Administrator",
       role: "admin",
       passwordHash,
     });
-    recordAudit(tx, now, systemActor(organizationId), {
+    await recordAudit(tx, now, systemActor(organizationId), {
       action: "user.create",
       targetType: "user",
       targetId: user.id,
@@ -80,7 +79,7 @@ export async function createAdmin(
 export async function ensureFirstAdmin(
   deps: DomainDeps,
 ): Promise<{ email: string; password: string | null; isServerKeyRotated: boolean } | null> {
-  const userCount = deps.db.select({ value: count() }).from(users).get()?.value ?? 0;
+  const userCount = (await firstRow(deps.db.select({ value: count() }).from(users)))?.value ?? 0;
   if (userCount > 0) return null;
   const { email, password, org } = deps.config.admin;
   const chosenPassword = password || generatePassword();

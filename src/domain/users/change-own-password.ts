@@ -31,14 +31,14 @@ export async function changeOwnPassword(
       "API keys cannot change passwords",
       "sign in as the user to change the password",
     );
-  const row = findLiveUser(deps.db, principal.organizationId, principal.userId);
+  const row = await findLiveUser(deps.db, principal.organizationId, principal.userId);
   // The current password is a guessable secret: the sign-in throttle guards it here too.
   const ip = actor.ip ?? "unknown";
   await reservePasswordAttempt(deps, row.email, ip);
   if (!(await verifyPassword(input.currentPassword, row.passwordHash))) {
-    await withTransaction(deps.db, (tx) => {
-      settleFailedPasswordAttempt(deps, tx, row.email, ip);
-      recordAudit(tx, deps.clock.now(), actor, {
+    await withTransaction(deps.db, async (tx) => {
+      await settleFailedPasswordAttempt(deps, tx, row.email, ip);
+      await recordAudit(tx, deps.clock.now(), actor, {
         action: "user.password_change",
         outcome: "failure",
         targetType: "user",
@@ -55,13 +55,17 @@ export async function changeOwnPassword(
   assertPasswordStrength(input.newPassword, "new_password");
   const passwordHash = await hashPassword(input.newPassword, passwordHashCost(deps));
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    tx.update(users)
+  await withTransaction(deps.db, async (tx) => {
+    await tx
+      .update(users)
       .set({ passwordHash, updatedAt: toIso(now) })
-      .where(eq(users.id, row.id))
-      .run();
-    revokeUserSessions(tx, now, row.id, "password changed", principal.sessionId);
-    clearPasswordAttempts(tx, row.email, ip);
-    recordAudit(tx, now, actor, { action: "user.password_change", targetType: "user", targetId: row.id });
+      .where(eq(users.id, row.id));
+    await revokeUserSessions(tx, now, row.id, "password changed", principal.sessionId);
+    await clearPasswordAttempts(tx, row.email, ip);
+    await recordAudit(tx, now, actor, {
+      action: "user.password_change",
+      targetType: "user",
+      targetId: row.id,
+    });
   });
 }

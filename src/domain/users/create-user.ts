@@ -21,15 +21,15 @@ export async function createUser(
   assertPasswordStrength(input.password, "password");
   const passwordHash = await hashPassword(input.password, passwordHashCost(deps));
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const row = insertUser(tx, now, {
+  return await withTransaction(deps.db, async (tx) => {
+    const row = await insertUser(tx, now, {
       organizationId,
       email: input.email,
       name: input.name,
       role: input.role,
       passwordHash,
     });
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "user.create",
       targetType: "user",
       targetId: row.id,

@@ -22,14 +22,18 @@ export async function deleteUser(
 ): Promise<void> {
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    const row = findLiveUser(tx, organizationId, id);
+  await withTransaction(deps.db, async (tx) => {
+    const row = await findLiveUser(tx, organizationId, id);
     assertCanManageRole(principal, row.role);
-    if (row.role === "admin" && !row.isDisabled && countOtherActiveAdmins(tx, organizationId, id) === 0) {
+    if (
+      row.role === "admin" &&
+      !row.isDisabled &&
+      (await countOtherActiveAdmins(tx, organizationId, id)) === 0
+    ) {
       throw new ConflictError("last_admin", LAST_ADMIN);
     }
-    closeAccount(tx, now, row.id);
-    recordAudit(tx, now, actor, {
+    await closeAccount(tx, now, row.id);
+    await recordAudit(tx, now, actor, {
       action: "user.delete",
       targetType: "user",
       targetId: id,
@@ -39,18 +43,18 @@ export async function deleteUser(
 }
 
 /** Frees the email, ends sessions and keys, unassigns devices; the row stays for the audit trail. */
-export function closeAccount(tx: DbOrTx, now: Date, userId: string): void {
+export async function closeAccount(tx: DbOrTx, now: Date, userId: string): Promise<void> {
   const timestamp = toIso(now);
-  tx.update(users)
+  await tx
+    .update(users)
     .set({
       deletedAt: timestamp,
       updatedAt: timestamp,
       email: `deleted-${userId}@deleted.invalid`,
       name: "Deleted user",
     })
-    .where(eq(users.id, userId))
-    .run();
-  revokeUserSessions(tx, now, userId, "user deleted");
-  revokeUserApiKeys(tx, now, userId);
-  unassignUserDevices(tx, now, userId);
+    .where(eq(users.id, userId));
+  await revokeUserSessions(tx, now, userId, "user deleted");
+  await revokeUserApiKeys(tx, now, userId);
+  await unassignUserDevices(tx, now, userId);
 }

@@ -1,5 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { users } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -9,13 +10,13 @@ import { parseEmail } from "./email";
 import type { UserRow } from "./user-view";
 
 /** Inserts a user row (email unique across the service, password hashed by the caller). */
-export function insertUser(
+export async function insertUser(
   tx: DbOrTx,
   now: Date,
   input: { organizationId: string; email: string; name: string; role: Role; passwordHash: string },
-): UserRow {
+): Promise<UserRow> {
   const email = parseEmail(input.email);
-  if (tx.select({ id: users.id }).from(users).where(eq(users.email, email)).get()) {
+  if (await firstRow(tx.select({ id: users.id }).from(users).where(eq(users.email, email)))) {
     throw new ConflictError("email_taken", "a user with this email already exists");
   }
   const timestamp = toIso(now);
@@ -37,6 +38,6 @@ export function insertUser(
     updatedAt: timestamp,
     deletedAt: null,
   };
-  tx.insert(users).values(row).run();
+  await tx.insert(users).values(row);
   return row;
 }

@@ -4,16 +4,16 @@ import { users } from "../../db/schema";
 import type { DomainDeps } from "../deps";
 import { findLiveUser, toUserView, type UserView } from "./user-view";
 
-export function listUsers(
+export async function listUsers(
   deps: DomainDeps,
   organizationId: string,
   page: { page: number; pageSize: number },
 ) {
   const filter = and(eq(users.organizationId, organizationId), isNull(users.deletedAt));
-  const { data: rows, total } = selectNewestFirstPage(deps.db, users, filter, page);
+  const { data: rows, total } = await selectNewestFirstPage(deps.db, users, filter, page);
   return { data: rows.map(toUserView), total };
 }
 
-export function getUser(deps: DomainDeps, organizationId: string, id: string): UserView {
-  return toUserView(findLiveUser(deps.db, organizationId, id));
+export async function getUser(deps: DomainDeps, organizationId: string, id: string): Promise<UserView> {
+  return toUserView(await findLiveUser(deps.db, organizationId, id));
 }

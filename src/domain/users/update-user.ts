@@ -21,15 +21,15 @@ export async function updateUser(
 ): Promise<UserView> {
   const organizationId = principal.organizationId;
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const row = findLiveUser(tx, organizationId, id);
+  return await withTransaction(deps.db, async (tx) => {
+    const row = await findLiveUser(tx, organizationId, id);
     assertCanManageRole(principal, row.role);
     if (input.role !== undefined) assertCanManageRole(principal, input.role);
     const losesAdmin =
       row.role === "admin" &&
       !row.isDisabled &&
       ((input.role !== undefined && input.role !== "admin") || input.disabled === true);
-    if (losesAdmin && countOtherActiveAdmins(tx, organizationId, id) === 0)
+    if (losesAdmin && (await countOtherActiveAdmins(tx, organizationId, id)) === 0)
       throw new ConflictError("last_admin", LAST_ADMIN);
     const next = {
       name: input.name ?? row.name,
@@ -39,9 +39,9 @@ export async function updateUser(
       isRestricted: input.restricted ?? row.isRestricted,
       updatedAt: toIso(now),
     };
-    tx.update(users).set(next).where(eq(users.id, id)).run();
-    if (input.disabled === true && !row.isDisabled) revokeUserSessions(tx, now, id, "user disabled");
-    recordAudit(tx, now, actor, {
+    await tx.update(users).set(next).where(eq(users.id, id));
+    if (input.disabled === true && !row.isDisabled) await revokeUserSessions(tx, now, id, "user disabled");
+    await recordAudit(tx, now, actor, {
       action: "user.update",
       targetType: "user",
       targetId: id,

@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { users } from "../../db/schema";
 import { Timestamp, Uuid } from "../../lib/schema-types";
 import { RoleSchema } from "../auth/scopes";
@@ -46,12 +47,13 @@ export function toUserView(row: UserRow): UserView {
   };
 }
 
-export function findLiveUser(db: DbOrTx, organizationId: string, id: string): UserRow {
-  const row = db
-    .select()
-    .from(users)
-    .where(and(eq(users.id, id), eq(users.organizationId, organizationId), isNull(users.deletedAt)))
-    .get();
+export async function findLiveUser(db: DbOrTx, organizationId: string, id: string): Promise<UserRow> {
+  const row = await firstRow(
+    db
+      .select()
+      .from(users)
+      .where(and(eq(users.id, id), eq(users.organizationId, organizationId), isNull(users.deletedAt))),
+  );
   if (!row) throw new NotFoundError("user");
   return row;
 }

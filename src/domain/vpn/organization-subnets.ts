@@ -1,6 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { Config } from "../../config/config-schema";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { organizations } from "../../db/schema";
 import {
   cidrContains,
@@ -77,13 +78,16 @@ export function organizationAddressBlock(
  * An organization's subnet as stored; null only for a database the start has not prepared. Read at each
  * call: `bulwark admin create`, in another process, may have created the organization.
  */
-export function organizationVpnSubnet(db: DbOrTx, organizationId: string): string | null {
+export async function organizationVpnSubnet(db: DbOrTx, organizationId: string): Promise<string | null> {
   return (
-    db
-      .select({ vpnSubnet: organizations.vpnSubnet })
-      .from(organizations)
-      .where(eq(organizations.id, organizationId))
-      .get()?.vpnSubnet ?? null
+    (
+      await firstRow(
+        db
+          .select({ vpnSubnet: organizations.vpnSubnet })
+          .from(organizations)
+          .where(eq(organizations.id, organizationId)),
+      )
+    )?.vpnSubnet ?? null
   );
 }
 

@@ -1,5 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { serverKeys } from "../../db/schema";
 import { toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
@@ -18,24 +19,24 @@ const WIREGUARD = "wireguard";
  */
 export async function ensureWireGuardServerKey(deps: DomainDeps): Promise<void> {
   if (deps.config.vpn.server_public_key !== "") return;
-  if (storedServerKey(deps.db)) return;
+  if (await storedServerKey(deps.db)) return;
   await storeServerKey(deps);
 }
 
 /** Stores a new pair unless one is there already (another process was first); returns the one kept. */
 async function storeServerKey(deps: DomainDeps) {
   const pair = generateWireGuardKeyPair();
-  return await withTransaction(deps.db, (tx) => {
-    tx.insert(serverKeys)
+  return await withTransaction(deps.db, async (tx) => {
+    await tx
+      .insert(serverKeys)
       .values({
         name: WIREGUARD,
         publicKey: pair.publicKey,
         sealedPrivateKey: deps.secrets.seal(pair.privateKey),
         createdAt: toIso(deps.clock.now()),
       })
-      .onConflictDoNothing()
-      .run();
-    return storedServerKey(tx);
+      .onConflictDoNothing();
+    return await storedServerKey(tx);
   });
 }
 
@@ -71,25 +72,25 @@ export async function wireGuardServerPublicKey(
  * would come back if the setting were removed); then `isInUse` is false and devices are not affected.
  * Returns null when there is no pair to replace.
  */
-export function rotateWireGuardServerKey(
+export async function rotateWireGuardServerKey(
   deps: DomainDeps,
   tx: DbOrTx,
   now: Date,
   organizationId: string,
-): { publicKey: string; isInUse: boolean } | null {
-  const previous = storedServerKey(tx);
+): Promise<{ publicKey: string; isInUse: boolean } | null> {
+  const previous = await storedServerKey(tx);
   if (!previous) return null;
   const pair = generateWireGuardKeyPair();
-  tx.update(serverKeys)
+  await tx
+    .update(serverKeys)
     .set({
       publicKey: pair.publicKey,
       sealedPrivateKey: deps.secrets.seal(pair.privateKey),
       createdAt: toIso(now),
     })
-    .where(eq(serverKeys.name, WIREGUARD))
-    .run();
+    .where(eq(serverKeys.name, WIREGUARD));
   const isInUse = deps.config.vpn.server_public_key === "";
-  recordAudit(tx, now, systemActor(organizationId), {
+  await recordAudit(tx, now, systemActor(organizationId), {
     action: "vpn.server_key_rotated",
     targetType: "organization",
     targetId: organizationId,
@@ -124,13 +125,13 @@ export async function wireGuardServerPrivateKey(deps: DomainDeps): Promise<strin
 
 /** The stored pair; only a database created behind the boot sequence's back lacks it, and gets it now. */
 async function requireServerKey(deps: DomainDeps, db: DbOrTx) {
-  const stored = storedServerKey(db);
+  const stored = await storedServerKey(db);
   if (stored) return stored;
   const created = await storeServerKey(deps);
   if (!created) throw new Error("the WireGuard server key could not be stored");
   return created;
 }
 
-function storedServerKey(db: DbOrTx) {
-  return db.select().from(serverKeys).where(eq(serverKeys.name, WIREGUARD)).get();
+async function storedServerKey(db: DbOrTx) {
+  return await firstRow(db.select().from(serverKeys).where(eq(serverKeys.name, WIREGUARD)));
 }

@@ -1,5 +1,6 @@
 import { and, asc, count, eq, inArray, isNotNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { devices, organizations } from "../../db/schema";
 import { formatCidr, formatIpv4, parseCidr } from "../../lib/ipv4";
 import { recordAudit } from "../audit/record-audit";
@@ -83,22 +84,24 @@ export async function vpnServerConfig(
   const listenPort = Number(deps.config.vpn.endpoint.split(":").at(-1));
   return await withTransaction(deps.db, async (tx) => {
     const isOnlyOrganization =
-      organizationId === null || (tx.select({ total: count() }).from(organizations).get()?.total ?? 0) <= 1;
+      organizationId === null ||
+      ((await firstRow(tx.select({ total: count() }).from(organizations)))?.total ?? 0) <= 1;
     const privateKey = isOnlyOrganization ? await wireGuardServerPrivateKey(deps) : null;
-    const subnets = tx
-      .select({ vpnSubnet: organizations.vpnSubnet })
-      .from(organizations)
-      .where(
-        and(
-          organizationId === null ? undefined : eq(organizations.id, organizationId),
-          isNotNull(organizations.vpnSubnet),
-        ),
-      )
-      .all()
+    const subnets = (
+      await tx
+        .select({ vpnSubnet: organizations.vpnSubnet })
+        .from(organizations)
+        .where(
+          and(
+            organizationId === null ? undefined : eq(organizations.id, organizationId),
+            isNotNull(organizations.vpnSubnet),
+          ),
+        )
+    )
       .flatMap((row) => parseCidr(row.vpnSubnet ?? "") ?? [])
       .sort((a, b) => a.network - b.network)
       .map(formatCidr);
-    const rows = tx
+    const rows = await tx
       .select({
         id: devices.id,
         name: devices.deviceName,
@@ -113,8 +116,7 @@ export async function vpnServerConfig(
           isNotNull(devices.vpnAddress),
         ),
       )
-      .orderBy(asc(devices.vpnAddress))
-      .all();
+      .orderBy(asc(devices.vpnAddress));
     const peers = rows.map(
       (row): VpnServerPeer => ({
         device_id: row.id,
@@ -157,7 +159,7 @@ export async function vpnServerConfig(
         ] as [string, string][],
       })),
     ]);
-    recordAudit(tx, deps.clock.now(), actor, {
+    await recordAudit(tx, deps.clock.now(), actor, {
       action: "vpn.server_config_export",
       targetType: organizationId === null ? undefined : "organization",
       targetId: organizationId ?? undefined,

@@ -43,7 +43,7 @@ export async function vpnSettings(deps: DomainDeps, organizationId: string): Pro
     server_public_key: await wireGuardServerPublicKey(deps),
     key_managed_by: server_public_key === "" ? "bulwark" : "operator",
     address_pool: `${formatIpv4(pool.network)}/${pool.prefixLength}`,
-    organization_subnet: organizationVpnSubnet(deps.db, organizationId),
+    organization_subnet: await organizationVpnSubnet(deps.db, organizationId),
     dns: [...dns],
     persistent_keepalive,
   };

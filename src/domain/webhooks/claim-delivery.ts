@@ -1,5 +1,6 @@
 import { and, asc, eq, gte, lte, min, notInArray, sql } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { events, webhookDeliveries, webhooks } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
@@ -30,7 +31,7 @@ export interface DueSubscription {
  * (`heldByOrganization`), so one tenant's backlog can neither take every slot nor crowd the others out
  * of the candidate list.
  */
-export function findDueSubscriptions(
+export async function findDueSubscriptions(
   deps: DomainDeps,
   options: {
     limit: number;
@@ -38,7 +39,7 @@ export function findDueSubscriptions(
     perOrganization?: number;
     heldByOrganization?: ReadonlyMap<string, number>;
   },
-): DueSubscription[] {
+): Promise<DueSubscription[]> {
   const now = toIso(deps.clock.now());
   const oldestPending = deps.db
     .select({
@@ -78,7 +79,7 @@ export function findDueSubscriptions(
       ),
     )
     .as("due");
-  const rows = deps.db
+  const rows = await deps.db
     .select({
       webhookId: due.webhookId,
       organizationId: due.organizationId,
@@ -86,8 +87,7 @@ export function findDueSubscriptions(
       rank: due.rank,
     })
     .from(due)
-    .orderBy(asc(due.nextAttemptAt))
-    .all();
+    .orderBy(asc(due.nextAttemptAt));
   const perOrganization = options.perOrganization ?? Number.POSITIVE_INFINITY;
   return rows
     .filter(
@@ -115,28 +115,29 @@ export async function claimDelivery(
   leaseSeconds: number,
 ): Promise<ClaimedDelivery | null> {
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const next = tx
-      .select({ delivery: webhookDeliveries, webhook: webhooks, event: events })
-      .from(webhookDeliveries)
-      .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
-      .innerJoin(events, eq(events.sequence, webhookDeliveries.eventSequence))
-      .where(
-        and(
-          eq(webhookDeliveries.webhookId, webhookId),
-          eq(webhookDeliveries.status, "pending"),
-          gte(webhookDeliveries.eventSequence, fromSequence),
-        ),
-      )
-      .orderBy(asc(webhookDeliveries.eventSequence))
-      .limit(1)
-      .get();
+  return await withTransaction(deps.db, async (tx) => {
+    const next = await firstRow(
+      tx
+        .select({ delivery: webhookDeliveries, webhook: webhooks, event: events })
+        .from(webhookDeliveries)
+        .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
+        .innerJoin(events, eq(events.sequence, webhookDeliveries.eventSequence))
+        .where(
+          and(
+            eq(webhookDeliveries.webhookId, webhookId),
+            eq(webhookDeliveries.status, "pending"),
+            gte(webhookDeliveries.eventSequence, fromSequence),
+          ),
+        )
+        .orderBy(asc(webhookDeliveries.eventSequence))
+        .limit(1),
+    );
     if (!next?.webhook.isActive) return null;
     if (next.delivery.nextAttemptAt !== null && next.delivery.nextAttemptAt > toIso(now)) return null;
-    tx.update(webhookDeliveries)
+    await tx
+      .update(webhookDeliveries)
       .set({ nextAttemptAt: toIso(addSeconds(now, leaseSeconds)), updatedAt: toIso(now) })
-      .where(eq(webhookDeliveries.id, next.delivery.id))
-      .run();
+      .where(eq(webhookDeliveries.id, next.delivery.id));
     return {
       id: next.delivery.id,
       webhookId,

@@ -36,9 +36,9 @@ export async function createWebhook(
     createdAt: timestamp,
     updatedAt: timestamp,
   };
-  return await withTransaction(deps.db, (tx) => {
-    tx.insert(webhooks).values(row).run();
-    recordAudit(tx, now, actor, {
+  return await withTransaction(deps.db, async (tx) => {
+    await tx.insert(webhooks).values(row);
+    await recordAudit(tx, now, actor, {
       action: "webhook.create",
       targetType: "webhook",
       targetId: row.id,

@@ -14,11 +14,11 @@ export async function deleteWebhook(
   id: string,
 ): Promise<void> {
   const now = deps.clock.now();
-  await withTransaction(deps.db, (tx) => {
-    const row = findWebhook(tx, organizationId, id);
+  await withTransaction(deps.db, async (tx) => {
+    const row = await findWebhook(tx, organizationId, id);
     // Deliveries and their attempts go with it (ON DELETE CASCADE).
-    tx.delete(webhooks).where(eq(webhooks.id, id)).run();
-    recordAudit(tx, now, actor, {
+    await tx.delete(webhooks).where(eq(webhooks.id, id));
+    await recordAudit(tx, now, actor, {
       action: "webhook.delete",
       targetType: "webhook",
       targetId: id,

@@ -1,5 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, asc, count, desc, eq, inArray, type SQL } from "drizzle-orm";
+import { firstRow } from "../../db/first-row";
 import { events, webhookDeliveries, webhookDeliveryAttempts } from "../../db/schema";
 import { NullableTimestamp, Timestamp, Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
@@ -40,36 +41,35 @@ export type DeliveryView = Static<typeof DeliverySchema>;
 export type DeliveryAttemptView = DeliveryView["attempts_log"][number];
 
 /** A subscription's deliveries, newest event first, optionally of one status. */
-export function listDeliveries(
+export async function listDeliveries(
   deps: DomainDeps,
   organizationId: string,
   webhookId: string,
   filter: { status?: DeliveryStatus },
   page: { page: number; pageSize: number },
-): { data: DeliveryView[]; total: number } {
-  findWebhook(deps.db, organizationId, webhookId);
+): Promise<{ data: DeliveryView[]; total: number }> {
+  await findWebhook(deps.db, organizationId, webhookId);
   const conditions: SQL[] = [eq(webhookDeliveries.webhookId, webhookId)];
   if (filter.status) conditions.push(eq(webhookDeliveries.status, filter.status));
   const where = and(...conditions);
-  const rows = deps.db
+  const rows = await deps.db
     .select({ delivery: webhookDeliveries, eventId: events.id, eventType: events.type })
     .from(webhookDeliveries)
     .innerJoin(events, eq(events.sequence, webhookDeliveries.eventSequence))
     .where(where)
     .orderBy(desc(webhookDeliveries.eventSequence))
     .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize)
-    .all();
-  const total = deps.db.select({ value: count() }).from(webhookDeliveries).where(where).get()?.value ?? 0;
+    .offset((page.page - 1) * page.pageSize);
+  const total =
+    (await firstRow(deps.db.select({ value: count() }).from(webhookDeliveries).where(where)))?.value ?? 0;
   const attemptsByDelivery = new Map<string, DeliveryAttemptView[]>();
   const deliveryIds = rows.map((row) => row.delivery.id);
   if (deliveryIds.length > 0) {
-    const attempts = deps.db
+    const attempts = await deps.db
       .select()
       .from(webhookDeliveryAttempts)
       .where(inArray(webhookDeliveryAttempts.deliveryId, deliveryIds))
-      .orderBy(asc(webhookDeliveryAttempts.attempt))
-      .all();
+      .orderBy(asc(webhookDeliveryAttempts.attempt));
     for (const attempt of attempts) {
       const log = attemptsByDelivery.get(attempt.deliveryId) ?? [];
       log.push({

@@ -11,14 +11,14 @@ import {
 } from "./webhook-view";
 
 /** The organization's subscriptions, newest first, each with its last delivery. */
-export function listWebhooks(
+export async function listWebhooks(
   deps: DomainDeps,
   organizationId: string,
   page: { page: number; pageSize: number },
-): { data: WebhookView[]; total: number } {
+): Promise<{ data: WebhookView[]; total: number }> {
   const filter = eq(webhooks.organizationId, organizationId);
-  const { data: rows, total } = selectNewestFirstPage(deps.db, webhooks, filter, page);
-  const lastDeliveries = findLastDeliveries(
+  const { data: rows, total } = await selectNewestFirstPage(deps.db, webhooks, filter, page);
+  const lastDeliveries = await findLastDeliveries(
     deps.db,
     rows.map((row) => row.id),
   );
@@ -26,6 +26,6 @@ export function listWebhooks(
 }
 
 /** One subscription of the organization. */
-export function getWebhook(deps: DomainDeps, organizationId: string, id: string): WebhookView {
-  return viewWebhook(deps.db, findWebhook(deps.db, organizationId, id));
+export async function getWebhook(deps: DomainDeps, organizationId: string, id: string): Promise<WebhookView> {
+  return await viewWebhook(deps.db, await findWebhook(deps.db, organizationId, id));
 }

@@ -10,8 +10,8 @@ import type { DomainDeps } from "../deps";
  */
 export async function purgeDeliveries(deps: DomainDeps): Promise<{ deliveries: number; events: number }> {
   const cutoff = toIso(addSeconds(deps.clock.now(), -deps.config.webhooks.retention_days * 86400));
-  return await withTransaction(deps.db, (tx) => {
-    const deliveries = tx
+  return await withTransaction(deps.db, async (tx) => {
+    const deliveries = await tx
       .delete(webhookDeliveries)
       .where(
         and(
@@ -19,9 +19,8 @@ export async function purgeDeliveries(deps: DomainDeps): Promise<{ deliveries: n
           lt(webhookDeliveries.completedAt, cutoff),
         ),
       )
-      .returning({ id: webhookDeliveries.id })
-      .all();
-    const purgedEvents = deleteExpiredEvents(tx, cutoff).all();
+      .returning({ id: webhookDeliveries.id });
+    const purgedEvents = await deleteExpiredEvents(tx, cutoff);
     return { deliveries: deliveries.length, events: purgedEvents.length };
   });
 }

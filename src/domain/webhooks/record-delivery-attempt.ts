@@ -1,5 +1,6 @@
 import { and, eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../db/schema";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -37,21 +38,21 @@ export async function recordDeliveryAttempt(
 ): Promise<DeliveryProgress> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  return await withTransaction(deps.db, (tx) => {
-    const current = tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, delivery.id)).get();
+  return await withTransaction(deps.db, async (tx) => {
+    const current = await firstRow(
+      tx.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, delivery.id)),
+    );
     if (current?.status !== "pending") return "discarded";
     const attempt = current.attempts + 1;
-    tx.insert(webhookDeliveryAttempts)
-      .values({
-        id: newId(),
-        deliveryId: delivery.id,
-        attempt,
-        statusCode: outcome.statusCode,
-        durationMs: outcome.durationMs,
-        error: outcome.error,
-        startedAt: toIso(outcome.startedAt),
-      })
-      .run();
+    await tx.insert(webhookDeliveryAttempts).values({
+      id: newId(),
+      deliveryId: delivery.id,
+      attempt,
+      statusCode: outcome.statusCode,
+      durationMs: outcome.durationMs,
+      error: outcome.error,
+      startedAt: toIso(outcome.startedAt),
+    });
     const schedule = deps.config.webhooks.retry_schedule_seconds;
     const code = outcome.statusCode;
     const isSuccess = code !== null && code >= 200 && code < 300;
@@ -62,7 +63,8 @@ export async function recordDeliveryAttempt(
         ? null
         : toIso(addSeconds(now, delaySeconds * (1 + RETRY_JITTER * random())));
     const progress: DeliveryProgress = isSuccess ? "succeeded" : retryAt ? "retrying" : "failed";
-    tx.update(webhookDeliveries)
+    await tx
+      .update(webhookDeliveries)
       .set({
         status: progress === "retrying" ? "pending" : progress,
         attempts: attempt,
@@ -73,17 +75,15 @@ export async function recordDeliveryAttempt(
         updatedAt: timestamp,
         completedAt: progress === "retrying" ? null : timestamp,
       })
-      .where(eq(webhookDeliveries.id, delivery.id))
-      .run();
+      .where(eq(webhookDeliveries.id, delivery.id));
     if (isGone) {
-      const disabled = tx
+      const disabled = await tx
         .update(webhooks)
         .set({ isActive: false, disabledReason: GONE_REASON, updatedAt: timestamp })
         .where(and(eq(webhooks.id, delivery.webhookId), eq(webhooks.isActive, true)))
-        .returning({ id: webhooks.id })
-        .all();
+        .returning({ id: webhooks.id });
       if (disabled.length > 0) {
-        recordAudit(tx, now, systemActor(delivery.organizationId), {
+        await recordAudit(tx, now, systemActor(delivery.organizationId), {
           action: "webhook.disable",
           targetType: "webhook",
           targetId: delivery.webhookId,

@@ -8,17 +8,16 @@ import type { DomainDeps } from "../deps";
  * secret is sealed when it is written). Returns how many were sealed.
  */
 export async function sealWebhookSecrets(deps: DomainDeps): Promise<number> {
-  return await withTransaction(deps.db, (tx) => {
-    const plain = tx
+  return await withTransaction(deps.db, async (tx) => {
+    const plain = await tx
       .select({ id: webhooks.id, secret: webhooks.secret })
       .from(webhooks)
-      .where(notLike(webhooks.secret, "sealed:v1:%"))
-      .all();
+      .where(notLike(webhooks.secret, "sealed:v1:%"));
     for (const row of plain)
-      tx.update(webhooks)
+      await tx
+        .update(webhooks)
         .set({ secret: deps.secrets.seal(row.secret) })
-        .where(eq(webhooks.id, row.id))
-        .run();
+        .where(eq(webhooks.id, row.id));
     return plain.length;
   });
 }

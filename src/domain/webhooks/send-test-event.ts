@@ -16,8 +16,8 @@ export async function sendTestEvent(
   id: string,
 ): Promise<{ eventId: string; deliveryId: string }> {
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const row = findWebhook(tx, organizationId, id);
+  return await withTransaction(deps.db, async (tx) => {
+    const row = await findWebhook(tx, organizationId, id);
     if (!row.isActive) {
       throw new ConflictError(
         "webhook_disabled",
@@ -30,7 +30,7 @@ export async function sendTestEvent(
       message: "This is a test event sent from Bulwark.",
     });
     const deliveryId = insertPendingDelivery(tx, id, event);
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "webhook.test",
       targetType: "webhook",
       targetId: id,

@@ -25,13 +25,13 @@ export async function updateWebhook(
   id: string,
   input: UpdateWebhookInput,
 ): Promise<WebhookView> {
-  findWebhook(deps.db, organizationId, id);
+  await findWebhook(deps.db, organizationId, id);
   const events = input.events === undefined ? undefined : normalizeEventFilter(input.events);
   if (input.secret !== undefined) assertSecretLength(input.secret);
   if (input.url !== undefined) await assertAllowedTarget(deps.config, input.url);
   const now = deps.clock.now();
-  return await withTransaction(deps.db, (tx) => {
-    const row = findWebhook(tx, organizationId, id);
+  return await withTransaction(deps.db, async (tx) => {
+    const row = await findWebhook(tx, organizationId, id);
     const next = {
       url: input.url ?? row.url,
       events: events ?? row.events,
@@ -40,18 +40,18 @@ export async function updateWebhook(
       disabledReason: input.active === undefined ? row.disabledReason : null,
       updatedAt: toIso(now),
     };
-    tx.update(webhooks).set(next).where(eq(webhooks.id, id)).run();
+    await tx.update(webhooks).set(next).where(eq(webhooks.id, id));
     const changes: Record<string, unknown> = {};
     if (input.url !== undefined) changes.target = originOf(input.url);
     if (events !== undefined) changes.events = events;
     if (input.secret !== undefined) changes.secret_changed = true;
     if (input.active !== undefined) changes.active = input.active;
-    recordAudit(tx, now, actor, {
+    await recordAudit(tx, now, actor, {
       action: "webhook.update",
       targetType: "webhook",
       targetId: id,
       details: changes,
     });
-    return viewWebhook(tx, { ...row, ...next });
+    return await viewWebhook(tx, { ...row, ...next });
   });
 }

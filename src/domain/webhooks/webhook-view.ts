@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, inArray, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { firstRow } from "../../db/first-row";
 import { webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../db/schema";
 import { DELIVERY_STATUSES } from "../../db/schema/enums";
 import { literalUnion } from "../../lib/literal-union";
@@ -64,18 +65,22 @@ export function toWebhookView(row: WebhookRow, lastDelivery: LastDeliveryView | 
 }
 
 /** The organization's subscription with this id; another organization's is not found. */
-export function findWebhook(db: DbOrTx, organizationId: string, id: string): WebhookRow {
-  const row = db
-    .select()
-    .from(webhooks)
-    .where(and(eq(webhooks.id, id), eq(webhooks.organizationId, organizationId)))
-    .get();
+export async function findWebhook(db: DbOrTx, organizationId: string, id: string): Promise<WebhookRow> {
+  const row = await firstRow(
+    db
+      .select()
+      .from(webhooks)
+      .where(and(eq(webhooks.id, id), eq(webhooks.organizationId, organizationId))),
+  );
   if (!row) throw new NotFoundError("webhook");
   return row;
 }
 
 /** The latest attempt of each given subscription, in one query. */
-export function findLastDeliveries(db: DbOrTx, webhookIds: string[]): Map<string, LastDeliveryView> {
+export async function findLastDeliveries(
+  db: DbOrTx,
+  webhookIds: string[],
+): Promise<Map<string, LastDeliveryView>> {
   if (webhookIds.length === 0) return new Map();
   // Attempt ids are time-ordered UUIDs, so they break ties between attempts started in the same instant.
   const ranked = db
@@ -92,7 +97,7 @@ export function findLastDeliveries(db: DbOrTx, webhookIds: string[]): Map<string
     .innerJoin(webhookDeliveries, eq(webhookDeliveries.id, webhookDeliveryAttempts.deliveryId))
     .where(inArray(webhookDeliveries.webhookId, webhookIds))
     .as("ranked");
-  const rows = db.select().from(ranked).where(eq(ranked.rank, 1)).all();
+  const rows = await db.select().from(ranked).where(eq(ranked.rank, 1));
   return new Map(
     rows.map((row) => [
       row.webhookId,
@@ -102,6 +107,6 @@ export function findLastDeliveries(db: DbOrTx, webhookIds: string[]): Map<string
 }
 
 /** A subscription as the API shows it, with its last delivery. */
-export function viewWebhook(db: DbOrTx, row: WebhookRow): WebhookView {
-  return toWebhookView(row, findLastDeliveries(db, [row.id]).get(row.id) ?? null);
+export async function viewWebhook(db: DbOrTx, row: WebhookRow): Promise<WebhookView> {
+  return toWebhookView(row, (await findLastDeliveries(db, [row.id])).get(row.id) ?? null);
 }

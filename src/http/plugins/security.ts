@@ -413,7 +413,7 @@ export function securityPlugin(deps: AppDeps) {
     .onRequest(async ({ request, set, server }) => {
       await openRequest(deps, request, requestPeer(request, server), set.headers);
     })
-    .onTransform(({ request, body, set, route }) => {
+    .onTransform(async ({ request, body, set, route }) => {
       const state = states.get(request);
       if (!state) return;
       state.route = route;
@@ -422,7 +422,7 @@ export function securityPlugin(deps: AppDeps) {
       // budget; bodies without a known token share the per-address budget that guards sign-in.
       const token = (body as { enrollment_token?: unknown } | undefined)?.enrollment_token;
       const tokenId =
-        typeof token === "string" && token !== "" ? findEnrollmentTokenId(deps.db, token) : null;
+        typeof token === "string" && token !== "" ? await findEnrollmentTokenId(deps.db, token) : null;
       countRequest(
         deps,
         state,

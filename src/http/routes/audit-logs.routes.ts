@@ -22,9 +22,9 @@ const AuditLogQuery = Type.Object({
 export function auditLogRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
   return new Elysia({ prefix: "/api/v1/audit-logs", tags: ["Audit"] }).use(security).get(
     "",
-    ({ query, principal }) => {
+    async ({ query, principal }) => {
       const page = pageOf(query);
-      const result = listAuditLogs(
+      const result = await listAuditLogs(
         deps,
         principal.organizationId,
         {

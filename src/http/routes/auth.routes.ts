@@ -128,9 +128,9 @@ export function authRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .get(
       "/api-keys",
-      ({ query, principal }) => {
+      async ({ query, principal }) => {
         const page = pageOf(query);
-        return paginate(listApiKeys(deps, principal, page), page);
+        return paginate(await listApiKeys(deps, principal, page), page);
       },
       {
         access: "authenticated",

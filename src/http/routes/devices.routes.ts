@@ -81,7 +81,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
     )
     .get(
       "",
-      ({ query, principal }) => {
+      async ({ query, principal }) => {
         const page = pageOf(query);
         const filter = {
           status: query.status,
@@ -90,7 +90,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
           compliance: query.compliance,
           nameContains: query.q,
         };
-        return paginate(listDevices(deps, principal.organizationId, filter, page), page);
+        return paginate(await listDevices(deps, principal.organizationId, filter, page), page);
       },
       {
         access: "devices:read",
@@ -104,7 +104,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
         },
       },
     )
-    .get("/summary", ({ principal }) => summarizeDevices(deps, principal.organizationId), {
+    .get("/summary", async ({ principal }) => await summarizeDevices(deps, principal.organizationId), {
       access: "devices:read",
       response: { 200: DeviceSummarySchema, ...errorResponses(401, 403, 429) },
       detail: {
@@ -245,7 +245,8 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
     )
     .get(
       "/:id/wipe/:wipe_id",
-      ({ params, principal }) => getDeviceWipe(deps, principal.organizationId, params.id, params.wipe_id),
+      async ({ params, principal }) =>
+        await getDeviceWipe(deps, principal.organizationId, params.id, params.wipe_id),
       {
         access: "devices:read",
         params: WipeParams,
@@ -255,7 +256,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
     )
     .get(
       "/:id/policy",
-      ({ params, principal }) => getDevicePolicy(deps, principal.organizationId, params.id),
+      async ({ params, principal }) => await getDevicePolicy(deps, principal.organizationId, params.id),
       {
         access: "devices:read",
         params: IdParams,
@@ -282,7 +283,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
     )
     .get(
       "/:id/compliance",
-      ({ params, principal }) => getDeviceCompliance(deps, principal.organizationId, params.id),
+      async ({ params, principal }) => await getDeviceCompliance(deps, principal.organizationId, params.id),
       {
         access: "devices:read",
         params: IdParams,
@@ -296,10 +297,10 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
     )
     .get(
       "/:id/logs",
-      ({ params, query, principal }) => {
+      async ({ params, query, principal }) => {
         const page = pageOf(query);
         const filter = { event: query.event, since: query.since, until: query.until };
-        return paginate(listDeviceLogs(deps, principal.organizationId, params.id, filter, page), page);
+        return paginate(await listDeviceLogs(deps, principal.organizationId, params.id, filter, page), page);
       },
       {
         access: "devices:read",

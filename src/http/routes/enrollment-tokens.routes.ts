@@ -41,9 +41,9 @@ export function enrollmentTokenRoutes(deps: AppDeps, security: ReturnType<typeof
     )
     .get(
       "",
-      ({ query, principal }) => {
+      async ({ query, principal }) => {
         const page = pageOf(query);
-        return paginate(listEnrollmentTokens(deps, principal.organizationId, page), page);
+        return paginate(await listEnrollmentTokens(deps, principal.organizationId, page), page);
       },
       {
         access: "devices:write",

@@ -198,10 +198,10 @@ export function gdprRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .get(
       "/requests",
-      ({ request, query, principal }) => {
+      async ({ request, query, principal }) => {
         const page = pageOf(query);
         const userId = subjectParameter(request, query, RequestListQuery);
-        return paginate(listGdprRequests(deps, principal, { userId, type: query.type }, page), page);
+        return paginate(await listGdprRequests(deps, principal, { userId, type: query.type }, page), page);
       },
       {
         access: "authenticated",

@@ -68,7 +68,7 @@ export function mfaRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
     )
     .post(
       "/webauthn/authentication-options",
-      ({ body }) => signInAuthenticationOptions(deps, body.mfa_token),
+      async ({ body }) => await signInAuthenticationOptions(deps, body.mfa_token),
       {
         body: Type.Object({ mfa_token: MfaToken }),
         response: { 200: RequestOptionsSchema, ...errorResponses(400, 401, 429, 503) },
@@ -80,7 +80,7 @@ export function mfaRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
         },
       },
     )
-    .get("", ({ principal }) => getMfaStatus(deps, principal), {
+    .get("", async ({ principal }) => await getMfaStatus(deps, principal), {
       access: "user",
       response: { 200: MfaStatusSchema, ...errorResponses(401, 403, 429) },
       detail: { summary: "Your second factors and remaining recovery codes" },

@@ -27,7 +27,7 @@ const UpdateOrganizationBody = Type.Object(
 export function organizationRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
   return new Elysia({ prefix: "/api/v1/organizations", tags: ["Organizations"] })
     .use(security)
-    .get("/current", ({ principal }) => getOrganization(deps, principal.organizationId), {
+    .get("/current", async ({ principal }) => await getOrganization(deps, principal.organizationId), {
       access: "authenticated",
       response: { 200: OrganizationSchema, ...errorResponses(401, 429) },
       detail: { summary: "The caller's organization" },

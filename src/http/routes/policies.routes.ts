@@ -40,7 +40,7 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
       .use(security)
       .model(POLICY_MODELS)
       // Fixed paths first, so that they are never taken for a policy id.
-      .get("/default", ({ principal }) => getDefaultPolicy(deps, principal.organizationId), {
+      .get("/default", async ({ principal }) => await getDefaultPolicy(deps, principal.organizationId), {
         access: "policies:read",
         response: { 200: PolicySchema, ...errorResponses(401, 403, 429) },
         detail: {
@@ -117,9 +117,9 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
       )
       .get(
         "",
-        ({ query, principal }) => {
+        async ({ query, principal }) => {
           const page = pageOf(query);
-          return paginate(listPolicies(deps, principal.organizationId, page), page);
+          return paginate(await listPolicies(deps, principal.organizationId, page), page);
         },
         {
           access: "policies:read",
@@ -149,12 +149,16 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
           },
         },
       )
-      .get("/:id", ({ params, principal }) => getPolicy(deps, principal.organizationId, params.id), {
-        access: "policies:read",
-        params: IdParams,
-        response: { 200: PolicySchema, ...errorResponses(401, 403, 404, 429) },
-        detail: { summary: "Get a policy with its current settings" },
-      })
+      .get(
+        "/:id",
+        async ({ params, principal }) => await getPolicy(deps, principal.organizationId, params.id),
+        {
+          access: "policies:read",
+          params: IdParams,
+          response: { 200: PolicySchema, ...errorResponses(401, 403, 404, 429) },
+          detail: { summary: "Get a policy with its current settings" },
+        },
+      )
       .put(
         "/:id",
         ({ params, body, principal, actor }) =>
@@ -199,9 +203,9 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
       )
       .get(
         "/:id/devices",
-        ({ params, query, principal }) => {
+        async ({ params, query, principal }) => {
           const page = pageOf(query);
-          return paginate(listPolicyDevices(deps, principal.organizationId, params.id, page), page);
+          return paginate(await listPolicyDevices(deps, principal.organizationId, params.id, page), page);
         },
         {
           access: "policies:read",
@@ -217,9 +221,9 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
       )
       .get(
         "/:id/history",
-        ({ params, query, principal }) => {
+        async ({ params, query, principal }) => {
           const page = pageOf(query);
-          return paginate(listPolicyHistory(deps, principal.organizationId, params.id, page), page);
+          return paginate(await listPolicyHistory(deps, principal.organizationId, params.id, page), page);
         },
         {
           access: "policies:read",
@@ -231,8 +235,8 @@ export function policyRoutes(deps: AppDeps, security: ReturnType<typeof security
       )
       .get(
         "/:id/versions/:version",
-        ({ params, principal }) =>
-          getPolicyVersion(deps, principal.organizationId, params.id, Number(params.version)),
+        async ({ params, principal }) =>
+          await getPolicyVersion(deps, principal.organizationId, params.id, Number(params.version)),
         {
           access: "policies:read",
           params: PolicyVersionParams,

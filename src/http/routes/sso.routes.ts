@@ -35,7 +35,7 @@ function redirect(location: string, status: 302 | 303): Response {
 export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
   return new Elysia({ prefix: "/api/v1/auth/sso", tags: ["Single sign-on"] })
     .use(security)
-    .post("/discover", ({ body }) => discoverSsoConnections(deps, body.email), {
+    .post("/discover", async ({ body }) => await discoverSsoConnections(deps, body.email), {
       body: Type.Object({
         email: Type.String({
           format: "email",
@@ -116,7 +116,7 @@ export function ssoRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
     .get(
       "/saml/metadata",
       async ({ query }) =>
-        new Response((await saml()).samlMetadata(deps, query.organization_id), {
+        new Response(await (await saml()).samlMetadata(deps, query.organization_id), {
           headers: { "content-type": "application/samlmetadata+xml; charset=utf-8" },
         }),
       {

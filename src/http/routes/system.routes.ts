@@ -159,9 +159,9 @@ export function systemRoutes(deps: AppDeps) {
             "invalid or missing authentication",
             "send Authorization: Bearer <metrics.token>",
           );
-        let snapshot: ReturnType<typeof operationalSnapshot>;
+        let snapshot: Awaited<ReturnType<typeof operationalSnapshot>>;
         try {
-          snapshot = operationalSnapshot(deps);
+          snapshot = await operationalSnapshot(deps);
         } catch (error) {
           deps.log.error("metrics: the database could not be read", { error });
           throw new UnavailableError(

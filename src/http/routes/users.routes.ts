@@ -23,7 +23,7 @@ import { ChangePasswordBody, CreateUserBody, UpdateUserBody, UserSchema } from "
 export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
   return new Elysia({ prefix: "/api/v1/users", tags: ["Users"] })
     .use(security)
-    .get("/me", ({ principal }) => getUser(deps, principal.organizationId, principal.userId), {
+    .get("/me", async ({ principal }) => await getUser(deps, principal.organizationId, principal.userId), {
       access: "self",
       response: { 200: UserSchema, ...errorResponses(401, 429) },
       detail: { summary: "The signed-in user" },
@@ -50,9 +50,9 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
     )
     .get(
       "",
-      ({ query, principal }) => {
+      async ({ query, principal }) => {
         const page = pageOf(query);
-        return paginate(listUsers(deps, principal.organizationId, page), page);
+        return paginate(await listUsers(deps, principal.organizationId, page), page);
       },
       {
         access: "users:read",
@@ -78,7 +78,7 @@ export function userRoutes(deps: AppDeps, security: ReturnType<typeof securityPl
         },
       },
     )
-    .get("/:id", ({ params, principal }) => getUser(deps, principal.organizationId, params.id), {
+    .get("/:id", async ({ params, principal }) => await getUser(deps, principal.organizationId, params.id), {
       access: "users:read",
       params: IdParams,
       response: { 200: UserSchema, ...errorResponses(401, 403, 404, 429) },

@@ -29,9 +29,9 @@ export function webhookRoutes(deps: AppDeps, security: ReturnType<typeof securit
     .use(security)
     .get(
       "",
-      ({ query, principal }) => {
+      async ({ query, principal }) => {
         const page = pageOf(query);
-        return paginate(listWebhooks(deps, principal.organizationId, page), page);
+        return paginate(await listWebhooks(deps, principal.organizationId, page), page);
       },
       {
         access: "admin",
@@ -60,12 +60,16 @@ export function webhookRoutes(deps: AppDeps, security: ReturnType<typeof securit
         },
       },
     )
-    .get("/:id", ({ params, principal }) => getWebhook(deps, principal.organizationId, params.id), {
-      access: "admin",
-      params: IdParams,
-      response: { 200: WebhookSchema, ...errorResponses(401, 403, 404, 429) },
-      detail: { summary: "Get a webhook subscription" },
-    })
+    .get(
+      "/:id",
+      async ({ params, principal }) => await getWebhook(deps, principal.organizationId, params.id),
+      {
+        access: "admin",
+        params: IdParams,
+        response: { 200: WebhookSchema, ...errorResponses(401, 403, 404, 429) },
+        detail: { summary: "Get a webhook subscription" },
+      },
+    )
     .patch(
       "/:id",
       ({ params, body, principal, actor }) =>
@@ -100,9 +104,9 @@ export function webhookRoutes(deps: AppDeps, security: ReturnType<typeof securit
     )
     .get(
       "/:id/deliveries",
-      ({ params, query, principal }) => {
+      async ({ params, query, principal }) => {
         const page = pageOf(query);
-        const result = listDeliveries(
+        const result = await listDeliveries(
           deps,
           principal.organizationId,
           params.id,
