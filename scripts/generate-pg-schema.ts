@@ -169,7 +169,7 @@ function columnType(
       return local("bytewise-text", "bytewiseText", `bytewiseText(${name})${typed}`);
     }
     case "SQLiteTextJson":
-      return pgCore("jsonb", `jsonb(${name})${sameTypeAsSqlite()}`);
+      return local("json-document", "jsonDocument", `jsonDocument(${name})${sameTypeAsSqlite()}`);
     case "SQLiteBoolean":
       return pgCore("boolean", `boolean(${name})`);
     case "SQLiteInteger":

@@ -1,39 +1,45 @@
 import { type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "./client";
+import { dialectOf, hasSubstring, runStatement } from "./dialect";
 
 /**
  * Rewrites an email where it was stored as a label, in `table.column` rows matching `scope`: the whole
  * value (a user actor's label) or the end of "key name (email)" (an API key actor's label). Other text
  * that merely contains the email (a longer address) is left alone.
  */
-export function replaceEmailLabel(
+export async function replaceEmailLabel(
   db: DbOrTx,
   table: string,
   column: string,
   scope: SQL,
   email: string,
   replacement: string,
-): void {
+): Promise<void> {
   const target = sql.identifier(column);
   const suffix = ` (${email})`;
-  db.run(sql`
+  // The end of the value, written with a start position both stores read alike (no negative start).
+  const end = sql`substr(${target}, length(${target}) - length(${suffix}) + 1)`;
+  await runStatement(
+    db,
+    sql`
     UPDATE ${sql.identifier(table)} SET ${target} = CASE WHEN ${target} = ${email} THEN ${replacement}
       ELSE substr(${target}, 1, length(${target}) - length(${suffix})) || ${` (${replacement})`} END
-    WHERE ${scope} AND (${target} = ${email} OR substr(${target}, -length(${suffix})) = ${suffix})`);
+    WHERE ${scope} AND (${target} = ${email} OR ${end} = ${suffix})`,
+  );
 }
 
 /**
  * Rewrites an email inside the JSON documents of `table.column` rows matching `scope`, where it is a
  * whole string value or ends one as "key name (email)".
  */
-export function replaceEmailInJson(
+export async function replaceEmailInJson(
   db: DbOrTx,
   table: string,
   column: string,
   scope: SQL,
   email: string,
   replacement: string,
-): void {
+): Promise<void> {
   const target = sql.identifier(column);
   const [whole, wholeReplacement] = [JSON.stringify(email), JSON.stringify(replacement)];
   // "key name (email)" inside a JSON string: the label's end and the closing quote.
@@ -41,8 +47,15 @@ export function replaceEmailInJson(
     JSON.stringify(` (${email})`).slice(1),
     JSON.stringify(` (${replacement})`).slice(1),
   ];
-  db.run(sql`
+  // PostgreSQL keeps JSON as jsonb: it is rewritten as text and read back.
+  const isPg = dialectOf(db) === "postgresql";
+  const text = isPg ? sql`${target}::text` : target;
+  const replaced = sql`replace(replace(${text}, ${whole}, ${wholeReplacement}), ${labelEnd}, ${labelEndReplacement})`;
+  await runStatement(
+    db,
+    sql`
     UPDATE ${sql.identifier(table)}
-    SET ${target} = replace(replace(${target}, ${whole}, ${wholeReplacement}), ${labelEnd}, ${labelEndReplacement})
-    WHERE ${scope} AND instr(${target}, ${email}) > 0`);
+    SET ${target} = ${isPg ? sql`${replaced}::jsonb` : replaced}
+    WHERE ${scope} AND ${hasSubstring(db, text, email)}`,
+  );
 }

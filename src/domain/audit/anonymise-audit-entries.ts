@@ -64,7 +64,7 @@ export async function anonymiseAuditEntries(
   );
   if (email) {
     // Any other place their email sits in the details of those entries (a "key name (email)" label).
-    replaceEmailInJson(tx, "audit_logs", "details", byOrAboutThem, email, replacement);
+    await replaceEmailInJson(tx, "audit_logs", "details", byOrAboutThem, email, replacement);
     note(
       await tx
         .update(auditLogs)

@@ -84,7 +84,9 @@ export async function attemptsLeft(deps: DomainDeps, tx: DbOrTx, email: string, 
 export async function releasePasswordAttempt(tx: DbOrTx, email: string, ip: string): Promise<void> {
   await tx
     .update(loginFailures)
-    .set({ failures: sql`max(${loginFailures.failures} - 1, 0)` })
+    .set({
+      failures: sql`CASE WHEN ${loginFailures.failures} > 0 THEN ${loginFailures.failures} - 1 ELSE 0 END`,
+    })
     .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)));
 }
 

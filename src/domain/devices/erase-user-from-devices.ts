@@ -29,10 +29,11 @@ export async function eraseUserFromDevices(
     const suffix = ` (${email})`;
     const wipedByThem = sql`event = 'wipe.requested' AND device_id IN (
       SELECT device_id FROM wipes WHERE organization_id = ${organizationId}
-        AND (initiated_by = ${email} OR substr(initiated_by, -length(${suffix})) = ${suffix}))`;
-    replaceEmailInJson(tx, "device_logs", "details", wipedByThem, email, replacement);
-    replaceEmailLabel(tx, "wipes", "initiated_by", inOrganization, email, replacement);
-    replaceEmailLabel(tx, "enrollment_tokens", "created_by", inOrganization, email, replacement);
+        AND (initiated_by = ${email}
+          OR substr(initiated_by, length(initiated_by) - length(${suffix}) + 1) = ${suffix}))`;
+    await replaceEmailInJson(tx, "device_logs", "details", wipedByThem, email, replacement);
+    await replaceEmailLabel(tx, "wipes", "initiated_by", inOrganization, email, replacement);
+    await replaceEmailLabel(tx, "enrollment_tokens", "created_by", inOrganization, email, replacement);
   }
   return unassigned;
 }

@@ -1,5 +1,6 @@
 import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { containsText } from "../../db/dialect";
 import { firstRow } from "../../db/first-row";
 import { deviceCounts, devices } from "../../db/schema";
 import type { DomainDeps } from "../deps";
@@ -39,7 +40,7 @@ export function selectDevicePage(
   filter: DeviceListFilter,
   page: { page: number; pageSize: number },
 ) {
-  const conditions = filterConditions(filter);
+  const conditions = filterConditions(db, filter);
   // Ties in enrolled_at are broken by the last column of the index in use: id in the unfiltered
   // (organization, enrolled_at, id) index, which a name search alone also walks; rowid, which ends
   // every other index, when a filter with its own index is set.
@@ -65,7 +66,8 @@ export async function listDevices(
   filter: DeviceListFilter,
   page: { page: number; pageSize: number },
 ): Promise<{ data: DeviceListItem[]; total: number }> {
-  if (filterConditions(filter).length === 0) return selectUnfilteredDevicePage(deps.db, organizationId, page);
+  if (filterConditions(deps.db, filter).length === 0)
+    return selectUnfilteredDevicePage(deps.db, organizationId, page);
   const rows = await selectDevicePage(deps.db, organizationId, filter, page);
   return { data: rows.map(toDeviceListItem), total: await countDevices(deps.db, organizationId, filter) };
 }
@@ -101,26 +103,19 @@ async function countDevices(db: DbOrTx, organizationId: string, filter: DeviceLi
         db
           .select({ value: count() })
           .from(devices)
-          .where(and(eq(devices.organizationId, organizationId), ...filterConditions(filter))),
+          .where(and(eq(devices.organizationId, organizationId), ...filterConditions(db, filter))),
       )
     )?.value ?? 0
   );
 }
 
-function filterConditions(filter: DeviceListFilter): SQL[] {
+function filterConditions(db: DbOrTx, filter: DeviceListFilter): SQL[] {
   const conditions: SQL[] = [];
   if (filter.status) conditions.push(eq(devices.status, filter.status));
   if (filter.platform) conditions.push(eq(devices.platform, filter.platform));
   if (filter.userId) conditions.push(eq(devices.userId, filter.userId));
   if (filter.compliance) conditions.push(eq(devices.complianceStatus, filter.compliance));
   if (filter.nameContains !== undefined)
-    conditions.push(
-      sql`${devices.deviceName} LIKE ${`%${escapeLikePattern(filter.nameContains)}%`} ESCAPE '\\'`,
-    );
+    conditions.push(containsText(db, devices.deviceName, filter.nameContains));
   return conditions;
-}
-
-/** `text` as a LIKE pattern that matches only itself: its `%`, `_` and `\` escaped with `\`. */
-function escapeLikePattern(text: string): string {
-  return text.replace(/[\\%_]/g, (character) => `\\${character}`);
 }

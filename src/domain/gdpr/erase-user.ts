@@ -88,7 +88,7 @@ async function eraseAccount(
       replacement,
     ),
   };
-  if (email) eraseEmailFromPolicyHistory(tx, organizationId, email, replacement);
+  if (email) await eraseEmailFromPolicyHistory(tx, organizationId, email, replacement);
   await forgetRequestReasons(tx, userId);
   await anonymiseUser(tx, now, userId);
   return details;

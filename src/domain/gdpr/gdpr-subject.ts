@@ -1,5 +1,6 @@
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, desc, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { jsonText } from "../../db/dialect";
 import { firstRow } from "../../db/first-row";
 import { auditLogs, users } from "../../db/schema";
 import type { Principal } from "../auth/principal";
@@ -74,7 +75,7 @@ export async function findGdprSubject(
 async function formerEmail(db: DbOrTx, organizationId: string, userId: string): Promise<string | null> {
   const entry = await firstRow(
     db
-      .select({ email: sql<string | null>`json_extract(${auditLogs.details}, '$.email')` })
+      .select({ email: jsonText(db, auditLogs.details, ["email"]) })
       .from(auditLogs)
       .where(
         and(

@@ -35,7 +35,7 @@ export async function objectToProcessing(
         result: `recorded for the operator: Bulwark does not stop "${input.processing}" processing by itself, so someone has to review the objection and answer it`,
       });
     await markDeviceActivityObjection(tx, now, row.id);
-    const reduced = reduceUserDeviceLogs(tx, organizationId, row.id);
+    const reduced = await reduceUserDeviceLogs(tx, organizationId, row.id);
     return await recordGdprRequest(tx, now, actor, {
       ...outcome,
       status: "completed",

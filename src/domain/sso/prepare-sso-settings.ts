@@ -1,6 +1,7 @@
 import { X509Certificate } from "node:crypto";
-import { and, ne, sql } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { jsonIsTrue, jsonText } from "../../db/dialect";
 import { firstRow } from "../../db/first-row";
 import { organizations } from "../../db/schema";
 import type { DomainDeps } from "../deps";
@@ -188,8 +189,8 @@ export async function assertClientIdFree(
       .where(
         and(
           ne(organizations.id, organizationId),
-          sql`json_extract(${organizations.ssoSettings}, '$.oidc.enabled') = 1`,
-          sql`json_extract(${organizations.ssoSettings}, '$.oidc.client_id') = ${clientId}`,
+          jsonIsTrue(db, organizations.ssoSettings, ["oidc", "enabled"]),
+          eq(jsonText(db, organizations.ssoSettings, ["oidc", "client_id"]), clientId),
         ),
       ),
   );
@@ -209,8 +210,8 @@ export async function findOidcConnection(deps: DomainDeps, clientId: string) {
       .from(organizations)
       .where(
         and(
-          sql`json_extract(${organizations.ssoSettings}, '$.oidc.enabled') = 1`,
-          sql`json_extract(${organizations.ssoSettings}, '$.oidc.client_id') = ${clientId}`,
+          jsonIsTrue(deps.db, organizations.ssoSettings, ["oidc", "enabled"]),
+          eq(jsonText(deps.db, organizations.ssoSettings, ["oidc", "client_id"]), clientId),
         ),
       ),
   );
