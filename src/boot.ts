@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { Config } from "./config/config-schema";
+import { type Config, keyFileOf } from "./config/config-schema";
 import { type DatabaseHandle, openDatabase } from "./db/client";
 import { migrateDatabase } from "./db/migrate";
 import { assertBulwarkSchema } from "./db/schema-check";
@@ -19,12 +19,14 @@ import { ServiceActivity } from "./lib/service-activity";
 import { VERSION } from "./version";
 
 /**
- * The key that seals stored secrets: `<database>.key`, beside the database file and not in it, so that a
- * copy of the database or a `bulwark backup` alone reveals none of them. An in-memory database gets a
- * key that lives as long as the process.
+ * The key that seals stored secrets: `database.key_file`, by default `<database>.key` beside the database
+ * file, never in it, so that a copy of the database or a `bulwark backup` alone reveals none of them. An
+ * in-memory database without a key file gets a key that lives as long as the process.
  */
-function secretKeyOf(databasePath: string): Uint8Array {
-  return databasePath === ":memory:" ? randomBytes(32) : loadOrCreateKeyFile(`${databasePath}.key`);
+function secretKeyOf(database: Readonly<Config["database"]>): Uint8Array {
+  return database.path === ":memory:" && database.key_file === ""
+    ? randomBytes(32)
+    : loadOrCreateKeyFile(keyFileOf(database));
 }
 
 /**
@@ -60,7 +62,7 @@ export async function bootDependencies(
     db: database.db,
     config,
     clock,
-    secrets: createSecretBox(secretKeyOf(config.database.path)),
+    secrets: createSecretBox(secretKeyOf(config.database)),
   };
   const deps: AppDeps = {
     ...domainDeps,
@@ -78,7 +80,7 @@ export async function bootDependencies(
   };
   if (!(await sealedSecretsReadable(deps)))
     deps.log.warn(
-      `${config.database.path}.key does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
+      `${keyFileOf(config.database)} does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
     );
   await sealWebhookSecrets(deps);
   await ensureWireGuardServerKey(deps);

@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { chmodSync, chownSync, existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Config } from "../config/config-schema";
+import { type Config, keyFileOf } from "../config/config-schema";
 import { openDatabase } from "../db/client";
 import { assertUsableSchema, readDatabaseSchema, schemaVersionOf } from "../db/migrate";
 import { embeddedMigrations } from "../db/migrations.generated";
@@ -135,7 +135,7 @@ export async function restoreCommand(config: Readonly<Config>, file: string | un
 /** The restored secrets need the key file of the installation the backup came from. */
 async function warnIfKeyDoesNotFit(config: Readonly<Config>): Promise<void> {
   const path = config.database.path;
-  const keyFile = `${path}.key`;
+  const keyFile = keyFileOf(config.database);
   const key = readKeyFile(keyFile);
   const restored = openDatabase({ path, synchronous: config.database.synchronous });
   try {

@@ -30,6 +30,8 @@ export const ConfigSchema = Type.Object({
   database: Type.Object({
     path: Type.String({ default: "./data/bulwark.db", minLength: 1 }),
     synchronous: Type.Union([Type.Literal("full"), Type.Literal("normal")], { default: "full" }),
+    /** The key file that seals stored secrets; empty: `<path>.key` beside the database (keyFileOf). */
+    key_file: Type.String({ default: "" }),
   }),
   auth: Type.Object({
     access_token_ttl_seconds: Type.Integer({ default: 86400, minimum: 60, maximum: YEAR }),
@@ -122,3 +124,8 @@ export const ConfigSchema = Type.Object({
 });
 
 export type Config = Static<typeof ConfigSchema>;
+
+/** The key file that seals the database's stored secrets: `database.key_file`, else `<database.path>.key`. */
+export function keyFileOf(database: { path: string; key_file: string }): string {
+  return database.key_file === "" ? `${database.path}.key` : database.key_file;
+}

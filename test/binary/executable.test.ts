@@ -1,6 +1,14 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildBinary, expectOneLine, type RunningServer, runCommand, startServer } from "../helpers/binary";
@@ -368,6 +376,49 @@ describe("the command line", () => {
     } finally {
       await server.stop();
     }
+  }, 60_000);
+
+  test("database.key_file puts the key elsewhere: secrets open with it, and a start without it says they do not", async () => {
+    const folder = emptyFolder();
+    const keyFile = join(folder, "secrets", "bulwark.key");
+    mkdirSync(join(folder, "secrets"), { mode: 0o700 });
+    const account = {
+      BULWARK_ADMIN_EMAIL: "keyfile@example.com",
+      BULWARK_ADMIN_PASSWORD: "keyfile-password-1234",
+    };
+    const withKey = {
+      ...account,
+      BULWARK_DATABASE_KEY_FILE: keyFile,
+      BULWARK_WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+    };
+    const server = await startServer(binary, folder, withKey);
+    try {
+      const login = await post(server, "/api/v1/auth/login", {
+        email: account.BULWARK_ADMIN_EMAIL,
+        password: account.BULWARK_ADMIN_PASSWORD,
+      });
+      const created = await post(
+        server,
+        "/api/v1/webhooks",
+        { url: "http://127.0.0.1:9/hook", events: ["*"], secret: "signing-secret-kept-elsewhere" },
+        login.body.token,
+      );
+      expect(created.status).toBe(201);
+    } finally {
+      await server.stop();
+    }
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(existsSync(join(folder, "data", "bulwark.db.key"))).toBe(false);
+    const unreadable = /does not open the secrets sealed in this database/;
+
+    const again = await startServer(binary, folder, withKey);
+    await again.stop();
+    expect(again.output()).not.toMatch(unreadable);
+
+    // Without the setting, the default key beside the database is created, and it opens nothing.
+    const withoutKey = await startServer(binary, folder, account);
+    await withoutKey.stop();
+    expect(withoutKey.output()).toMatch(new RegExp(`bulwark\\.db\\.key ${unreadable.source}`));
   }, 60_000);
 
   test("admin create reads the password from a file or standard input, and checks the email like POST /users", () => {

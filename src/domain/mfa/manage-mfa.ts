@@ -64,16 +64,20 @@ export async function regenerateRecoveryCodes(
   actor: Actor,
   password: string,
 ): Promise<{ recovery_codes: string[] }> {
-  const user = await findLiveUser(deps.db, principal.organizationId, principal.userId);
-  if (!user.mfaEnabled)
-    throw new ConflictError(
+  const notEnabled = () =>
+    new ConflictError(
       "mfa_not_enabled",
       "multi-factor authentication is not set up",
       "recovery codes come with the first factor: set up an authenticator app or a passkey",
     );
+  const user = await findLiveUser(deps.db, principal.organizationId, principal.userId);
+  if (!user.mfaEnabled) throw notEnabled();
   await confirmPassword(deps, actor, user, password, "mfa.recovery_codes_regenerate");
   const now = deps.clock.now();
   return await withTransaction(deps.db, async (tx) => {
+    // The last factor may have been removed while the password was checked: asked again in the
+    // transaction that writes the codes.
+    if (!(await findLiveUser(tx, principal.organizationId, principal.userId)).mfaEnabled) throw notEnabled();
     const codes = await issueRecoveryCodes(tx, deps.secrets, user.id, now);
     await recordAudit(tx, now, actor, {
       action: "mfa.recovery_codes_regenerate",

@@ -115,10 +115,19 @@ export async function confirmTotp(
     );
   }
   return await withTransaction(deps.db, async (tx) => {
-    await tx
+    // The enrolment the code was checked against may have been replaced (a new POST /totp) or
+    // confirmed meanwhile: only a row still waiting is confirmed.
+    const confirmed = await tx
       .update(mfaMethods)
       .set({ confirmedAt: toIso(now), lastUsedAt: toIso(now) })
-      .where(eq(mfaMethods.id, pending.id));
+      .where(and(eq(mfaMethods.id, pending.id), isNull(mfaMethods.confirmedAt)))
+      .returning({ id: mfaMethods.id });
+    if (confirmed.length === 0)
+      throw new ConflictError(
+        "totp_enrolment_missing",
+        "no authenticator app is waiting to be confirmed",
+        "the enrolment was replaced or confirmed meanwhile: start again with POST /api/v1/auth/mfa/totp",
+      );
     const { wasEnabled } = await syncMfaEnabled(tx, principal.userId);
     await recordAudit(tx, now, actor, {
       action: "mfa.totp_confirm",

@@ -102,13 +102,14 @@ export async function registerWebauthn(
       )
       .orderBy(desc(mfaChallenges.createdAt)),
   );
-  if (!challenge?.webauthnChallenge || challenge.expiresAt <= toIso(now))
-    throw new ValidationError(
+  const optionsRequired = () =>
+    new ValidationError(
       "no registration options to answer",
       [],
       "request POST /api/v1/auth/mfa/webauthn/registration-options first (its challenge lives 5 minutes)",
       "webauthn_options_required",
     );
+  if (!challenge?.webauthnChallenge || challenge.expiresAt <= toIso(now)) throw optionsRequired();
   const verification = await (await webauthnServer())
     .verifyRegistrationResponse({
       response: input.response as never,
@@ -123,12 +124,16 @@ export async function registerWebauthn(
   if (!verification.verified) throw invalidResponse("response", "the registration could not be verified");
   const { credential } = verification.registrationInfo;
   return await withTransaction(deps.db, async (tx) => {
-    // Used even when registration fails below: a challenge answers one ceremony.
-    await tx.delete(mfaChallenges).where(eq(mfaChallenges.id, challenge.id));
-    const taken = await firstRow(
+    // A challenge answers one ceremony: another registration that answered it first took it.
+    const taken = await tx
+      .delete(mfaChallenges)
+      .where(eq(mfaChallenges.id, challenge.id))
+      .returning({ id: mfaChallenges.id });
+    if (taken.length === 0) throw optionsRequired();
+    const registered = await firstRow(
       tx.select({ id: mfaMethods.id }).from(mfaMethods).where(eq(mfaMethods.credentialId, credential.id)),
     );
-    if (taken)
+    if (registered)
       throw new ConflictError(
         "webauthn_credential_registered",
         "this authenticator is already registered",
