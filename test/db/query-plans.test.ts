@@ -3,9 +3,10 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { count, eq } from "drizzle-orm";
 import { firstRow } from "../../src/db/first-row";
 import { devices, organizations } from "../../src/db/schema";
+import { selectLatestWipe, selectPendingWipes } from "../../src/db/sqlite/device-lookups";
+import { selectNewestCertificate } from "../../src/db/sqlite/pki-lookups";
 import { UNFILTERED_PAGE_STATEMENTS } from "../../src/domain/devices/device-page-anchors";
 import { selectPublicKeyHolder } from "../../src/domain/devices/enroll-device";
-import { selectLatestWipe } from "../../src/domain/devices/get-device";
 import { selectDeviceLogPage } from "../../src/domain/devices/list-device-logs";
 import { type DeviceListFilter, selectDevicePage } from "../../src/domain/devices/list-devices";
 import {
@@ -16,8 +17,6 @@ import {
 import { selectExpiredDeviceLogs } from "../../src/domain/devices/purge-device-logs";
 import { selectStaleDevices } from "../../src/domain/devices/reevaluate-stale-devices";
 import { selectComplianceCounts, selectStatusCounts } from "../../src/domain/devices/summarize-devices";
-import { selectPendingWipes } from "../../src/domain/devices/wipe-device";
-import { selectNewestCertificate } from "../../src/domain/pki/device-certificates";
 import { deleteExpiredEvents } from "../../src/domain/webhooks/purge-deliveries";
 import { createDeviceTestApp, enrollDevice, wipeDevice } from "../helpers/devices";
 

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { eq, sql } from "drizzle-orm";
-import { withRowDecoder } from "../../src/db/prepared";
 import { devices, deviceTokens, organizations, users } from "../../src/db/schema";
+import { withRowDecoder } from "../../src/db/sqlite/prepared";
 import { checkIn, createDeviceTestApp, enrollDevice, HEALTHY_FACTS } from "../helpers/devices";
 
 const t = await createDeviceTestApp();

@@ -1,7 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
-import { connectionOf, type DbOrTx, withTransaction } from "../../db/client";
+import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
 import { loginFailures } from "../../db/schema";
+import { lookUpLockout } from "../../db/sqlite/auth-lookups";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 import { RateLimitedError } from "../errors";
@@ -52,9 +53,7 @@ export async function reservePasswordAttempt(deps: DomainDeps, email: string, ip
  */
 export function passwordLockout(deps: DomainDeps, email: string, ip: string): RateLimitedError | null {
   const now = deps.clock.now();
-  const lock = connectionOf(deps.db)
-    .prepare<{ lockedUntil: string | null }, [{ email: string; ip: string }]>(LOCKED_UNTIL)
-    .get({ email, ip });
+  const lock = lookUpLockout(deps.db, email, ip);
   return lock?.lockedUntil && lock.lockedUntil > toIso(now) ? lockedOut(now, lock.lockedUntil) : null;
 }
 
@@ -94,9 +93,6 @@ export async function releasePasswordAttempt(tx: DbOrTx, email: string, ip: stri
 export async function clearPasswordAttempts(tx: DbOrTx, email: string, ip: string): Promise<void> {
   await tx.delete(loginFailures).where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)));
 }
-
-const LOCKED_UNTIL =
-  "SELECT locked_until AS lockedUntil FROM login_failures WHERE email = $email AND ip = $ip";
 
 async function findRow(tx: DbOrTx, email: string, ip: string) {
   return await firstRow(

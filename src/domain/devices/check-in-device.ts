@@ -1,7 +1,8 @@
 import { eq, getTableColumns, sql } from "drizzle-orm";
 import type { Db, Tx } from "../../db/client";
-import { oncePerDatabase, preparedRead } from "../../db/prepared";
 import { devices } from "../../db/schema";
+import { selectPendingWipes } from "../../db/sqlite/device-lookups";
+import { oncePerDatabase, preparedRead } from "../../db/sqlite/prepared";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 import { UnauthenticatedError } from "../errors";
@@ -14,7 +15,6 @@ import type { EnforcementEntry, IgnoredFacts } from "./device-report";
 import type { DeviceRow, DeviceStatus } from "./device-views";
 import type { ComplianceEvaluation, DeviceFacts } from "./evaluate-compliance";
 import { judgeDeviceCompliance, recordComplianceChange } from "./reevaluate-device-compliance";
-import { selectPendingWipes } from "./wipe-device";
 
 /** The longest interval an agent is told to wait between check-ins. */
 export const MAX_CHECKIN_INTERVAL_SECONDS = 300;

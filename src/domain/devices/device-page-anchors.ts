@@ -1,5 +1,5 @@
 import { connectionOf, type Db } from "../../db/client";
-import { oncePerDatabase } from "../../db/prepared";
+import { oncePerDatabase } from "../../db/sqlite/prepared";
 import type { DeviceListItem, DeviceRow } from "./device-views";
 import { toDeviceListItem } from "./device-views";
 

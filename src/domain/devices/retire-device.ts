@@ -2,6 +2,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
 import { deviceCertificates, deviceTokens } from "../../db/schema";
+import { selectPendingWipes } from "../../db/sqlite/device-lookups";
 import { toIso } from "../../lib/clock";
 import { formatIpv4 } from "../../lib/ipv4";
 import { recordAudit } from "../audit/record-audit";
@@ -11,7 +12,6 @@ import { recordEvent } from "../events/record-event";
 import { removeDeviceRow } from "./delete-device";
 import { type DeviceRow, deviceEventData, findDevice } from "./device-views";
 import { requiredReason } from "./required-reason";
-import { selectPendingWipes } from "./wipe-device";
 
 /** The answer to a retirement: what was removed with the device. */
 export interface RetiredDevice {

@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
 import { devices } from "../../db/schema";
+import { selectPendingWipes } from "../../db/sqlite/device-lookups";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { ConflictError, UnauthenticatedError } from "../errors";
@@ -9,7 +10,6 @@ import { recordEvent } from "../events/record-event";
 import type { DevicePrincipal } from "./authenticate-device";
 import { deviceEventData } from "./device-views";
 import { removeDeviceWithCredentials } from "./retire-device";
-import { selectPendingWipes } from "./wipe-device";
 
 /**
  * The device leaves the server on its own (`bulwark agent unenroll`): as a retirement, its device

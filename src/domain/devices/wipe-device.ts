@@ -1,8 +1,8 @@
-import { and, asc, eq, type Placeholder } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { unplanned } from "../../db/prepared";
 import { wipes } from "../../db/schema";
+import { selectPendingWipes } from "../../db/sqlite/device-lookups";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { recordAudit } from "../audit/record-audit";
@@ -25,19 +25,6 @@ export interface WipeInitiation {
   status: "pending";
   initiated_at: string;
   initiated_by: string;
-}
-
-/**
- * The device's pending wipes, oldest first: one range of wipes_device_status_idx, read in index order
- * (the check-in sends them all as commands; a wipe request refuses while there is one).
- */
-export function selectPendingWipes(db: DbOrTx, deviceId: string | Placeholder) {
-  // Compared as unplanned values: every check-in runs it (see unplanned in db/prepared.ts).
-  return db
-    .select()
-    .from(wipes)
-    .where(and(eq(wipes.deviceId, unplanned(deviceId)), eq(wipes.status, unplanned("pending"))))
-    .orderBy(asc(wipes.initiatedAt));
 }
 
 /** The device's oldest pending wipe, if any. */

@@ -1,9 +1,8 @@
 import { createHash } from "node:crypto";
-import type * as X509 from "@peculiar/x509";
-import { and, desc, eq, isNull, type Placeholder, sql } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { LIMIT_ONE, preparedRead, unplanned } from "../../db/prepared";
-import { deviceCertificates, devices } from "../../db/schema";
+import { deviceCertificates } from "../../db/schema";
+import { lookUpCertificateHolder, lookUpNewestCertificate } from "../../db/sqlite/pki-lookups";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { DomainDeps } from "../deps";
@@ -123,25 +122,9 @@ export async function revokeDeviceCertificates(
   ).length;
 }
 
-/**
- * The device's newest certificate, read from the end of device_certificates_device_idx (which holds the
- * id tie-breaker too, so no sort), with the device compared unplanned and a literal LIMIT 1 (see
- * db/prepared.ts): a device that renewed many times has as many rows. The device page shows it on
- * every read: prepared once per database.
- */
-export function selectNewestCertificate(db: Db, deviceId: string | Placeholder) {
-  return db
-    .select()
-    .from(deviceCertificates)
-    .where(eq(deviceCertificates.deviceId, unplanned(deviceId)))
-    .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
-    .limit(LIMIT_ONE);
-}
-const newestCertificate = preparedRead((db: Db) => selectNewestCertificate(db, sql.placeholder("deviceId")));
-
 /** The device's newest certificate, or null when it never had one. */
 export function deviceCertificateView(db: Db, deviceId: string): DeviceCertificateView | null {
-  const row = newestCertificate(db).get({ deviceId });
+  const row = lookUpNewestCertificate(db, deviceId);
   if (!row) return null;
   return {
     serial: row.serial,
@@ -152,30 +135,6 @@ export function deviceCertificateView(db: Db, deviceId: string): DeviceCertifica
   };
 }
 
-// Every request an agent makes with its certificate: prepared once per database. The device's columns
-// come through scalar subqueries with qualified names: SQLite as Bun ships it prepares a join that binds
-// a parameter again at every execution (see authenticate.ts).
-const certificateHolderLookup = preparedRead((db: Db) => {
-  const deviceColumn = (column: string) =>
-    sql.raw(`(SELECT devices.${column} FROM devices WHERE devices.id = device_certificates.device_id)`);
-  return db
-    .select({
-      certificate: {
-        id: deviceCertificates.id,
-        notBefore: deviceCertificates.notBefore,
-        expiresAt: deviceCertificates.expiresAt,
-        revokedAt: deviceCertificates.revokedAt,
-      },
-      device: {
-        id: deviceColumn("id").mapWith(devices.id),
-        organizationId: deviceColumn("organization_id").mapWith(devices.organizationId),
-        status: deviceColumn("status").mapWith(devices.status),
-      },
-    })
-    .from(deviceCertificates)
-    .where(eq(deviceCertificates.fingerprint, sql.placeholder("fingerprint")));
-});
-
 /**
  * The device a client certificate (DER) authenticates: one this server issued (recognised by its
  * fingerprint, so another CA's certificate, even with a device id as its CN, is unknown), not revoked,
@@ -183,7 +142,7 @@ const certificateHolderLookup = preparedRead((db: Db) => {
  * proven that the client holds the certificate's private key.
  */
 export function authenticateDeviceCertificate(deps: DomainDeps, der: Uint8Array): DevicePrincipal {
-  const row = certificateHolderLookup(deps.db).get({ fingerprint: certificateFingerprint(der) });
+  const row = lookUpCertificateHolder(deps.db, certificateFingerprint(der));
   if (!row?.device.id)
     throw new UnauthenticatedError(
       "client_certificate_unknown",

@@ -1,10 +1,10 @@
-import { connectionOf } from "../../db/client";
+import { pingDatabase } from "../../db/sqlite/operational";
 import type { DomainDeps } from "../deps";
 
-/** True when a trivial query succeeds; one constant statement, prepared once (every health probe runs it). */
+/** True when a trivial query succeeds (every health probe runs it). */
 export function checkDatabase(deps: DomainDeps): boolean {
   try {
-    connectionOf(deps.db).prepare("SELECT 1").get();
+    pingDatabase(deps.db);
     return true;
   } catch {
     return false;

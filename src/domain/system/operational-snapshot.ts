@@ -3,9 +3,9 @@ import { and, count, eq, lte, min, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { type Db, readTogether } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { unplanned } from "../../db/prepared";
 import { deviceCounts, webhookDeliveries, webhooks } from "../../db/schema";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
+import { unplanned } from "../../db/sqlite/prepared";
 import { toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 

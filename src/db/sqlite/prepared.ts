@@ -1,5 +1,5 @@
 import { Column, getTableName, is, type Placeholder, SQL, Subquery, sql } from "drizzle-orm";
-import type { Db } from "./client";
+import type { Db } from "../client";
 
 /**
  * A value built once per database handle and then reused: a hot path's prepared query, so that no SQL
