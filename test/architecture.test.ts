@@ -118,13 +118,10 @@ const SQLITE_ONLY = [
   /\bjson_each\b|\bjson_extract\b/,
 ];
 const NOT_MOVED_YET = new Set([
-  "devices/append-device-log.ts",
   "devices/check-in-batcher.ts",
   "devices/check-in-device.ts",
   "devices/device-page-anchors.ts",
   "devices/get-device.ts",
-  "events/record-event.ts",
-  "system/operational-snapshot.ts",
 ]);
 
 test("SQLite-only code stays out of src/domain, but for the files still to be moved", () => {

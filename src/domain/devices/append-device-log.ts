@@ -1,4 +1,5 @@
-import { connectionOf, type DbOrTx } from "../../db/client";
+import type { DbOrTx } from "../../db/client";
+import { insertDeviceLogRow } from "../../db/sqlite/event-log";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 
@@ -33,20 +34,11 @@ export function appendDeviceLog(
   event: DeviceLogEvent,
   details: Record<string, unknown>,
 ): void {
-  connectionOf(tx)
-    .prepare(INSERT_LOG)
-    .run({ id: newId(), deviceId, event, details: JSON.stringify(details), createdAt: toIso(now) });
+  insertDeviceLogRow(tx, {
+    id: newId(),
+    deviceId,
+    event,
+    details: JSON.stringify(details),
+    createdAt: toIso(now),
+  });
 }
-
-// One constant text: prepared once (the connection's statement cache), never built per entry. The user
-// is found through a scalar subquery, not a join: SQLite as Bun ships it prepares a join that binds a
-// parameter again at every execution (see authenticate.ts).
-const INSERT_LOG = `
-  INSERT INTO device_logs (id, device_id, event, details, created_at)
-  SELECT $id, $deviceId, $event,
-    CASE WHEN EXISTS (
-      SELECT 1 FROM users u
-      WHERE u.id = (SELECT d.user_id FROM devices d WHERE d.id = $deviceId)
-        AND (u.is_restricted = 1 OR u.device_activity_objected_at IS NOT NULL)
-    ) THEN '{}' ELSE $details END,
-    $createdAt`;

@@ -1,4 +1,5 @@
-import { connectionOf, type DbOrTx } from "../../db/client";
+import type { DbOrTx } from "../../db/client";
+import { insertDeliveryRow, insertEventRow, selectSubscribedWebhooks } from "../../db/sqlite/event-log";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { EventData } from "./event-payloads";
@@ -16,8 +17,8 @@ export interface RecordedEvent {
  * active now and listen for it, all inside the caller's transaction: if the change commits, so does
  * every delivery row; if it rolls back, nothing is sent.
  *
- * Jobs record an event per device (600k devices going offline are 600k events), so the three statements
- * are constant texts prepared once through the connection's statement cache, never built per event.
+ * Jobs record an event per device (600k devices going offline are 600k events): the statements are
+ * constant texts prepared once (src/db/sqlite/event-log.ts), never built per event.
  */
 export function recordEvent<T extends EventType>(
   tx: DbOrTx,
@@ -27,9 +28,7 @@ export function recordEvent<T extends EventType>(
   data: EventData<T>,
 ): RecordedEvent {
   const event = insertEvent(tx, now, organizationId, type, data);
-  const subscriptions = connectionOf(tx)
-    .prepare<{ id: string }, [{ organizationId: string; type: string }]>(SUBSCRIBED_WEBHOOKS)
-    .all({ organizationId, type });
+  const subscriptions = selectSubscribedWebhooks(tx, organizationId, type);
   for (const subscription of subscriptions) insertPendingDelivery(tx, subscription.id, event);
   return event;
 }
@@ -44,34 +43,13 @@ export function insertEvent<T extends EventType>(
 ): RecordedEvent {
   const id = newId();
   const createdAt = toIso(now);
-  const inserted = connectionOf(tx)
-    .prepare<{ sequence: number }, [Record<string, string>]>(INSERT_EVENT)
-    .get({ id, organizationId, type, data: JSON.stringify(data), createdAt });
-  if (!inserted) throw new Error("INSERT ... RETURNING gave no row");
-  return { id, sequence: inserted.sequence, type, createdAt };
+  const sequence = insertEventRow(tx, { id, organizationId, type, data: JSON.stringify(data), createdAt });
+  return { id, sequence, type, createdAt };
 }
 
 /** Queues one delivery of `event` to a subscription, due at once; returns the delivery id. */
 export function insertPendingDelivery(tx: DbOrTx, webhookId: string, event: RecordedEvent): string {
   const id = newId();
-  connectionOf(tx)
-    .prepare(INSERT_DELIVERY)
-    .run({ id, webhookId, eventSequence: event.sequence, createdAt: event.createdAt });
+  insertDeliveryRow(tx, { id, webhookId, eventSequence: event.sequence, createdAt: event.createdAt });
   return id;
 }
-
-const INSERT_EVENT = `
-  INSERT INTO events (id, organization_id, type, data, created_at)
-  VALUES ($id, $organizationId, $type, $data, $createdAt)
-  RETURNING sequence`;
-
-// webhooks.events is a JSON array of event types, "*" for all of them.
-const SUBSCRIBED_WEBHOOKS = `
-  SELECT w.id FROM webhooks w
-  WHERE w.organization_id = $organizationId AND w.is_active = 1
-    AND EXISTS (SELECT 1 FROM json_each(w.events) e WHERE e.value IN ('*', $type))`;
-
-const INSERT_DELIVERY = `
-  INSERT INTO webhook_deliveries
-    (id, webhook_id, event_sequence, status, attempts, next_attempt_at, created_at, updated_at)
-  VALUES ($id, $webhookId, $eventSequence, 'pending', 0, $createdAt, $createdAt, $createdAt)`;

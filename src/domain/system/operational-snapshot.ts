@@ -1,11 +1,8 @@
 import { statSync } from "node:fs";
-import { and, count, eq, lte, min, sql } from "drizzle-orm";
-import { alias } from "drizzle-orm/sqlite-core";
-import { type Db, readTogether } from "../../db/client";
-import { firstRow } from "../../db/first-row";
-import { deviceCounts, webhookDeliveries, webhooks } from "../../db/schema";
+import { sql } from "drizzle-orm";
+import { deviceCounts } from "../../db/schema";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
-import { unplanned } from "../../db/sqlite/prepared";
+import { countOutbox, databaseBytesInMemory } from "../../db/sqlite/operational";
 import { toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 
@@ -35,52 +32,10 @@ export interface OperationalSnapshot {
 const secondsSince = (now: Date, iso: string | null) =>
   iso === null ? 0 : Math.max(0, Math.floor((now.getTime() - Date.parse(iso)) / 1000));
 
-/**
- * The outbox's two queries, prepared once per database: the health check runs them on every probe, and
- * building their SQL text each time cost more than running them. Their values are compared as
- * expressions (`unplanned`): SQLite as Bun ships it plans a join with bare bound values again at every
- * execution, which made a probe cost ~150 µs with an empty outbox.
- */
-function prepareOutboxQueries(db: Db) {
-  const pending = db
-    .select({ count: count(), oldest: min(webhookDeliveries.createdAt) })
-    .from(webhookDeliveries)
-    .where(eq(webhookDeliveries.status, unplanned("pending")))
-    .prepare();
-  const queued = alias(webhookDeliveries, "queued");
-  const headOfQueue = db
-    .select({ sequence: min(queued.eventSequence) })
-    .from(queued)
-    .where(and(eq(queued.webhookId, webhookDeliveries.webhookId), eq(queued.status, unplanned("pending"))));
-  const due = db
-    .select({ count: count(), oldest: min(webhookDeliveries.nextAttemptAt) })
-    .from(webhookDeliveries)
-    .innerJoin(webhooks, eq(webhooks.id, webhookDeliveries.webhookId))
-    .where(
-      and(
-        eq(webhookDeliveries.status, unplanned("pending")),
-        eq(webhooks.isActive, unplanned(true)),
-        lte(webhookDeliveries.nextAttemptAt, unplanned(sql.placeholder("now"))),
-        eq(webhookDeliveries.eventSequence, headOfQueue),
-      ),
-    )
-    .prepare();
-  return { pending, due };
-}
-
-const outboxQueries = new WeakMap<Db, ReturnType<typeof prepareOutboxQueries>>();
-
 /** The webhook outbox: backlog, due deliveries and how long the oldest have waited. */
 export function outboxState(deps: DomainDeps): OutboxState {
   const now = deps.clock.now();
-  let queries = outboxQueries.get(deps.db);
-  if (!queries) {
-    queries = prepareOutboxQueries(deps.db);
-    outboxQueries.set(deps.db, queries);
-  }
-  const { pending: pendingQuery, due: dueQuery } = queries;
-  // One read transaction for both: one WAL read lock, and counts from one snapshot.
-  const [pending, due] = readTogether(deps.db, () => [pendingQuery.get(), dueQuery.get({ now: toIso(now) })]);
+  const { pending, due } = countOutbox(deps.db, toIso(now));
   return {
     pending: pending?.count ?? 0,
     due: due?.count ?? 0,
@@ -120,16 +75,12 @@ export async function operationalSnapshot(deps: DomainDeps): Promise<Operational
     })),
   );
   const path = deps.config.database.path;
-  const page = await firstRow(
-    deps.db
-      .select({ bytes: sql<number>`page_count * page_size` })
-      .from(sql`pragma_page_count(), pragma_page_size()`),
-  );
+  const pageBytes = path === ":memory:" ? databaseBytesInMemory(deps.db) : 0;
   return {
     devices: byStatus,
     outbox: outboxState(deps),
     databaseBytes: {
-      main: path === ":memory:" ? (page?.bytes ?? 0) : fileBytes(path),
+      main: path === ":memory:" ? pageBytes : fileBytes(path),
       wal: path === ":memory:" ? 0 : fileBytes(`${path}-wal`),
     },
   };
