@@ -109,7 +109,7 @@ function report(
   const lines = [
     `Copied ${source.label} to ${targetLabel}: ${number(rows)} rows in ${seconds.toFixed(1)} s (${number(Math.round(rows / Math.max(seconds, 0.001)))} rows/s).`,
     ...countTable(counts),
-    `Row counts match in all ${counts.length} tables; device_counts and each organization's device_count and device_list_version equal the source's.`,
+    `Row counts match in all ${counts.length} tables; device_counts agrees with the copied devices, and each organization's device_count and device_list_version with the source's.`,
     key.sealedKinds > 0
       ? `The key file ${key.keyPath} opens the secrets sealed in the copy (${key.sealedKinds} of their kinds tried).`
       : `The copy holds no sealed secrets yet; they will be sealed with ${key.keyPath}.`,
@@ -129,11 +129,7 @@ function countTable(counts: readonly TableCount[]): string[] {
     ...counts.map(
       (count) =>
         `  ${count.table.padEnd(width)}${cell(number(count.source))}${cell(number(count.target))}${
-          count.source !== count.target
-            ? "  MISMATCH"
-            : count.isTriggerWritten
-              ? "  (made by the target's triggers from the devices)"
-              : ""
+          count.source !== count.target ? "  MISMATCH" : ""
         }`,
     ),
   ];

@@ -10,6 +10,7 @@ import { migratePg, readPgDatabaseSchema } from "../pg/migrate-pg";
 import * as schema from "../schema-pg";
 import { CopyFailed, CopyRefused, firstLine } from "./copy-errors";
 import { type CopyTable, columnNamed, isPrimaryKey } from "./copy-plan";
+import { placeholderRows, placeholderValues } from "./prepared-insert";
 import { assertCurrentSchema } from "./schema-version";
 import type { Row, Store, StoreSession, TargetStore } from "./store";
 
@@ -106,6 +107,11 @@ function notEmpty(label: string, table: string): CopyRefused {
 /** The copy's reads and writes on PostgreSQL, through Drizzle and the generated PostgreSQL schema. */
 class PgSession implements StoreSession {
   readonly maxParameters = PG_MAX_PARAMETERS;
+  /** Inserts prepared once per table and batch size. */
+  private readonly inserts = new Map<
+    string,
+    { execute(values: Record<string, unknown>): Promise<unknown> }
+  >();
 
   constructor(private readonly db: PgTx) {}
 
@@ -146,12 +152,18 @@ class PgSession implements StoreSession {
 
   async insert(table: CopyTable, rows: readonly Row[]): Promise<void> {
     if (rows.length === 0) return;
-    // An identity's values are the source's: they are kept (`OVERRIDING SYSTEM VALUE`). A `rowid` left
-    // out is numbered by its identity, in the order of the rows.
-    const insert = table.identity
-      ? this.db.insert(table.pg).overridingSystemValue()
-      : this.db.insert(table.pg);
-    await insert.values(rows as never);
+    const key = `${table.name}/${rows.length}`;
+    let insert = this.inserts.get(key);
+    if (!insert) {
+      // An identity's values are the source's: they are kept (`OVERRIDING SYSTEM VALUE`). A `rowid` left
+      // out is numbered by its identity, in the order of the rows.
+      const into = table.identity
+        ? this.db.insert(table.pg).overridingSystemValue()
+        : this.db.insert(table.pg);
+      insert = into.values(placeholderRows(table.columns, rows.length) as never).prepare(`copy_${key}`);
+      this.inserts.set(key, insert);
+    }
+    await insert.execute(placeholderValues(rows, table.columns, (name) => column(table, name)));
   }
 
   async update(table: CopyTable, key: Row, values: Row): Promise<void> {
@@ -177,6 +189,27 @@ class PgSession implements StoreSession {
     await this.db.execute(
       sql`SELECT setval(pg_get_serial_sequence(${table.name}, ${identity.name}), ${value})`,
     );
+  }
+
+  /** `DISABLE TRIGGER USER` on each table with triggers of its own (foreign keys stay checked). */
+  async suspendTriggers(): Promise<() => Promise<void>> {
+    const rows = await this.db.execute<{ name: string }>(
+      sql`SELECT DISTINCT c.relname AS name FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+          WHERE NOT t.tgisinternal AND c.relnamespace = current_schema()::regnamespace ORDER BY name`,
+    );
+    const names = [...rows].map((row) => row.name);
+    for (const name of names) await this.db.execute(sql.raw(`ALTER TABLE "${name}" DISABLE TRIGGER USER`));
+    return async () => {
+      for (const name of names) await this.db.execute(sql.raw(`ALTER TABLE "${name}" ENABLE TRIGGER USER`));
+    };
+  }
+
+  async countGroups(table: CopyTable, columns: readonly string[]): Promise<Row[]> {
+    const groups = Object.fromEntries(columns.map((name) => [name, column(table, name)]));
+    return (await this.db
+      .select({ ...groups, count: count() })
+      .from(table.pg)
+      .groupBy(...Object.values(groups))) as Row[];
   }
 
   async firstTableWithRows(tables: readonly CopyTable[]): Promise<string | null> {

@@ -17,6 +17,7 @@ import * as schema from "../schema";
 import { acquireServeLock, DatabaseInUseError, type ServeLock } from "../serve-lock";
 import { CopyRefused, firstLine } from "./copy-errors";
 import { type CopyTable, columnNamed, isPrimaryKey } from "./copy-plan";
+import { placeholderRows, placeholderValues } from "./prepared-insert";
 import { assertCurrentSchema } from "./schema-version";
 import type { Row, Store, StoreSession, TargetStore } from "./store";
 
@@ -116,6 +117,8 @@ export function openSqliteTarget(path: string, tables: readonly CopyTable[]): Ta
 /** The copy's reads and writes on a SQLite database, through Drizzle and the SQLite schema. */
 class SqliteSession implements StoreSession {
   readonly maxParameters = SQLITE_MAX_PARAMETERS;
+  /** Inserts prepared once per table and batch size. */
+  private readonly inserts = new Map<string, { run(values: Record<string, unknown>): unknown }>();
 
   constructor(private readonly db: SqliteDb) {}
 
@@ -143,7 +146,17 @@ class SqliteSession implements StoreSession {
   }
 
   async insert(table: CopyTable, rows: readonly Row[]): Promise<void> {
-    if (rows.length > 0) await this.db.insert(table.sqlite).values(rows as never);
+    if (rows.length === 0) return;
+    const key = `${table.name}/${rows.length}`;
+    let insert = this.inserts.get(key);
+    if (!insert) {
+      insert = this.db
+        .insert(table.sqlite)
+        .values(placeholderRows(table.columns, rows.length) as never)
+        .prepare();
+      this.inserts.set(key, insert);
+    }
+    await insert.run(placeholderValues(rows, table.columns, (name) => column(table, name)));
   }
 
   async update(table: CopyTable, key: Row, values: Row): Promise<void> {
@@ -172,6 +185,25 @@ class SqliteSession implements StoreSession {
       sql`INSERT INTO sqlite_sequence (name, seq) SELECT ${table.name}, ${value}
           WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = ${table.name})`,
     );
+  }
+
+  /** SQLite cannot turn a trigger off: each is dropped, and created again from its own text (in this transaction). */
+  async suspendTriggers(): Promise<() => Promise<void>> {
+    const triggers = await this.db.all<{ name: string; sql: string }>(
+      sql`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name`,
+    );
+    for (const trigger of triggers) await this.db.run(sql.raw(`DROP TRIGGER "${trigger.name}"`));
+    return async () => {
+      for (const trigger of triggers) await this.db.run(sql.raw(trigger.sql));
+    };
+  }
+
+  async countGroups(table: CopyTable, columns: readonly string[]): Promise<Row[]> {
+    const groups = Object.fromEntries(columns.map((name) => [name, column(table, name)]));
+    return (await this.db
+      .select({ ...groups, count: count() })
+      .from(table.sqlite)
+      .groupBy(...Object.values(groups))) as Row[];
   }
 
   async firstTableWithRows(tables: readonly CopyTable[]): Promise<string | null> {

@@ -21,6 +21,13 @@ export interface StoreSession {
   identityHighWater(table: CopyTable): Promise<number>;
   /** Makes the identity column's next value greater than `value`. */
   raiseIdentity(table: CopyTable, value: number): Promise<void>;
+  /**
+   * Turns the database's own triggers off until the returned function turns them back on, within the
+   * transaction: the rows they would write are copied as the source holds them.
+   */
+  suspendTriggers(): Promise<() => Promise<void>>;
+  /** The table's rows counted by the given columns: one row per group, those columns and `count`. */
+  countGroups(table: CopyTable, columns: readonly string[]): Promise<Row[]>;
   /** The first of `tables` that holds a row, or null. */
   firstTableWithRows(tables: readonly CopyTable[]): Promise<string | null>;
   /** One value of `column` (a JS property name) that starts with `prefix`, if any row has one. */
