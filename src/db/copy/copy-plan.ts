@@ -1,4 +1,4 @@
-import { and, type Column, eq, getTableColumns, getTableName, is, type SQL } from "drizzle-orm";
+import { type Column, getTableColumns, getTableName, is } from "drizzle-orm";
 import { getTableConfig as getPgTableConfig, PgTable } from "drizzle-orm/pg-core";
 import { getTableConfig, SQLiteInteger, SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as sqliteSchema from "../schema";
@@ -101,13 +101,4 @@ export function columnNamed<C extends Column>(columns: Record<string, C>, table:
   const found = columns[name];
   if (!found) throw new Error(`${table.name} has no column ${name}`);
   return found;
-}
-
-/** The condition that picks the row whose primary key is `key`'s, given the store's columns. */
-export function isPrimaryKey(
-  columns: Record<string, Column>,
-  table: CopyTable,
-  key: Record<string, unknown>,
-): SQL | undefined {
-  return and(...table.primaryKey.map((name) => eq(columnNamed(columns, table, name), key[name])));
 }

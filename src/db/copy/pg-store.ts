@@ -9,7 +9,7 @@ import { embeddedPgMigrations } from "../migrations-pg.generated";
 import { migratePg, readPgDatabaseSchema } from "../pg/migrate-pg";
 import * as schema from "../schema-pg";
 import { CopyFailed, CopyRefused, firstLine } from "./copy-errors";
-import { type CopyTable, columnNamed, isPrimaryKey } from "./copy-plan";
+import { type CopyTable, columnNamed } from "./copy-plan";
 import { placeholderRows, placeholderValues } from "./prepared-insert";
 import { assertCurrentSchema } from "./schema-version";
 import type { Row, Store, StoreSession, TargetStore } from "./store";
@@ -93,9 +93,17 @@ export async function openPgTarget(url: string, tables: readonly CopyTable[]): P
         return await work(session);
       }),
     close: () => client.close(),
+    // The transaction was rolled back; a failure while committing leaves its outcome unknown, so the
+    // target is looked at rather than assumed empty.
     discard: async () => {
+      const withRows = await firstTableWithRowsIn(client, tables).catch(() => undefined);
       await client.close();
-      return `${label} holds no Bulwark rows (the transaction was rolled back; its tables stay, empty)`;
+      const emptyIt = `TRUNCATE ${tables.map((table) => table.name).join(", ")} RESTART IDENTITY`;
+      if (withRows === null)
+        return `${label} holds no Bulwark rows (the transaction was rolled back; its tables stay, empty)`;
+      return withRows === undefined
+        ? `${label} could not be looked at after the failure: if it holds Bulwark rows, empty it with ${emptyIt}`
+        : `${label} holds rows after the failure (table ${withRows}): empty it with ${emptyIt}`;
     },
   };
 }
@@ -164,13 +172,6 @@ class PgSession implements StoreSession {
       this.inserts.set(key, insert);
     }
     await insert.execute(placeholderValues(rows, table.columns, (name) => column(table, name)));
-  }
-
-  async update(table: CopyTable, key: Row, values: Row): Promise<void> {
-    await this.db
-      .update(table.pg)
-      .set(values as never)
-      .where(isPrimaryKey(getTableColumns(table.pg), table, key));
   }
 
   async identityHighWater(table: CopyTable): Promise<number> {

@@ -16,7 +16,7 @@ import { embeddedMigrations } from "../migrations.generated";
 import * as schema from "../schema";
 import { acquireServeLock, DatabaseInUseError, type ServeLock } from "../serve-lock";
 import { CopyRefused, firstLine } from "./copy-errors";
-import { type CopyTable, columnNamed, isPrimaryKey } from "./copy-plan";
+import { type CopyTable, columnNamed } from "./copy-plan";
 import { placeholderRows, placeholderValues } from "./prepared-insert";
 import { assertCurrentSchema } from "./schema-version";
 import type { Row, Store, StoreSession, TargetStore } from "./store";
@@ -102,7 +102,15 @@ export function openSqliteTarget(path: string, tables: readonly CopyTable[]): Ta
     label: path,
     read: (work) =>
       inReadTransaction(connectionOf(opened.db), () => work(new SqliteSession(opened.db as SqliteDb))),
-    write: (work) => withTransaction(opened.db, (tx) => work(new SqliteSession(tx as SqliteDb))),
+    write: (work) =>
+      withTransaction(opened.db, async (tx) => {
+        const session = new SqliteSession(tx as SqliteDb);
+        // Checked again in the transaction, which holds the write lock: rows written since the first look
+        // (by a command that does not take the serve lock) are not copied over.
+        const appeared = await session.firstTableWithRows(tables);
+        if (appeared) throw notEmpty(path, appeared);
+        return await work(session);
+      }),
     close,
     discard: async () => {
       await close();
@@ -157,13 +165,6 @@ class SqliteSession implements StoreSession {
       this.inserts.set(key, insert);
     }
     await insert.run(placeholderValues(rows, table.columns, (name) => column(table, name)));
-  }
-
-  async update(table: CopyTable, key: Row, values: Row): Promise<void> {
-    await this.db
-      .update(table.sqlite)
-      .set(values as never)
-      .where(isPrimaryKey(getTableColumns(table.sqlite), table, key));
   }
 
   async identityHighWater(table: CopyTable): Promise<number> {
@@ -265,13 +266,16 @@ function refuseNonEmptyFile(path: string, tables: readonly CopyTable[]): void {
     const withRows = tables.find(
       (table) => existing.has(table.name) && sqlite.query(`SELECT 1 FROM "${table.name}" LIMIT 1`).get(),
     );
-    if (withRows)
-      throw new CopyRefused(
-        `${path} is not empty (table ${withRows.name} has rows): copy into a new file or an empty database`,
-      );
+    if (withRows) throw notEmpty(path, withRows.name);
   } finally {
     sqlite.close();
   }
+}
+
+function notEmpty(path: string, table: string): CopyRefused {
+  return new CopyRefused(
+    `${path} is not empty (table ${table} has rows): copy into a new file or an empty database`,
+  );
 }
 
 /**

@@ -15,8 +15,6 @@ export interface StoreSession {
   batches(table: CopyTable, size: number): AsyncGenerator<Row[]>;
   /** Inserts rows of the SQLite schema's columns; an identity column's values are kept. */
   insert(table: CopyTable, rows: readonly Row[]): Promise<void>;
-  /** Sets `values` on the row whose primary key is `key`. */
-  update(table: CopyTable, key: Row, values: Row): Promise<void>;
   /** The highest value the table's identity column has handed out (0 for none), kept or not. */
   identityHighWater(table: CopyTable): Promise<number>;
   /** Makes the identity column's next value greater than `value`. */
