@@ -35,22 +35,27 @@ export async function dbCopyCommand(args: ParsedArgs): Promise<void> {
       "db copy needs --from SOURCE and --to TARGET (each a SQLite file or a postgres:// URL)",
     );
   if (from === to) throw new UsageError("--from and --to name the same database");
+  for (const location of [from, to])
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location) && !isPostgresUrl(location))
+      throw new UsageError(
+        `${location.split("//")[0]}// is not a store db copy knows: give a SQLite file's path or a postgres:// URL`,
+      );
   const keyPath = args.flags.get("key-file") ?? (isPostgresUrl(from) ? undefined : `${from}.key`);
   if (!keyPath)
     throw new UsageError(
       "the source is PostgreSQL: name the key file that seals its secrets with --key-file FILE",
     );
-  const key = readKey(keyPath);
-  const secrets = createSecretBox(key.bytes);
-  const targetKeyPath = isPostgresUrl(to) ? null : `${to}.key`;
-  if (targetKeyPath && existsSync(targetKeyPath) && !sameKey(readKey(targetKeyPath).bytes, key.bytes))
-    throw new UsageError(
-      `${targetKeyPath} exists and holds another key than ${keyPath}: move it away, or copy to another file`,
-    );
 
   const tables = copyPlan();
   const source = await refusedAsUsage(() => openSource(from));
   try {
+    const key = readKey(keyPath);
+    const secrets = createSecretBox(key.bytes);
+    const targetKeyPath = isPostgresUrl(to) ? null : `${to}.key`;
+    if (targetKeyPath && existsSync(targetKeyPath) && !sameKey(readKey(targetKeyPath).bytes, key.bytes))
+      throw new UsageError(
+        `${targetKeyPath} exists and holds another key than ${keyPath}: move it away, or copy to another file`,
+      );
     const sealed = await source.read((session) => sealedSamples(session, tables));
     if (!opensAll(secrets, sealed))
       throw new UsageError(

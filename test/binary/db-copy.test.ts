@@ -494,7 +494,7 @@ describe("bulwark db copy", () => {
     expect(finalExport.stdout).toBe(vpnExport.stdout);
   }, 180_000);
 
-  test("refuses a target that holds rows, and a key file that does not open the source's secrets; nothing changes", async () => {
+  test("refuses a target that holds rows, a key file that does not open the source's secrets, a missing source, another store; nothing changes", async () => {
     const pgUrl = await cluster.createDatabase();
     expect(run(["db", "copy", "--from", originalDatabase, "--to", pgUrl]).code).toBe(0);
     const pgBefore = await pgRowCounts(pgUrl);
@@ -519,6 +519,22 @@ describe("bulwark db copy", () => {
     expect(wrongKey.code).toBe(2);
     expectOneLine(wrongKey.stderr, `${otherKey} does not open the secrets sealed in ${originalDatabase}`);
     expect(() => statSync(fresh)).toThrow();
+
+    const missing = run(["db", "copy", "--from", join(work, "refusals", "missing.db"), "--to", fresh]);
+    expect(missing.code).toBe(2);
+    expectOneLine(missing.stderr, "missing.db does not exist");
+    const otherStore = run([
+      "db",
+      "copy",
+      "--from",
+      originalDatabase,
+      "--to",
+      "mysql://bulwark@localhost/bulwark",
+    ]);
+    expect(otherStore.code).toBe(2);
+    expectOneLine(otherStore.stderr, "mysql:// is not a store db copy knows");
+    expect(() => statSync(fresh)).toThrow();
+    expect(() => statSync(join(work, "mysql:"))).toThrow();
   }, 120_000);
 
   test("a server that cannot be reached or refuses the sign-in is one line naming it and the cause", async () => {
