@@ -36,8 +36,8 @@ export type CopyProgress = (table: string, copied: number, total: number) => voi
  * Copies every row of `source` into `target`, which `openSqliteTarget`/`openPgTarget` found empty and
  * migrated. One read snapshot of the source; one transaction on the target, in which the target's
  * triggers are suspended (the rows they keep are copied as they are, then checked: kept-counts.ts),
- * the tables are written in foreign-key order in batches as large as the target binds at once, and each
- * table's rows are counted in both stores. Any failure, a count that differs included, rolls the
+ * the tables are written in foreign-key order in batches (`MAX_BATCH_ROWS`, under the target's
+ * bind-parameter limit), and each table's rows are counted in both stores. Any failure, a count that differs included, rolls the
  * target's transaction back, and the error says which table.
  */
 export async function copyDatabase(
