@@ -6,6 +6,7 @@ import { UsageError } from "./args";
 import { backupCommand } from "./backup";
 import { type Command, commandLines } from "./command";
 import { configCheckCommand, configExampleCommand } from "./config-commands";
+import { dbCopyCommand } from "./db-copy";
 import { migrateCommand } from "./migrate";
 import { orgSetPlanCommand } from "./org-set-plan";
 import { orgSsoDomainCommand } from "./org-sso-domain";
@@ -100,6 +101,19 @@ export const COMMANDS: readonly Command[] = [
     positionals: 1,
     needsConfig: true,
     run: async (config, args) => await restoreCommand(config as Config, args.positionals[0]),
+  },
+  {
+    name: "db copy",
+    usage: "db copy --from SOURCE --to TARGET [--key-file FILE]",
+    summary:
+      "with the servers stopped: copy a whole installation between stores, either way (each a SQLite file\n" +
+      "or a postgres:// URL, password in it or in PGPASSWORD) into an empty target, refused otherwise;\n" +
+      "ends comparing each table's rows. The key file (default <SOURCE>.key; needed when SOURCE is\n" +
+      "PostgreSQL) must open the source's secrets; a SQLite target gets a copy of it as <TARGET>.key",
+    flags: ["from", "to", "key-file"],
+    positionals: 0,
+    needsConfig: false,
+    run: async (_config, args) => await dbCopyCommand(args),
   },
   {
     name: "config check",
