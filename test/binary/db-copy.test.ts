@@ -406,6 +406,14 @@ describe("bulwark db copy", () => {
       sqliteRows(originalDatabase, ORGANIZATION_COUNTS),
     );
 
+    // JSON arrives as documents PostgreSQL can look into, not as strings holding JSON text.
+    expect(
+      await pgRows(
+        pg.url,
+        "SELECT jsonb_typeof(facts) AS facts, count(*)::int AS devices FROM devices WHERE facts IS NOT NULL GROUP BY 1",
+      ),
+    ).toEqual([{ facts: "object", devices: expect.any(Number) }]);
+
     // Back out of PostgreSQL, the password from PGPASSWORD, the key named since the source has none beside it.
     const final = join(work, "final");
     const finalDatabase = join(final, "data", "bulwark.db");
