@@ -299,6 +299,7 @@ describe("GET /api/v1/health", () => {
       status: "ok",
       version: VERSION,
       database: "ok",
+      store: "sqlite",
       uptime_seconds: 0,
     });
     expect(response.body.outbox).toMatchObject({ pending: 0, due: 0, oldest_pending_age_seconds: 0 });

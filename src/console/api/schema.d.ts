@@ -2761,6 +2761,8 @@ export interface components {
             outbox: components["schemas"]["OutboxHealth"];
             /** @enum {string} */
             status: "ok" | "degraded" | "starting";
+            /** @enum {string} */
+            store: "sqlite" | "postgresql";
             uptime_seconds: number;
             version: string;
         };

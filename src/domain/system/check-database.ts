@@ -1,3 +1,4 @@
+import { type Dialect, dialectOf } from "../../db/dialect";
 import { pingDatabase } from "../../db/sqlite/operational";
 import type { DomainDeps } from "../deps";
 
@@ -9,4 +10,9 @@ export function checkDatabase(deps: DomainDeps): boolean {
   } catch {
     return false;
   }
+}
+
+/** The database this server runs on, as health reports it. */
+export function databaseStore(deps: DomainDeps): Dialect {
+  return dialectOf(deps.db);
 }

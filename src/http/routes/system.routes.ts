@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { publicJwks } from "../../domain/auth/token-keys";
 import { DomainError, UnauthenticatedError, UnavailableError } from "../../domain/errors";
-import { checkDatabase } from "../../domain/system/check-database";
+import { checkDatabase, databaseStore } from "../../domain/system/check-database";
 import { type OutboxState, operationalSnapshot, outboxState } from "../../domain/system/operational-snapshot";
 import { JOBS } from "../../jobs/jobs";
 import type { AppDeps } from "../app-deps";
@@ -57,6 +57,9 @@ const HealthSchema = Type.Object(
     }),
     version: Type.String(),
     database: Type.Union([Type.Literal("ok"), Type.Literal("unreachable")]),
+    store: Type.Union([Type.Literal("sqlite"), Type.Literal("postgresql")], {
+      description: "the database this server runs on",
+    }),
     uptime_seconds: Type.Integer(),
     jobs: Type.Array(JobHealthSchema),
     outbox: Type.Union([OutboxHealthSchema, Type.Null()], {
@@ -107,6 +110,7 @@ export function systemRoutes(deps: AppDeps) {
           status: isStarting ? ("starting" as const) : isHealthy ? ("ok" as const) : ("degraded" as const),
           version: deps.version,
           database: isDatabaseOk ? ("ok" as const) : ("unreachable" as const),
+          store: databaseStore(deps),
           uptime_seconds: Math.floor((deps.clock.now().getTime() - deps.startedAt.getTime()) / 1000),
           jobs: JOBS.map((job) => {
             const run = deps.activity.lastJobRun(job.id);
