@@ -1,14 +1,15 @@
-import { eq, getTableColumns, sql } from "drizzle-orm";
-import type { Db, Tx } from "../../db/client";
-import { devices } from "../../db/schema";
-import { selectPendingWipes } from "../../db/sqlite/device-lookups";
-import { oncePerDatabase, preparedRead } from "../../db/sqlite/prepared";
+import type { Tx } from "../../db/client";
+import {
+  lookUpCheckInDevice,
+  lookUpPendingWipes,
+  saveDeviceColumns,
+} from "../../db/sqlite/check-in-statements";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 import { UnauthenticatedError } from "../errors";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
 import type { PolicyData } from "../policies/policy-document";
-import { type DevicePeerSettings, devicePeerSettings, peerNetworkColumns } from "../vpn/device-vpn-config";
+import { type DevicePeerSettings, devicePeerSettings } from "../vpn/device-vpn-config";
 import { appendDeviceLog } from "./append-device-log";
 import type { DevicePrincipal } from "./authenticate-device";
 import type { EnforcementEntry, IgnoredFacts } from "./device-report";
@@ -60,16 +61,6 @@ export function nextCheckInSeconds(offlineAfterSeconds: number): number {
   return Math.max(1, Math.min(MAX_CHECKIN_INTERVAL_SECONDS, Math.floor(offlineAfterSeconds / 3)));
 }
 
-// A check-in's reads and its one write, prepared once per database (the hot path of a fleet).
-// The device row, with what its peer settings need from its organization and the server key (scalar
-// subqueries: one statement, always current).
-const deviceById = preparedRead((db: Db) =>
-  db
-    .select({ ...getTableColumns(devices), ...peerNetworkColumns() })
-    .from(devices)
-    .where(eq(devices.id, sql.placeholder("id"))),
-);
-const pendingWipes = preparedRead((db: Db) => selectPendingWipes(db, sql.placeholder("deviceId")));
 const CHECK_IN_COLUMNS = [
   "status",
   "lastSeen",
@@ -90,7 +81,6 @@ const CHECK_IN_COLUMNS = [
   "complianceStale",
   "checkinLoggedAt",
 ] as const satisfies readonly (keyof DeviceRow)[];
-type CheckInColumns = Pick<DeviceRow, (typeof CHECK_IN_COLUMNS)[number]>;
 /**
  * The columns a steady check-in changes: none of them is in an index (but last_seen) or a trigger.
  * Setting the others to the values they already hold still rewrites their index entries and fires the
@@ -105,27 +95,6 @@ const HEARTBEAT_COLUMNS = [
   "enforcementReportedAt",
 ] as const;
 const HEARTBEAT = new Set<keyof DeviceRow>(HEARTBEAT_COLUMNS);
-const saveHeartbeat = oncePerDatabase((db: Db) =>
-  db
-    .update(devices)
-    .set(Object.fromEntries(HEARTBEAT_COLUMNS.map((column) => [column, sql.placeholder(column)])))
-    .where(eq(devices.id, sql.placeholder("id")))
-    .prepare(),
-);
-const saveCheckIn = oncePerDatabase((db: Db) =>
-  db
-    .update(devices)
-    // JSON columns go in as written (JSON text or NULL): the column's encoder would store null as 'null'.
-    .set({
-      ...Object.fromEntries(CHECK_IN_COLUMNS.map((column) => [column, sql.placeholder(column)])),
-      facts: sql`${sql.placeholder("facts")}`,
-      ignoredFacts: sql`${sql.placeholder("ignoredFacts")}`,
-      enforcement: sql`${sql.placeholder("enforcement")}`,
-    })
-    .where(eq(devices.id, sql.placeholder("id")))
-    .prepare(),
-);
-
 /**
  * Records an agent check-in in the caller's transaction (the check-in batcher's): last_seen = now,
  * offline -> online (a suspended device stays suspended), the reported versions and facts stored and
@@ -143,7 +112,7 @@ export async function checkInDevice(
 ): Promise<CheckInResult> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  const row = deviceById(tx).get({ id: caller.deviceId });
+  const row = lookUpCheckInDevice(tx, caller.deviceId);
   // The device may have been wiped between authentication and this transaction.
   if (!row || row.status === "wiped") {
     throw new UnauthenticatedError("device_wiped", "invalid device token", "the device has been wiped");
@@ -187,21 +156,9 @@ export async function checkInDevice(
     checkinLoggedAt: isLogDue ? timestamp : row.checkinLoggedAt,
   };
   if (isHeartbeat(row, updated)) {
-    saveHeartbeat(tx).run({
-      ...Object.fromEntries(HEARTBEAT_COLUMNS.map((column) => [column, updated[column]])),
-      id: row.id,
-    });
+    saveDeviceColumns(tx, row.id, HEARTBEAT_COLUMNS, updated);
   } else {
-    const values = Object.fromEntries(
-      CHECK_IN_COLUMNS.map((column) => [column, updated[column]]),
-    ) as CheckInColumns;
-    saveCheckIn(tx).run({
-      ...values,
-      facts: jsonText(updated.facts),
-      ignoredFacts: jsonText(updated.ignoredFacts),
-      enforcement: jsonText(updated.enforcement),
-      id: row.id,
-    });
+    saveDeviceColumns(tx, row.id, CHECK_IN_COLUMNS, updated);
   }
   if (isLogDue) {
     appendDeviceLog(tx, now, row.id, "device.checkin", {
@@ -217,17 +174,15 @@ export async function checkInDevice(
     appendDeviceLog(tx, now, row.id, "policy.applied", { policy_id: policy.id, version: policy.version });
   }
   recordComplianceChange(tx, now, reported, policy, compliance.result);
-  const commands = pendingWipes(tx)
-    .all({ deviceId: row.id })
-    .map(
-      (wipe): WipeCommand => ({
-        type: "wipe",
-        wipe_id: wipe.id,
-        reason: wipe.reason,
-        notify_user: wipe.notifyUser,
-        initiated_at: wipe.initiatedAt,
-      }),
-    );
+  const commands = lookUpPendingWipes(tx, row.id).map(
+    (wipe): WipeCommand => ({
+      type: "wipe",
+      wipe_id: wipe.id,
+      reason: wipe.reason,
+      notify_user: wipe.notifyUser,
+      initiated_at: wipe.initiatedAt,
+    }),
+  );
   return {
     device_id: row.id,
     status: updated.status,
@@ -252,11 +207,6 @@ function isHeartbeat(row: DeviceRow, updated: DeviceRow): boolean {
 /** Whether two stored values say the same, as their JSON. */
 function sameJson(a: unknown, b: unknown): boolean {
   return a === b || JSON.stringify(a) === JSON.stringify(b);
-}
-
-/** A JSON column's text, or NULL. */
-function jsonText(value: unknown): string | null {
-  return value === null ? null : JSON.stringify(value);
 }
 
 /** Whether two fact reports say the same (key order aside). */

@@ -1,8 +1,8 @@
 import { formatIpv4 } from "../../lib/ipv4";
 import type { DomainDeps } from "../deps";
 import type { PolicyData } from "../policies/policy-document";
-import { deviceOrganizationSubnetColumn, organizationAllowedIps } from "./organization-subnets";
-import { storedServerPublicKeyColumn, wireGuardServerPublicKey } from "./server-key";
+import { organizationAllowedIps } from "./organization-subnets";
+import { wireGuardServerPublicKey } from "./server-key";
 import { formatWgQuick } from "./wg-quick";
 
 /** The peer settings a device needs for its tunnel; the check-in repeats them so that changes reach it. */
@@ -25,21 +25,13 @@ export interface DeviceVpnConfig extends DevicePeerSettings {
 
 /**
  * What a device's peer settings take from its organization and the server: read with the device row
- * (peerNetworkColumns: the check-in), or the subnet alone (enrollment; a null key is read then). Never
+ * (the check-in: src/db/sqlite/check-in-statements.ts), or the subnet alone (enrollment; a null key is read then). Never
  * cached: `bulwark admin create`, in another process, replaces the server key when it makes the second
  * organization.
  */
 export interface PeerNetwork {
   organizationSubnet: string | null;
   storedServerPublicKey: string | null;
-}
-
-/** Scalar subqueries for a select of `devices` that reads each row's PeerNetwork along with it. */
-export function peerNetworkColumns() {
-  return {
-    organizationSubnet: deviceOrganizationSubnetColumn(),
-    storedServerPublicKey: storedServerPublicKeyColumn(),
-  };
 }
 
 /**

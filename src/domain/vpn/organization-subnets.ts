@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Config } from "../../config/config-schema";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
@@ -89,13 +89,6 @@ export async function organizationVpnSubnet(db: DbOrTx, organizationId: string):
       )
     )?.vpnSubnet ?? null
   );
-}
-
-/** The subnet of the organization of the devices row a query reads, as a scalar subquery (the check-in's). */
-export function deviceOrganizationSubnetColumn() {
-  return sql<
-    string | null
-  >`(SELECT organizations.vpn_subnet FROM organizations WHERE organizations.id = devices.organization_id)`;
 }
 
 /** Default allowed_ips by pool and subnet: a handful of organizations, so the map stays small. */

@@ -1,7 +1,8 @@
-import { eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
 import { serverKeys } from "../../db/schema";
+import { SERVER_KEY_NAME } from "../../db/sqlite/check-in-statements";
 import { toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
 import { generateWireGuardKeyPair } from "../../lib/wireguard";
@@ -9,7 +10,7 @@ import { recordAudit } from "../audit/record-audit";
 import { type DomainDeps, systemActor } from "../deps";
 import { UnavailableError } from "../errors";
 
-const WIREGUARD = "wireguard";
+const WIREGUARD = SERVER_KEY_NAME;
 
 /**
  * Generates the WireGuard server's key pair on first start and keeps it (the private key sealed with
@@ -41,19 +42,8 @@ async function storeServerKey(deps: DomainDeps) {
 }
 
 /**
- * The stored public key as a scalar subquery, for a hot read to take along (the check-in reads it with
- * the device row): it is read at each use, never cached, since the pair is replaced when the
- * installation gets its second organization, possibly by `bulwark admin create` in another process.
- */
-export function storedServerPublicKeyColumn() {
-  return sql<
-    string | null
-  >`(SELECT server_keys.public_key FROM server_keys WHERE server_keys.name = ${sql.raw(`'${WIREGUARD}'`)})`;
-}
-
-/**
  * The VPN server's public key: `vpn.server_public_key` when set, else the one Bulwark generated (`stored`
- * when the caller read it along with its own row, storedServerPublicKeyColumn).
+ * when the caller read it along with its own row, as the check-in does).
  */
 export async function wireGuardServerPublicKey(
   deps: DomainDeps,
