@@ -72,6 +72,14 @@ export function readDatabaseSchema(
       `SELECT tag, ${hasVersionColumn(sqlite) ? "bulwark_version" : "NULL"} AS version FROM bulwark_migrations ORDER BY tag`,
     )
     .all();
+  return schemaFromRecords(recorded, known);
+}
+
+/** The schema `bulwark_migrations`' rows (in tag order) describe, against the migrations this executable knows. */
+export function schemaFromRecords(
+  recorded: readonly { tag: string; version: string | null }[],
+  known: readonly { tag: string }[],
+): DatabaseSchema {
   const knownTags = new Set(known.map((migration) => migration.tag));
   const latest = recorded.at(-1);
   return {

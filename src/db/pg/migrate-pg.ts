@@ -5,6 +5,7 @@ import {
   type DatabaseSchema,
   DatabaseSchemaError,
   type MigrationResult,
+  schemaFromRecords,
   statementsOf,
 } from "../migrate";
 import { embeddedPgMigrations } from "../migrations-pg.generated";
@@ -48,14 +49,7 @@ export async function readPgDatabaseSchema(
   }
   const recorded = await sql<{ tag: string; version: string | null }[]>`
     SELECT tag, bulwark_version AS version FROM bulwark_migrations ORDER BY tag`;
-  const knownTags = new Set(known.map((migration) => migration.tag));
-  const latest = recorded.at(-1);
-  return {
-    latestTag: latest?.tag ?? null,
-    appliedTags: recorded.map((row) => row.tag),
-    unknownTags: recorded.filter((row) => !knownTags.has(row.tag)).map((row) => row.tag),
-    migratedBy: latest?.version ?? null,
-  };
+  return schemaFromRecords(recorded, known);
 }
 
 /**
