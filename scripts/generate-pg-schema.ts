@@ -384,7 +384,35 @@ export async function generatePgSchema(): Promise<GeneratedFile[]> {
   }
   const index = [GENERATED_HEADER, ...modules.map((module) => `export * from "./${module}";`), ""].join("\n");
   files.push({ name: "index.ts", text: formatWithBiome("index.ts", index) });
+  files.push({
+    name: "live-tables.ts",
+    text: formatWithBiome("live-tables.ts", liveTables([...sources.values()])),
+  });
   return files;
+}
+
+/**
+ * `live-tables.ts`: the tables the domain queries (through src/db/tables.ts), one binding per table that
+ * starts as the SQLite table and is switched to the PostgreSQL one by `useTablesOf("postgresql")` before a
+ * PostgreSQL database is opened. The bindings keep the SQLite types: both tables hold the same values.
+ */
+function liveTables(tables: readonly TableSource[]): string {
+  const names = tables.map(({ exportName }) => checkIdentifier(exportName, "a table export")).sort();
+  return [
+    GENERATED_HEADER,
+    "// The tables the domain queries, set for the store the process runs on (src/db/tables.ts).",
+    'import * as sqlite from "../schema";',
+    'import * as pg from "./index";',
+    "",
+    ...names.map((name) => `export let ${name}: typeof sqlite.${name} = sqlite.${name};`),
+    "",
+    "/** Points every table binding at the store's tables. */",
+    'export function setLiveTables(store: "sqlite" | "postgresql"): void {',
+    '  const from = (store === "postgresql" ? pg : sqlite) as unknown as typeof sqlite;',
+    ...names.map((name) => `  ${name} = from.${name};`),
+    "}",
+    "",
+  ].join("\n");
 }
 
 /** Whether a file of the folder was written by this script (the hand-written column types are not). */

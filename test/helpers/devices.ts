@@ -1,5 +1,5 @@
 import { asc, eq } from "drizzle-orm";
-import { events } from "../../src/db/schema";
+import { events } from "../../src/db/tables";
 import type { PolicyData } from "../../src/domain/policies/policy-document";
 import { createTestApp, type TestApp } from "./test-app";
 

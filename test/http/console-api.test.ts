@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../src/db/client";
-import { organizations } from "../../src/db/schema";
+import { organizations } from "../../src/db/tables";
 import { checkIn, enrollDevice, HEALTHY_FACTS, wipeDevice } from "../helpers/devices";
 import {
   authorizeOidc,

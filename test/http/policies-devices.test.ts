@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { and, eq } from "drizzle-orm";
 import { withTransaction } from "../../src/db/client";
 import { firstRow } from "../../src/db/first-row";
-import { devices, enrollmentTokens, events } from "../../src/db/schema";
+import { devices, enrollmentTokens, events } from "../../src/db/tables";
 import { findPolicyTemplate } from "../../src/domain/policies/policy-templates";
 import { createTestApp, inProcessTest } from "../helpers/test-app";
 

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { and, asc, eq } from "drizzle-orm";
-import { events } from "../../src/db/schema";
+import { events } from "../../src/db/tables";
 import { createTestApp, inProcessTest } from "../helpers/test-app";
 
 const t = await createTestApp();

@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../src/db/client";
 import { firstRow } from "../../src/db/first-row";
-import { organizations } from "../../src/db/schema";
+import { organizations } from "../../src/db/tables";
 import { createSamlIdp } from "../helpers/saml-idp";
 import { freshTestApps, inProcessTest, type TestApp } from "../helpers/test-app";
 

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { and, count, eq } from "drizzle-orm";
 import { withTransaction } from "../../src/db/client";
 import { firstRow } from "../../src/db/first-row";
-import { deviceLogs, devices, deviceTokens, enrollmentTokens } from "../../src/db/schema";
+import { deviceLogs, devices, deviceTokens, enrollmentTokens } from "../../src/db/tables";
 import { enrollDevice as enrollDirectly } from "../../src/domain/devices/enroll-device";
 import { JOBS } from "../../src/jobs/jobs";
 import {

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import type { Config } from "../../src/config/config-schema";
 import type { DeepPartial } from "../../src/config/load-config";
 import { withTransaction } from "../../src/db/client";
-import { webhookDeliveries, webhooks } from "../../src/db/schema";
+import { webhookDeliveries, webhooks } from "../../src/db/tables";
 import type { EventType } from "../../src/domain/events/event-types";
 import { recordEvent } from "../../src/domain/events/record-event";
 import { claimDelivery } from "../../src/domain/webhooks/claim-delivery";

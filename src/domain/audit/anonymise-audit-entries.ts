@@ -1,7 +1,7 @@
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { replaceEmailInJson } from "../../db/replace-email";
-import { auditLogs } from "../../db/schema";
+import { auditLogs } from "../../db/tables";
 
 /**
  * An erased person in the audit trail. Entries keep their actor and target ids; entries by them (signed

@@ -1,8 +1,8 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, gte, lte, type SQL } from "drizzle-orm";
 import { selectNewestFirstPage } from "../../db/paged-query";
-import { auditLogs } from "../../db/schema";
 import { ACTOR_TYPES, OUTCOMES } from "../../db/schema/enums";
+import { auditLogs } from "../../db/tables";
 import { literalUnion } from "../../lib/literal-union";
 import { Timestamp } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";

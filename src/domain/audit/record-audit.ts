@@ -1,5 +1,5 @@
 import type { DbOrTx } from "../../db/client";
-import { auditLogs } from "../../db/schema";
+import { auditLogs } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { Actor } from "../deps";

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { apiKeys } from "../../db/schema";
+import { apiKeys } from "../../db/tables";
 import type { Actor } from "../deps";
 
 /** The user behind an actor: the user itself, or an API key's creator; null for devices and the system. */

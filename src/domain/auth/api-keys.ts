@@ -3,7 +3,7 @@ import { and, eq, isNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
 import { selectNewestFirstPage } from "../../db/paged-query";
-import { apiKeys } from "../../db/schema";
+import { apiKeys } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { Timestamp, Uuid } from "../../lib/schema-types";

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { apiKeys } from "../../db/schema";
 import { lookUpApiKey, lookUpKeyHolder, lookUpSession } from "../../db/sqlite/auth-lookups";
+import { apiKeys } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
 import { UnauthenticatedError } from "../errors";

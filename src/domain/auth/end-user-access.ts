@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { apiKeys, loginFailures, sessions } from "../../db/schema";
+import { apiKeys, loginFailures, sessions } from "../../db/tables";
 import { revokeUserApiKeys } from "./revoke-user-api-keys";
 import { revokeUserSessions } from "./sign-out";
 

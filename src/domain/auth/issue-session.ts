@@ -1,5 +1,5 @@
 import type { Tx } from "../../db/client";
-import { refreshTokens, sessions } from "../../db/schema";
+import { refreshTokens, sessions } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { type AuthDeps, tokenSettings } from "./auth-deps";
 import { ROLE_SCOPES, type Role } from "./scopes";

@@ -1,8 +1,8 @@
 import { and, eq, sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { loginFailures } from "../../db/schema";
 import { lookUpLockout } from "../../db/sqlite/auth-lookups";
+import { loginFailures } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 import { RateLimitedError } from "../errors";

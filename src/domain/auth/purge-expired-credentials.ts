@@ -1,6 +1,6 @@
 import { and, isNull, lt, or } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { loginFailures, mfaChallenges, refreshTokens, sessions } from "../../db/schema";
+import { loginFailures, mfaChallenges, refreshTokens, sessions } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 

@@ -1,7 +1,7 @@
 import { and, eq, gte, isNull, ne } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { refreshTokens, sessions, users } from "../../db/schema";
+import { refreshTokens, sessions, users } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import { UnauthenticatedError } from "../errors";

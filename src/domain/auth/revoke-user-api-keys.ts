@@ -1,6 +1,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { apiKeys } from "../../db/schema";
+import { apiKeys } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 
 /** Every API key of the user stops working at once (the user is deleted); returns how many were live. */

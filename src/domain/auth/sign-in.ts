@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { organizations, users } from "../../db/schema";
 import type { SIGN_IN_METHODS } from "../../db/schema/enums";
+import { organizations, users } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { hashPassword, verifyPassword } from "../../lib/secrets";

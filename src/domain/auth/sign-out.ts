@@ -1,6 +1,6 @@
 import { and, eq, isNull, ne } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
-import { sessions } from "../../db/schema";
+import { sessions } from "../../db/tables";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor } from "../deps";
 import { ValidationError } from "../errors";

@@ -2,7 +2,7 @@ import { desc } from "drizzle-orm";
 import { type CryptoKey, exportJWK, generateKeyPair, importJWK, type JWK } from "jose";
 import type { Db } from "../../db/client";
 import { withTransaction } from "../../db/client";
-import { signingKeys } from "../../db/schema";
+import { signingKeys } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { devices } from "../../db/schema";
+import { devices } from "../../db/tables";
 import { hostRange, type Ipv4Cidr, type Ipv4Range, parseCidr } from "../../lib/ipv4";
 import { ConflictError, UnavailableError } from "../errors";
 

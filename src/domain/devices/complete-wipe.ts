@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { devices, deviceTokens, wipes } from "../../db/schema";
+import { devices, deviceTokens, wipes } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";

@@ -1,7 +1,7 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { enrollmentTokens, organizations } from "../../db/schema";
+import { enrollmentTokens, organizations } from "../../db/tables";
 import { hashSecret } from "../../lib/secrets";
 import { UnauthenticatedError } from "../errors";
 import { type EnrollmentTokenRow, type EnrollmentTokenState, stateOf } from "./enrollment-token-view";

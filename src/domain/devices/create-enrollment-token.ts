@@ -1,5 +1,5 @@
 import { withTransaction } from "../../db/client";
-import { enrollmentTokens } from "../../db/schema";
+import { enrollmentTokens } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { generateSecret, hashSecret } from "../../lib/secrets";

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
-import { devices, organizations } from "../../db/schema";
+import { devices, organizations } from "../../db/tables";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { ConflictError } from "../errors";

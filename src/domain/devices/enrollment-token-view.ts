@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import type { enrollmentTokens } from "../../db/schema";
+import type { enrollmentTokens } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { literalUnion } from "../../lib/literal-union";
 import { NullableTimestamp, Timestamp, Uuid } from "../../lib/schema-types";

@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { replaceEmailInJson, replaceEmailLabel } from "../../db/replace-email";
-import { enrollmentTokens } from "../../db/schema";
+import { enrollmentTokens } from "../../db/tables";
 import { unassignUserDevices } from "./unassign-user-devices";
 
 /**

@@ -2,7 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { and, count, desc, eq, gte, lte, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { deviceLogs } from "../../db/schema";
+import { deviceLogs } from "../../db/tables";
 import { Timestamp } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
 import { parseInstantRange } from "../instant-filter";

@@ -2,7 +2,7 @@ import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { containsText } from "../../db/dialect";
 import { firstRow } from "../../db/first-row";
-import { deviceCounts, devices } from "../../db/schema";
+import { deviceCounts, devices } from "../../db/tables";
 import type { DomainDeps } from "../deps";
 import { selectUnfilteredDevicePage } from "./device-page-anchors";
 import { type DeviceListItem, type DeviceRow, type DeviceStatus, toDeviceListItem } from "./device-views";
@@ -19,7 +19,7 @@ export interface DeviceListFilter {
 }
 
 /** Only what a list item shows: the JSON columns (facts, violations) are not read or parsed. */
-const LIST_COLUMNS = {
+const listColumns = () => ({
   id: devices.id,
   deviceName: devices.deviceName,
   platform: devices.platform,
@@ -27,7 +27,7 @@ const LIST_COLUMNS = {
   lastSeen: devices.lastSeen,
   enrolledAt: devices.enrolledAt,
   complianceStatus: devices.complianceStatus,
-};
+});
 
 /**
  * One page of the organization's devices, newest enrolled first. Each filter but the name has an index on
@@ -47,7 +47,7 @@ export function selectDevicePage(
   const hasIndexedFilter = conditions.length > (filter.nameContains === undefined ? 0 : 1);
   const tieBreaker = hasIndexedFilter ? sql`${devices}.rowid` : devices.id;
   return db
-    .select(LIST_COLUMNS)
+    .select(listColumns())
     .from(devices)
     .where(and(eq(devices.organizationId, organizationId), ...conditions))
     .orderBy(desc(devices.enrolledAt), desc(tieBreaker))

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { selectNewestFirstPage } from "../../db/paged-query";
-import { enrollmentTokens } from "../../db/schema";
+import { enrollmentTokens } from "../../db/tables";
 import type { DomainDeps } from "../deps";
 import { type EnrollmentTokenView, toView } from "./enrollment-token-view";
 

@@ -1,7 +1,7 @@
 import { and, count, desc, eq, inArray, isNull, ne, or, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { devices } from "../../db/schema";
+import { devices } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 
 /**

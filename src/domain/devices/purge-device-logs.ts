@@ -1,6 +1,6 @@
 import { lt, sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
-import { deviceLogs } from "../../db/schema";
+import { deviceLogs } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 

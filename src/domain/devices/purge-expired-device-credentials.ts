@@ -1,6 +1,6 @@
 import { and, isNotNull, lt, or } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { deviceTokens, enrollmentTokens } from "../../db/schema";
+import { deviceTokens, enrollmentTokens } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 

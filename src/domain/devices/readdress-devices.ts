@@ -1,6 +1,6 @@
 import { and, asc, eq, gt, gte, inArray, isNotNull, lt, lte, or } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { devices } from "../../db/schema";
+import { devices } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { formatIpv4, type Ipv4Range } from "../../lib/ipv4";
 import { UnavailableError } from "../errors";

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { devices } from "../../db/schema";
+import { devices } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { recordEvent } from "../events/record-event";
 import type { EffectivePolicy } from "../policies/effective-policy";

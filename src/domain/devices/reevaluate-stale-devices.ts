@@ -1,6 +1,6 @@
 import { and, asc, eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
-import { devices } from "../../db/schema";
+import { devices } from "../../db/tables";
 import type { DomainDeps } from "../deps";
 import { type EffectivePolicy, resolveEffectivePolicy } from "../policies/effective-policy";
 import { reevaluateDeviceCompliance } from "./reevaluate-device-compliance";

@@ -1,8 +1,8 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { deviceCertificates, deviceTokens } from "../../db/schema";
 import { selectPendingWipes } from "../../db/sqlite/device-lookups";
+import { deviceCertificates, deviceTokens } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { formatIpv4 } from "../../lib/ipv4";
 import { recordAudit } from "../audit/record-audit";

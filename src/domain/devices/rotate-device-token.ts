@@ -1,6 +1,6 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { deviceTokens } from "../../db/schema";
+import { deviceTokens } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { generateSecret, hashSecret } from "../../lib/secrets";

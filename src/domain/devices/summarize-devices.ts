@@ -1,8 +1,8 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { deviceCounts } from "../../db/schema";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
+import { deviceCounts } from "../../db/tables";
 import type { DomainDeps } from "../deps";
 
 const Count = Type.Integer({ minimum: 0 });

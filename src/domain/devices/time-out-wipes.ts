@@ -1,6 +1,6 @@
 import { and, eq, inArray, lt } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { wipes } from "../../db/schema";
+import { wipes } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import { type DomainDeps, systemActor } from "../deps";

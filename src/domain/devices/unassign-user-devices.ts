@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { devices } from "../../db/schema";
+import { devices } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 
 /** A user is gone: the devices assigned to them stay enrolled and managed, with no user. Returns how many. */

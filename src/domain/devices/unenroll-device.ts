@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { devices } from "../../db/schema";
 import { selectPendingWipes } from "../../db/sqlite/device-lookups";
+import { devices } from "../../db/tables";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { ConflictError, UnauthenticatedError } from "../errors";

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { devices } from "../../db/schema";
+import { devices } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";

@@ -1,8 +1,8 @@
 import { and, eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { wipes } from "../../db/schema";
 import { selectPendingWipes } from "../../db/sqlite/device-lookups";
+import { wipes } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { recordAudit } from "../audit/record-audit";

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
-import type { wipes } from "../../db/schema";
 import { WIPE_STATUSES } from "../../db/schema/enums";
+import type { wipes } from "../../db/tables";
 import { literalUnion } from "../../lib/literal-union";
 import { Timestamp, Uuid } from "../../lib/schema-types";
 

@@ -2,6 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { and, asc, eq, inArray, or } from "drizzle-orm";
 import { type Tx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
+import { SIGN_IN_METHODS, SSO_PROVIDERS } from "../../db/schema/enums";
 import {
   apiKeys,
   auditLogs,
@@ -13,8 +14,7 @@ import {
   recoveryCodes,
   sessions,
   ssoIdentities,
-} from "../../db/schema";
-import { SIGN_IN_METHODS, SSO_PROVIDERS } from "../../db/schema/enums";
+} from "../../db/tables";
 import { formatIpv4 } from "../../lib/ipv4";
 import { literalUnion } from "../../lib/literal-union";
 import { NullableTimestamp, Timestamp, Uuid } from "../../lib/schema-types";

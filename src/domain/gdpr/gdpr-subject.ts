@@ -2,7 +2,7 @@ import { and, desc, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { jsonText } from "../../db/dialect";
 import { firstRow } from "../../db/first-row";
-import { auditLogs, users } from "../../db/schema";
+import { auditLogs, users } from "../../db/tables";
 import type { Principal } from "../auth/principal";
 import { hasScope } from "../auth/scopes";
 import { ForbiddenError, NotFoundError, ValidationError } from "../errors";

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { mfaChallenges, mfaMethods, recoveryCodes } from "../../db/schema";
+import { mfaChallenges, mfaMethods, recoveryCodes } from "../../db/tables";
 
 /** Deletes every second factor, recovery code and pending challenge of an erased user; returns the factors. */
 export async function deleteUserFactors(tx: DbOrTx, userId: string): Promise<number> {

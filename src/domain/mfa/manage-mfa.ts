@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { loginFailures, mfaChallenges, mfaMethods } from "../../db/schema";
+import { loginFailures, mfaChallenges, mfaMethods } from "../../db/tables";
 import { verifyPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
 import {

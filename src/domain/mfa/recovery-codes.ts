@@ -2,7 +2,7 @@ import { randomInt } from "node:crypto";
 import { and, count, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { recoveryCodes } from "../../db/schema";
+import { recoveryCodes } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { SecretBox } from "../../lib/secret-box";

@@ -1,7 +1,7 @@
 import { eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { mfaChallenges } from "../../db/schema";
+import { mfaChallenges } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { generateSecret, hashSecret } from "../../lib/secrets";

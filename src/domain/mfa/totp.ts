@@ -3,7 +3,7 @@ import { generateSecret, generateURI, verify } from "otplib";
 import { renderSVG } from "uqr";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { mfaMethods } from "../../db/schema";
+import { mfaMethods } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { type SecretBox, SecretBoxError } from "../../lib/secret-box";

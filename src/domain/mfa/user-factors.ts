@@ -1,7 +1,7 @@
 import { and, eq, isNotNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { mfaMethods, recoveryCodes, users } from "../../db/schema";
+import { mfaMethods, recoveryCodes, users } from "../../db/tables";
 import type { MfaMethodView } from "./mfa-view";
 import { toMfaMethodView } from "./mfa-view";
 

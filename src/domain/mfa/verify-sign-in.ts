@@ -1,7 +1,7 @@
 import { and, eq, isNotNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { mfaMethods, users } from "../../db/schema";
+import { mfaMethods, users } from "../../db/tables";
 import { recordAudit } from "../audit/record-audit";
 import type { AuthDeps } from "../auth/auth-deps";
 import { attemptsLeft, reservePasswordAttempt, settleFailedPasswordAttempt } from "../auth/login-throttle";

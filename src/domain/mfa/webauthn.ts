@@ -2,7 +2,7 @@ import { Value } from "@sinclair/typebox/value";
 import { and, desc, eq, isNull } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { mfaChallenges, mfaMethods } from "../../db/schema";
+import { mfaChallenges, mfaMethods } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { recordAudit } from "../audit/record-audit";

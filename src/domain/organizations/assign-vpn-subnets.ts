@@ -1,6 +1,6 @@
 import { asc, eq, inArray } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { organizations } from "../../db/schema";
+import { organizations } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { formatCidr, type Ipv4Cidr, lowestFreeBlock } from "../../lib/ipv4";
 import { recordAudit } from "../audit/record-audit";

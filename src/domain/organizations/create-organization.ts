@@ -1,6 +1,6 @@
 import { eq, isNotNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { organizations } from "../../db/schema";
+import { organizations } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { formatCidr, type Ipv4Cidr, parseCidr } from "../../lib/ipv4";

@@ -1,6 +1,6 @@
 import { and, count, eq, isNull } from "drizzle-orm";
 import { firstRow } from "../../db/first-row";
-import { organizations, users } from "../../db/schema";
+import { organizations, users } from "../../db/tables";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
 import { organizationSsoDomains } from "../sso/sso-domains";

@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { organizations } from "../../db/schema";
+import { organizations } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Principal } from "../auth/principal";

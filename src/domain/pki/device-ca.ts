@@ -2,7 +2,7 @@ import type * as X509 from "@peculiar/x509";
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { deviceCas, organizations } from "../../db/schema";
+import { deviceCas, organizations } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
 import type { DomainDeps } from "../deps";

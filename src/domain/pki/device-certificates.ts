@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { deviceCertificates } from "../../db/schema";
 import { lookUpCertificateHolder, lookUpNewestCertificate } from "../../db/sqlite/pki-lookups";
+import { deviceCertificates } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { DomainDeps } from "../deps";

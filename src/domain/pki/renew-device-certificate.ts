@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { devices, organizations } from "../../db/schema";
+import { devices, organizations } from "../../db/tables";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { appendDeviceLog } from "../devices/append-device-log";

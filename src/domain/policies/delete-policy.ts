@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { policies } from "../../db/schema";
+import { policies } from "../../db/tables";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { releasePolicyDevices } from "../devices/policy-followers";

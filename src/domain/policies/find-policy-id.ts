@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { policies } from "../../db/schema";
+import { policies } from "../../db/tables";
 
 /** The id of a policy of the organization (id in any case), or undefined. */
 export async function findPolicyId(

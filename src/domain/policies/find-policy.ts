@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { organizations, policies, policyVersions } from "../../db/schema";
+import { organizations, policies, policyVersions } from "../../db/tables";
 import { NotFoundError } from "../errors";
 import type { PolicyData } from "./policy-document";
 import type { PolicyRow } from "./policy-view";

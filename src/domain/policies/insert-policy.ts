@@ -1,5 +1,5 @@
 import type { DbOrTx } from "../../db/client";
-import { policies, policyVersions } from "../../db/schema";
+import { policies, policyVersions } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { PolicyData } from "./policy-document";

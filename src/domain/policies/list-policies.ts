@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { selectNewestFirstPage } from "../../db/paged-query";
-import { policies } from "../../db/schema";
+import { policies } from "../../db/tables";
 import type { DomainDeps } from "../deps";
 import { countPolicyDevices } from "../devices/policy-followers";
 import { findDefaultPolicyId } from "./find-policy";

@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, count, desc, eq } from "drizzle-orm";
 import { firstRow } from "../../db/first-row";
-import { policyVersions } from "../../db/schema";
+import { policyVersions } from "../../db/tables";
 import { Timestamp, Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { policies } from "../../db/schema";
+import { policies } from "../../db/tables";
 import { foldCase } from "../../lib/fold-case";
 import { ConflictError, ValidationError } from "../errors";
 

@@ -1,6 +1,6 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { DbOrTx } from "../../db/client";
-import type { policies } from "../../db/schema";
+import type { policies } from "../../db/tables";
 import { Timestamp, Uuid } from "../../lib/schema-types";
 import { countPolicyDevices } from "../devices/policy-followers";
 import { findDefaultPolicyId, findPolicy, readCurrentPolicyData } from "./find-policy";

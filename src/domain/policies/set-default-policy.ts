@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { organizations } from "../../db/schema";
+import { organizations } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { policies, policyVersions } from "../../db/schema";
+import { policies, policyVersions } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";

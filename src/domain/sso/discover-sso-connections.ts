@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { eq } from "drizzle-orm";
 import { firstRow } from "../../db/first-row";
-import { organizations } from "../../db/schema";
+import { organizations } from "../../db/tables";
 import { Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
 import { parseEmail } from "../users/email";

@@ -3,7 +3,7 @@ import { and, eq, gt, isNull } from "drizzle-orm";
 import * as client from "openid-client";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { organizations, ssoRequests } from "../../db/schema";
+import { organizations, ssoRequests } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { AuthDeps } from "../auth/auth-deps";
 import type { TokenPair } from "../auth/issue-session";

@@ -3,7 +3,7 @@ import { and, eq, ne } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { jsonIsTrue, jsonText } from "../../db/dialect";
 import { firstRow } from "../../db/first-row";
-import { organizations } from "../../db/schema";
+import { organizations } from "../../db/tables";
 import type { DomainDeps } from "../deps";
 import { ConflictError, type FieldError, ForbiddenError, ValidationError } from "../errors";
 import { checkIssuerUrl, discoveryFailed, providerConfiguration } from "./oidc-provider-client";

@@ -1,6 +1,6 @@
 import { lt } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { samlAssertions, ssoCodes, ssoRequests } from "../../db/schema";
+import { samlAssertions, ssoCodes, ssoRequests } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 

@@ -5,7 +5,7 @@ import { and, eq, gt, isNull } from "drizzle-orm";
 import * as xpath from "xpath";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { organizations, samlAssertions, ssoCodes, ssoRequests, users } from "../../db/schema";
+import { organizations, samlAssertions, ssoCodes, ssoRequests, users } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { AuthDeps } from "../auth/auth-deps";
 import type { TokenPair } from "../auth/issue-session";

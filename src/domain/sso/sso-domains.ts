@@ -2,7 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { and, asc, count, eq, inArray, isNull, ne, notInArray, or } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { organizations, ssoDomains } from "../../db/schema";
+import { organizations, ssoDomains } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import { type DomainDeps, systemActor } from "../deps";

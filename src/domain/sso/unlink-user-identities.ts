@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { ssoCodes, ssoIdentities } from "../../db/schema";
+import { ssoCodes, ssoIdentities } from "../../db/tables";
 
 /**
  * Forgets which identity-provider accounts were an erased user's (and their unexchanged sign-in codes):

@@ -1,6 +1,6 @@
 import { isNotNull, like } from "drizzle-orm";
 import { firstRow } from "../../db/first-row";
-import { deviceCas, mfaMethods, serverKeys, webhooks } from "../../db/schema";
+import { deviceCas, mfaMethods, serverKeys, webhooks } from "../../db/tables";
 import { SecretBoxError } from "../../lib/secret-box";
 import type { DomainDeps } from "../deps";
 

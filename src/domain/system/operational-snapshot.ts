@@ -1,8 +1,8 @@
 import { statSync } from "node:fs";
 import { sql } from "drizzle-orm";
-import { deviceCounts } from "../../db/schema";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
 import { countOutbox, databaseBytesInMemory } from "../../db/sqlite/operational";
+import { deviceCounts } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 

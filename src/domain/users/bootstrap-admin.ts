@@ -1,7 +1,7 @@
 import { count, eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { organizations, users } from "../../db/schema";
+import { organizations, users } from "../../db/tables";
 import { generatePassword, hashPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";
 import { type DomainDeps, systemActor } from "../deps";

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { users } from "../../db/schema";
+import { users } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { hashPassword, verifyPassword } from "../../lib/secrets";
 import { recordAudit } from "../audit/record-audit";

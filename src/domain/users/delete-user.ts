@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
-import { users } from "../../db/schema";
+import { users } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { recordAudit } from "../audit/record-audit";
 import type { Principal } from "../auth/principal";

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { users } from "../../db/schema";
+import { users } from "../../db/tables";
 
 /** The id of a user of the organization who has not been deleted (id in any case), or undefined. */
 export async function findLiveUserId(

@@ -1,6 +1,6 @@
 import { eq, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
-import { users } from "../../db/schema";
+import { users } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 
 /** The account can no longer sign in, and its processing is reduced to storage (GDPR restriction). */

@@ -1,7 +1,7 @@
 import { and, count, eq, isNull, ne } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { users } from "../../db/schema";
+import { users } from "../../db/tables";
 
 /** Other admins than `userId` in the organization who can act: not disabled, not restricted. */
 export async function countOtherActiveAdmins(

@@ -1,6 +1,6 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { selectNewestFirstPage } from "../../db/paged-query";
-import { users } from "../../db/schema";
+import { users } from "../../db/tables";
 import type { DomainDeps } from "../deps";
 import { findLiveUser, toUserView, type UserView } from "./user-view";
 

@@ -2,7 +2,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import { and, eq, isNull } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { users } from "../../db/schema";
+import { users } from "../../db/tables";
 import { Timestamp, Uuid } from "../../lib/schema-types";
 import { RoleSchema } from "../auth/scopes";
 import { NotFoundError } from "../errors";

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import type { Config } from "../../config/config-schema";
 import type { DbOrTx } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { organizations } from "../../db/schema";
+import { organizations } from "../../db/tables";
 import {
   cidrContains,
   formatCidr,

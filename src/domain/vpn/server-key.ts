@@ -1,8 +1,8 @@
 import { eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { serverKeys } from "../../db/schema";
 import { SERVER_KEY_NAME } from "../../db/sqlite/check-in-statements";
+import { serverKeys } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
 import { generateWireGuardKeyPair } from "../../lib/wireguard";

@@ -1,7 +1,7 @@
 import { and, asc, count, eq, inArray, isNotNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { devices, organizations } from "../../db/schema";
+import { devices, organizations } from "../../db/tables";
 import { formatCidr, formatIpv4, parseCidr } from "../../lib/ipv4";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";

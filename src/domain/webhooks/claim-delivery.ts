@@ -1,7 +1,7 @@
 import { and, asc, eq, gte, lte, min, notInArray, sql } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { events, webhookDeliveries, webhooks } from "../../db/schema";
+import { events, webhookDeliveries, webhooks } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 

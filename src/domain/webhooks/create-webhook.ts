@@ -1,5 +1,5 @@
 import { withTransaction } from "../../db/client";
-import { webhooks } from "../../db/schema";
+import { webhooks } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { recordAudit } from "../audit/record-audit";

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { webhooks } from "../../db/schema";
+import { webhooks } from "../../db/tables";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { originOf } from "./webhook-input";

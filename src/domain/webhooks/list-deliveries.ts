@@ -1,7 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import { and, asc, count, desc, eq, inArray, type SQL } from "drizzle-orm";
 import { firstRow } from "../../db/first-row";
-import { events, webhookDeliveries, webhookDeliveryAttempts } from "../../db/schema";
+import { events, webhookDeliveries, webhookDeliveryAttempts } from "../../db/tables";
 import { NullableTimestamp, Timestamp, Uuid } from "../../lib/schema-types";
 import type { DomainDeps } from "../deps";
 import { type DeliveryStatus, DeliveryStatusSchema, findWebhook } from "./webhook-view";

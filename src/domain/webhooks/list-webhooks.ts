@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { selectNewestFirstPage } from "../../db/paged-query";
-import { webhooks } from "../../db/schema";
+import { webhooks } from "../../db/tables";
 import type { DomainDeps } from "../deps";
 import {
   findLastDeliveries,

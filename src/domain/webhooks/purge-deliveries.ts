@@ -1,6 +1,6 @@
 import { and, eq, inArray, lt, notExists } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
-import { events, webhookDeliveries } from "../../db/schema";
+import { events, webhookDeliveries } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 

@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../db/schema";
+import { webhookDeliveries, webhookDeliveryAttempts, webhooks } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { recordAudit } from "../audit/record-audit";

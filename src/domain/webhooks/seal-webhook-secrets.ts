@@ -1,6 +1,6 @@
 import { eq, notLike } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { webhooks } from "../../db/schema";
+import { webhooks } from "../../db/tables";
 import type { DomainDeps } from "../deps";
 
 /**

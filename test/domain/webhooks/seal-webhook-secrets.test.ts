@@ -2,7 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../../src/db/client";
 import { firstRow } from "../../../src/db/first-row";
-import { webhooks } from "../../../src/db/schema";
+import { webhooks } from "../../../src/db/tables";
 import { sealWebhookSecrets } from "../../../src/domain/webhooks/seal-webhook-secrets";
 import { createTestApp } from "../../helpers/test-app";
 
