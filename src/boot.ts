@@ -1,8 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { type Config, keyFileOf } from "./config/config-schema";
-import { type DatabaseHandle, openDatabase } from "./db/client";
-import { migrateDatabase } from "./db/migrate";
-import { assertBulwarkSchema } from "./db/schema-check";
+import { type Config, isPostgresConfig, keyFileOf } from "./config/config-schema";
+import { openMigratedStore, type StoreHandle } from "./db/open-store";
 import { loadOrCreateTokenKeys } from "./domain/auth/token-keys";
 import { CheckInBatcher } from "./domain/devices/check-in-batcher";
 import { assignVpnSubnets } from "./domain/organizations/assign-vpn-subnets";
@@ -24,10 +22,13 @@ import { VERSION } from "./version";
  * in-memory database without a key file gets a key that lives as long as the process.
  */
 function secretKeyOf(database: Readonly<Config["database"]>): Uint8Array {
-  return database.path === ":memory:" && database.key_file === ""
+  return !isPostgresConfig(database) && database.path === ":memory:" && database.key_file === ""
     ? randomBytes(32)
     : loadOrCreateKeyFile(keyFileOf(database));
 }
+
+/** The key file does not open the secrets a PostgreSQL database holds: the server refuses to start. */
+export class SecretKeyMismatch extends Error {}
 
 /**
  * Opens the database, checks that its schema is Bulwark's (a file put in place by hand could carry a
@@ -41,15 +42,12 @@ export async function bootDependencies(
   logWrite?: (line: string) => void,
 ): Promise<{
   deps: AppDeps;
-  database: DatabaseHandle;
+  database: StoreHandle;
   appliedMigrations: string[];
   /** Organizations given a (new) VPN subnet at this start, and devices moved into theirs. */
   vpnSubnets: { organizations: number; devices: number };
 }> {
-  const database = openDatabase({ path: config.database.path, synchronous: config.database.synchronous });
-  const label = `database ${config.database.path}`;
-  assertBulwarkSchema(database.sqlite, label);
-  const { applied } = migrateDatabase(database.sqlite, { label });
+  const { handle: database, applied } = await openMigratedStore(config.database);
   const keys = await loadOrCreateTokenKeys(database.db, clock.now());
   const startedAt = clock.now();
   const log = createLogger({
@@ -78,10 +76,18 @@ export async function bootDependencies(
     }),
     activity: new ServiceActivity(),
   };
-  if (!(await sealedSecretsReadable(deps)))
+  if (!(await sealedSecretsReadable(deps))) {
+    // Replicas share one database: a replica with another key would seal secrets the others cannot open.
+    if (database.store === "postgresql") {
+      await database.close();
+      throw new SecretKeyMismatch(
+        `${keyFileOf(config.database)} does not open the secrets sealed in ${database.label}: every server on this database needs the same database.key_file (copy it from a server already running on it)`,
+      );
+    }
     deps.log.warn(
       `${keyFileOf(config.database)} does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
     );
+  }
   await sealWebhookSecrets(deps);
   await ensureWireGuardServerKey(deps);
   const vpnSubnets = await assignVpnSubnets(deps);

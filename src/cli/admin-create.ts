@@ -99,6 +99,6 @@ export async function adminCreateCommand(config: Readonly<Config>, args: ParsedA
     );
     if (result.isServerKeyRotated) console.log(SERVER_KEY_ROTATED);
   } finally {
-    database.close();
+    await database.close();
   }
 }

@@ -1,13 +1,18 @@
 import { chmodSync, existsSync } from "node:fs";
-import type { Config } from "../config/config-schema";
+import { type Config, isPostgresConfig } from "../config/config-schema";
 import { openDatabase } from "../db/client";
 import { CommandFailure, UsageError } from "./args";
+
+/** What `backup` and `restore` say on PostgreSQL, whose own tools do this better. */
+export const POSTGRES_BACKUP =
+  "database.url is PostgreSQL: back it up with pg_dump (pg_dump --format=custom --file=bulwark.dump URL) and restore it with pg_restore (pg_restore --clean --if-exists --dbname=URL bulwark.dump); keep database.key_file with the dump, it opens the secrets in it";
 
 /**
  * `bulwark backup FILE`: VACUUM INTO writes a consistent snapshot while the server keeps running
  * (readers and writers are not blocked for long; the copy is one transaction's view).
  */
 export function backupCommand(config: Readonly<Config>, target: string | undefined): void {
+  if (isPostgresConfig(config.database)) throw new UsageError(POSTGRES_BACKUP);
   if (!target) throw new UsageError("backup needs a target FILE");
   if (existsSync(target)) throw new UsageError(`backup target ${target} already exists`);
   if (config.database.path === ":memory:") throw new UsageError("cannot back up an in-memory database");

@@ -16,6 +16,6 @@ export async function orgSetPlanCommand(config: Readonly<Config>, args: ParsedAr
     const result = await setOrganizationPlan(deps, { organization, plan: plan as (typeof PLANS)[number] });
     console.log(`Organization "${result.name}" (${result.id}): plan ${result.previousPlan} -> ${plan}`);
   } finally {
-    database.close();
+    await database.close();
   }
 }

@@ -43,6 +43,6 @@ export async function orgSsoDomainCommand(config: Readonly<Config>, args: Parsed
         );
     }
   } finally {
-    database.close();
+    await database.close();
   }
 }

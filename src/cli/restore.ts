@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { chmodSync, chownSync, existsSync, renameSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
-import { type Config, keyFileOf } from "../config/config-schema";
+import { type Config, isPostgresConfig, keyFileOf } from "../config/config-schema";
 import { openDatabase } from "../db/client";
 import { assertUsableSchema, readDatabaseSchema, schemaVersionOf } from "../db/migrate";
 import { embeddedMigrations } from "../db/migrations.generated";
@@ -11,6 +11,7 @@ import { sealedSecretsReadable } from "../domain/system/check-sealed-secrets";
 import { createSecretBox, readKeyFile } from "../lib/secret-box";
 import { VERSION } from "../version";
 import { CommandFailure, UsageError } from "./args";
+import { POSTGRES_BACKUP } from "./backup";
 
 /** Opens `file` read-only as a SQLite database, or says in one line why it is not one. */
 function openBackup(file: string): Database {
@@ -85,6 +86,7 @@ function keepCurrentDatabase(path: string, kept: string): void {
  * renamed, so a crash leaves either the old or the new database, never half of one).
  */
 export async function restoreCommand(config: Readonly<Config>, file: string | undefined): Promise<void> {
+  if (isPostgresConfig(config.database)) throw new UsageError(POSTGRES_BACKUP);
   if (!file) throw new UsageError("restore needs the backup FILE to restore");
   const path = config.database.path;
   if (path === ":memory:") throw new UsageError("cannot restore into an in-memory database");

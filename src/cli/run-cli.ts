@@ -1,6 +1,9 @@
+import { SecretKeyMismatch } from "../boot";
 import { ConfigError, loadConfig } from "../config/load-config";
 import { DatabaseOpenError } from "../db/client";
 import { DatabaseSchemaError } from "../db/migrate";
+import { PasswordFileError } from "../db/open-store";
+import { PgConnectError } from "../db/pg/connect";
 import { DatabaseInUseError } from "../db/serve-lock";
 import { DomainError, ValidationError } from "../domain/errors";
 import { ListenError } from "../http/http-server";
@@ -39,6 +42,9 @@ export async function runCli(argv: string[]): Promise<number> {
       DatabaseSchemaError,
       ListenError,
       SecretBoxError,
+      PgConnectError,
+      PasswordFileError,
+      SecretKeyMismatch,
     ];
     const message =
       error instanceof Error

@@ -1,6 +1,6 @@
 import { buildApp } from "../app";
 import { bootDependencies } from "../boot";
-import type { Config } from "../config/config-schema";
+import { type Config, isPostgresConfig } from "../config/config-schema";
 import { configWarnings } from "../config/config-warnings";
 import { effectiveBaseUrl } from "../config/load-config";
 import { acquireServeLock } from "../db/serve-lock";
@@ -50,7 +50,11 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
       throw error;
     }
   }
-  const lock = config.database.path === ":memory:" ? null : acquireServeLock(config.database.path);
+  // One server per SQLite file; PostgreSQL takes any number of them (replicas are the point).
+  const lock =
+    isPostgresConfig(config.database) || config.database.path === ":memory:"
+      ? null
+      : acquireServeLock(config.database.path);
   const { deps, database, appliedMigrations, vpnSubnets } = await bootDependencies(config);
   const { log } = deps;
   if (appliedMigrations.length > 0)
@@ -136,7 +140,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     await server.stop();
     await webhookDispatcher.stop();
     await jobs.idle();
-    database.close();
+    await database.close();
     lock?.release();
     log.announce("stopped");
     process.exit(0);

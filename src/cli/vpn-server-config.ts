@@ -13,6 +13,6 @@ export async function vpnServerConfigCommand(config: Readonly<Config>): Promise<
   try {
     process.stdout.write((await vpnServerConfig(deps, systemActor(), "installation")).wg_quick);
   } finally {
-    database.close();
+    await database.close();
   }
 }

@@ -32,6 +32,14 @@ export const ConfigSchema = Type.Object({
     synchronous: Type.Union([Type.Literal("full"), Type.Literal("normal")], { default: "full" }),
     /** The key file that seals stored secrets; empty: `<path>.key` beside the database (keyFileOf). */
     key_file: Type.String({ default: "" }),
+    /** A PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE); set: the server runs on it, not on `path`. */
+    url: Type.String({ default: "", maxLength: 4000 }),
+    /** A file holding the PostgreSQL password (one line), in place of a password in `url`. */
+    password_file: Type.String({ default: "" }),
+    /** PostgreSQL: seconds a request waits for the database before answering 503 database_unavailable. */
+    timeout_seconds: Type.Integer({ default: 5, minimum: 1, maximum: 600 }),
+    /** PostgreSQL: the most connections this server holds open. */
+    pool_size: Type.Integer({ default: 10, minimum: 2, maximum: 1000 }),
   }),
   auth: Type.Object({
     access_token_ttl_seconds: Type.Integer({ default: 86400, minimum: 60, maximum: YEAR }),
@@ -128,4 +136,9 @@ export type Config = Static<typeof ConfigSchema>;
 /** The key file that seals the database's stored secrets: `database.key_file`, else `<database.path>.key`. */
 export function keyFileOf(database: { path: string; key_file: string }): string {
   return database.key_file === "" ? `${database.path}.key` : database.key_file;
+}
+
+/** Whether the server runs on PostgreSQL (`database.url` set) rather than the SQLite file. */
+export function isPostgresConfig(database: { url: string }): boolean {
+  return database.url !== "";
 }

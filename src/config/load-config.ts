@@ -123,6 +123,32 @@ export function loadExplainedConfig(options: LoadConfigOptions = {}): ExplainedC
   return { config: deepFreeze(config), file: filePath, sources };
 }
 
+/** A PostgreSQL installation needs a URL PostgreSQL understands and a key file every replica shares. */
+function checkDatabase(database: Config["database"]): void {
+  if (database.url === "") {
+    if (database.password_file !== "")
+      throw new ConfigError("invalid config database.password_file: it goes with database.url (PostgreSQL)");
+    return;
+  }
+  const shown = database.url.replace(/(\/\/[^:/@]*):[^@/]*@/, "$1:***@");
+  let url: URL | undefined;
+  try {
+    url = new URL(database.url);
+  } catch {}
+  if (!url || !/^postgres(ql)?:$/.test(url.protocol))
+    throw new ConfigError(
+      `invalid config database.url: "${shown}" is not a PostgreSQL URL (postgres://USER@HOST:PORT/DATABASE)`,
+    );
+  if (database.key_file === "")
+    throw new ConfigError(
+      "invalid config database.key_file: required with database.url (the key that seals stored secrets; every replica needs the same file)",
+    );
+  if (database.password_file !== "" && url.password !== "")
+    throw new ConfigError(
+      "invalid config database.password_file: database.url already holds a password (keep one of them)",
+    );
+}
+
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
 
 /** Rules a schema cannot express; fills in what a default leaves to another key. */
@@ -157,6 +183,7 @@ function checkSemantics(config: Config, sources: ReadonlyMap<string, string>): v
     throw new ConfigError(`invalid config vpn.endpoint: ${endpointProblem} (got "${config.vpn.endpoint}")`);
   if (config.server.base_url !== "" && !URL.canParse(config.server.base_url))
     throw new ConfigError(`invalid config server.base_url: "${config.server.base_url}" is not a URL`);
+  checkDatabase(config.database);
   if ((config.server.tls_cert === "") !== (config.server.tls_key === ""))
     throw new ConfigError(
       `invalid config server.${config.server.tls_cert === "" ? "tls_cert" : "tls_key"}: server.tls_cert and server.tls_key go together (set both for HTTPS, or neither)`,

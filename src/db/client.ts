@@ -4,6 +4,7 @@ import { chmodSync, mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { drizzle } from "drizzle-orm/bun-sqlite";
 import { flushLog } from "../lib/log";
+import { isPgHandle, withPgTransaction } from "./pg/client";
 import * as schema from "./schema";
 
 export type Db = ReturnType<typeof drizzle<typeof schema>>;
@@ -257,15 +258,17 @@ function isPromiseLike<T>(value: Promise<T> | T): value is Promise<T> {
 }
 
 /**
- * Runs `work` in one immediate transaction on the writer connection (state change, audit row and
- * outbox event together): committed when `work` resolves, rolled back when it throws. Inside `work`,
- * every statement goes through `tx`; the database handle `db` reads only what is committed. Called
- * from inside a transaction, it runs in a savepoint of that transaction.
+ * Runs `work` in one transaction (state change, audit row and outbox event together): committed when
+ * `work` resolves, rolled back when it throws. Inside `work`, every statement goes through `tx`; the
+ * database handle `db` reads only what is committed. Called from inside a transaction, it runs in a
+ * savepoint of that transaction. On SQLite, an immediate transaction on the writer connection; on
+ * PostgreSQL, a SERIALIZABLE one, run again when PostgreSQL refuses it (src/db/pg/client.ts).
  */
 export function withTransaction<T>(db: DbOrTx, work: (tx: Tx) => Promise<T> | T): Promise<T> {
   const runner = transactionRunners.get(db);
-  if (!runner) throw new Error("withTransaction: not a database opened by openDatabase");
-  return runner.run(work);
+  if (runner) return runner.run(work);
+  if (isPgHandle(db)) return withPgTransaction(db, work);
+  throw new Error("withTransaction: not a database opened by openDatabase or openPostgres");
 }
 
 const MAX_CACHED_STATEMENTS = 2000;

@@ -39,6 +39,15 @@ export function jsonIsTrue(db: Handle, column: AnyColumn, path: readonly string[
     : sql`(json_type(${column}, ${jsonPath(dialect, path)}) = 'true')`;
 }
 
+/** The JSON object in `column` without its top-level `keys`. */
+export function jsonWithout(db: Handle, column: AnyColumn | SQL, keys: readonly string[]): SQL {
+  for (const key of keys)
+    if (!/^[a-z_][a-z0-9_]*$/.test(key)) throw new Error(`JSON keys are plain names, not ${key}`);
+  return dialectOf(db) === "postgresql"
+    ? sql`(${column} - ${sql.raw(`'{${keys.join(",")}}'`)}::text[])`
+    : sql`json_remove(${column}, ${sql.raw(keys.map((key) => `'$.${key}'`).join(", "))})`;
+}
+
 const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
 const LOWER = "abcdefghijklmnopqrstuvwxyz";
 

@@ -78,7 +78,8 @@ async function refuseLockedSignIn(app: AnyElysia, deps: AppDeps, request: Reques
   try {
     const body = signInBody(read.value);
     lockout =
-      body && passwordLockout(deps, normalizeEmail(body.email), requestAddress(deps, request, read.peer));
+      body &&
+      (await passwordLockout(deps, normalizeEmail(body.email), requestAddress(deps, request, read.peer)));
   } catch {
     // A database that cannot be read: Elysia's route meets the same failure and answers it as it
     // always does, counted against the address's budget.
@@ -117,9 +118,9 @@ async function answerDeviceRead(
     request,
     requestPeer(request, app.server),
     FAST_DEVICE_ROUTE,
-    (state, headers) => {
+    async (state, headers) => {
       const { principal } = requireAccess(state, "devices:read");
-      return jsonAnswer(getDevice(deps, principal.organizationId, deviceId), headers);
+      return jsonAnswer(await getDevice(deps, principal.organizationId, deviceId), headers);
     },
   );
 }

@@ -30,7 +30,15 @@ describe("loadConfig", () => {
     });
     expect(config.log).toEqual({ format: "auto", level: "info" });
     expect(config.metrics).toEqual({ enabled: false, token: "" });
-    expect(config.database).toEqual({ path: "./data/bulwark.db", synchronous: "full", key_file: "" });
+    expect(config.database).toEqual({
+      path: "./data/bulwark.db",
+      synchronous: "full",
+      key_file: "",
+      url: "",
+      password_file: "",
+      timeout_seconds: 5,
+      pool_size: 10,
+    });
     expect(config.auth.access_token_ttl_seconds).toBe(86400);
     expect(config.auth.login_max_failures).toBe(5);
     expect(config.rate_limit).toEqual({

@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { ANCHOR_SPACING } from "../../src/domain/devices/device-page-anchors";
+import { ANCHOR_SPACING } from "../../src/db/sqlite/device-page-anchors";
 import { createEnrollmentToken, type Enrolled, enrollBody } from "../helpers/devices";
 import { createTestApp } from "../helpers/test-app";
 

@@ -43,3 +43,33 @@ export function migratedSqliteDatabase(): DatabaseHandle {
   migrateDatabase(database.sqlite);
   return database;
 }
+
+let template: Promise<{ name: string; admin: string }> | undefined;
+
+/**
+ * A new database holding the migrated schema and nothing else, for a test app on PostgreSQL
+ * (TEST_STORE=postgresql): a copy of one database migrated once per test process (CREATE DATABASE ...
+ * TEMPLATE, a file copy), so that each app starts from what `migrate` makes without paying for it.
+ */
+export async function newMigratedPgDatabase(): Promise<string> {
+  template ??= (async () => {
+    const url = await createLinguisticDatabase();
+    const sql = new SQL(url, { max: 1 });
+    try {
+      await migratePg(sql);
+    } finally {
+      await sql.close();
+    }
+    const cluster = await sharedPgCluster();
+    return { name: new URL(url).pathname.slice(1), admin: cluster.url };
+  })();
+  const { name, admin } = await template;
+  const database = `app_${process.pid}_${++databases}`;
+  const connection = new SQL(admin, { max: 1 });
+  try {
+    await connection.unsafe(`CREATE DATABASE ${database} TEMPLATE ${name}`);
+  } finally {
+    await connection.close();
+  }
+  return admin.replace(/\/postgres$/, `/${database}`);
+}

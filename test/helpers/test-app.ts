@@ -1,3 +1,4 @@
+import type { Database } from "bun:sqlite";
 import { afterEach, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,6 +13,7 @@ import { createAdmin } from "../../src/domain/users/bootstrap-admin";
 import { observeRequests } from "../../src/http/observe-requests";
 import { FakeClock } from "../../src/lib/clock";
 import { executablePath, startServer } from "./binary";
+import { newMigratedPgDatabase } from "./pg-stores";
 import { noteServerAnswer } from "./server-errors";
 
 export const TEST_PASSWORD = "correct-horse-battery";
@@ -158,6 +160,25 @@ function withContentLength(init: RequestInit): RequestInit {
 }
 
 /**
+ * The store the suites run on: SQLite (the default) or PostgreSQL (TEST_STORE=postgresql: `npm test`'s
+ * second pass), on the throwaway cluster of test/helpers/pg-cluster.ts.
+ */
+export const TEST_STORE: "sqlite" | "postgresql" =
+  process.env.TEST_STORE === "postgresql" ? "postgresql" : "sqlite";
+
+/**
+ * The database settings of an app on TEST_STORE: on PostgreSQL a new migrated database and a key file
+ * beside it, unless the test chose its database itself (a file of its own stays on SQLite).
+ */
+async function testStoreDatabase(
+  overrides: DeepPartial<Config>,
+  keyFile = `${newDatabasePath()}.key`,
+): Promise<Partial<Config["database"]>> {
+  if (TEST_STORE !== "postgresql" || overrides.database?.path !== undefined) return {};
+  return { url: await newMigratedPgDatabase(), key_file: overrides.database?.key_file ?? keyFile };
+}
+
+/**
  * Where in-process apps keep their databases: a file each, as `serve` keeps it (a writer and a reader
  * connection; an in-memory database would have only one), in memory-backed storage where there is one.
  * Removed when the test process exits.
@@ -180,7 +201,10 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
   const configured = testConfigOverrides(overrides);
   const databasePath =
     configured.database?.path === ":memory:" ? newDatabasePath() : configured.database?.path;
-  const settings = { ...configured, database: { ...configured.database, path: databasePath } };
+  const settings = {
+    ...configured,
+    database: { ...configured.database, path: databasePath, ...(await testStoreDatabase(overrides)) },
+  };
   const config = loadConfig({
     env: {},
     overrides: {
@@ -217,8 +241,10 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     /** The log lines the app has written (JSON). */
     logLines,
     deps,
-    /** The writer connection, on which every transaction runs (`deps.db` reads on another one). */
-    writer: database.sqlite,
+    /** The store the app runs on (TEST_STORE). */
+    store: database.store,
+    /** SQLite's writer connection, on which every transaction runs (`deps.db` reads on another one). */
+    writer: (database.store === "sqlite" ? database.sqlite : undefined) as Database,
     clock,
     config,
     request,
@@ -238,7 +264,7 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
       await removeSsoDomain(deps, { organization, domain });
     },
     close: async () => {
-      database.close();
+      await database.close();
       if (databasePath !== overrides.database?.path)
         for (const suffix of ["", "-wal", "-shm", ".key"])
           rmSync(`${databasePath}${suffix}`, { force: true });
@@ -279,7 +305,11 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
   const settings = testConfigOverrides(overrides);
   const env = configEnvironment({
     ...settings,
-    database: { ...settings.database, path: join(folder, "bulwark.db") },
+    database: {
+      ...settings.database,
+      path: join(folder, "bulwark.db"),
+      ...(await testStoreDatabase(overrides, join(folder, "bulwark.key"))),
+    },
   });
   const binary = await executablePath();
   const server = await startServer(binary, folder, env);

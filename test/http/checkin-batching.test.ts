@@ -100,7 +100,9 @@ describe("group commit", () => {
       const org = await t.createOrganization();
       const devices = [];
       for (let index = 0; index < 12; index++) devices.push(await enrollDevice(t, org.adminToken));
-      const principals = devices.map((device) => authenticateDeviceToken(t.deps, device.device_token));
+      const principals = await Promise.all(
+        devices.map(async (device) => await authenticateDeviceToken(t.deps, device.device_token)),
+      );
       // The last device is wiped after it authenticated: inside the batch, its check-in is refused.
       const wiped = devices[11] as (typeof devices)[number];
       const wipe = await t.request("POST", `/api/v1/devices/${wiped.id}/wipe`, {

@@ -258,12 +258,14 @@ describe("PATCH /api/v1/webhooks/:id", () => {
 describe("DELETE /api/v1/webhooks/:id", () => {
   inProcessTest("deletes (204) with its pending deliveries; then it is 404", async () => {
     const id = await createdId({ events: ["*"] });
-    await withTransaction(t.deps.db, (tx) =>
-      recordEvent(tx, t.clock.now(), org.organizationId, "policy.created", {
-        policy_id: crypto.randomUUID(),
-        name: "Recorded directly",
-        version: 1,
-      }),
+    await withTransaction(
+      t.deps.db,
+      async (tx) =>
+        await recordEvent(tx, t.clock.now(), org.organizationId, "policy.created", {
+          policy_id: crypto.randomUUID(),
+          name: "Recorded directly",
+          version: 1,
+        }),
     );
     const before = await t.request("GET", `/api/v1/webhooks/${id}/deliveries`, { token: org.adminToken });
     expect(before.body.total).toBe(1);
@@ -332,8 +334,16 @@ describe("GET /api/v1/webhooks/:id/deliveries", () => {
     const recorded = [];
     for (const type of ["policy.created", "policy.updated", "policy.deleted"]) {
       recorded.push(
-        await withTransaction(t.deps.db, (tx) =>
-          recordEvent(tx, t.clock.now(), org.organizationId, type as "policy.created", { n: type } as never),
+        await withTransaction(
+          t.deps.db,
+          async (tx) =>
+            await recordEvent(
+              tx,
+              t.clock.now(),
+              org.organizationId,
+              type as "policy.created",
+              { n: type } as never,
+            ),
         ),
       );
     }

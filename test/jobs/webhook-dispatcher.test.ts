@@ -74,8 +74,9 @@ async function setup(
 
   /** Records an event the way the policy and device code does, in its own transaction. */
   async function record(type: EventType, data: Record<string, unknown> = {}) {
-    return await withTransaction(t.deps.db, (tx) =>
-      recordEvent(tx, t.clock.now(), org.organizationId, type, data as never),
+    return await withTransaction(
+      t.deps.db,
+      async (tx) => await recordEvent(tx, t.clock.now(), org.organizationId, type, data as never),
     );
   }
 
@@ -599,12 +600,14 @@ describe("fairness between organizations", () => {
       body: { url: fastSink.url, events: ["*"], secret: SECRET },
     });
     expect(created.status).toBe(201);
-    await withTransaction(t.deps.db, (tx) =>
-      recordEvent(tx, t.clock.now(), other.organizationId, "policy.created", {
-        policy_id: crypto.randomUUID(),
-        name: "Theirs",
-        version: 1,
-      }),
+    await withTransaction(
+      t.deps.db,
+      async (tx) =>
+        await recordEvent(tx, t.clock.now(), other.organizationId, "policy.created", {
+          policy_id: crypto.randomUUID(),
+          name: "Theirs",
+          version: 1,
+        }),
     );
 
     const dispatcher = createWebhookDispatcher(t.deps, { concurrency: 4 });

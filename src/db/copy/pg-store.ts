@@ -1,11 +1,10 @@
-import { lookup } from "node:dns/promises";
-import { connect } from "node:net";
-import { SQL as BunSql } from "bun";
+import type { SQL as BunSql } from "bun";
 import { asc, count, getTableColumns, like, max, sql } from "drizzle-orm";
 import { type BunSQLDatabase, drizzle } from "drizzle-orm/bun-sql";
 import type { PgColumn } from "drizzle-orm/pg-core";
 import { DatabaseSchemaError } from "../migrate";
 import { embeddedPgMigrations } from "../migrations-pg.generated";
+import { connectPg as connectPostgres, PgConnectError } from "../pg/connect";
 import { migratePg, readPgDatabaseSchema } from "../pg/migrate-pg";
 import * as schema from "../schema-pg";
 import { CopyFailed, CopyRefused, firstLine } from "./copy-errors";
@@ -263,70 +262,14 @@ function assertCurrentOrOlder(found: Awaited<ReturnType<typeof readSchema>>, lab
   if (found.unknownTags.length > 0) assertCurrentSchema(found, label, embeddedPgMigrations);
 }
 
-/** A connection pool to `url`, tried once; a failure is one line naming the server and the cause. */
+/** Connects for the copy: a URL that does not work is a refusal (not a PostgreSQL URL) or a failure. */
 async function connectPg(url: string): Promise<{ sql: BunSql; label: string }> {
-  let parsed: URL;
   try {
-    parsed = new URL(url);
-  } catch {
-    throw new CopyRefused(
-      `not a PostgreSQL URL: ${redact(url)} (postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE)`,
-    );
-  }
-  const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1") || "localhost";
-  const port = Number(parsed.port || 5432);
-  const database = decodeURIComponent(parsed.pathname.slice(1)) || parsed.username || "postgres";
-  const user = decodeURIComponent(parsed.username);
-  const label = `postgresql://${user ? `${user}@` : ""}${parsed.host}/${database}`;
-  // Bun.sql takes the password from the URL, else from PGPASSWORD.
-  const client = new BunSql(url, { max: 4, connectionTimeout: CONNECT_TIMEOUT_SECONDS });
-  try {
-    await client`SELECT 1`;
-    return { sql: client, label };
+    return await connectPostgres(url, { max: 4, connectionTimeout: CONNECT_TIMEOUT_SECONDS });
   } catch (error) {
-    await client.close().catch(() => undefined);
-    throw new CopyFailed(
-      `cannot connect to PostgreSQL at ${host.includes(":") ? `[${host}]` : host}:${port} (database ${database}${user ? `, user ${user}` : ""}): ${await connectionProblem(error, host, port)}`,
-    );
+    if (!(error instanceof PgConnectError)) throw error;
+    throw error.message.startsWith("not a PostgreSQL URL")
+      ? new CopyRefused(error.message)
+      : new CopyFailed(error.message);
   }
-}
-
-/**
- * Why a connection failed, in words: the server's own message when it answered (authentication, a
- * missing database), else what the network says (Bun.sql only says "Failed to connect").
- */
-async function connectionProblem(error: unknown, host: string, port: number): Promise<string> {
-  const { code, errno } = error as { code?: string; errno?: string };
-  if (code === "ERR_POSTGRES_SERVER_ERROR" && errno) return firstLine(error);
-  if (code !== "ERR_POSTGRES_CONNECTION_REFUSED" && code !== "ERR_POSTGRES_CONNECTION_TIMEOUT")
-    return firstLine(error);
-  try {
-    await lookup(host);
-  } catch {
-    return `the host name ${host} does not resolve`;
-  }
-  const problem = await new Promise<string | null>((resolve) => {
-    const socket = connect({ host, port, timeout: CONNECT_TIMEOUT_SECONDS * 1000 });
-    socket.once("connect", () => {
-      socket.destroy();
-      resolve(null);
-    });
-    socket.once("timeout", () => {
-      socket.destroy();
-      resolve(`no answer within ${CONNECT_TIMEOUT_SECONDS} s`);
-    });
-    socket.once("error", (socketError: NodeJS.ErrnoException) => {
-      resolve(
-        socketError.code === "ECONNREFUSED"
-          ? "connection refused (is PostgreSQL running and listening there?)"
-          : `${socketError.code ?? "error"}: ${firstLine(socketError)}`,
-      );
-    });
-  });
-  return problem ?? `${firstLine(error)} (the port accepts connections: is it PostgreSQL?)`;
-}
-
-/** A URL as messages may show it: without its password. */
-function redact(url: string): string {
-  return url.replace(/(\/\/[^:/@]*):[^@/]*@/, "$1:***@");
 }

@@ -1,5 +1,6 @@
 import { and, eq, inArray, isNull, or, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { jsonWithout, selectRows } from "../../db/dialect";
 import { replaceEmailInJson } from "../../db/replace-email";
 import { auditLogs } from "../../db/tables";
 
@@ -38,14 +39,18 @@ export async function anonymiseAuditEntries(
     SELECT id FROM audit_logs WHERE organization_id = ${organizationId} AND actor_id IN ${actorIds}
     UNION SELECT id FROM audit_logs
       WHERE organization_id = ${organizationId} AND target_id = ${userId} AND target_type = 'user')`;
+  const details = sql.raw("details");
   note(
-    tx.all<{ id: string }>(sql`
+    await selectRows<{ id: string }>(
+      tx,
+      sql`
       UPDATE audit_logs SET details = CASE
         WHEN (target_type = 'user' AND target_id = ${userId}) OR action LIKE 'mfa.%'
-          THEN json_remove(details, '$.email', '$.subject', '$.name')
-        ELSE json_remove(details, '$.email', '$.subject') END
+          THEN ${jsonWithout(tx, details, ["email", "subject", "name"])}
+        ELSE ${jsonWithout(tx, details, ["email", "subject"])} END
       WHERE ${byOrAboutThem} AND details IS NOT NULL
-      RETURNING id`),
+      RETURNING id`,
+    ),
   );
   // Sign-in attempts at their account (anonymous until the password or code was right) came from them.
   note(

@@ -1,6 +1,6 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { lookUpApiKey, lookUpKeyHolder, lookUpSession } from "../../db/sqlite/auth-lookups";
+import { lookUpApiKey, lookUpKeyHolder, lookUpSession } from "../../db/lookups";
 import { apiKeys } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
@@ -23,7 +23,7 @@ const LAST_USED_RESOLUTION_SECONDS = 60;
 export async function authenticateCredential(deps: AuthDeps, credential: string): Promise<Principal> {
   if (credential.startsWith(API_KEY_PREFIX)) return await authenticateApiKey(deps, credential);
   const claims = await verifyOwnToken<AccessClaims>(deps, credential, "access");
-  const row = lookUpSession(deps.db, claims.sid, claims.sub);
+  const row = await lookUpSession(deps.db, claims.sid, claims.sub);
   if (!row) throw new UnauthenticatedError("session_ended", "invalid token", "the session has ended");
   // The account's state first: a disabled or restricted user's sessions are ended too, and "account
   // restricted" tells them more than "the session has ended".
@@ -48,8 +48,8 @@ export async function authenticateCredential(deps: AuthDeps, credential: string)
 
 async function authenticateApiKey(deps: AuthDeps, key: string): Promise<Principal> {
   const now = deps.clock.now();
-  const stored = lookUpApiKey(deps.db, hashSecret(key));
-  const holder = stored && lookUpKeyHolder(deps.db, stored.userId);
+  const stored = await lookUpApiKey(deps.db, hashSecret(key));
+  const holder = stored && (await lookUpKeyHolder(deps.db, stored.userId));
   if (!stored || !holder) throw new UnauthenticatedError("api_key_invalid", "invalid API key");
   const row = { key: stored, user: holder.user, plan: holder.plan };
   if (row.key.revokedAt)

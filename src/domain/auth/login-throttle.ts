@@ -1,7 +1,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { lookUpLockout } from "../../db/sqlite/auth-lookups";
+import { lookUpLockout } from "../../db/lookups";
 import { loginFailures } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
@@ -20,7 +20,7 @@ export async function reservePasswordAttempt(deps: DomainDeps, email: string, ip
   const { login_max_failures: maxFailures, login_lockout_seconds: lockoutSeconds } = deps.config.auth;
   // A pair already locked out is refused from one prepared read, without the write lock: a guessing
   // script keeps hammering a locked pair, and each refusal took a write transaction.
-  const lockout = passwordLockout(deps, email, ip);
+  const lockout = await passwordLockout(deps, email, ip);
   if (lockout) throw lockout;
   // The lock is written and committed first, then reported: a throw inside would roll it back.
   const lockedUntil = await withTransaction(deps.db, async (tx): Promise<string | null> => {
@@ -51,9 +51,13 @@ export async function reservePasswordAttempt(deps: DomainDeps, email: string, ip
  * The 429 for an (email, ip) pair locked out now, from one prepared read; null when it is not. Also
  * read by the fast lane (src/http/fast-lane.ts), which refuses a locked pair's sign-in without Elysia.
  */
-export function passwordLockout(deps: DomainDeps, email: string, ip: string): RateLimitedError | null {
+export async function passwordLockout(
+  deps: DomainDeps,
+  email: string,
+  ip: string,
+): Promise<RateLimitedError | null> {
   const now = deps.clock.now();
-  const lock = lookUpLockout(deps.db, email, ip);
+  const lock = await lookUpLockout(deps.db, email, ip);
   return lock?.lockedUntil && lock.lockedUntil > toIso(now) ? lockedOut(now, lock.lockedUntil) : null;
 }
 

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { selectRows } from "../../db/dialect";
 import { devices } from "../../db/tables";
 import { hostRange, type Ipv4Cidr, type Ipv4Range, parseCidr } from "../../lib/ipv4";
 import { ConflictError, UnavailableError } from "../errors";
@@ -28,8 +29,10 @@ export function vpnAddressRange(addressPool: string): Ipv4Range {
  * whose successor is free. Addresses are unique across organizations (one VPN). Throws 409 when the
  * subnet is exhausted.
  */
-export function allocateVpnAddress(tx: DbOrTx, range: Ipv4Range, block: string): number {
-  const [found] = tx.all<{ address: number | null }>(sql`
+export async function allocateVpnAddress(tx: DbOrTx, range: Ipv4Range, block: string): Promise<number> {
+  const [found] = await selectRows<{ address: number | string | null }>(
+    tx,
+    sql`
     SELECT coalesce(
       (SELECT ${range.first} WHERE NOT EXISTS (
         SELECT 1 FROM ${devices} WHERE ${devices.vpnAddress} = ${range.first})),
@@ -37,13 +40,16 @@ export function allocateVpnAddress(tx: DbOrTx, range: Ipv4Range, block: string):
         WHERE taken.vpn_address >= ${range.first} AND taken.vpn_address < ${range.last}
           AND NOT EXISTS (SELECT 1 FROM ${devices} AS next WHERE next.vpn_address = taken.vpn_address + 1)
         ORDER BY taken.vpn_address LIMIT 1)
-    ) AS address`);
-  if (range.first > range.last || typeof found?.address !== "number") {
+    ) AS address`,
+  );
+  // PostgreSQL answers a bigint as text.
+  const address = found?.address === null || found?.address === undefined ? null : Number(found.address);
+  if (range.first > range.last || address === null) {
     throw new ConflictError(
       "vpn_pool_exhausted",
       "the organization's VPN subnet is exhausted",
       `every address of the organization's subnet ${block} is held by a device; delete wiped devices, or give organizations larger subnets (lower vpn.organization_prefix_length, or widen vpn.address_pool)`,
     );
   }
-  return found.address;
+  return address;
 }

@@ -1,5 +1,5 @@
 import type { DbOrTx } from "../../db/client";
-import { insertDeviceLogRow } from "../../db/sqlite/event-log";
+import { insertDeviceLogRow } from "../../db/lookups";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 
@@ -27,14 +27,14 @@ export type DeviceLogEvent =
  * entry keeps its event and time and the details are not stored: one statement decides, so the hot
  * check-in path pays no extra round trip.
  */
-export function appendDeviceLog(
+export async function appendDeviceLog(
   tx: DbOrTx,
   now: Date,
   deviceId: string,
   event: DeviceLogEvent,
   details: Record<string, unknown>,
-): void {
-  insertDeviceLogRow(tx, {
+): Promise<void> {
+  await insertDeviceLogRow(tx, {
     id: newId(),
     deviceId,
     event,

@@ -30,7 +30,7 @@ export async function assignDevicePolicy(
     const device = await findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped")
       throw new ConflictError("device_wiped", "device has been wiped", "its policy is final");
-    const policy = resolveEffectivePolicy(tx, organizationId, policyId);
+    const policy = await resolveEffectivePolicy(tx, organizationId, policyId);
     // The stored id is the policy's own spelling, whatever case the request used.
     const assignedPolicyId = policyId === null ? null : policy.id;
     if (device.policyId === assignedPolicyId) return toDevicePolicyView(device, policy);
@@ -52,8 +52,8 @@ export async function assignDevicePolicy(
       previous_policy_id: device.policyId,
       follows_default: policyId === null,
     };
-    appendDeviceLog(tx, now, device.id, "policy.assigned", details);
-    recordEvent(tx, now, organizationId, "policy.assigned", deviceEventData(device, details));
+    await appendDeviceLog(tx, now, device.id, "policy.assigned", details);
+    await recordEvent(tx, now, organizationId, "policy.assigned", deviceEventData(device, details));
     await recordAudit(tx, now, actor, {
       action: "device.assign_policy",
       targetType: "device",

@@ -1,4 +1,4 @@
-import { lookUpDeviceToken } from "../../db/sqlite/device-lookups";
+import { lookUpDeviceToken } from "../../db/lookups";
 import { toIso } from "../../lib/clock";
 import { hashSecret } from "../../lib/secrets";
 import type { DomainDeps } from "../deps";
@@ -14,8 +14,8 @@ export interface DevicePrincipal {
 }
 
 /** Resolves a device token; revoked, expired or wiped-device tokens are refused. */
-export function authenticateDeviceToken(deps: DomainDeps, token: string): DevicePrincipal {
-  const row = lookUpDeviceToken(deps.db, hashSecret(token));
+export async function authenticateDeviceToken(deps: DomainDeps, token: string): Promise<DevicePrincipal> {
+  const row = await lookUpDeviceToken(deps.db, hashSecret(token));
   if (!row) throw new UnauthenticatedError("device_token_invalid", "invalid device token");
   if (row.token.revokedAt)
     throw new UnauthenticatedError(

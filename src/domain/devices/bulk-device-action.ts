@@ -51,7 +51,7 @@ export async function bulkDeviceAction(
   organizationId: string,
   input: BulkDeviceInput,
 ): Promise<BulkOutcome> {
-  const apply = prepareAction(deps, actor, organizationId, input);
+  const apply = await prepareAction(deps, actor, organizationId, input);
   const results: BulkDeviceResult[] = [];
   for (const deviceId of input.deviceIds) {
     try {
@@ -81,12 +81,12 @@ export async function bulkDeviceAction(
 }
 
 /** Checks what the action needs, once for the whole request, and returns the per-device step. */
-function prepareAction(
+async function prepareAction(
   deps: DomainDeps,
   actor: Actor,
   organizationId: string,
   input: BulkDeviceInput,
-): (deviceId: string) => Promise<{ wipe_id?: string }> {
+): Promise<(deviceId: string) => Promise<{ wipe_id?: string }>> {
   switch (input.action) {
     case "suspend": {
       const reason = requireReason(input);
@@ -114,7 +114,7 @@ function prepareAction(
         ]);
       }
       // An unknown policy fails the whole request (404) rather than every device alike.
-      if (policyId !== null) resolveEffectivePolicy(deps.db, organizationId, policyId);
+      if (policyId !== null) await resolveEffectivePolicy(deps.db, organizationId, policyId);
       return async (deviceId) => {
         await assignDevicePolicy(deps, actor, organizationId, deviceId, policyId);
         return {};

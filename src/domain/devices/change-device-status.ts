@@ -77,11 +77,11 @@ export async function changeDeviceStatus(
       isSuspending && reason
         ? { reason, ...(revokedCertificates > 0 ? { certificates_revoked: revokedCertificates } : {}) }
         : { status, previous_reason: device.suspendedReason };
-    appendDeviceLog(tx, now, device.id, event, details);
+    await appendDeviceLog(tx, now, device.id, event, details);
     if (isSuspending && reason)
-      recordEvent(tx, now, organizationId, "device.suspended", deviceEventData(device, { reason }));
+      await recordEvent(tx, now, organizationId, "device.suspended", deviceEventData(device, { reason }));
     else
-      recordEvent(
+      await recordEvent(
         tx,
         now,
         organizationId,

@@ -1,5 +1,5 @@
 import { withTransaction } from "../../db/client";
-import { inSavepoint, isInTransaction } from "../../db/sqlite/savepoint";
+import { inSavepoint, isInTransaction } from "../../db/lookups";
 import type { DomainDeps } from "../deps";
 import { UnavailableError } from "../errors";
 import type { DevicePrincipal } from "./authenticate-device";

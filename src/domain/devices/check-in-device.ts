@@ -1,9 +1,5 @@
 import type { Tx } from "../../db/client";
-import {
-  lookUpCheckInDevice,
-  lookUpPendingWipes,
-  saveDeviceColumns,
-} from "../../db/sqlite/check-in-statements";
+import { lookUpCheckInDevice, lookUpPendingWipes, saveDeviceColumns } from "../../db/lookups";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 import { UnauthenticatedError } from "../errors";
@@ -112,12 +108,12 @@ export async function checkInDevice(
 ): Promise<CheckInResult> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
-  const row = lookUpCheckInDevice(tx, caller.deviceId);
+  const row = await lookUpCheckInDevice(tx, caller.deviceId);
   // The device may have been wiped between authentication and this transaction.
   if (!row || row.status === "wiped") {
     throw new UnauthenticatedError("device_wiped", "invalid device token", "the device has been wiped");
   }
-  const policy = resolveEffectivePolicy(tx, row.organizationId, row.policyId);
+  const policy = await resolveEffectivePolicy(tx, row.organizationId, row.policyId);
   const isPolicyApplied =
     input.policyVersion === policy.version && (input.policyId ?? policy.id) === policy.id;
   const isNewlyApplied =
@@ -156,12 +152,12 @@ export async function checkInDevice(
     checkinLoggedAt: isLogDue ? timestamp : row.checkinLoggedAt,
   };
   if (isHeartbeat(row, updated)) {
-    saveDeviceColumns(tx, row.id, HEARTBEAT_COLUMNS, updated);
+    await saveDeviceColumns(tx, row.id, HEARTBEAT_COLUMNS, updated);
   } else {
-    saveDeviceColumns(tx, row.id, CHECK_IN_COLUMNS, updated);
+    await saveDeviceColumns(tx, row.id, CHECK_IN_COLUMNS, updated);
   }
   if (isLogDue) {
-    appendDeviceLog(tx, now, row.id, "device.checkin", {
+    await appendDeviceLog(tx, now, row.id, "device.checkin", {
       agent_version: updated.agentVersion,
       os_version: updated.osVersion,
       policy_version: input.policyVersion ?? null,
@@ -171,10 +167,13 @@ export async function checkInDevice(
     });
   }
   if (isNewlyApplied) {
-    appendDeviceLog(tx, now, row.id, "policy.applied", { policy_id: policy.id, version: policy.version });
+    await appendDeviceLog(tx, now, row.id, "policy.applied", {
+      policy_id: policy.id,
+      version: policy.version,
+    });
   }
-  recordComplianceChange(tx, now, reported, policy, compliance.result);
-  const commands = lookUpPendingWipes(tx, row.id).map(
+  await recordComplianceChange(tx, now, reported, policy, compliance.result);
+  const commands = (await lookUpPendingWipes(tx, row.id)).map(
     (wipe): WipeCommand => ({
       type: "wipe",
       wipe_id: wipe.id,

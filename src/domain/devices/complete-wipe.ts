@@ -61,8 +61,8 @@ export async function completeWipe(
         .set({ revokedAt: timestamp })
         .where(and(eq(deviceTokens.deviceId, device.id), isNull(deviceTokens.revokedAt)));
       await revokeDeviceCertificates(tx, now, device.id, "wiped");
-      appendDeviceLog(tx, now, device.id, "wipe.completed", details);
-      recordEvent(
+      await appendDeviceLog(tx, now, device.id, "wipe.completed", details);
+      await recordEvent(
         tx,
         now,
         device.organizationId,
@@ -70,7 +70,7 @@ export async function completeWipe(
         deviceEventData(device, { wipe_id: wipe.id, completed_at: timestamp }),
       );
     } else {
-      appendDeviceLog(tx, now, device.id, "wipe.failed", details);
+      await appendDeviceLog(tx, now, device.id, "wipe.failed", details);
     }
     await recordAudit(tx, now, actor, {
       action: input.success ? "device.wipe_complete" : "device.wipe_fail",

@@ -28,7 +28,7 @@ export async function deleteDevice(
       );
     }
     await removeDeviceRow(tx, organizationId, device.id);
-    recordEvent(tx, now, organizationId, "device.deleted", deviceEventData(device));
+    await recordEvent(tx, now, organizationId, "device.deleted", deviceEventData(device));
     await recordAudit(tx, now, actor, {
       action: "device.delete",
       targetType: "device",

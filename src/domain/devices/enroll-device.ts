@@ -137,7 +137,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
     const policyId = token.policyId
       ? ((await findPolicyId(tx, organizationId, token.policyId)) ?? null)
       : null;
-    const policy = resolveEffectivePolicy(deps.db, organizationId, policyId);
+    const policy = await resolveEffectivePolicy(deps.db, organizationId, policyId);
     const compliance = evaluateCompliance({
       platform: input.platform,
       osVersion: input.osVersion,
@@ -147,7 +147,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
     const isEvaluated = hasReportedState({ osVersion: input.osVersion });
     const organizationSubnet = await organizationVpnSubnet(tx, organizationId);
     const block = organizationAddressBlock(deps.config.vpn, organizationSubnet);
-    const address = allocateVpnAddress(tx, block.range, block.subnet);
+    const address = await allocateVpnAddress(tx, block.range, block.subnet);
     const device: DeviceRow = {
       id: deviceId,
       organizationId,
@@ -202,8 +202,8 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       enrollment_token_id: token.id,
       ...(certificate ? { certificate_serial: certificate.signed.serial } : {}),
     };
-    appendDeviceLog(tx, now, device.id, "device.enrolled", details);
-    recordEvent(tx, now, organizationId, "device.enrolled", {
+    await appendDeviceLog(tx, now, device.id, "device.enrolled", details);
+    await recordEvent(tx, now, organizationId, "device.enrolled", {
       device_id: device.id,
       device_name: device.deviceName,
       platform: device.platform,

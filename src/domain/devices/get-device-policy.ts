@@ -55,5 +55,5 @@ export async function getDevicePolicy(
   deviceId: string,
 ): Promise<DevicePolicyView> {
   const device = await findDevice(deps.db, organizationId, deviceId);
-  return toDevicePolicyView(device, resolveEffectivePolicy(deps.db, organizationId, device.policyId));
+  return toDevicePolicyView(device, await resolveEffectivePolicy(deps.db, organizationId, device.policyId));
 }

@@ -1,5 +1,4 @@
-import { readTogether } from "../../db/client";
-import { lookUpDevice, lookUpLatestWipe } from "../../db/sqlite/device-lookups";
+import { lookUpDevice, lookUpLatestWipe, readConsistently } from "../../db/lookups";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
 import { deviceCertificateView } from "../pki/device-certificates";
@@ -9,15 +8,19 @@ import type { ComplianceReport } from "./evaluate-compliance";
 import { toWipeView } from "./wipe-view";
 
 /** One device of the organization, with its compliance report and effective policy id. */
-export function getDevice(deps: DomainDeps, organizationId: string, deviceId: string): DeviceView {
-  return readTogether(deps.db, () => {
-    const device = lookUpDevice(deps.db, organizationId, deviceId.toLowerCase());
+export async function getDevice(
+  deps: DomainDeps,
+  organizationId: string,
+  deviceId: string,
+): Promise<DeviceView> {
+  return await readConsistently(deps.db, async () => {
+    const device = await lookUpDevice(deps.db, organizationId, deviceId.toLowerCase());
     if (!device) throw new NotFoundError("device");
-    const wipe = lookUpLatestWipe(deps.db, device.id);
+    const wipe = await lookUpLatestWipe(deps.db, device.id);
     return toDeviceView(
       device,
-      resolveEffectivePolicy(deps.db, organizationId, device.policyId).id,
-      deviceCertificateView(deps.db, device.id),
+      (await resolveEffectivePolicy(deps.db, organizationId, device.policyId)).id,
+      await deviceCertificateView(deps.db, device.id),
       wipe ? toWipeView(wipe) : null,
     );
   });

@@ -2,9 +2,9 @@ import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { containsText } from "../../db/dialect";
 import { firstRow } from "../../db/first-row";
+import { selectUnfilteredDevicePage } from "../../db/lookups";
 import { deviceCounts, devices } from "../../db/tables";
 import type { DomainDeps } from "../deps";
-import { selectUnfilteredDevicePage } from "./device-page-anchors";
 import { type DeviceListItem, type DeviceRow, type DeviceStatus, toDeviceListItem } from "./device-views";
 import type { Platform } from "./platform-versions";
 
@@ -57,7 +57,7 @@ export function selectDevicePage(
 
 /**
  * The organization's devices, filtered and paginated. The unfiltered list reads deep pages from anchors
- * (device-page-anchors.ts) and its total is the organization's maintained device count, so the common
+ * (src/db/sqlite/device-page-anchors.ts) and its total is the organization's maintained device count, so the common
  * listing never counts rows.
  */
 export async function listDevices(
@@ -66,8 +66,10 @@ export async function listDevices(
   filter: DeviceListFilter,
   page: { page: number; pageSize: number },
 ): Promise<{ data: DeviceListItem[]; total: number }> {
-  if (filterConditions(deps.db, filter).length === 0)
-    return selectUnfilteredDevicePage(deps.db, organizationId, page);
+  if (filterConditions(deps.db, filter).length === 0) {
+    const { rows, total } = await selectUnfilteredDevicePage(deps.db, organizationId, page);
+    return { data: rows.map(toDeviceListItem), total };
+  }
   const rows = await selectDevicePage(deps.db, organizationId, filter, page);
   return { data: rows.map(toDeviceListItem), total: await countDevices(deps.db, organizationId, filter) };
 }

@@ -42,8 +42,8 @@ export async function markOfflineDevices(deps: DomainDeps): Promise<number> {
           last_seen: device.lastSeen,
           offline_after_seconds: deps.config.devices.offline_after_seconds,
         };
-        appendDeviceLog(tx, now, device.id, "device.offline", details);
-        recordEvent(tx, now, device.organizationId, "device.offline", {
+        await appendDeviceLog(tx, now, device.id, "device.offline", details);
+        await recordEvent(tx, now, device.organizationId, "device.offline", {
           device_id: device.id,
           device_name: device.deviceName,
           platform: device.platform,

@@ -64,7 +64,7 @@ export async function readdressDevices(tx: DbOrTx, now: Date, moves: AddressMove
         .update(devices)
         .set({ vpnAddress: address.value, updatedAt: timestamp })
         .where(eq(devices.id, device.id));
-      appendDeviceLog(tx, now, device.id, "device.vpn_readdressed", {
+      await appendDeviceLog(tx, now, device.id, "device.vpn_readdressed", {
         from: formatIpv4(device.address ?? 0),
         to: formatIpv4(address.value),
         subnet: move.subnet,

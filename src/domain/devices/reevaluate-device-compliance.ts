@@ -46,13 +46,13 @@ export function judgeDeviceCompliance(
  * news too), emits device.compliance_changed and logs it on the device. `device` carries the status and
  * violations before the evaluation.
  */
-export function recordComplianceChange(
+export async function recordComplianceChange(
   tx: DbOrTx,
   now: Date,
   device: DeviceRow,
   policy: EffectivePolicy,
   result: ComplianceEvaluation,
-): void {
+): Promise<void> {
   if (
     result.status === device.complianceStatus &&
     JSON.stringify(result.violations) === JSON.stringify(device.complianceViolations)
@@ -67,13 +67,13 @@ export function recordComplianceChange(
     violations: result.violations,
     missing: result.missing,
   };
-  recordEvent(tx, now, device.organizationId, "device.compliance_changed", {
+  await recordEvent(tx, now, device.organizationId, "device.compliance_changed", {
     device_id: device.id,
     device_name: device.deviceName,
     platform: device.platform,
     ...change,
   });
-  appendDeviceLog(tx, now, device.id, "device.compliance_changed", change);
+  await appendDeviceLog(tx, now, device.id, "device.compliance_changed", change);
 }
 
 /**
@@ -92,6 +92,6 @@ export async function reevaluateDeviceCompliance(
 ): Promise<ComplianceEvaluation> {
   const { result, columns } = judgeDeviceCompliance(now, device, policy, minimums);
   await tx.update(devices).set(columns).where(eq(devices.id, device.id));
-  recordComplianceChange(tx, now, device, policy, result);
+  await recordComplianceChange(tx, now, device, policy, result);
   return result;
 }

@@ -45,7 +45,7 @@ export async function reevaluateStaleDeviceBatch(
       const key = `${device.organizationId}/${device.policyId ?? ""}`;
       let policy = policies.get(key);
       if (policy === undefined) {
-        policy = resolveEffectivePolicy(tx, device.organizationId, device.policyId);
+        policy = await resolveEffectivePolicy(tx, device.organizationId, device.policyId);
         policies.set(key, policy);
       }
       await reevaluateDeviceCompliance(tx, now, device, policy, deps.config.devices.min_os_versions);

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { selectPendingWipes } from "../../db/sqlite/device-lookups";
+import { selectPendingWipes } from "../../db/lookups";
 import { deviceCertificates, deviceTokens } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { formatIpv4 } from "../../lib/ipv4";
@@ -64,7 +64,7 @@ export async function retireDevice(
       cancelled_wipe_id: pendingWipe?.id ?? null,
       ...removed,
     };
-    recordEvent(
+    await recordEvent(
       tx,
       now,
       organizationId,

@@ -31,7 +31,7 @@ export async function timeOutWipes(deps: DomainDeps): Promise<number> {
       .returning();
     for (const wipe of rows) {
       const details = { wipe_id: wipe.id, reason: wipe.reason, initiated_at: wipe.initiatedAt };
-      appendDeviceLog(tx, now, wipe.deviceId, "wipe.timed_out", details);
+      await appendDeviceLog(tx, now, wipe.deviceId, "wipe.timed_out", details);
       await recordAudit(tx, now, systemActor(wipe.organizationId), {
         action: "device.wipe_timeout",
         outcome: "failure",

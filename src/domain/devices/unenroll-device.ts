@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { selectPendingWipes } from "../../db/sqlite/device-lookups";
+import { selectPendingWipes } from "../../db/lookups";
 import { devices } from "../../db/tables";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
@@ -39,7 +39,7 @@ export async function unenrollDevice(deps: DomainDeps, actor: Actor, caller: Dev
         "a suspended device cannot leave on its own; an administrator may retire it",
       );
     const removed = await removeDeviceWithCredentials(tx, device);
-    recordEvent(
+    await recordEvent(
       tx,
       now,
       device.organizationId,

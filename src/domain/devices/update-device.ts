@@ -72,10 +72,10 @@ export async function updateDevice(
         updatedAt: toIso(now),
       })
       .where(eq(devices.id, device.id));
-    appendDeviceLog(tx, now, device.id, "device.updated", changes);
+    await appendDeviceLog(tx, now, device.id, "device.updated", changes);
     // The event names the device as it is called now.
     const renamed = { ...device, deviceName: changes.device_name?.to ?? device.deviceName };
-    recordEvent(tx, now, organizationId, "device.updated", deviceEventData(renamed, { changes }));
+    await recordEvent(tx, now, organizationId, "device.updated", deviceEventData(renamed, { changes }));
     await recordAudit(tx, now, actor, {
       action: "device.update",
       targetType: "device",

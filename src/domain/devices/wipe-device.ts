@@ -1,7 +1,7 @@
 import { and, eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { selectPendingWipes } from "../../db/sqlite/device-lookups";
+import { selectPendingWipes } from "../../db/lookups";
 import { wipes } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -71,8 +71,11 @@ export async function requestDeviceWipe(
     };
     await tx.insert(wipes).values(row);
     const details = { wipe_id: row.id, reason: row.reason, notify_user: row.notifyUser };
-    appendDeviceLog(tx, now, device.id, "wipe.requested", { ...details, initiated_by: row.initiatedBy });
-    recordEvent(tx, now, organizationId, "device.wipe_requested", deviceEventData(device, details));
+    await appendDeviceLog(tx, now, device.id, "wipe.requested", {
+      ...details,
+      initiated_by: row.initiatedBy,
+    });
+    await recordEvent(tx, now, organizationId, "device.wipe_requested", deviceEventData(device, details));
     await recordAudit(tx, now, actor, {
       action: "device.wipe",
       targetType: "device",

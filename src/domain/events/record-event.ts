@@ -1,5 +1,5 @@
 import type { DbOrTx } from "../../db/client";
-import { insertDeliveryRow, insertEventRow, selectSubscribedWebhooks } from "../../db/sqlite/event-log";
+import { insertDeliveryRow, insertEventRow, selectSubscribedWebhooks } from "../../db/lookups";
 import { toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import type { EventData } from "./event-payloads";
@@ -20,36 +20,46 @@ export interface RecordedEvent {
  * Jobs record an event per device (600k devices going offline are 600k events): the statements are
  * constant texts prepared once (src/db/sqlite/event-log.ts), never built per event.
  */
-export function recordEvent<T extends EventType>(
+export async function recordEvent<T extends EventType>(
   tx: DbOrTx,
   now: Date,
   organizationId: string,
   type: T,
   data: EventData<T>,
-): RecordedEvent {
-  const event = insertEvent(tx, now, organizationId, type, data);
-  const subscriptions = selectSubscribedWebhooks(tx, organizationId, type);
-  for (const subscription of subscriptions) insertPendingDelivery(tx, subscription.id, event);
+): Promise<RecordedEvent> {
+  const event = await insertEvent(tx, now, organizationId, type, data);
+  const subscriptions = await selectSubscribedWebhooks(tx, organizationId, type);
+  for (const subscription of subscriptions) await insertPendingDelivery(tx, subscription.id, event);
   return event;
 }
 
 /** Appends an event to the outbox without fanning it out (the caller chooses its deliveries). */
-export function insertEvent<T extends EventType>(
+export async function insertEvent<T extends EventType>(
   tx: DbOrTx,
   now: Date,
   organizationId: string,
   type: T,
   data: EventData<T>,
-): RecordedEvent {
+): Promise<RecordedEvent> {
   const id = newId();
   const createdAt = toIso(now);
-  const sequence = insertEventRow(tx, { id, organizationId, type, data: JSON.stringify(data), createdAt });
+  const sequence = await insertEventRow(tx, {
+    id,
+    organizationId,
+    type,
+    data: JSON.stringify(data),
+    createdAt,
+  });
   return { id, sequence, type, createdAt };
 }
 
 /** Queues one delivery of `event` to a subscription, due at once; returns the delivery id. */
-export function insertPendingDelivery(tx: DbOrTx, webhookId: string, event: RecordedEvent): string {
+export async function insertPendingDelivery(
+  tx: DbOrTx,
+  webhookId: string,
+  event: RecordedEvent,
+): Promise<string> {
   const id = newId();
-  insertDeliveryRow(tx, { id, webhookId, eventSequence: event.sequence, createdAt: event.createdAt });
+  await insertDeliveryRow(tx, { id, webhookId, eventSequence: event.sequence, createdAt: event.createdAt });
   return id;
 }

@@ -132,7 +132,7 @@ export async function recordGdprRequest(
       ...row.details,
     },
   });
-  announceAnswer(tx, now, row);
+  await announceAnswer(tx, now, row);
   return toGdprRequestView(row);
 }
 
@@ -142,8 +142,8 @@ export async function forgetRequestReasons(tx: DbOrTx, userId: string): Promise<
 }
 
 /** The gdpr.request_completed event of an answered request: ids, type and status, no personal data. */
-function announceAnswer(tx: DbOrTx, now: Date, row: GdprRequestRow): void {
-  recordEvent(tx, now, row.organizationId, "gdpr.request_completed", {
+async function announceAnswer(tx: DbOrTx, now: Date, row: GdprRequestRow): Promise<void> {
+  await recordEvent(tx, now, row.organizationId, "gdpr.request_completed", {
     request_id: row.id,
     type: row.type,
     status: row.status,
@@ -226,7 +226,7 @@ export async function resolveGdprRequest(
       targetId: row.userId,
       details: { request_id: id, status: input.status },
     });
-    announceAnswer(tx, now, answered);
+    await announceAnswer(tx, now, answered);
     return toGdprRequestView(answered);
   });
 }

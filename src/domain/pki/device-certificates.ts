@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db, DbOrTx } from "../../db/client";
-import { lookUpCertificateHolder, lookUpNewestCertificate } from "../../db/sqlite/pki-lookups";
+import { lookUpCertificateHolder, lookUpNewestCertificate } from "../../db/lookups";
 import { deviceCertificates } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -123,8 +123,8 @@ export async function revokeDeviceCertificates(
 }
 
 /** The device's newest certificate, or null when it never had one. */
-export function deviceCertificateView(db: Db, deviceId: string): DeviceCertificateView | null {
-  const row = lookUpNewestCertificate(db, deviceId);
+export async function deviceCertificateView(db: Db, deviceId: string): Promise<DeviceCertificateView | null> {
+  const row = await lookUpNewestCertificate(db, deviceId);
   if (!row) return null;
   return {
     serial: row.serial,
@@ -141,8 +141,11 @@ export function deviceCertificateView(db: Db, deviceId: string): DeviceCertifica
  * within its validity, for a device not wiped. The TLS handshake (ours or a trusted proxy's) has already
  * proven that the client holds the certificate's private key.
  */
-export function authenticateDeviceCertificate(deps: DomainDeps, der: Uint8Array): DevicePrincipal {
-  const row = lookUpCertificateHolder(deps.db, certificateFingerprint(der));
+export async function authenticateDeviceCertificate(
+  deps: DomainDeps,
+  der: Uint8Array,
+): Promise<DevicePrincipal> {
+  const row = await lookUpCertificateHolder(deps.db, certificateFingerprint(der));
   if (!row?.device.id)
     throw new UnauthenticatedError(
       "client_certificate_unknown",

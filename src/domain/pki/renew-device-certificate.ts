@@ -71,7 +71,7 @@ export async function renewDeviceCertificate(
     const revoked = await revokeDeviceCertificates(tx, now, device.id, "renewed");
     await storeDeviceCertificate(tx, now, device, signed);
     const details = { serial: signed.serial, expires_at: signed.expiresAt, revoked_certificates: revoked };
-    appendDeviceLog(tx, now, device.id, "certificate.renewed", details);
+    await appendDeviceLog(tx, now, device.id, "certificate.renewed", details);
     await recordAudit(tx, now, actor, {
       action: "device.certificate_renew",
       targetType: "device",

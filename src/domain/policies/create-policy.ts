@@ -77,7 +77,7 @@ async function insertNewPolicy(
       changedBy: changedByOf(actor),
     });
     const template = input.templateId === undefined ? {} : { template_id: input.templateId };
-    recordEvent(tx, now, organizationId, "policy.created", {
+    await recordEvent(tx, now, organizationId, "policy.created", {
       policy_id: row.id,
       name: row.name,
       version: row.currentVersion,

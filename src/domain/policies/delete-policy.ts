@@ -41,7 +41,7 @@ export async function deletePolicy(
     const affectedDevices = await releasePolicyDevices(tx, now, organizationId, row.id);
     await clearEnrollmentTokenPolicy(tx, organizationId, row.id);
     await tx.delete(policies).where(eq(policies.id, id));
-    recordEvent(tx, now, organizationId, "policy.deleted", {
+    await recordEvent(tx, now, organizationId, "policy.deleted", {
       policy_id: id,
       name: row.name,
       affected_devices: affectedDevices,

@@ -1,5 +1,5 @@
 import type { Db } from "../../db/client";
-import { lookUpCurrentPolicyVersion, lookUpPolicyDocument } from "../../db/sqlite/policy-lookups";
+import { lookUpCurrentPolicyVersion, lookUpPolicyDocument } from "../../db/lookups";
 import { NotFoundError } from "../errors";
 import type { PolicyData } from "./policy-document";
 
@@ -19,7 +19,7 @@ export interface EffectivePolicy {
 const MAX_CACHED_DOCUMENTS = 4096;
 const documents = new WeakMap<Db, Map<string, PolicyData>>();
 
-function versionDocument(db: Db, policyId: string, version: number): PolicyData {
+async function versionDocument(db: Db, policyId: string, version: number): Promise<PolicyData> {
   let cache = documents.get(db);
   if (!cache) {
     cache = new Map();
@@ -28,7 +28,7 @@ function versionDocument(db: Db, policyId: string, version: number): PolicyData 
   const key = `${policyId}/${version}`;
   const cached = cache.get(key);
   if (cached) return cached;
-  const row = lookUpPolicyDocument(db, policyId, version);
+  const row = await lookUpPolicyDocument(db, policyId, version);
   if (!row) throw new NotFoundError("policy");
   const document = deepFreeze(row.policyData as PolicyData);
   if (cache.size >= MAX_CACHED_DOCUMENTS) cache.clear();
@@ -48,12 +48,12 @@ function deepFreeze<T>(value: T): T {
  * Resolves the current version of `explicitPolicyId` (in any case), or of the organization default when
  * it is null, on the handle given: inside a transaction, pass `tx`.
  */
-export function resolveEffectivePolicy(
+export async function resolveEffectivePolicy(
   db: Db,
   organizationId: string,
   explicitPolicyId: string | null,
-): EffectivePolicy {
-  const row = lookUpCurrentPolicyVersion(db, organizationId, explicitPolicyId?.toLowerCase() ?? null);
+): Promise<EffectivePolicy> {
+  const row = await lookUpCurrentPolicyVersion(db, organizationId, explicitPolicyId?.toLowerCase() ?? null);
   if (!row) {
     throw explicitPolicyId === null
       ? new NotFoundError("policy", "the organization has no default policy")
@@ -63,7 +63,7 @@ export function resolveEffectivePolicy(
     id: row.id,
     name: row.name,
     version: row.version,
-    policyData: versionDocument(db, row.id, row.version),
+    policyData: await versionDocument(db, row.id, row.version),
     changedAt: row.changedAt,
     isDefault: row.id === row.defaultPolicyId,
   };

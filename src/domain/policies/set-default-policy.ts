@@ -33,7 +33,7 @@ export async function setDefaultPolicy(
         .set({ defaultPolicyId: policy.id, updatedAt: toIso(now) })
         .where(eq(organizations.id, organizationId));
       await markPolicyDevicesStale(tx, organizationId, { unassignedOnly: true });
-      recordEvent(tx, now, organizationId, "policy.assigned", {
+      await recordEvent(tx, now, organizationId, "policy.assigned", {
         policy_id: policy.id,
         name: policy.name,
         scope: "organization_default",

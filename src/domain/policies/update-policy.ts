@@ -98,7 +98,7 @@ export async function updatePolicy(
       await markPolicyDevicesStale(tx, organizationId, { policyId: row.id, includeUnassigned: isDefault });
       hasStaleDevices = true;
     }
-    recordEvent(tx, now, organizationId, "policy.updated", {
+    await recordEvent(tx, now, organizationId, "policy.updated", {
       policy_id: id,
       name: next.name,
       version,

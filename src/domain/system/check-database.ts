@@ -1,11 +1,11 @@
 import { type Dialect, dialectOf } from "../../db/dialect";
-import { pingDatabase } from "../../db/sqlite/operational";
+import { pingDatabase } from "../../db/lookups";
 import type { DomainDeps } from "../deps";
 
 /** True when a trivial query succeeds (every health probe runs it). */
-export function checkDatabase(deps: DomainDeps): boolean {
+export async function checkDatabase(deps: DomainDeps): Promise<boolean> {
   try {
-    pingDatabase(deps.db);
+    await pingDatabase(deps.db);
     return true;
   } catch {
     return false;

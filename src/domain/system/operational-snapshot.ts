@@ -1,7 +1,7 @@
 import { statSync } from "node:fs";
 import { sql } from "drizzle-orm";
+import { countOutbox, databaseBytes } from "../../db/lookups";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
-import { countOutbox, databaseBytesInMemory } from "../../db/sqlite/operational";
 import { deviceCounts } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
@@ -33,9 +33,9 @@ const secondsSince = (now: Date, iso: string | null) =>
   iso === null ? 0 : Math.max(0, Math.floor((now.getTime() - Date.parse(iso)) / 1000));
 
 /** The webhook outbox: backlog, due deliveries and how long the oldest have waited. */
-export function outboxState(deps: DomainDeps): OutboxState {
+export async function outboxState(deps: DomainDeps): Promise<OutboxState> {
   const now = deps.clock.now();
-  const { pending, due } = countOutbox(deps.db, toIso(now));
+  const { pending, due } = await countOutbox(deps.db, toIso(now));
   return {
     pending: pending?.count ?? 0,
     due: due?.count ?? 0,
@@ -75,10 +75,10 @@ export async function operationalSnapshot(deps: DomainDeps): Promise<Operational
     })),
   );
   const path = deps.config.database.path;
-  const pageBytes = path === ":memory:" ? databaseBytesInMemory(deps.db) : 0;
+  const pageBytes = path === ":memory:" ? await databaseBytes(deps.db) : 0;
   return {
     devices: byStatus,
-    outbox: outboxState(deps),
+    outbox: await outboxState(deps),
     databaseBytes: {
       main: path === ":memory:" ? pageBytes : fileBytes(path),
       wal: path === ":memory:" ? 0 : fileBytes(`${path}-wal`),

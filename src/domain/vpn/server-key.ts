@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { SERVER_KEY_NAME } from "../../db/sqlite/check-in-statements";
+import { SERVER_KEY_NAME } from "../../db/lookups";
 import { serverKeys } from "../../db/tables";
 import { toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";

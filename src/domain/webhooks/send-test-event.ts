@@ -25,11 +25,11 @@ export async function sendTestEvent(
         're-enable it with PATCH {"active": true} first',
       );
     }
-    const event = insertEvent(tx, now, organizationId, "webhook.test", {
+    const event = await insertEvent(tx, now, organizationId, "webhook.test", {
       webhook_id: id,
       message: "This is a test event sent from Bulwark.",
     });
-    const deliveryId = insertPendingDelivery(tx, id, event);
+    const deliveryId = await insertPendingDelivery(tx, id, event);
     await recordAudit(tx, now, actor, {
       action: "webhook.test",
       targetType: "webhook",

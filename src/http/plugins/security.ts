@@ -299,7 +299,7 @@ export async function openRequest(
           "expected: Authorization: Bearer <token>",
         );
       if (credential.startsWith(DEVICE_TOKEN_PREFIX))
-        state.device = authenticateDeviceToken(deps, credential);
+        state.device = await authenticateDeviceToken(deps, credential);
       else state.principal = await authenticateCredential(deps, credential);
     } catch (error) {
       state.authError = credentialError(deps, error, requestId);
@@ -314,7 +314,7 @@ export async function openRequest(
         : isProxied
           ? parseClientCertHeader(request.headers.get("client-cert"))
           : null;
-      if (certificate) state.device = authenticateDeviceCertificate(deps, certificate);
+      if (certificate) state.device = await authenticateDeviceCertificate(deps, certificate);
     } catch (error) {
       state.authError = credentialError(deps, error, requestId);
     }

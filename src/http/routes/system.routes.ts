@@ -79,9 +79,9 @@ function dispatcherState(deps: AppDeps): "running" | "stopped" | "stalled" {
     : "running";
 }
 
-function readOutbox(deps: AppDeps): OutboxState | null {
+async function readOutbox(deps: AppDeps): Promise<OutboxState | null> {
   try {
-    return outboxState(deps);
+    return await outboxState(deps);
   } catch {
     return null;
   }
@@ -99,9 +99,9 @@ export function systemRoutes(deps: AppDeps) {
   return new Elysia({ tags: ["System"] })
     .get(
       "/api/v1/health",
-      ({ set }) => {
-        const isDatabaseOk = checkDatabase(deps);
-        const outbox = isDatabaseOk ? readOutbox(deps) : null;
+      async ({ set }) => {
+        const isDatabaseOk = await checkDatabase(deps);
+        const outbox = isDatabaseOk ? await readOutbox(deps) : null;
         const dispatcher = dispatcherState(deps);
         const isStarting = deps.activity.isStarting;
         const isHealthy = isDatabaseOk && outbox !== null && dispatcher !== "stalled" && !isStarting;

@@ -1,7 +1,6 @@
-import { connectionOf, type Db } from "../../db/client";
-import { oncePerDatabase } from "../../db/sqlite/prepared";
-import type { DeviceListItem, DeviceRow } from "./device-views";
-import { toDeviceListItem } from "./device-views";
+import { connectionOf, type Db } from "../client";
+import type { devices } from "../schema";
+import { oncePerDatabase } from "./prepared";
 
 /**
  * Unfiltered device-list pages that cost the same on page 20,000 as on page 2.
@@ -40,7 +39,9 @@ interface Anchors {
   keys: SortKey[];
 }
 
-type ListRow = Pick<
+type DeviceRow = typeof devices.$inferSelect;
+/** What a device-list item shows. */
+export type ListRow = Pick<
   DeviceRow,
   "id" | "deviceName" | "platform" | "status" | "lastSeen" | "enrolledAt" | "complianceStatus"
 >;
@@ -52,19 +53,19 @@ export function selectUnfilteredDevicePage(
   db: Db,
   organizationId: string,
   page: { page: number; pageSize: number },
-): { data: DeviceListItem[]; total: number } {
+): { rows: ListRow[]; total: number } {
   const connection = connectionOf(db);
   const state = connection
     .prepare<{ count: number; version: number }, [{ organizationId: string }]>(ORGANIZATION_STATE)
     .get({ organizationId });
-  if (!state) return { data: [], total: 0 };
+  if (!state) return { rows: [], total: 0 };
   const offset = (page.page - 1) * page.pageSize;
   const rows =
     anchoredRows(db, organizationId, state.version, offset, page.pageSize) ??
     connection
       .prepare<ListRow, [{ organizationId: string; limit: number; offset: number }]>(PAGE)
       .all({ organizationId, limit: page.pageSize, offset });
-  return { data: rows.map(toDeviceListItem), total: state.count };
+  return { rows, total: state.count };
 }
 
 /**

@@ -1,0 +1,240 @@
+/**
+ * The hot statements the domain runs, for either store: each function runs the SQLite statement of
+ * src/db/sqlite or the PostgreSQL one of src/db/pg/lookups.ts, by the store of the handle it is given.
+ * On SQLite the answer comes back at once (a value; `await` takes it as it is); on PostgreSQL, as a
+ * promise. The domain awaits every one and never sees a statement.
+ */
+import type { Db, DbOrTx } from "./client";
+import { dialectOf } from "./dialect";
+import * as pg from "./pg/lookups";
+import * as sqliteAuth from "./sqlite/auth-lookups";
+import * as sqliteCheckIn from "./sqlite/check-in-statements";
+import * as sqliteDevices from "./sqlite/device-lookups";
+import * as sqliteDevicePages from "./sqlite/device-page-anchors";
+import * as sqliteEvents from "./sqlite/event-log";
+import * as sqliteOperational from "./sqlite/operational";
+import * as sqlitePki from "./sqlite/pki-lookups";
+import * as sqlitePolicies from "./sqlite/policy-lookups";
+import { readTogether as sqliteReadTogether } from "./sqlite/read-together";
+import * as sqliteSavepoint from "./sqlite/savepoint";
+
+export { SERVER_KEY_NAME } from "./sqlite/check-in-statements";
+
+/** What a SQLite lookup returns, as a value or a promise of it. */
+type Answer<F extends (...args: never[]) => unknown> =
+  | Awaited<ReturnType<F>>
+  | Promise<Awaited<ReturnType<F>>>;
+
+const onPg = (db: DbOrTx) => dialectOf(db) === "postgresql";
+
+/** The user of an access token's session, with the session's state and the organization's plan. */
+export function lookUpSession(
+  db: Db,
+  sessionId: string,
+  userId: string,
+): Answer<typeof sqliteAuth.lookUpSession> {
+  return onPg(db)
+    ? (pg.lookUpSession(db, sessionId, userId) as never)
+    : sqliteAuth.lookUpSession(db, sessionId, userId);
+}
+
+/** The API key stored under this hash. */
+export function lookUpApiKey(db: Db, keyHash: string): Answer<typeof sqliteAuth.lookUpApiKey> {
+  return onPg(db) ? (pg.lookUpApiKey(db, keyHash) as never) : sqliteAuth.lookUpApiKey(db, keyHash);
+}
+
+/** An API key's holder and the organization's plan. */
+export function lookUpKeyHolder(db: Db, userId: string): Answer<typeof sqliteAuth.lookUpKeyHolder> {
+  return onPg(db) ? (pg.lookUpKeyHolder(db, userId) as never) : sqliteAuth.lookUpKeyHolder(db, userId);
+}
+
+/** Until when (email, ip) is locked out of password sign-in, if it ever was. */
+export function lookUpLockout(
+  db: DbOrTx,
+  email: string,
+  ip: string,
+): Answer<typeof sqliteAuth.lookUpLockout> {
+  return onPg(db) ? (pg.lookUpLockout(db, email, ip) as never) : sqliteAuth.lookUpLockout(db, email, ip);
+}
+
+/** The device token stored under this hash, with its device's id, organization and status. */
+export function lookUpDeviceToken(db: Db, tokenHash: string): Answer<typeof sqliteDevices.lookUpDeviceToken> {
+  return onPg(db)
+    ? (pg.lookUpDeviceToken(db, tokenHash) as never)
+    : sqliteDevices.lookUpDeviceToken(db, tokenHash);
+}
+
+/** The device's pending wipes, oldest first (a query to await). */
+export function selectPendingWipes(
+  db: DbOrTx,
+  deviceId: string,
+): ReturnType<typeof sqliteDevices.selectPendingWipes> {
+  return onPg(db)
+    ? (pg.selectPendingWipes(db, deviceId) as never)
+    : sqliteDevices.selectPendingWipes(db, deviceId);
+}
+
+/** One device of the organization (its id in lower case), or undefined. */
+export function lookUpDevice(
+  db: Db,
+  organizationId: string,
+  deviceId: string,
+): Answer<typeof sqliteDevices.lookUpDevice> {
+  return onPg(db)
+    ? (pg.lookUpDevice(db, organizationId, deviceId) as never)
+    : sqliteDevices.lookUpDevice(db, organizationId, deviceId);
+}
+
+/** The device's newest wipe request, or undefined. */
+export function lookUpLatestWipe(db: Db, deviceId: string): Answer<typeof sqliteDevices.lookUpLatestWipe> {
+  return onPg(db)
+    ? (pg.lookUpLatestWipe(db, deviceId) as never)
+    : sqliteDevices.lookUpLatestWipe(db, deviceId);
+}
+
+/** The device row a check-in reads, with its organization's subnet and the server's stored public key. */
+export function lookUpCheckInDevice(
+  db: Db,
+  deviceId: string,
+): Answer<typeof sqliteCheckIn.lookUpCheckInDevice> {
+  return onPg(db)
+    ? (pg.lookUpCheckInDevice(db, deviceId, sqliteCheckIn.SERVER_KEY_NAME) as never)
+    : sqliteCheckIn.lookUpCheckInDevice(db, deviceId);
+}
+
+/** The device's pending wipes, oldest first. */
+export function lookUpPendingWipes(
+  db: Db,
+  deviceId: string,
+): Answer<typeof sqliteCheckIn.lookUpPendingWipes> {
+  return onPg(db)
+    ? (pg.lookUpPendingWipes(db, deviceId) as never)
+    : sqliteCheckIn.lookUpPendingWipes(db, deviceId);
+}
+
+/** Writes `columns` of the device from `row` (the check-in's heartbeat, or its full report). */
+export function saveDeviceColumns(
+  ...args: Parameters<typeof sqliteCheckIn.saveDeviceColumns>
+): void | Promise<void> {
+  const [db, deviceId, columns, row] = args;
+  return onPg(db)
+    ? pg.saveDeviceColumns(db, deviceId, columns, row as Record<string, unknown>)
+    : sqliteCheckIn.saveDeviceColumns(...args);
+}
+
+/** The device's newest certificate. */
+export function lookUpNewestCertificate(
+  db: Db,
+  deviceId: string,
+): Answer<typeof sqlitePki.lookUpNewestCertificate> {
+  return onPg(db)
+    ? (pg.lookUpNewestCertificate(db, deviceId) as never)
+    : sqlitePki.lookUpNewestCertificate(db, deviceId);
+}
+
+/** The certificate with this fingerprint, with its device's id, organization and status. */
+export function lookUpCertificateHolder(
+  db: Db,
+  fingerprint: string,
+): Answer<typeof sqlitePki.lookUpCertificateHolder> {
+  return onPg(db)
+    ? (pg.lookUpCertificateHolder(db, fingerprint) as never)
+    : sqlitePki.lookUpCertificateHolder(db, fingerprint);
+}
+
+/** The policy a device follows (its own, else the organization's default) at its current version. */
+export function lookUpCurrentPolicyVersion(
+  db: Db,
+  organizationId: string,
+  policyId: string | null,
+): Answer<typeof sqlitePolicies.lookUpCurrentPolicyVersion> {
+  return onPg(db)
+    ? (pg.lookUpCurrentPolicyVersion(db, organizationId, policyId) as never)
+    : sqlitePolicies.lookUpCurrentPolicyVersion(db, organizationId, policyId);
+}
+
+/** A policy version's document. */
+export function lookUpPolicyDocument(
+  db: Db,
+  policyId: string,
+  version: number,
+): Answer<typeof sqlitePolicies.lookUpPolicyDocument> {
+  return onPg(db)
+    ? (pg.lookUpPolicyDocument(db, policyId, version) as never)
+    : sqlitePolicies.lookUpPolicyDocument(db, policyId, version);
+}
+
+/** Inserts an event (data as JSON text); returns its sequence. */
+export function insertEventRow(
+  ...args: Parameters<typeof sqliteEvents.insertEventRow>
+): number | Promise<number> {
+  return onPg(args[0]) ? pg.insertEventRow(...args) : sqliteEvents.insertEventRow(...args);
+}
+
+/** The organization's active webhooks that listen for `type` (or for every event). */
+export function selectSubscribedWebhooks(
+  ...args: Parameters<typeof sqliteEvents.selectSubscribedWebhooks>
+): { id: string }[] | Promise<{ id: string }[]> {
+  return onPg(args[0])
+    ? pg.selectSubscribedWebhooks(...args)
+    : sqliteEvents.selectSubscribedWebhooks(...args);
+}
+
+/** Queues a delivery, due at once. */
+export function insertDeliveryRow(
+  ...args: Parameters<typeof sqliteEvents.insertDeliveryRow>
+): void | Promise<void> {
+  return onPg(args[0]) ? pg.insertDeliveryRow(...args) : sqliteEvents.insertDeliveryRow(...args);
+}
+
+/** Appends a device log entry; its details are dropped when the device's user objected or is restricted. */
+export function insertDeviceLogRow(
+  ...args: Parameters<typeof sqliteEvents.insertDeviceLogRow>
+): void | Promise<void> {
+  return onPg(args[0]) ? pg.insertDeviceLogRow(...args) : sqliteEvents.insertDeviceLogRow(...args);
+}
+
+/** Runs a trivial query; throws when the database does not answer. */
+export function pingDatabase(db: DbOrTx): void | Promise<void> {
+  return onPg(db) ? pg.pingDatabase(db) : sqliteOperational.pingDatabase(db);
+}
+
+/** The outbox's pending deliveries and those due now, with the oldest of each. */
+export function countOutbox(db: Db, now: string): Answer<typeof sqliteOperational.countOutbox> {
+  return onPg(db) ? (pg.countOutbox(db, now) as never) : sqliteOperational.countOutbox(db, now);
+}
+
+/** The size of an in-memory SQLite database, or of the PostgreSQL database. */
+export function databaseBytes(db: DbOrTx): number | Promise<number> {
+  return onPg(db) ? pg.databaseBytes(db) : sqliteOperational.databaseBytesInMemory(db);
+}
+
+/** Runs `work` in a savepoint of the transaction `tx`: on failure its writes are undone and `tx` goes on. */
+export function inSavepoint<T>(tx: DbOrTx, work: () => Promise<T>): Promise<T> {
+  return onPg(tx) ? pg.inSavepoint(tx, work) : sqliteSavepoint.inSavepoint(tx, work);
+}
+
+/** Whether the handle's transaction is still open (on SQLite, a disk-full or I/O error ends it). */
+export function isInTransaction(tx: DbOrTx): boolean {
+  return onPg(tx) ? true : sqliteSavepoint.isInTransaction(tx);
+}
+
+/** One page of the organization's devices, newest enrolled first, and how many it has. */
+export function selectUnfilteredDevicePage(
+  db: Db,
+  organizationId: string,
+  page: { page: number; pageSize: number },
+): Answer<typeof sqliteDevicePages.selectUnfilteredDevicePage> {
+  return onPg(db)
+    ? pg.selectUnfilteredDevicePage(db, organizationId, page)
+    : sqliteDevicePages.selectUnfilteredDevicePage(db, organizationId, page);
+}
+
+/**
+ * Runs `work`, a handful of reads, so that they see one snapshot: on SQLite in one read transaction
+ * (which also takes the WAL read lock once rather than per statement); on PostgreSQL each read is
+ * already consistent on its own and the page's reads go out together.
+ */
+export async function readConsistently<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  return onPg(db) ? await work() : await sqliteReadTogether(db, work);
+}

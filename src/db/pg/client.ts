@@ -1,0 +1,105 @@
+/**
+ * The server's PostgreSQL store: a Bun.sql pool under Drizzle with the PostgreSQL tables, and its
+ * transactions. `openPostgres` points the domain's tables at PostgreSQL's (src/db/tables.ts) before
+ * anything is read.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { SQL as BunSql } from "bun";
+import { drizzle } from "drizzle-orm/bun-sql";
+import type { Db, Tx } from "../client";
+import * as schema from "../schema-pg";
+import { useTablesOf } from "../tables";
+import { connectPg } from "./connect";
+
+export interface PgOpenOptions {
+  url: string;
+  /** The password when it is not in the URL (database.password_file's contents). */
+  password?: string;
+  /** The most connections the pool holds (database.pool_size). */
+  poolSize: number;
+  /** Seconds to wait for a connection or a statement (database.timeout_seconds). */
+  timeoutSeconds: number;
+}
+
+export interface PgDatabaseHandle {
+  store: "postgresql";
+  /** The pool as Drizzle sees it: reads outside a transaction, and `withTransaction`. */
+  db: Db;
+  /** The pool itself, for what is written as SQL text (migrations, health). */
+  sql: BunSql;
+  /** `postgresql://USER@HOST:PORT/DATABASE`, for messages. */
+  label: string;
+  close(): Promise<void>;
+}
+
+/** The transaction a piece of work runs in, followed across its awaits, per pool. */
+const pgScope = new AsyncLocalStorage<{ root: Db; tx: Tx }>();
+const pgRoots = new WeakSet<object>();
+
+/** Opens the pool and checks that it answers; points the domain's tables at PostgreSQL's. */
+export async function openPostgres(options: PgOpenOptions): Promise<PgDatabaseHandle> {
+  useTablesOf("postgresql");
+  const { sql, label } = await connectPg(options.url, {
+    max: options.poolSize,
+    connectionTimeout: options.timeoutSeconds,
+    idleTimeout: 60,
+    ...(options.password !== undefined ? { password: options.password } : {}),
+  });
+  const db = drizzle({ client: sql, schema }) as unknown as Db;
+  pgRoots.add(db);
+  return { store: "postgresql", db, sql, label, close: () => sql.close({ timeout: 5 }) };
+}
+
+/** Whether a handle is a PostgreSQL pool opened by openPostgres, or one of its transactions. */
+export function isPgHandle(db: object): boolean {
+  return (
+    pgRoots.has(db) || (db as { constructor?: { name?: string } }).constructor?.name === "BunSQLTransaction"
+  );
+}
+
+/** SQLSTATEs after which a whole transaction may simply run again: a serialization failure, a deadlock. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+const ATTEMPTS = 8;
+
+type PgRoot = {
+  transaction<T>(work: (tx: Tx) => Promise<T>, config?: { isolationLevel: string }): Promise<T>;
+};
+
+/**
+ * Runs `work` in a SERIALIZABLE transaction, so that a rule spanning rows holds as it did with SQLite's
+ * one writer (the last admin, the lockout count): PostgreSQL refuses a transaction that would break
+ * serial order, and it is run again (a few times, after a short random pause). Work inside a
+ * transaction already runs in a savepoint of it. Bodies have no effect outside the database, so
+ * running one again is safe.
+ */
+export async function withPgTransaction<T>(db: Db | Tx, work: (tx: Tx) => Promise<T> | T): Promise<T> {
+  const current = pgScope.getStore();
+  const nestedIn = !pgRoots.has(db) ? (db as Tx) : current?.root === db ? current.tx : undefined;
+  if (nestedIn) {
+    const root = current?.root ?? db;
+    return (nestedIn as unknown as PgRoot).transaction((tx) =>
+      pgScope.run({ root, tx }, async () => work(tx)),
+    );
+  }
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await (db as unknown as PgRoot).transaction(
+        (tx) => pgScope.run({ root: db, tx }, async () => work(tx)),
+        { isolationLevel: "serializable" },
+      );
+    } catch (error) {
+      if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlStateOf(error) ?? "")) throw error;
+      await Bun.sleep(Math.random() * 5 * attempt);
+    }
+  }
+}
+
+/** The SQLSTATE of a PostgreSQL error (Bun.sql keeps it as `errno`), maybe under a wrapper's `cause`. */
+export function sqlStateOf(error: unknown): string | undefined {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    const { errno, code } = current as { errno?: unknown; code?: unknown };
+    if (typeof errno === "string" && /^[0-9A-Z]{5}$/.test(errno)) return errno;
+    if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
