@@ -9,7 +9,7 @@ CREATE TABLE "audit_logs" (
 	"target_id" text COLLATE "C",
 	"ip" text COLLATE "C",
 	"outcome" text COLLATE "C" NOT NULL,
-	"details" jsonb,
+	"details" json,
 	"created_at" timestamp(3) with time zone NOT NULL
 );
 --> statement-breakpoint
@@ -26,7 +26,7 @@ CREATE TABLE "device_logs" (
 	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"device_id" text COLLATE "C" NOT NULL,
 	"event" text COLLATE "C" NOT NULL,
-	"details" jsonb NOT NULL,
+	"details" json NOT NULL,
 	"created_at" timestamp(3) with time zone NOT NULL,
 	"rowid" bigint GENERATED ALWAYS AS IDENTITY (sequence name "device_logs_rowid_seq" INCREMENT BY 1 MINVALUE 1 MAXVALUE 9223372036854775807 START WITH 1 CACHE 1)
 );
@@ -59,13 +59,13 @@ CREATE TABLE "devices" (
 	"policy_applied_at" timestamp(3) with time zone,
 	"vpn_address" bigint,
 	"vpn_public_key" text COLLATE "C" NOT NULL,
-	"facts" jsonb,
-	"ignored_facts" jsonb,
-	"enforcement" jsonb,
+	"facts" json,
+	"ignored_facts" json,
+	"enforcement" json,
 	"enforcement_reported_at" timestamp(3) with time zone,
 	"compliance_status" text COLLATE "C" DEFAULT 'unknown' NOT NULL,
-	"compliance_violations" jsonb DEFAULT '[]'::jsonb NOT NULL,
-	"compliance_missing" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"compliance_violations" json DEFAULT '[]'::json NOT NULL,
+	"compliance_missing" json DEFAULT '[]'::json NOT NULL,
 	"compliance_checked_at" timestamp(3) with time zone,
 	"compliance_stale" boolean DEFAULT true NOT NULL,
 	"checkin_logged_at" timestamp(3) with time zone,
@@ -107,7 +107,7 @@ CREATE TABLE "events" (
 	"id" text COLLATE "C" NOT NULL,
 	"organization_id" text COLLATE "C" NOT NULL,
 	"type" text COLLATE "C" NOT NULL,
-	"data" jsonb NOT NULL,
+	"data" json NOT NULL,
 	"created_at" timestamp(3) with time zone NOT NULL
 );
 --> statement-breakpoint
@@ -140,7 +140,7 @@ CREATE TABLE "webhooks" (
 	"id" text COLLATE "C" PRIMARY KEY NOT NULL,
 	"organization_id" text COLLATE "C" NOT NULL,
 	"url" text COLLATE "C" NOT NULL,
-	"events" jsonb NOT NULL,
+	"events" json NOT NULL,
 	"secret" text COLLATE "C" NOT NULL,
 	"is_active" boolean DEFAULT true NOT NULL,
 	"disabled_reason" text COLLATE "C",
@@ -159,7 +159,7 @@ CREATE TABLE "gdpr_requests" (
 	"processing" text COLLATE "C",
 	"reason" text COLLATE "C",
 	"result" text COLLATE "C" NOT NULL,
-	"details" jsonb NOT NULL,
+	"details" json NOT NULL,
 	"created_at" timestamp(3) with time zone NOT NULL,
 	"completed_at" timestamp(3) with time zone NOT NULL
 );
@@ -171,7 +171,7 @@ CREATE TABLE "api_keys" (
 	"name" text COLLATE "C" NOT NULL,
 	"key_hash" text COLLATE "C" NOT NULL,
 	"key_prefix" text COLLATE "C" NOT NULL,
-	"scopes" jsonb NOT NULL,
+	"scopes" json NOT NULL,
 	"created_at" timestamp(3) with time zone NOT NULL,
 	"expires_at" timestamp(3) with time zone NOT NULL,
 	"revoked_at" timestamp(3) with time zone,
@@ -209,7 +209,7 @@ CREATE TABLE "mfa_methods" (
 	"credential_id" text COLLATE "C",
 	"public_key" text COLLATE "C",
 	"sign_count" bigint DEFAULT 0 NOT NULL,
-	"transports" jsonb,
+	"transports" json,
 	"confirmed_at" timestamp(3) with time zone,
 	"created_at" timestamp(3) with time zone NOT NULL,
 	"last_used_at" timestamp(3) with time zone
@@ -220,7 +220,7 @@ CREATE TABLE "organizations" (
 	"name" text COLLATE "C" NOT NULL,
 	"plan" text COLLATE "C" DEFAULT 'standard' NOT NULL,
 	"default_policy_id" text COLLATE "C",
-	"sso_settings" jsonb DEFAULT '{}' NOT NULL,
+	"sso_settings" json DEFAULT '{}' NOT NULL,
 	"device_count" integer DEFAULT 0 NOT NULL,
 	"device_list_version" integer DEFAULT 0 NOT NULL,
 	"require_mfa" boolean DEFAULT false NOT NULL,
@@ -329,8 +329,8 @@ CREATE TABLE "policy_versions" (
 	"version" integer NOT NULL,
 	"name" text COLLATE "C" NOT NULL,
 	"description" text COLLATE "C" NOT NULL,
-	"policy_data" jsonb NOT NULL,
-	"changes" jsonb NOT NULL,
+	"policy_data" json NOT NULL,
+	"changes" json NOT NULL,
 	"changed_by" text COLLATE "C" NOT NULL,
 	"changed_at" timestamp(3) with time zone NOT NULL,
 	CONSTRAINT "policy_versions_pkey" PRIMARY KEY("policy_id","version")

@@ -35,16 +35,21 @@ export function jsonText(db: Handle, column: AnyColumn, path: readonly string[])
 export function jsonIsTrue(db: Handle, column: AnyColumn, path: readonly string[]): SQL {
   const dialect = dialectOf(db);
   return dialect === "postgresql"
-    ? sql`(${column} #> ${jsonPath(dialect, path)}::text[]) = 'true'::jsonb`
+    ? sql`(json_typeof(${column} #> ${jsonPath(dialect, path)}::text[]) = 'boolean' AND (${column} #>> ${jsonPath(dialect, path)}::text[]) = 'true')`
     : sql`(json_type(${column}, ${jsonPath(dialect, path)}) = 'true')`;
 }
 
-/** The JSON object in `column` without its top-level `keys`. */
+/** The smaller of two values of one type (SQLite's two-argument `min`, PostgreSQL's `least`). */
+export function smallerOf(db: Handle, first: AnyColumn | SQL, second: unknown): SQL {
+  return dialectOf(db) === "postgresql" ? sql`least(${first}, ${second})` : sql`min(${first}, ${second})`;
+}
+
+/** The JSON object in `column` without its top-level `keys`, the others in their order. */
 export function jsonWithout(db: Handle, column: AnyColumn | SQL, keys: readonly string[]): SQL {
   for (const key of keys)
     if (!/^[a-z_][a-z0-9_]*$/.test(key)) throw new Error(`JSON keys are plain names, not ${key}`);
   return dialectOf(db) === "postgresql"
-    ? sql`(${column} - ${sql.raw(`'{${keys.join(",")}}'`)}::text[])`
+    ? sql`(SELECT coalesce(json_object_agg(entry.key, entry.value), '{}'::json) FROM json_each(${column}) AS entry WHERE entry.key NOT IN (${sql.raw(keys.map((key) => `'${key}'`).join(", "))}))`
     : sql`json_remove(${column}, ${sql.raw(keys.map((key) => `'$.${key}'`).join(", "))})`;
 }
 

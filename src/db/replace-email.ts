@@ -47,7 +47,7 @@ export async function replaceEmailInJson(
     JSON.stringify(` (${email})`).slice(1),
     JSON.stringify(` (${replacement})`).slice(1),
   ];
-  // PostgreSQL keeps JSON as jsonb: it is rewritten as text and read back.
+  // PostgreSQL's json column takes the rewritten text back as json.
   const isPg = dialectOf(db) === "postgresql";
   const text = isPg ? sql`${target}::text` : target;
   const replaced = sql`replace(replace(${text}, ${whole}, ${wholeReplacement}), ${labelEnd}, ${labelEndReplacement})`;
@@ -55,7 +55,7 @@ export async function replaceEmailInJson(
     db,
     sql`
     UPDATE ${sql.identifier(table)}
-    SET ${target} = ${isPg ? sql`${replaced}::jsonb` : replaced}
+    SET ${target} = ${isPg ? sql`${replaced}::json` : replaced}
     WHERE ${scope} AND ${hasSubstring(db, text, email)}`,
   );
 }

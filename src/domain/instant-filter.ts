@@ -1,5 +1,7 @@
 import { type FieldError, ValidationError } from "./errors";
 
+const YEAR_ONE = "0001-01-01T00:00:00.000Z";
+
 /**
  * `since` and `until` filters as timestamps are stored (`toISOString()`: UTC with milliseconds), so that
  * comparing strings compares instants whatever offset the caller wrote. An instant that cannot be read,
@@ -25,5 +27,8 @@ export function parseInstantRange(range: { since?: string; until?: string }): {
   };
   const parsed = { since: parse("since", range.since), until: parse("until", range.until) };
   if (errors.length > 0) throw new ValidationError("invalid query parameter", errors);
-  return parsed;
+  // PostgreSQL's timestamps start at the year 1 (the ISO year 0000 is 1 BC there): an instant in the
+  // year 0000 is compared as the first instant of the year 1, which no stored instant precedes.
+  const fromYearOne = (iso: string | undefined) => (iso?.startsWith("0000-") ? YEAR_ONE : iso);
+  return { since: fromYearOne(parsed.since), until: fromYearOne(parsed.until) };
 }

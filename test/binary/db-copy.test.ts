@@ -410,7 +410,7 @@ describe("bulwark db copy", () => {
     expect(
       await pgRows(
         pg.url,
-        "SELECT jsonb_typeof(facts) AS facts, count(*)::int AS devices FROM devices WHERE facts IS NOT NULL GROUP BY 1",
+        "SELECT json_typeof(facts) AS facts, count(*)::int AS devices FROM devices WHERE facts IS NOT NULL GROUP BY 1",
       ),
     ).toEqual([{ facts: "object", devices: expect.any(Number) }]);
 

@@ -96,7 +96,7 @@ function readSqliteCatalog(sqlite: Database): Catalog {
       else if (column.type.toLowerCase() === "text")
         type =
           columnType === "SQLiteTextJson"
-            ? "jsonb"
+            ? "json"
             : override === "instant" || (override !== "text" && column.name.endsWith("_at"))
               ? "timestamptz(3)"
               : 'text collate "C"';

@@ -246,7 +246,7 @@ export async function insertEventRow(
 ): Promise<number> {
   const [inserted] = (await pg(tx).execute(sql`
     INSERT INTO events (id, organization_id, type, data, created_at)
-    VALUES (${row.id}, ${row.organizationId}, ${row.type}, ${row.data}::jsonb, ${row.createdAt})
+    VALUES (${row.id}, ${row.organizationId}, ${row.type}, ${row.data}::text::json, ${row.createdAt})
     RETURNING sequence`)) as unknown as { sequence: number | string }[];
   if (!inserted) throw new Error("INSERT ... RETURNING gave no row");
   return Number(inserted.sequence);
@@ -261,7 +261,7 @@ export async function selectSubscribedWebhooks(
     ...((await pg(tx).execute(sql`
       SELECT w.id FROM webhooks w
       WHERE w.organization_id = ${organizationId} AND w.is_active
-        AND (w.events ? '*' OR w.events ? ${type})`)) as unknown as { id: string }[]),
+        AND (w.events::jsonb ? '*' OR w.events::jsonb ? ${type})`)) as unknown as { id: string }[]),
   ];
 }
 
@@ -285,7 +285,7 @@ export async function insertDeviceLogRow(
       CASE WHEN EXISTS (
         SELECT 1 FROM users u JOIN devices d ON d.user_id = u.id
         WHERE d.id = ${row.deviceId} AND (u.is_restricted OR u.device_activity_objected_at IS NOT NULL)
-      ) THEN '{}'::jsonb ELSE ${row.details}::jsonb END,
+      ) THEN '{}'::json ELSE ${row.details}::text::json END,
       ${row.createdAt}::timestamptz`);
 }
 

@@ -5,7 +5,7 @@
  *
  * The rules, for the columns not named here: text -> text COLLATE "C", except text named `*_at` ->
  * `instant()` (timestamptz(3) read and written as ISO strings); integer -> integer; integer with
- * mode boolean -> boolean; text with mode json -> jsonb; integer primary key autoincrement -> bigint
+ * mode boolean -> boolean; text with mode json -> json (the text as written); integer primary key autoincrement -> bigint
  * identity; blob -> bytea; real -> double precision.
  */
 export type PgColumnOverride =

@@ -85,7 +85,7 @@ async function countDevices(db: DbOrTx, organizationId: string, filter: DeviceLi
       (
         await firstRow(
           db
-            .select({ value: sql<number>`coalesce(sum(${deviceCounts.count}), 0)` })
+            .select({ value: sql<number>`coalesce(sum(${deviceCounts.count}), 0)`.mapWith(Number) })
             .from(deviceCounts)
             .where(
               and(

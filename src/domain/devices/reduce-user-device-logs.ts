@@ -15,7 +15,7 @@ export async function reduceUserDeviceLogs(
     tx,
     sql`
     UPDATE device_logs SET details = '{}'
-    WHERE details != '{}' AND device_id IN (
+    WHERE CAST(details AS TEXT) != '{}' AND device_id IN (
       SELECT id FROM devices WHERE organization_id = ${organizationId} AND user_id = ${userId})
     RETURNING id`,
   );

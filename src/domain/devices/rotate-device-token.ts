@@ -1,5 +1,6 @@
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
+import { smallerOf } from "../../db/dialect";
 import { deviceTokens } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -43,7 +44,7 @@ export async function rotateDeviceToken(
     const shortened = (
       await tx
         .update(deviceTokens)
-        .set({ expiresAt: sql`min(${deviceTokens.expiresAt}, ${graceEnd})` })
+        .set({ expiresAt: smallerOf(tx, deviceTokens.expiresAt, graceEnd) })
         .where(
           and(
             eq(deviceTokens.deviceId, caller.deviceId),

@@ -33,7 +33,7 @@ export type DeviceSummary = Static<typeof DeviceSummarySchema>;
 /** Devices of the organization by status, added up from the counts kept by triggers (device_counts). */
 export function selectStatusCounts(db: DbOrTx, organizationId: string) {
   return db
-    .select({ status: deviceCounts.status, count: sql<number>`sum(${deviceCounts.count})` })
+    .select({ status: deviceCounts.status, count: sql<number>`sum(${deviceCounts.count})`.mapWith(Number) })
     .from(deviceCounts)
     .where(eq(deviceCounts.organizationId, organizationId))
     .groupBy(deviceCounts.status);
@@ -42,7 +42,10 @@ export function selectStatusCounts(db: DbOrTx, organizationId: string) {
 /** Devices of the organization by compliance, added up from the counts kept by triggers (device_counts). */
 export function selectComplianceCounts(db: DbOrTx, organizationId: string) {
   return db
-    .select({ compliance: deviceCounts.complianceStatus, count: sql<number>`sum(${deviceCounts.count})` })
+    .select({
+      compliance: deviceCounts.complianceStatus,
+      count: sql<number>`sum(${deviceCounts.count})`.mapWith(Number),
+    })
     .from(deviceCounts)
     .where(eq(deviceCounts.organizationId, organizationId))
     .groupBy(deviceCounts.complianceStatus);

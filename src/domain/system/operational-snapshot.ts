@@ -63,7 +63,7 @@ export async function operationalSnapshot(deps: DomainDeps): Promise<Operational
     .select({
       status: deviceCounts.status,
       compliance: deviceCounts.complianceStatus,
-      count: sql<number>`sum(${deviceCounts.count})`,
+      count: sql<number>`sum(${deviceCounts.count})`.mapWith(Number),
     })
     .from(deviceCounts)
     .groupBy(deviceCounts.status, deviceCounts.complianceStatus);

@@ -54,11 +54,11 @@ export async function findDueSubscriptions(
     .select({
       webhookId: sql<string>`${oldestPending.webhookId}`.as("webhook_id"),
       organizationId: sql<string>`${webhooks.organizationId}`.as("organization_id"),
-      oldestSequence: sql<number>`${oldestPending.oldestSequence}`.as("due_sequence"),
+      oldestSequence: sql<number>`${oldestPending.oldestSequence}`.mapWith(Number).as("due_sequence"),
       nextAttemptAt: sql<string>`${webhookDeliveries.nextAttemptAt}`.as("due_at"),
-      rank: sql<number>`row_number() over (partition by ${webhooks.organizationId} order by ${webhookDeliveries.nextAttemptAt})`.as(
-        "organization_rank",
-      ),
+      rank: sql<number>`row_number() over (partition by ${webhooks.organizationId} order by ${webhookDeliveries.nextAttemptAt})`
+        .mapWith(Number)
+        .as("organization_rank"),
     })
     .from(oldestPending)
     .innerJoin(

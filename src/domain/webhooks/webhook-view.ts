@@ -89,9 +89,9 @@ export async function findLastDeliveries(
       status: webhookDeliveries.status,
       statusCode: webhookDeliveryAttempts.statusCode,
       startedAt: webhookDeliveryAttempts.startedAt,
-      rank: sql<number>`row_number() over (partition by ${webhookDeliveries.webhookId} order by ${webhookDeliveryAttempts.startedAt} desc, ${webhookDeliveryAttempts.id} desc)`.as(
-        "rank",
-      ),
+      rank: sql<number>`row_number() over (partition by ${webhookDeliveries.webhookId} order by ${webhookDeliveryAttempts.startedAt} desc, ${webhookDeliveryAttempts.id} desc)`
+        .mapWith(Number)
+        .as("rank"),
     })
     .from(webhookDeliveryAttempts)
     .innerJoin(webhookDeliveries, eq(webhookDeliveries.id, webhookDeliveryAttempts.deliveryId))
