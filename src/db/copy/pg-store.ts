@@ -7,7 +7,7 @@ import { embeddedPgMigrations } from "../migrations-pg.generated";
 import { connectPg as connectPostgres, PgConnectError } from "../pg/connect";
 import { migratePg, readPgDatabaseSchema } from "../pg/migrate-pg";
 import * as schema from "../schema-pg";
-import { CopyFailed, CopyRefused, firstLine } from "./copy-errors";
+import { CopyFailed, CopyRefused } from "./copy-errors";
 import { type CopyTable, columnNamed } from "./copy-plan";
 import { placeholderRows, placeholderValues } from "./prepared-insert";
 import { assertCurrentSchema } from "./schema-version";

@@ -1,4 +1,4 @@
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { smallerOf } from "../../db/dialect";
 import { deviceTokens } from "../../db/tables";
