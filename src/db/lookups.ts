@@ -6,6 +6,7 @@
  */
 import type { Db, DbOrTx } from "./client";
 import { dialectOf } from "./dialect";
+import { sqlStateOf } from "./pg/client";
 import * as pg from "./pg/lookups";
 import * as sqliteAuth from "./sqlite/auth-lookups";
 import * as sqliteCheckIn from "./sqlite/check-in-statements";
@@ -214,9 +215,21 @@ export function inSavepoint<T>(tx: DbOrTx, work: () => Promise<T>): Promise<T> {
   return onPg(tx) ? pg.inSavepoint(tx, work) : sqliteSavepoint.inSavepoint(tx, work);
 }
 
-/** Whether the handle's transaction is still open (on SQLite, a disk-full or I/O error ends it). */
-export function isInTransaction(tx: DbOrTx): boolean {
-  return onPg(tx) ? true : sqliteSavepoint.isInTransaction(tx);
+/**
+ * Whether `error`, met inside a savepoint of `tx`, ended the whole transaction: on SQLite a disk-full or
+ * I/O error rolls it back; on PostgreSQL a serialization failure or deadlock (the transaction is run
+ * again) or a lost connection does.
+ */
+export function endsTransaction(tx: DbOrTx, error: unknown): boolean {
+  if (!onPg(tx)) return !sqliteSavepoint.isInTransaction(tx);
+  const state = sqlStateOf(error);
+  return state === undefined ? isConnectionError(error) : /^(40|08|57)/.test(state);
+}
+
+/** A Bun.sql error that says the connection failed, rather than a statement. */
+function isConnectionError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && /^ERR_POSTGRES_(CONNECTION|.*CLOSED|.*TIMEOUT)/.test(code);
 }
 
 /** One page of the organization's devices, newest enrolled first, and how many it has. */

@@ -109,7 +109,7 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
   });
   const databaseSize = new Gauge({
     name: "bulwark_database_size_bytes",
-    help: "Size of the SQLite database: the main file and its write-ahead log.",
+    help: "Size of the database: SQLite's main file and its write-ahead log, or the PostgreSQL database (main; wal is 0).",
     labelNames: ["file"],
     registers,
   });

@@ -2,7 +2,9 @@
  * The two stores side by side for the schema tests: a fresh SQLite database migrated by migrateDatabase
  * and a fresh PostgreSQL database migrated by migratePg, on the shared throwaway cluster.
  */
+import { join } from "node:path";
 import { SQL } from "bun";
+import { ensurePostgresql } from "../../scripts/test-tools";
 import { type DatabaseHandle, openDatabase } from "../../src/db/client";
 import { migrateDatabase } from "../../src/db/migrate";
 import { migratePg } from "../../src/db/pg/migrate-pg";
@@ -72,4 +74,14 @@ export async function newMigratedPgDatabase(): Promise<string> {
     await connection.close();
   }
   return admin.replace(/\/postgres$/, `/${database}`);
+}
+
+/** Everything a PostgreSQL database holds, as `pg_dump --data-only` writes it (what a stolen dump shows). */
+export function dumpPgDatabase(url: string): Buffer {
+  const dump = Bun.spawnSync([join(ensurePostgresql(), "pg_dump"), "--data-only", "--dbname", url], {
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  if (dump.exitCode !== 0) throw new Error(`pg_dump failed: ${dump.stderr.toString()}`);
+  return Buffer.from(dump.stdout);
 }

@@ -166,16 +166,28 @@ function withContentLength(init: RequestInit): RequestInit {
 export const TEST_STORE: "sqlite" | "postgresql" =
   process.env.TEST_STORE === "postgresql" ? "postgresql" : "sqlite";
 
+/** PostgreSQL databases standing for the database files tests name (one each, kept for the process). */
+const pgDatabaseOfPath = new Map<string, Promise<string>>();
+
 /**
- * The database settings of an app on TEST_STORE: on PostgreSQL a new migrated database and a key file
- * beside it, unless the test chose its database itself (a file of its own stays on SQLite).
+ * The database settings of an app on TEST_STORE: on PostgreSQL a new migrated database and a key file.
+ * A test that names its database file (to start a second app on the same data, or to remove its key
+ * file) gets the same PostgreSQL database for the same path, with its key file at `<path>.key`.
  */
 async function testStoreDatabase(
   overrides: DeepPartial<Config>,
   keyFile = `${newDatabasePath()}.key`,
 ): Promise<Partial<Config["database"]>> {
-  if (TEST_STORE !== "postgresql" || overrides.database?.path !== undefined) return {};
-  return { url: await newMigratedPgDatabase(), key_file: overrides.database?.key_file ?? keyFile };
+  if (TEST_STORE !== "postgresql") return {};
+  const path = overrides.database?.path;
+  if (path === undefined || path === ":memory:")
+    return { url: await newMigratedPgDatabase(), key_file: overrides.database?.key_file ?? keyFile };
+  let url = pgDatabaseOfPath.get(path);
+  if (!url) {
+    url = newMigratedPgDatabase();
+    pgDatabaseOfPath.set(path, url);
+  }
+  return { url: await url, key_file: overrides.database?.key_file ?? `${path}.key` };
 }
 
 /**

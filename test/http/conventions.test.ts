@@ -1,7 +1,13 @@
 import { describe, expect, spyOn, test } from "bun:test";
 import { VERSION } from "../../src/version";
 import { expectServerErrors } from "../helpers/server-errors";
-import { freshTestApps, inProcessTest, type TestApp, type TestResponse } from "../helpers/test-app";
+import {
+  freshTestApps,
+  inProcessTest,
+  TEST_STORE,
+  type TestApp,
+  type TestResponse,
+} from "../helpers/test-app";
 
 const newApp = freshTestApps();
 
@@ -299,7 +305,7 @@ describe("GET /api/v1/health", () => {
       status: "ok",
       version: VERSION,
       database: "ok",
-      store: "sqlite",
+      store: TEST_STORE,
       uptime_seconds: 0,
     });
     expect(response.body.outbox).toMatchObject({ pending: 0, due: 0, oldest_pending_age_seconds: 0 });

@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { enableTotp, unusedCode } from "../helpers/mfa";
+import { dumpPgDatabase } from "../helpers/pg-stores";
 import { expectServerErrors } from "../helpers/server-errors";
 import { freshTestApps, inProcessTest, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 import { base32Decode, hotp, totpCode } from "../helpers/totp";
@@ -146,36 +147,42 @@ describe("TOTP enrolment", () => {
   });
 });
 
-inProcessTest("the TOTP secret is nowhere in the database file or its WAL, only in sealed form", async () => {
-  const folder = mkdtempSync(join(tmpdir(), "bulwark-mfa-"));
-  try {
-    const path = join(folder, "bulwark.db");
-    const t = await newApp({ database: { path } });
-    const org = await t.createOrganization();
-    const { secret } = await enableTotp(t, org.adminToken);
-    // The code still verifies: the server reads the secret back through the key file.
-    expect((await verify(t, await challenge(t, org.adminEmail), "totp", unusedCode(t, secret))).status).toBe(
-      200,
-    );
+inProcessTest(
+  "the TOTP secret is nowhere in the database (file and WAL, or PostgreSQL's dump), only in sealed form",
+  async () => {
+    const folder = mkdtempSync(join(tmpdir(), "bulwark-mfa-"));
+    try {
+      const path = join(folder, "bulwark.db");
+      const t = await newApp({ database: { path } });
+      const org = await t.createOrganization();
+      const { secret } = await enableTotp(t, org.adminToken);
+      // The code still verifies: the server reads the secret back through the key file.
+      expect(
+        (await verify(t, await challenge(t, org.adminEmail), "totp", unusedCode(t, secret))).status,
+      ).toBe(200);
 
-    const raw = base32Decode(secret);
-    const files = [path, `${path}-wal`].filter(existsSync);
-    expect(files).toContain(`${path}-wal`);
-    for (const file of files) {
-      const bytes = readFileSync(file);
-      expect(bytes.includes(Buffer.from(secret)), `${file} holds the base32 secret`).toBe(false);
-      expect(bytes.includes(Buffer.from(secret.toLowerCase())), file).toBe(false);
-      expect(bytes.includes(raw), `${file} holds the raw secret`).toBe(false);
-      expect(bytes.includes(Buffer.from(raw.toString("hex"))), file).toBe(false);
-      expect(bytes.includes(Buffer.from(raw.toString("base64"))), file).toBe(false);
+      const raw = base32Decode(secret);
+      // SQLite: the file and its WAL; PostgreSQL: everything pg_dump reads out of the database.
+      const stored =
+        t.store === "postgresql"
+          ? [{ file: "pg_dump", bytes: dumpPgDatabase(t.config.database.url) }]
+          : [path, `${path}-wal`].filter(existsSync).map((file) => ({ file, bytes: readFileSync(file) }));
+      if (t.store === "sqlite") expect(stored.map(({ file }) => file)).toContain(`${path}-wal`);
+      for (const { file, bytes } of stored) {
+        expect(bytes.includes(Buffer.from(secret)), `${file} holds the base32 secret`).toBe(false);
+        expect(bytes.includes(Buffer.from(secret.toLowerCase())), file).toBe(false);
+        expect(bytes.includes(raw), `${file} holds the raw secret`).toBe(false);
+        expect(bytes.includes(Buffer.from(raw.toString("hex"))), file).toBe(false);
+        expect(bytes.includes(Buffer.from(raw.toString("base64"))), file).toBe(false);
+      }
+      // Stored, sealed (in the WAL until a checkpoint moves it to the main file).
+      expect(stored.some(({ bytes }) => bytes.includes(Buffer.from("sealed:v1:")))).toBe(true);
+      expect(statSync(`${path}.key`).mode & 0o777).toBe(0o600);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
     }
-    // Stored, sealed (in the WAL until a checkpoint moves it to the main file).
-    expect(files.some((file) => readFileSync(file).includes(Buffer.from("sealed:v1:")))).toBe(true);
-    expect(statSync(`${path}.key`).mode & 0o777).toBe(0o600);
-  } finally {
-    rmSync(folder, { recursive: true, force: true });
-  }
-});
+  },
+);
 
 inProcessTest(
   "restored without its key file, the app's codes answer 503 instead of counting as wrong; an admin reset lets the user in",
@@ -190,6 +197,12 @@ inProcessTest(
       await before.close();
       rmSync(`${path}.key`);
 
+      // On PostgreSQL, where every replica must hold the same key, a server whose key opens none of
+      // the database's secrets refuses to start, naming its key file (src/boot.ts).
+      if (before.store === "postgresql") {
+        await expect(newApp({ database: { path } })).rejects.toThrow(`${path}.key does not open the secrets`);
+        return;
+      }
       const t = await newApp({ database: { path } });
       t.clock.advanceSeconds(60);
       expectServerErrors(503);

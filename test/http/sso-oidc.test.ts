@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { TCPSocketListener } from "bun";
+import { organizations } from "../../src/db/tables";
 import { JOBS } from "../../src/jobs/jobs";
 import { documentedLocationParameters } from "../helpers/documented-redirects";
 import { enableTotp } from "../helpers/mfa";
@@ -122,7 +123,7 @@ describe("connection settings", () => {
   inProcessTest("the client secret is stored encrypted, not in the database's plain text", async () => {
     const t = await newApp();
     await organizationWithOidc(t);
-    const stored = t.deps.db.$client.query("select sso_settings from organizations").all();
+    const stored = await t.deps.db.select({ settings: organizations.ssoSettings }).from(organizations);
     expect(JSON.stringify(stored)).toContain(op.client_id);
     expect(JSON.stringify(stored)).not.toContain(op.client_secret);
   });

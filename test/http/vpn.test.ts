@@ -3,11 +3,13 @@
  * must agree with every key pair, and `wg-quick strip` must read both wg-quick files.
  */
 
-import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { eq } from "drizzle-orm";
+import { withTransaction } from "../../src/db/client";
+import { devices, organizations } from "../../src/db/tables";
 import { systemActor } from "../../src/domain/deps";
 import { vpnServerConfig } from "../../src/domain/vpn/vpn-server-config";
 import { parseIpv4 } from "../../src/lib/ipv4";
@@ -358,14 +360,18 @@ describe("each organization's own subnet of the pool", () => {
         const a1 = await enrollDevice(app, a.adminToken);
         const b1 = await enrollDevice(app, b.adminToken);
         const a2 = await enrollDevice(app, a.adminToken);
-        await app.close();
         // As a version before subnets left it: no subnets, addresses from the whole pool in turn.
-        const db = new Database(path);
-        db.run("UPDATE organizations SET vpn_subnet = NULL");
-        const setAddress = db.prepare("UPDATE devices SET vpn_address = ? WHERE id = ?");
-        setAddress.run(parseIpv4("10.100.0.4"), a2.id);
-        setAddress.run(parseIpv4("10.100.0.3"), b1.id);
-        db.close();
+        await withTransaction(app.deps.db, async (tx) => {
+          await tx.update(organizations).set({ vpnSubnet: null });
+          const setAddress = (address: string, id: string) =>
+            tx
+              .update(devices)
+              .set({ vpnAddress: parseIpv4(address) })
+              .where(eq(devices.id, id));
+          await setAddress("10.100.0.4", a2.id);
+          await setAddress("10.100.0.3", b1.id);
+        });
+        await app.close();
 
         /** Starts on the database again with these VPN settings; the devices' check-in settings. */
         const startAgain = async (vpn: { address_pool?: string; organization_prefix_length: number }) => {

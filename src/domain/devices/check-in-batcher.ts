@@ -1,5 +1,5 @@
 import { withTransaction } from "../../db/client";
-import { inSavepoint, isInTransaction } from "../../db/lookups";
+import { endsTransaction, inSavepoint } from "../../db/lookups";
 import type { DomainDeps } from "../deps";
 import { UnavailableError } from "../errors";
 import type { DevicePrincipal } from "./authenticate-device";
@@ -62,6 +62,8 @@ export class CheckInBatcher {
     const outcomes: ({ ok: true; result: CheckInResult } | { ok: false; error: unknown })[] = [];
     try {
       await withTransaction(this.deps.db, async (tx) => {
+        // PostgreSQL may run the transaction again (a serialization failure): each run starts afresh.
+        outcomes.length = 0;
         for (const pending of batch) {
           try {
             const result = await inSavepoint(tx, () =>
@@ -69,9 +71,9 @@ export class CheckInBatcher {
             );
             outcomes.push({ ok: true, result });
           } catch (error) {
-            // Some failures (disk full, I/O error) make SQLite roll the whole transaction back: then
-            // nothing of the batch holds, and it fails as a whole.
-            if (!isInTransaction(tx)) throw error;
+            // Some failures end the whole transaction (SQLite's disk full or I/O error; PostgreSQL's
+            // serialization failure, run again as a whole): then nothing of the batch holds.
+            if (endsTransaction(tx, error)) throw error;
             outcomes.push({ ok: false, error });
           }
         }

@@ -1,5 +1,6 @@
 import { statSync } from "node:fs";
 import { sql } from "drizzle-orm";
+import { dialectOf } from "../../db/dialect";
 import { countOutbox, databaseBytes } from "../../db/lookups";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
 import { deviceCounts } from "../../db/tables";
@@ -75,13 +76,14 @@ export async function operationalSnapshot(deps: DomainDeps): Promise<Operational
     })),
   );
   const path = deps.config.database.path;
-  const pageBytes = path === ":memory:" ? await databaseBytes(deps.db) : 0;
+  // PostgreSQL's database (pg_database_size, its WAL being the cluster's), or SQLite's files.
+  const hasFile = dialectOf(deps.db) === "sqlite" && path !== ":memory:";
   return {
     devices: byStatus,
     outbox: await outboxState(deps),
     databaseBytes: {
-      main: path === ":memory:" ? pageBytes : fileBytes(path),
-      wal: path === ":memory:" ? 0 : fileBytes(`${path}-wal`),
+      main: hasFile ? fileBytes(path) : await databaseBytes(deps.db),
+      wal: hasFile ? fileBytes(`${path}-wal`) : 0,
     },
   };
 }
