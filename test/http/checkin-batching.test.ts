@@ -20,7 +20,9 @@ async function refuseLogsOf(t: TestApp, deviceId: string): Promise<() => Promise
     t.writer.exec(
       `CREATE TEMP TRIGGER refuse_log BEFORE INSERT ON device_logs WHEN new.device_id = '${deviceId}' BEGIN SELECT RAISE(ABORT, 'refused'); END`,
     );
-    return async () => t.writer.exec("DROP TRIGGER refuse_log");
+    return async () => {
+      t.writer.exec("DROP TRIGGER refuse_log");
+    };
   }
   await runStatement(
     t.deps.db,
