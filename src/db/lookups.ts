@@ -5,13 +5,15 @@
  * promise. The domain awaits every one and never sees a statement.
  */
 import type { Db, DbOrTx } from "./client";
+import { type ListRow, selectDevicePageWithAnchors } from "./device-page-anchors";
 import { dialectOf } from "./dialect";
 import { sqlStateOf } from "./pg/client";
+import { pgDevicePageStatements } from "./pg/device-page-statements";
 import * as pg from "./pg/lookups";
 import * as sqliteAuth from "./sqlite/auth-lookups";
 import * as sqliteCheckIn from "./sqlite/check-in-statements";
 import * as sqliteDevices from "./sqlite/device-lookups";
-import * as sqliteDevicePages from "./sqlite/device-page-anchors";
+import { sqliteDevicePageStatements } from "./sqlite/device-page-statements";
 import * as sqliteEvents from "./sqlite/event-log";
 import * as sqliteOperational from "./sqlite/operational";
 import * as sqlitePki from "./sqlite/pki-lookups";
@@ -232,15 +234,14 @@ function isConnectionError(error: unknown): boolean {
   return typeof code === "string" && /^ERR_POSTGRES_(CONNECTION|.*CLOSED|.*TIMEOUT)/.test(code);
 }
 
-/** One page of the organization's devices, newest enrolled first, and how many it has. */
+/** One page of the organization's devices, newest enrolled first, and how many it has (read from anchors). */
 export function selectUnfilteredDevicePage(
   db: Db,
   organizationId: string,
   page: { page: number; pageSize: number },
-): Answer<typeof sqliteDevicePages.selectUnfilteredDevicePage> {
-  return onPg(db)
-    ? pg.selectUnfilteredDevicePage(db, organizationId, page)
-    : sqliteDevicePages.selectUnfilteredDevicePage(db, organizationId, page);
+): Promise<{ rows: ListRow[]; total: number }> {
+  const statements = onPg(db) ? pgDevicePageStatements(db) : sqliteDevicePageStatements(db);
+  return selectDevicePageWithAnchors(db, statements, organizationId, page);
 }
 
 /**

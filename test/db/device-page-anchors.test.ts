@@ -1,5 +1,7 @@
 import { afterAll, expect, test } from "bun:test";
-import { ANCHOR_SPACING } from "../../src/db/sqlite/device-page-anchors";
+import { desc, eq } from "drizzle-orm";
+import { ANCHOR_SPACING } from "../../src/db/device-page-anchors";
+import { devices } from "../../src/db/tables";
 import { createEnrollmentToken, type Enrolled, enrollBody } from "../helpers/devices";
 import { createTestApp } from "../helpers/test-app";
 
@@ -34,17 +36,18 @@ async function enroll(count: number): Promise<Enrolled[]> {
 }
 
 /** The organization's device ids in list order, read straight from the table. */
-function listOrder(): string[] {
-  return (
-    t.deps.db.$client
-      .query("SELECT id FROM devices WHERE organization_id = ? ORDER BY enrolled_at DESC, id DESC")
-      .all(org.organizationId) as { id: string }[]
-  ).map((row) => row.id);
+async function listOrder(): Promise<string[]> {
+  const rows = await t.deps.db
+    .select({ id: devices.id })
+    .from(devices)
+    .where(eq(devices.organizationId, org.organizationId))
+    .orderBy(desc(devices.enrolledAt), desc(devices.id));
+  return rows.map((row) => row.id);
 }
 
 /** Pages past the first anchor, one across an anchor, and the last: each equal to its slice of the list. */
 async function expectPagesMatchTheTable() {
-  const order = listOrder();
+  const order = await listOrder();
   for (const [page, pageSize] of [
     [21, 50], // offset 1,000: the first anchor
     [34, 30], // offset 990: across it
@@ -90,16 +93,16 @@ test("deep pages hold the rows OFFSET would, through enrollments, a deletion and
   expect(completed.status).toBe(200);
   expect((await t.request("DELETE", `/api/v1/devices/${gone.id}`, admin)).status).toBe(204);
   await enroll(1);
-  expect(listOrder()).not.toContain(gone.id);
+  expect(await listOrder()).not.toContain(gone.id);
   await expectPagesMatchTheTable();
 
   // A device enrolled while the clock reads earlier than the newest devices lands in the middle.
   t.clock.advanceSeconds(-1800);
   const [between] = await enroll(1);
-  expect(listOrder().indexOf((between as Enrolled).id)).toBe(8);
+  expect((await listOrder()).indexOf((between as Enrolled).id)).toBe(8);
   await expectPagesMatchTheTable();
 
   // A page past the end is empty and still says how many there are.
   const past = await t.request("GET", "/api/v1/devices?page=1000&page_size=100", admin);
-  expect(past.body).toMatchObject({ data: [], total: listOrder().length });
+  expect(past.body).toMatchObject({ data: [], total: (await listOrder()).length });
 }, 60_000);

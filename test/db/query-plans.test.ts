@@ -4,7 +4,7 @@ import { count, eq } from "drizzle-orm";
 import { firstRow } from "../../src/db/first-row";
 import { devices, organizations } from "../../src/db/schema";
 import { selectLatestWipe, selectPendingWipes } from "../../src/db/sqlite/device-lookups";
-import { UNFILTERED_PAGE_STATEMENTS } from "../../src/db/sqlite/device-page-anchors";
+import { UNFILTERED_PAGE_STATEMENTS } from "../../src/db/sqlite/device-page-statements";
 import { selectNewestCertificate } from "../../src/db/sqlite/pki-lookups";
 import { selectPublicKeyHolder } from "../../src/domain/devices/enroll-device";
 import { selectDeviceLogPage } from "../../src/domain/devices/list-device-logs";

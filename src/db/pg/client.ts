@@ -35,6 +35,39 @@ export interface PgDatabaseHandle {
 /** The transaction a piece of work runs in, followed across its awaits, per pool. */
 const pgScope = new AsyncLocalStorage<{ root: Db; tx: Tx }>();
 const pgRoots = new WeakSet<object>();
+/** Each pool's gate for transactions (see TransactionGate). */
+const gates = new WeakMap<object, TransactionGate>();
+
+/**
+ * Lets at most `limit` transactions run at once, the others waiting in turn (first come, first served).
+ * A server runs its transactions one at a time, as on SQLite: transactions of one server that touch the
+ * same rows (an enrollment token's use count, the lowest free VPN address) then never make each other
+ * fail and run again, which under load (fifty enrollments with one token) exhausted the retries; and a
+ * transaction that reads through the pool (`deps.db`) while it runs always finds a free connection.
+ * Conflicts with another process (a command, a second server) are still caught by SERIALIZABLE and run
+ * again. Check-ins are grouped into one transaction per batch (check-in-batcher.ts), so they do not queue
+ * one by one.
+ */
+class TransactionGate {
+  private running = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly limit: number) {}
+
+  async enter(): Promise<void> {
+    if (this.running < this.limit) {
+      this.running++;
+      return;
+    }
+    await new Promise<void>((resume) => this.waiting.push(resume));
+  }
+
+  leave(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.running--;
+  }
+}
 
 /** Opens the pool and checks that it answers; points the domain's tables at PostgreSQL's. */
 export async function openPostgres(options: PgOpenOptions): Promise<PgDatabaseHandle> {
@@ -47,6 +80,7 @@ export async function openPostgres(options: PgOpenOptions): Promise<PgDatabaseHa
   });
   const db = drizzle({ client: sql, schema }) as unknown as Db;
   pgRoots.add(db);
+  gates.set(db, new TransactionGate(1));
   return { store: "postgresql", db, sql, label, close: () => sql.close({ timeout: 5 }) };
 }
 
@@ -55,6 +89,11 @@ export function isPgHandle(db: object): boolean {
   return (
     pgRoots.has(db) || (db as { constructor?: { name?: string } }).constructor?.name === "BunSQLTransaction"
   );
+}
+
+/** Whether a handle is a transaction (or savepoint) on PostgreSQL rather than the pool. */
+export function isPgTransaction(db: object): boolean {
+  return !pgRoots.has(db) && isPgHandle(db);
 }
 
 /** SQLSTATEs after which a whole transaction may simply run again: a serialization failure, a deadlock. */
@@ -81,16 +120,22 @@ export async function withPgTransaction<T>(db: Db | Tx, work: (tx: Tx) => Promis
       pgScope.run({ root, tx }, async () => work(tx)),
     );
   }
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await (db as unknown as PgRoot).transaction(
-        (tx) => pgScope.run({ root: db, tx }, async () => work(tx)),
-        { isolationLevel: "serializable" },
-      );
-    } catch (error) {
-      if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlStateOf(error) ?? "")) throw error;
-      await Bun.sleep(Math.random() * 5 * attempt);
+  const gate = gates.get(db);
+  await gate?.enter();
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await (db as unknown as PgRoot).transaction(
+          (tx) => pgScope.run({ root: db, tx }, async () => work(tx)),
+          { isolationLevel: "serializable" },
+        );
+      } catch (error) {
+        if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlStateOf(error) ?? "")) throw error;
+        await Bun.sleep(Math.random() * 5 * attempt);
+      }
     }
+  } finally {
+    gate?.leave();
   }
 }
 

@@ -332,33 +332,3 @@ export async function databaseBytes(db: DbOrTx): Promise<number> {
   )) as unknown as { bytes: number | string }[];
   return Number(row?.bytes ?? 0);
 }
-
-// --- the unfiltered device list (src/db/sqlite/device-page-anchors.ts)
-
-export async function selectUnfilteredDevicePage(
-  db: Db,
-  organizationId: string,
-  page: { page: number; pageSize: number },
-) {
-  const [state] = await pg(db)
-    .select({ count: organizations.deviceCount })
-    .from(organizations)
-    .where(eq(organizations.id, organizationId));
-  if (!state) return { rows: [], total: 0 };
-  const rows = await pg(db)
-    .select({
-      id: devices.id,
-      deviceName: devices.deviceName,
-      platform: devices.platform,
-      status: devices.status,
-      lastSeen: devices.lastSeen,
-      enrolledAt: devices.enrolledAt,
-      complianceStatus: devices.complianceStatus,
-    })
-    .from(devices)
-    .where(eq(devices.organizationId, organizationId))
-    .orderBy(desc(devices.enrolledAt), desc(devices.id))
-    .limit(page.pageSize)
-    .offset((page.page - 1) * page.pageSize);
-  return { rows, total: state.count };
-}

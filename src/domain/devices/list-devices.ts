@@ -57,7 +57,7 @@ export function selectDevicePage(
 
 /**
  * The organization's devices, filtered and paginated. The unfiltered list reads deep pages from anchors
- * (src/db/sqlite/device-page-anchors.ts) and its total is the organization's maintained device count, so the common
+ * (src/db/device-page-anchors.ts) and its total is the organization's maintained device count, so the common
  * listing never counts rows.
  */
 export async function listDevices(
