@@ -3,7 +3,12 @@
  * - bulwark.service: `systemd-analyze verify` (no error, no warning), the hardening docs/production.md
  *   promises, and `systemd-analyze security --offline` keeping its exposure low. verify needs the
  *   ExecStart program to exist, so it reads a copy whose only change is ExecStart naming the executable
- *   under test instead of /usr/local/bin/bulwark.
+ *   under test instead of /usr/local/bin/bulwark. bulwark.service.d/postgresql.conf: the same, with the
+ *   drop-in beside the unit, and that it adds nothing but its ordering and retries.
+ * - compose.postgres.yml (Compose cannot run here): Bulwark's environment, with the secret and the
+ *   volume where Compose mounts them and a role signing in with the secret's password, starts the
+ *   executable on a PostgreSQL database of the test cluster; the services agree on the secret, role
+ *   and database.
  * - nginx.conf: `nginx -t`, then a real nginx in front of the executable: TLS, the device certificate
  *   forwarded in Client-Cert, the client's own Client-Cert and X-Forwarded-For replaced, oversized
  *   requests left for Bulwark to refuse with its JSON error body.
@@ -13,10 +18,22 @@
  *   server from a missing one.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import {
+  chmodSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
+import { SQL } from "bun";
 import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
+import { sharedPgCluster } from "../helpers/pg-cluster";
 import { enrollWithCertificate, forgeCertificate, selfSignedCertificate } from "../helpers/pki";
 
 const ROOT = resolve(import.meta.dir, "../..");
@@ -157,6 +174,31 @@ describe("deploy/bulwark.service", () => {
     const exposure = /Overall exposure level for bulwark\.service: ([0-9.]+)/.exec(result.output)?.[1];
     expect(Number(exposure)).toBeLessThan(2);
   });
+
+  test("with the PostgreSQL drop-in (bulwark.service.d/postgresql.conf): verify reads it and passes, it only orders and retries, the exposure stays below 2", () => {
+    const dropInText = readFileSync(join(DEPLOY, "bulwark.service.d", "postgresql.conf"), "utf8");
+    const settings = dropInText.split("\n").filter((line) => line !== "" && !line.startsWith("#"));
+    // The sandbox of the unit stays whole: the drop-in holds no other directive.
+    expect(settings).toEqual([
+      "[Unit]",
+      "After=postgresql.service",
+      "StartLimitIntervalSec=0",
+      "[Service]",
+      "RestartSec=10s",
+    ]);
+    const unit = file("systemd-postgresql/bulwark.service", readFileSync(unitForExecutable(), "utf8"));
+    const dropIn = join(dirname(unit), "bulwark.service.d", "postgresql.conf");
+    // verify reads a drop-in folder beside the unit it is given: a key it does not know is named.
+    file(relative(folder, dropIn), `${dropInText}Unknowable=yes\n`);
+    expect(run(["systemd-analyze", "verify", unit]).output).toContain("postgresql.conf:");
+    file(relative(folder, dropIn), dropInText);
+    const verify = run(["systemd-analyze", "verify", unit]);
+    expect(verify.output).toBe("");
+    expect(verify.exitCode).toBe(0);
+    const security = run(["systemd-analyze", "security", "--offline=yes", "--no-pager", unit]);
+    const exposure = /Overall exposure level for bulwark\.service: ([0-9.]+)/.exec(security.output)?.[1];
+    expect(Number(exposure)).toBeLessThan(2);
+  });
 });
 
 describe("deploy/Dockerfile", () => {
@@ -229,6 +271,108 @@ describe("deploy/Dockerfile", () => {
     const port = new URL(server.url).port;
     expect(run(command, { BULWARK_SERVER_PORT: port }).exitCode).not.toBe(0);
   }, 30_000);
+});
+
+describe("deploy/compose.postgres.yml", () => {
+  type Service = { environment: Record<string, string>; secrets: string[]; volumes: string[] };
+  const compose = Bun.YAML.parse(readFileSync(join(DEPLOY, "compose.postgres.yml"), "utf8")) as {
+    services: {
+      bulwark: Service & {
+        build: { context: string; dockerfile: string };
+        depends_on: Record<string, { condition: string }>;
+      };
+      postgres: Service & { healthcheck: { test: string[] } };
+    };
+    secrets: Record<string, { file: string }>;
+  };
+  const { bulwark, postgres } = compose.services;
+
+  test("Bulwark's environment, with the secret, the key file's volume and the database where Compose puts them, starts the executable on PostgreSQL", async () => {
+    // Both read the one password file, as Compose mounts a secret: /run/secrets/<name>.
+    expect(compose.secrets).toEqual({ "db-password": { file: "./secrets/db-password" } });
+    expect(bulwark.secrets).toEqual(["db-password"]);
+    expect(postgres.secrets).toEqual(["db-password"]);
+    expect(postgres.environment.POSTGRES_PASSWORD_FILE).toBe("/run/secrets/db-password");
+    expect(bulwark.environment.BULWARK_DATABASE_PASSWORD_FILE).toBe("/run/secrets/db-password");
+    // The image is built from this repository's Dockerfile, the context being its root.
+    expect(resolve(DEPLOY, bulwark.build.context, bulwark.build.dockerfile)).toBe(join(DEPLOY, "Dockerfile"));
+    // The key file outlives the container: it is in the volume at the image's state folder.
+    expect(bulwark.volumes).toEqual(["bulwark-data:/var/lib/bulwark"]);
+    expect(dirname(bulwark.environment.BULWARK_DATABASE_KEY_FILE ?? "")).toBe("/var/lib/bulwark");
+    // The URL names the role and database the postgres image creates, at the service's name.
+    const url = new URL(bulwark.environment.BULWARK_DATABASE_URL ?? "");
+    expect([url.protocol, url.hostname, url.port, url.username, url.password, url.pathname]).toEqual([
+      "postgresql:",
+      "postgres",
+      "5432",
+      postgres.environment.POSTGRES_USER ?? "",
+      "",
+      `/${postgres.environment.POSTGRES_DB}`,
+    ]);
+
+    // That role, signing in with the password file's password, owning an empty database on the test
+    // cluster, stands for what the postgres image sets up on a new volume.
+    const cluster = await sharedPgCluster();
+    const role = url.username;
+    const password = randomBytes(24).toString("hex");
+    const database = `compose_${process.pid}`;
+    const admin = new SQL(cluster.url, { max: 1 });
+    try {
+      await admin.unsafe(`DROP DATABASE IF EXISTS ${database}`);
+      await admin.unsafe(
+        `DO $$ BEGIN CREATE ROLE ${role} LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`,
+      );
+      await admin.unsafe(`ALTER ROLE ${role} PASSWORD '${password}'`);
+      await admin.unsafe(`CREATE DATABASE ${database} OWNER ${role}`);
+      const hba = join(cluster.folder, "data", "pg_hba.conf");
+      writeFileSync(hba, `host all ${role} 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, "utf8")}`);
+      await admin`SELECT pg_reload_conf()`;
+    } finally {
+      await admin.close();
+    }
+    const secrets = join(folder, "compose", "run-secrets");
+    const state = join(folder, "compose", "var-lib-bulwark");
+    mkdirSync(secrets, { recursive: true });
+    mkdirSync(state, { recursive: true });
+    writeFileSync(join(secrets, "db-password"), `${password}\n`);
+    // Compose replaces `${VAR:-}` of an unset variable with nothing, which Bulwark takes as unset.
+    const env = Object.fromEntries(
+      Object.entries(bulwark.environment).map(([name, value]) => [
+        name,
+        value
+          .replace(/^\$\{[A-Z_]+:-\}$/, "")
+          .replace(/^\/run\/secrets\//, `${secrets}/`)
+          .replace(/^\/var\/lib\/bulwark\//, `${state}/`),
+      ]),
+    );
+    url.host = `127.0.0.1:${cluster.port}`;
+    url.pathname = `/${database}`;
+    env.BULWARK_DATABASE_URL = url.href;
+    const server = await startServer(binary, state, env);
+    try {
+      const health = await call(server, "GET", "/api/v1/health");
+      expect([health.status, health.store]).toEqual(["ok", "postgresql"]);
+      expect(statSync(env.BULWARK_DATABASE_KEY_FILE ?? "").mode & 0o777).toBe(0o600);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+    // The password is the file's: another one is refused at the start.
+    writeFileSync(join(secrets, "db-password"), "not-the-password\n");
+    const refused = run([binary, "migrate"], env);
+    expect(refused.output).toContain(`password authentication failed for user "${role}"`);
+    expect(refused.exitCode).toBe(1);
+  }, 60_000);
+
+  test("the postgres service's health check is pg_isready over TCP, as Bulwark connects, and Bulwark waits for it", () => {
+    expect(postgres.healthcheck.test).toEqual([
+      "CMD",
+      "pg_isready",
+      "--host=127.0.0.1",
+      `--username=${postgres.environment.POSTGRES_USER}`,
+      `--dbname=${postgres.environment.POSTGRES_DB}`,
+    ]);
+    expect(bulwark.depends_on).toEqual({ postgres: { condition: "service_healthy" } });
+  });
 });
 
 describe("deploy/nginx.conf", () => {
