@@ -12,7 +12,13 @@ import { InMemoryRateLimiter } from "./http/rate-limiter";
 import { type Clock, systemClock } from "./lib/clock";
 import { createLogger, resolveLogFormat } from "./lib/log";
 import { createMetrics } from "./lib/metrics";
-import { createSecretBox, loadOrCreateKeyFile } from "./lib/secret-box";
+import {
+  createSecretBox,
+  loadOrCreateKeyFile,
+  newSecretKey,
+  readKeyFile,
+  writeNewKeyFile,
+} from "./lib/secret-box";
 import { ServiceActivity } from "./lib/service-activity";
 import { VERSION } from "./version";
 
@@ -21,10 +27,15 @@ import { VERSION } from "./version";
  * file, never in it, so that a copy of the database or a `bulwark backup` alone reveals none of them. An
  * in-memory database without a key file gets a key that lives as long as the process.
  */
-function secretKeyOf(database: Readonly<Config["database"]>): Uint8Array {
-  return !isPostgresConfig(database) && database.path === ":memory:" && database.key_file === ""
-    ? randomBytes(32)
-    : loadOrCreateKeyFile(keyFileOf(database));
+function secretKeyOf(database: Readonly<Config["database"]>): { key: Uint8Array; isNew: boolean } {
+  if (isPostgresConfig(database)) {
+    // Written only once it is known not to be needed for secrets already in the database (boot below).
+    const key = readKeyFile(keyFileOf(database));
+    return key ? { key, isNew: false } : { key: newSecretKey(), isNew: true };
+  }
+  return database.path === ":memory:" && database.key_file === ""
+    ? { key: randomBytes(32), isNew: false }
+    : { key: loadOrCreateKeyFile(keyFileOf(database)), isNew: false };
 }
 
 /** The key file does not open the secrets a PostgreSQL database holds: the server refuses to start. */
@@ -56,11 +67,12 @@ export async function bootDependencies(
     write: logWrite,
   });
   const metrics = createMetrics(VERSION, startedAt);
+  const secretKey = secretKeyOf(config.database);
   const domainDeps = {
     db: database.db,
     config,
     clock,
-    secrets: createSecretBox(secretKeyOf(config.database)),
+    secrets: createSecretBox(secretKey.key),
   };
   const deps: AppDeps = {
     ...domainDeps,
@@ -81,13 +93,17 @@ export async function bootDependencies(
     if (database.store === "postgresql") {
       await database.close();
       throw new SecretKeyMismatch(
-        `${keyFileOf(config.database)} does not open the secrets sealed in ${database.label}: every server on this database needs the same database.key_file (copy it from a server already running on it)`,
+        secretKey.isNew
+          ? `${keyFileOf(config.database)} does not exist, and ${database.label} holds secrets sealed with another key: every server on this database needs the same database.key_file (copy it from a server already running on it; nothing was written)`
+          : `${keyFileOf(config.database)} does not open the secrets sealed in ${database.label}: every server on this database needs the same database.key_file (copy it from a server already running on it)`,
       );
     }
     deps.log.warn(
       `${keyFileOf(config.database)} does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
     );
   }
+  // A first server on a PostgreSQL database creates the key file, once nothing sealed stands against it.
+  if (secretKey.isNew) writeNewKeyFile(keyFileOf(config.database), secretKey.key);
   await sealWebhookSecrets(deps);
   await ensureWireGuardServerKey(deps);
   const vpnSubnets = await assignVpnSubnets(deps);

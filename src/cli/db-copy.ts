@@ -120,7 +120,7 @@ function report(
       : `The copy holds no sealed secrets yet; they will be sealed with ${key.keyPath}.`,
     key.targetKeyPath
       ? `The key file is ${key.targetKeyPath} (the same key as ${key.keyPath}, owner-only): keep it beside the database.`
-      : `The secrets in ${targetLabel} are sealed with ${key.keyPath}: every server on this database needs that key file (database.key_file). (Serving from PostgreSQL is not available yet.)`,
+      : `The secrets in ${targetLabel} are sealed with ${key.keyPath}: every server on this database needs that key file (database.key_file).`,
   ];
   console.log(lines.join("\n"));
 }

@@ -66,11 +66,19 @@ export function isSealed(stored: string): boolean {
  * database, not in it: a copied database file or a backup alone does not reveal the sealed secrets.
  */
 export function loadOrCreateKeyFile(path: string): Uint8Array {
-  if (!existsSync(path)) {
-    writeFileSync(path, `${randomBytes(KEY_BYTES).toString("base64")}\n`, { mode: 0o600, flag: "wx" });
-    chmodSync(path, 0o600);
-  }
+  if (!existsSync(path)) writeNewKeyFile(path, newSecretKey());
   return readKeyFile(path) as Uint8Array;
+}
+
+/** A new random key for a key file. */
+export function newSecretKey(): Uint8Array {
+  return randomBytes(KEY_BYTES);
+}
+
+/** Writes `key` to a new key file (0600); fails when the file exists. */
+export function writeNewKeyFile(path: string, key: Uint8Array): void {
+  writeFileSync(path, `${Buffer.from(key).toString("base64")}\n`, { mode: 0o600, flag: "wx" });
+  chmodSync(path, 0o600);
 }
 
 /** The key in `path`, or null when there is no such file. */

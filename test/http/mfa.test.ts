@@ -197,10 +197,13 @@ inProcessTest(
       await before.close();
       rmSync(`${path}.key`);
 
-      // On PostgreSQL, where every replica must hold the same key, a server whose key opens none of
-      // the database's secrets refuses to start, naming its key file (src/boot.ts).
+      // On PostgreSQL, where every server on the database must hold the same key, one without it
+      // refuses to start, naming its key file, and writes no new key there (src/boot.ts).
       if (before.store === "postgresql") {
-        await expect(newApp({ database: { path } })).rejects.toThrow(`${path}.key does not open the secrets`);
+        await expect(newApp({ database: { path } })).rejects.toThrow(
+          `${path}.key does not exist, and postgresql://`,
+        );
+        expect(existsSync(`${path}.key`)).toBe(false);
         return;
       }
       const t = await newApp({ database: { path } });
