@@ -4,12 +4,13 @@
  * anything is read.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { SQL as BunSql } from "bun";
+import { SQL as BunSql } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
 import type { Db, Tx } from "../client";
 import * as schema from "../schema-pg";
 import { useTablesOf } from "../tables";
 import { connectPg } from "./connect";
+import { guardPool, PgNoAnswerError } from "./pool-guard";
 
 export interface PgOpenOptions {
   url: string;
@@ -36,6 +37,12 @@ export interface PgDatabaseHandle {
 const pgScope = new AsyncLocalStorage<{ root: Db; tx: Tx }>();
 const pgRoots = new WeakSet<object>();
 
+/**
+ * How long Bulwark waits for PostgreSQL beyond database.timeout_seconds before giving up on an answer:
+ * PostgreSQL's own statement_timeout, sent at the same time, normally ends the statement first.
+ */
+const NO_ANSWER_GRACE_MS = 500;
+
 /** Opens the pool and checks that it answers; points the domain's tables at PostgreSQL's. */
 export async function openPostgres(options: PgOpenOptions): Promise<PgDatabaseHandle> {
   useTablesOf("postgresql");
@@ -43,9 +50,12 @@ export async function openPostgres(options: PgOpenOptions): Promise<PgDatabaseHa
     max: options.poolSize,
     connectionTimeout: options.timeoutSeconds,
     idleTimeout: 60,
+    // Set on every connection as it opens: a statement (a lock wait included) ends after the timeout.
+    connection: { statement_timeout: options.timeoutSeconds * 1000 },
     ...(options.password !== undefined ? { password: options.password } : {}),
   });
-  const db = drizzle({ client: sql, schema }) as unknown as Db;
+  const guarded = guardPool(sql, options.timeoutSeconds * 1000 + NO_ANSWER_GRACE_MS);
+  const db = drizzle({ client: guarded as BunSql, schema }) as unknown as Db;
   pgRoots.add(db);
   return { store: "postgresql", db, sql, label, close: () => sql.close({ timeout: 5 }) };
 }
@@ -102,4 +112,55 @@ export function sqlStateOf(error: unknown): string | undefined {
     if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
   return undefined;
+}
+
+/** Bun.sql's codes for a connection that could not be opened or signed in to, was lost, or timed out. */
+const UNAVAILABLE_CODES = new Set(
+  [
+    "CONNECTION_CLOSED",
+    "CONNECTION_FAILED",
+    "CONNECTION_REFUSED",
+    "CONNECTION_TIMEOUT",
+    "IDLE_TIMEOUT",
+    "LIFETIME_TIMEOUT",
+    "QUERY_CANCELLED",
+    "TLS_NOT_AVAILABLE",
+    "TLS_UPGRADE_FAILED",
+    "AUTHENTICATION_FAILED_PBKDF2",
+    "UNKNOWN_AUTHENTICATION_METHOD",
+    "UNSUPPORTED_AUTHENTICATION_METHOD",
+    "INVALID_SERVER_KEY",
+    "INVALID_SERVER_SIGNATURE",
+    "SASL_SIGNATURE_MISMATCH",
+    "SASL_NO_KNOWN_MECHANISM",
+    "CHANNEL_BINDING_REQUIRED",
+    "CHANNEL_BINDING_FAILED",
+  ].map((code) => `ERR_POSTGRES_${code}`),
+);
+
+/**
+ * SQLSTATEs of a server that cannot serve now (PostgreSQL's Appendix A): its shutdown or start
+ * (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 57P05 idle_session_timeout),
+ * a statement ended by statement_timeout (57014) or lock_timeout (55P03), and an idle transaction ended
+ * by the server (25P03); and whole classes: 08 connection exception, 28 invalid authorization (a
+ * password changed under a running server), 53 insufficient resources (disk full, too many
+ * connections), 58 system error (I/O).
+ */
+const UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03", "57P05", "57014", "55P03", "25P03"]);
+const UNAVAILABLE_CLASSES = new Set(["08", "28", "53", "58"]);
+
+/**
+ * Whether an error (or one of its causes: Drizzle wraps the driver's) says PostgreSQL cannot be reached
+ * or cannot serve now, rather than that the statement was wrong: what requests answer with 503
+ * database_unavailable.
+ */
+export function isPgUnavailable(error: unknown): boolean {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (current instanceof PgNoAnswerError) return true;
+    if (!(current instanceof BunSql.PostgresError)) continue;
+    if (UNAVAILABLE_CODES.has(current.code)) return true;
+    const state = current.errno;
+    if (state && (UNAVAILABLE_STATES.has(state) || UNAVAILABLE_CLASSES.has(state.slice(0, 2)))) return true;
+  }
+  return false;
 }
