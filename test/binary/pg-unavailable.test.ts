@@ -295,3 +295,75 @@ async function waitForNoOpenTransaction(sql: SQL): Promise<boolean> {
   }
   return false;
 }
+
+/** The value of one sample of a scrape (a series without labels); undefined when it is absent. */
+function sample(text: string, name: string): number | undefined {
+  const line = text.split("\n").find((each) => each.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+/** promtool's own verdict on a scrape: its exit code and what it printed. */
+function promtoolCheck(text: string) {
+  const result = Bun.spawnSync(["promtool", "check", "metrics"], { stdin: new TextEncoder().encode(text) });
+  return { code: result.exitCode, output: `${result.stdout.toString()}${result.stderr.toString()}`.trim() };
+}
+
+test("GET /metrics shows the connection pool (its maximum, open connections, transactions holding and waiting for one) and the transactions retried after a serialization failure; promtool accepts it", async () => {
+  const cwd = mkdtempSync(join(tmpdir(), "bulwark-pg-metrics-"));
+  const pooled = await startOn(databaseUrl, cwd, {
+    BULWARK_DATABASE_POOL_SIZE: "3",
+    BULWARK_METRICS_ENABLED: "true",
+  });
+  const direct = new SQL(databaseUrl, { max: 2 });
+  const scrape = async () => (await fetch(`${pooled.url}/metrics`)).text();
+  try {
+    const { body } = await send("POST", "/api/v1/auth/login", undefined, ADMIN, pooled);
+    const requests = everydayRequests(body?.token ?? "", pooled);
+
+    // Every connection held by a transaction waiting for a lock held here, and one more transaction
+    // waiting for a connection: what a scrape taken then shows.
+    const lock = await lockTable(direct, "policies");
+    expectServerErrors(503);
+    const creating = [requests.create(), requests.create()];
+    expect(await waitForLockWait(direct, "policies", 2)).toBe(true);
+    // Both credential reads share the last free connection, then one transaction takes it and the other waits.
+    creating.push(requests.create(), requests.create());
+    expect(await waitForLockWait(direct, "policies", 3)).toBe(true);
+    const busy = await scrape();
+    await lock.release();
+    for (const answer of await Promise.all(creating)) expect([201, 503]).toContain(answer.status);
+    expect(promtoolCheck(busy)).toEqual({ code: 0, output: "" });
+    expect(sample(busy, "bulwark_db_pool_max_connections")).toBe(3);
+    expect(sample(busy, "bulwark_db_pool_active_transactions")).toBe(3);
+    expect(sample(busy, "bulwark_db_pool_waiting_transactions")).toBeGreaterThanOrEqual(1);
+    const open = sample(busy, "bulwark_db_pool_open_connections") ?? 0;
+    expect(open).toBeGreaterThanOrEqual(1);
+    expect(open).toBeLessThanOrEqual(3);
+
+    // A failed sign-in's count is written in a SERIALIZABLE transaction: a row changed under it by
+    // another session (here, while the sign-in waits for that row) makes PostgreSQL refuse it with a
+    // serialization failure, and the transaction is run again.
+    const stranger = { email: `nobody-${crypto.randomUUID()}@example.com`, password: "not-the-password" };
+    const signIn = () => send("POST", "/api/v1/auth/login", undefined, stranger, pooled);
+    expect((await signIn()).status).toBe(401);
+    const before = sample(await scrape(), "bulwark_db_transaction_retries_total") ?? 0;
+    const changing = await direct.reserve();
+    try {
+      await changing`BEGIN`;
+      await changing`UPDATE login_failures SET failures = failures WHERE email = ${stranger.email}`;
+      const refused = signIn();
+      expect(await waitForLockWait(direct, "login_failures")).toBe(true);
+      await changing`COMMIT`;
+      expect((await refused).status).toBe(401);
+    } finally {
+      changing.release();
+    }
+    const after = await scrape();
+    expect(promtoolCheck(after)).toEqual({ code: 0, output: "" });
+    expect((sample(after, "bulwark_db_transaction_retries_total") ?? 0) - before).toBeGreaterThanOrEqual(1);
+  } finally {
+    await direct.close({ timeout: 0 });
+    await pooled.stop("SIGKILL");
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}, 60_000);

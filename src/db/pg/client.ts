@@ -6,11 +6,12 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL as BunSql } from "bun";
 import { drizzle } from "drizzle-orm/bun-sql";
+import type { ConnectionPoolSnapshot } from "../../lib/metrics";
 import type { Db, Tx } from "../client";
 import * as schema from "../schema-pg";
 import { useTablesOf } from "../tables";
 import { connectPg } from "./connect";
-import { guardPool, PgNoAnswerError } from "./pool-guard";
+import { guardPool, newPoolActivity, PgNoAnswerError, type PoolActivity } from "./pool-guard";
 
 export interface PgOpenOptions {
   url: string;
@@ -30,12 +31,18 @@ export interface PgDatabaseHandle {
   sql: BunSql;
   /** `postgresql://USER@HOST:PORT/DATABASE`, for messages. */
   label: string;
+  /**
+   * The pool as the metrics show it, read at each scrape: its open connections as PostgreSQL counts
+   * them (this process's application_name), the rest as pool-guard.ts counts them.
+   */
+  poolState(): Promise<ConnectionPoolSnapshot>;
   close(): Promise<void>;
 }
 
 /** The transaction a piece of work runs in, followed across its awaits, per pool. */
 const pgScope = new AsyncLocalStorage<{ root: Db; tx: Tx }>();
-const pgRoots = new WeakSet<object>();
+/** Each pool's Drizzle handle, with what its pool is doing. */
+const pgRoots = new WeakMap<object, PoolActivity>();
 
 /**
  * How long Bulwark waits for PostgreSQL beyond database.timeout_seconds before giving up on an answer:
@@ -46,18 +53,28 @@ const NO_ANSWER_GRACE_MS = 500;
 /** Opens the pool and checks that it answers; points the domain's tables at PostgreSQL's. */
 export async function openPostgres(options: PgOpenOptions): Promise<PgDatabaseHandle> {
   useTablesOf("postgresql");
+  // Each process names its connections, so that PostgreSQL can say which of them are this pool's.
+  const applicationName = `bulwark:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const { sql, label } = await connectPg(options.url, {
     max: options.poolSize,
     connectionTimeout: options.timeoutSeconds,
     idleTimeout: 60,
     // Set on every connection as it opens: a statement (a lock wait included) ends after the timeout.
-    connection: { statement_timeout: options.timeoutSeconds * 1000 },
+    connection: { statement_timeout: options.timeoutSeconds * 1000, application_name: applicationName },
     ...(options.password !== undefined ? { password: options.password } : {}),
   });
-  const guarded = guardPool(sql, options.timeoutSeconds * 1000 + NO_ANSWER_GRACE_MS);
+  const activity = newPoolActivity();
+  const guarded = guardPool(sql, options.timeoutSeconds * 1000 + NO_ANSWER_GRACE_MS, activity);
   const db = drizzle({ client: guarded as BunSql, schema }) as unknown as Db;
-  pgRoots.add(db);
-  return { store: "postgresql", db, sql, label, close: () => sql.close({ timeout: 5 }) };
+  pgRoots.set(db, activity);
+  const poolState = async (): Promise<ConnectionPoolSnapshot> => {
+    // The counts as the scrape found them, before its own query waits for a connection.
+    const counts = { ...activity };
+    const [row] = await sql<{ open: number }[]>`
+      SELECT count(*)::int AS open FROM pg_stat_activity WHERE application_name = ${applicationName}`;
+    return { maxConnections: options.poolSize, openConnections: row?.open ?? 0, ...counts };
+  };
+  return { store: "postgresql", db, sql, label, poolState, close: () => sql.close({ timeout: 5 }) };
 }
 
 /** Whether a handle is a PostgreSQL pool opened by openPostgres, or one of its transactions. */
@@ -99,6 +116,8 @@ export async function withPgTransaction<T>(db: Db | Tx, work: (tx: Tx) => Promis
       );
     } catch (error) {
       if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlStateOf(error) ?? "")) throw error;
+      const activity = pgRoots.get(db);
+      if (activity) activity.retriedTransactions++;
       await Bun.sleep(Math.random() * 5 * attempt);
     }
   }

@@ -1,5 +1,6 @@
 /**
- * The Bun.sql pool as Drizzle sees it, with a deadline on every wait for PostgreSQL.
+ * The Bun.sql pool as Drizzle sees it, with a deadline on every wait for PostgreSQL, and the pool's
+ * activity counted for the metrics.
  *
  * PostgreSQL ends a statement that runs longer than database.timeout_seconds itself (statement_timeout,
  * lock waits included), and Bun.sql gives up connecting after as long. What neither covers is a server
@@ -11,6 +12,7 @@
  * it back when the connection answers again), and its caller gets the error without waiting for that.
  */
 import type { SQL as BunSql } from "bun";
+import type { ConnectionPoolSnapshot } from "../../lib/metrics";
 
 /** PostgreSQL did not answer in time; the message says what was waited for. */
 export class PgNoAnswerError extends Error {
@@ -18,6 +20,13 @@ export class PgNoAnswerError extends Error {
     super(`PostgreSQL did not answer within ${seconds} s (${what})`);
     this.name = "PgNoAnswerError";
   }
+}
+
+/** What the pool is doing now, and the transactions it has run again, as the metrics show them. */
+export type PoolActivity = Omit<ConnectionPoolSnapshot, "maxConnections" | "openConnections">;
+
+export function newPoolActivity(): PoolActivity {
+  return { waitingTransactions: 0, activeTransactions: 0, pendingStatements: 0, retriedTransactions: 0 };
 }
 
 /** Bun.sql's client, as far as Drizzle uses it: statements, transactions and savepoints. */
@@ -57,20 +66,27 @@ class TransactionWaits {
 }
 
 /**
- * `sql` with a deadline of `timeoutMs` on every wait for PostgreSQL. Only Drizzle's handle goes through
- * it: migrations and `db copy` use the pool itself.
+ * `sql` with a deadline of `timeoutMs` on every wait for PostgreSQL, counting what it does in
+ * `activity`. Only Drizzle's handle goes through it: migrations and `db copy` use the pool itself.
  */
-export function guardPool(sql: BunSql, timeoutMs: number): object {
-  return guardClient(sql as unknown as SqlClient, timeoutMs, null);
+export function guardPool(sql: BunSql, timeoutMs: number, activity: PoolActivity): object {
+  return guardClient(sql as unknown as SqlClient, timeoutMs, activity, null);
 }
 
-function guardClient(client: SqlClient, timeoutMs: number, transaction: TransactionWaits | null): SqlClient {
+function guardClient(
+  client: SqlClient,
+  timeoutMs: number,
+  activity: PoolActivity,
+  transaction: TransactionWaits | null,
+): SqlClient {
   const guarded: SqlClient = {
     unsafe(query, params) {
       let statement = client.unsafe(query, params);
       let answer: Promise<unknown> | undefined;
       const run = () =>
-        transaction ? awaitInTransaction(statement, transaction) : awaitStatement(statement, timeoutMs);
+        transaction
+          ? awaitInTransaction(statement, transaction)
+          : awaitStatement(statement, timeoutMs, activity);
       const lazy = {
         values() {
           statement = statement.values();
@@ -89,12 +105,28 @@ function guardClient(client: SqlClient, timeoutMs: number, transaction: Transact
     },
     begin(work) {
       const waits = new TransactionWaits(timeoutMs);
+      activity.waitingTransactions++;
+      let isActive = false;
+      // Counted until Bun.sql gives the connection back, also when the caller has stopped waiting.
+      const released = () => {
+        if (isActive) activity.activeTransactions--;
+        else activity.waitingTransactions--;
+      };
       return enclose(
         waits,
         "a connection and BEGIN",
         "COMMIT or ROLLBACK",
-        (body) => client.begin(body),
-        (tx) => work(guardClient(tx, timeoutMs, waits)),
+        (body) => {
+          const ended = client.begin((tx) => {
+            activity.waitingTransactions--;
+            activity.activeTransactions++;
+            isActive = true;
+            return body(tx);
+          });
+          ended.then(released, released);
+          return ended;
+        },
+        (tx) => work(guardClient(tx, timeoutMs, activity, waits)),
       );
     },
     savepoint(work) {
@@ -104,7 +136,7 @@ function guardClient(client: SqlClient, timeoutMs: number, transaction: Transact
         "SAVEPOINT",
         "RELEASE or ROLLBACK TO SAVEPOINT",
         (body) => client.savepoint(body),
-        (tx) => work(guardClient(tx, timeoutMs, transaction)),
+        (tx) => work(guardClient(tx, timeoutMs, activity, transaction)),
       );
     },
   };
@@ -112,16 +144,20 @@ function guardClient(client: SqlClient, timeoutMs: number, transaction: Transact
 }
 
 /** A statement outside a transaction: it alone fails when PostgreSQL does not answer. */
-function awaitStatement(statement: Statement, timeoutMs: number): Promise<unknown> {
+function awaitStatement(statement: Statement, timeoutMs: number, activity: PoolActivity): Promise<unknown> {
+  activity.pendingStatements++;
   return new Promise<unknown>((resolve, reject) => {
     const timer = setTimeout(() => reject(new PgNoAnswerError("a statement", timeoutMs / 1000)), timeoutMs);
+    // Counted until answered, also when the caller has stopped waiting: it still holds its connection.
     statement.then(
       (rows) => {
         clearTimeout(timer);
+        activity.pendingStatements--;
         resolve(rows);
       },
       (error) => {
         clearTimeout(timer);
+        activity.pendingStatements--;
         reject(error);
       },
     );
