@@ -200,7 +200,9 @@ async function withPartitionableServer(
 ): Promise<void> {
   const relay = await startTcpRelay(cluster.port);
   const cwd = mkdtempSync(join(tmpdir(), "bulwark-pg-partition-"));
-  const behindRelay = await startOn(databaseUrl.replace(`:${cluster.port}/`, `:${relay.port}/`), cwd);
+  const behindRelay = await startOn(databaseUrl.replace(`:${cluster.port}/`, `:${relay.port}/`), cwd, {
+    BULWARK_METRICS_ENABLED: "true",
+  });
   try {
     const signedIn = await send("POST", "/api/v1/auth/login", undefined, ADMIN, behindRelay);
     const requests = everydayRequests(signedIn.body?.token ?? "", behindRelay);
@@ -224,6 +226,7 @@ test("when PostgreSQL stops answering on open connections (a network partition),
       requests.list(),
       requests.create(refusedName),
       requests.profile(),
+      send("GET", "/metrics", undefined, undefined, behindRelay),
     ]);
     for (const answer of answers) expectDatabaseUnavailable(answer);
     const health = await send("GET", "/api/v1/health", undefined, undefined, behindRelay);

@@ -5,6 +5,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL as BunSql } from "bun";
+import { sql as drizzleSql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
 import type { ConnectionPoolSnapshot } from "../../lib/metrics";
 import type { Db, Tx } from "../client";
@@ -65,13 +66,16 @@ export async function openPostgres(options: PgOpenOptions): Promise<PgDatabaseHa
   });
   const activity = newPoolActivity();
   const guarded = guardPool(sql, options.timeoutSeconds * 1000 + NO_ANSWER_GRACE_MS, activity);
-  const db = drizzle({ client: guarded as BunSql, schema }) as unknown as Db;
+  const pgDb = drizzle({ client: guarded as BunSql, schema });
+  const db = pgDb as unknown as Db;
   pgRoots.set(db, activity);
   const poolState = async (): Promise<ConnectionPoolSnapshot> => {
-    // The counts as the scrape found them, before its own query waits for a connection.
+    // The counts as the scrape found them, before its own query waits for a connection (under the
+    // deadline, as every query of the server's).
     const counts = { ...activity };
-    const [row] = await sql<{ open: number }[]>`
-      SELECT count(*)::int AS open FROM pg_stat_activity WHERE application_name = ${applicationName}`;
+    const [row] = (await pgDb.execute(
+      drizzleSql`SELECT count(*)::int AS open FROM pg_stat_activity WHERE application_name = ${applicationName}`,
+    )) as unknown as { open: number }[];
     return { maxConnections: options.poolSize, openConnections: row?.open ?? 0, ...counts };
   };
   return { store: "postgresql", db, sql, label, poolState, close: () => sql.close({ timeout: 5 }) };
