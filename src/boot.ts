@@ -87,6 +87,7 @@ export async function bootDependencies(
       failed: (error, size) => log.error("check-ins could not be saved", { check_ins: size, error }),
     }),
     activity: new ServiceActivity(),
+    ...(database.store === "postgresql" ? { connectionPool: database.poolState } : {}),
   };
   if (!(await sealedSecretsReadable(deps))) {
     // Replicas share one database: a replica with another key would seal secrets the others cannot open.

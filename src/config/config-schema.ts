@@ -36,7 +36,10 @@ export const ConfigSchema = Type.Object({
     url: Type.String({ default: "", maxLength: 4000 }),
     /** A file holding the PostgreSQL password (one line), in place of a password in `url`. */
     password_file: Type.String({ default: "" }),
-    /** PostgreSQL: seconds a request waits for the database before answering 503 database_unavailable. */
+    /**
+     * PostgreSQL: seconds a request waits for the database (a connection, a statement, a lock) before
+     * answering 503 database_unavailable; also each connection's statement_timeout (docs/postgresql.md).
+     */
     timeout_seconds: Type.Integer({ default: 5, minimum: 1, maximum: 600 }),
     /** PostgreSQL: the most connections this server holds open. */
     pool_size: Type.Integer({ default: 10, minimum: 2, maximum: 1000 }),

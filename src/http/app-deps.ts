@@ -1,5 +1,6 @@
 import type { AuthDeps } from "../domain/auth/auth-deps";
 import type { CheckInBatcher } from "../domain/devices/check-in-batcher";
+import type { ConnectionPoolSnapshot } from "../lib/metrics";
 import type { Observability } from "../lib/observability";
 import type { RateLimiter } from "./rate-limiter";
 import type { TlsClients } from "./tls-front";
@@ -11,6 +12,8 @@ export interface AppDeps extends AuthDeps, Observability {
   checkIns: CheckInBatcher;
   version: string;
   startedAt: Date;
+  /** On PostgreSQL: the connection pool as the metrics show it, read at each scrape. */
+  connectionPool?: () => Promise<ConnectionPoolSnapshot>;
   /** Set when Bulwark terminates TLS itself: the client and certificate behind each loopback connection. */
   tlsClients?: TlsClients;
 }

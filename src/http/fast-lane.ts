@@ -4,6 +4,7 @@ import type { AnyElysia } from "elysia";
 import { passwordLockout } from "../domain/auth/login-throttle";
 import { getDevice } from "../domain/devices/get-device";
 import type { RateLimitedError } from "../domain/errors";
+import { databaseUnavailableError } from "../domain/system/check-database";
 import { normalizeEmail } from "../domain/users/email";
 import type { AppDeps } from "./app-deps";
 import { jsonAnswer } from "./json-answer";
@@ -80,9 +81,15 @@ async function refuseLockedSignIn(app: AnyElysia, deps: AppDeps, request: Reques
     lockout =
       body &&
       (await passwordLockout(deps, normalizeEmail(body.email), requestAddress(deps, request, read.peer)));
-  } catch {
-    // A database that cannot be read: Elysia's route meets the same failure and answers it as it
-    // always does, counted against the address's budget.
+  } catch (error) {
+    // A database that cannot serve is answered here (503, counted against the address's budget as the
+    // route counts it) rather than waited for a second time by the route. Any other failure: Elysia's
+    // route meets it too and answers it as it always does.
+    const unavailable = databaseUnavailableError(error);
+    if (unavailable)
+      return answerOutsideElysia(deps, request, read.peer, LOGIN_ROUTE, () => {
+        throw unavailable;
+      });
   }
   if (!lockout) return app.handle(request);
   const refusal = lockout;

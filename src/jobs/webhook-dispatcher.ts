@@ -38,6 +38,8 @@ const MAX_ATTEMPTS_IN_A_ROW = 50;
 const MAX_WORKER_MILLISECONDS = 10_000;
 /** Share of the slots one organization may hold, so one tenant's slow receivers cannot starve the others. */
 const MAX_SHARE_PER_ORGANIZATION = 0.25;
+/** The longest pause between polls while they fail (the database is unreachable). */
+const MAX_RETRY_INTERVAL_MS = 10_000;
 /** Time beyond the attempt timeout before a claimed delivery counts as abandoned (a crash) and is retried. */
 const LEASE_MARGIN_SECONDS = 5;
 
@@ -61,6 +63,8 @@ export function createWebhookDispatcher(
   const workerOrganizations = new Map<string, string>();
   let timer: ReturnType<typeof setTimeout> | null = null;
   let isStopping = false;
+  /** Polls that have failed in a row. */
+  let failedPolls = 0;
 
   async function startDueWorkers(): Promise<Promise<number>[]> {
     const capacity = concurrency - workers.size;
@@ -165,14 +169,30 @@ export function createWebhookDispatcher(
     }
   }
 
+  /**
+   * Looks for due deliveries, then polls again after the interval. A poll that fails (the database is
+   * unreachable) is logged once, and the next ones come further apart, up to MAX_RETRY_INTERVAL_MS,
+   * until one succeeds again.
+   */
   function poll(): void {
-    try {
-      void startDueWorkers();
-      deps.activity.dispatcherPolled(deps.clock.now());
-    } catch (error) {
-      deps.log.error("webhook dispatcher: polling failed", { error });
-    }
-    if (!isStopping) timer = setTimeout(poll, pollIntervalMs);
+    deps.activity.dispatcherPolled(deps.clock.now());
+    startDueWorkers().then(
+      () => {
+        if (failedPolls > 0)
+          deps.log.info("webhook dispatcher: polling again", { failed_polls: failedPolls });
+        failedPolls = 0;
+        pollAgain(pollIntervalMs);
+      },
+      (error: unknown) => {
+        if (failedPolls === 0) deps.log.error("webhook dispatcher: polling failed, retrying", { error });
+        failedPolls += 1;
+        pollAgain(Math.min(pollIntervalMs * 2 ** failedPolls, MAX_RETRY_INTERVAL_MS));
+      },
+    );
+  }
+
+  function pollAgain(delayMs: number): void {
+    if (!isStopping) timer = setTimeout(poll, delayMs);
   }
 
   return {

@@ -29,6 +29,24 @@ export interface MetricsSnapshot {
   devices: { status: string; compliance: string; count: number }[];
   outbox: { pending: number; due: number; oldestPendingAgeSeconds: number; oldestDueWaitSeconds: number };
   databaseBytes: { main: number; wal: number };
+  /** The connection pool, on a database server (PostgreSQL); its series are left out without one. */
+  pool?: ConnectionPoolSnapshot;
+}
+
+/** A database connection pool now, and the transactions it has run again since the start. */
+export interface ConnectionPoolSnapshot {
+  /** The most connections the pool may hold. */
+  maxConnections: number;
+  /** Connections open now, as the database server counts them. */
+  openConnections: number;
+  /** Transactions waiting for a connection of their own. */
+  waitingTransactions: number;
+  /** Transactions holding a connection. */
+  activeTransactions: number;
+  /** Statements outside a transaction not yet answered (waiting for a connection, or running). */
+  pendingStatements: number;
+  /** Transactions run again after a serialization failure or a deadlock. */
+  retriedTransactions: number;
 }
 
 const REQUEST_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -145,6 +163,8 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
     registers,
   }).set({ version }, 1);
 
+  let poolMetrics: ((pool: ConnectionPoolSnapshot) => void) | undefined;
+
   return {
     observeRequest(method, route, status, seconds) {
       const labels = { method, route, status: String(status) };
@@ -174,11 +194,51 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
       oldestDueWait.set(snapshot.outbox.oldestDueWaitSeconds);
       databaseSize.set({ file: "main" }, snapshot.databaseBytes.main);
       databaseSize.set({ file: "wal" }, snapshot.databaseBytes.wal);
+      if (snapshot.pool) {
+        poolMetrics ??= createPoolMetrics(registers);
+        poolMetrics(snapshot.pool);
+      }
       const memory = process.memoryUsage();
       residentMemory.set(memory.rss);
       heapUsed.set(memory.heapUsed);
       return registry.metrics();
     },
     contentType: registry.contentType,
+  };
+}
+
+/** The connection pool's series, registered on its first snapshot; returns what sets them from one. */
+function createPoolMetrics(registers: Registry[]): (pool: ConnectionPoolSnapshot) => void {
+  const gauge = (name: string, help: string) => new Gauge({ name, help, registers });
+  const max = gauge(
+    "bulwark_db_pool_max_connections",
+    "Connections the PostgreSQL pool may open (database.pool_size).",
+  );
+  const open = gauge(
+    "bulwark_db_pool_open_connections",
+    "Connections to PostgreSQL this server holds open now, as PostgreSQL counts them (pg_stat_activity).",
+  );
+  const waiting = gauge(
+    "bulwark_db_pool_waiting_transactions",
+    "Transactions waiting for a connection of their own (and its BEGIN).",
+  );
+  const active = gauge("bulwark_db_pool_active_transactions", "Transactions holding a connection.");
+  const statements = gauge(
+    "bulwark_db_pool_pending_statements",
+    "Statements outside a transaction not yet answered (waiting for a connection, or running).",
+  );
+  const retries = new Counter({
+    name: "bulwark_db_transaction_retries_total",
+    help: "Transactions run again after PostgreSQL refused them for a serialization failure or a deadlock.",
+    registers,
+  });
+  return (pool) => {
+    max.set(pool.maxConnections);
+    open.set(pool.openConnections);
+    waiting.set(pool.waitingTransactions);
+    active.set(pool.activeTransactions);
+    statements.set(pool.pendingStatements);
+    retries.reset();
+    retries.inc(pool.retriedTransactions);
   };
 }

@@ -21,10 +21,18 @@ export interface PgCluster {
   port: number;
   /** The temporary folder: the data directory (`data/`), its log and its Unix socket. */
   folder: string;
-  /** The postmaster's process id. */
+  /** The postmaster's process id (a new one after `startAgain`). */
   pid: number;
   /** Creates a new, empty database and returns its URL. */
   createDatabase(): Promise<string>;
+  /**
+   * Shuts the server down and keeps its folder, as an operator's `pg_ctl stop` does (`fast`: open
+   * sessions are ended; `immediate`: the postmaster and its processes quit at once, as in a crash).
+   * Waits for the postmaster to exit.
+   */
+  shutDown(mode?: "fast" | "immediate"): Promise<void>;
+  /** Starts the server again on the same folder and port after `shutDown`. */
+  startAgain(): Promise<void>;
   /** Stops the cluster at once (no checkpoint) and deletes its folder. Waits for the postmaster to exit. */
   stop(): void;
 }
@@ -75,6 +83,15 @@ export async function startPgCluster(): Promise<PgCluster> {
       "pg_hba.conf",
       "local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n",
     );
+    const pgCtlStart = as([
+      join(bin, "pg_ctl"),
+      "start",
+      "--wait",
+      "--pgdata",
+      data,
+      "--log",
+      join(folder, "log"),
+    ]);
     // A free port is only free until someone else takes it: a start that loses that race tries another.
     let port = 0;
     for (let attempt = 1; ; attempt++) {
@@ -91,16 +108,13 @@ export async function startPgCluster(): Promise<PgCluster> {
           "",
         ].join("\n"),
       );
-      const started = await run(
-        as([join(bin, "pg_ctl"), "start", "--wait", "--pgdata", data, "--log", join(folder, "log")]),
-        {
-          check: false,
-        },
-      );
+      const started = await run(pgCtlStart, { check: false });
       if (started.exitCode === 0) break;
       if (attempt === 3) throw new Error(`pg_ctl start failed:\n${started.output}${readLog(folder)}`);
     }
-    const pid = Number((await Bun.file(join(data, "postmaster.pid")).text()).split("\n")[0]);
+    const postmasterPid = async () =>
+      Number((await Bun.file(join(data, "postmaster.pid")).text()).split("\n")[0]);
+    const pid = await postmasterPid();
     const watchdog = startWatchdog(
       as([join(bin, "pg_ctl"), "stop", "--mode", "immediate", "--pgdata", data]),
       folder,
@@ -116,14 +130,14 @@ export async function startPgCluster(): Promise<PgCluster> {
         as([join(bin, "pg_ctl"), "stop", "--mode", "immediate", "--wait", "--pgdata", data]),
       );
       // pg_ctl finds the postmaster through the data folder; should that fail, its signal for the same stop.
-      if (pgCtl.exitCode !== 0) signal(pid, "SIGQUIT");
+      if (pgCtl.exitCode !== 0) signal(cluster.pid, "SIGQUIT");
       removeFolder();
     };
     process.on("exit", stop);
 
     const url = (database: string) => `postgres://postgres@127.0.0.1:${port}/${database}`;
     let databases = 0;
-    return {
+    const cluster: PgCluster = {
       url: url("postgres"),
       port,
       folder,
@@ -139,7 +153,15 @@ export async function startPgCluster(): Promise<PgCluster> {
         return url(name);
       },
       stop,
+      async shutDown(mode = "fast") {
+        await run(as([join(bin, "pg_ctl"), "stop", "--mode", mode, "--wait", "--pgdata", data]));
+      },
+      async startAgain() {
+        await run(pgCtlStart);
+        cluster.pid = await postmasterPid();
+      },
     };
+    return cluster;
   } catch (error) {
     if (!stopped) removeFolder();
     throw error;

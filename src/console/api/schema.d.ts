@@ -1532,7 +1532,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description The Prometheus text format: requests by route template and status with latency histograms, devices by status and compliance, check-ins, the webhook outbox (backlog, due, oldest ages), delivery attempts by outcome, job runs and durations, database size, memory and CPU. 404 unless metrics.enabled; when metrics.token is set, a scrape sends it as Authorization: Bearer <token>.
+         * @description The Prometheus text format: requests by route template and status with latency histograms, devices by status and compliance, check-ins, the webhook outbox (backlog, due, oldest ages), delivery attempts by outcome, job runs and durations, database size, on PostgreSQL the connection pool (maximum, open connections, transactions waiting and active) and transactions retried after a serialization failure, memory and CPU. 404 unless metrics.enabled; when metrics.token is set, a scrape sends it as Authorization: Bearer <token>.
          */
         get: operations["getMetrics"];
         put?: never;

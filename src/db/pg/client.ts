@@ -4,12 +4,15 @@
  * anything is read.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { SQL as BunSql } from "bun";
+import { SQL as BunSql } from "bun";
+import { sql as drizzleSql } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
+import type { ConnectionPoolSnapshot } from "../../lib/metrics";
 import type { Db, Tx } from "../client";
 import * as schema from "../schema-pg";
 import { useTablesOf } from "../tables";
 import { connectPg } from "./connect";
+import { guardPool, newPoolActivity, PgNoAnswerError, type PoolActivity } from "./pool-guard";
 
 export interface PgOpenOptions {
   url: string;
@@ -29,12 +32,24 @@ export interface PgDatabaseHandle {
   sql: BunSql;
   /** `postgresql://USER@HOST:PORT/DATABASE`, for messages. */
   label: string;
+  /**
+   * The pool as the metrics show it, read at each scrape: its open connections as PostgreSQL counts
+   * them (this process's application_name), the rest as pool-guard.ts counts them.
+   */
+  poolState(): Promise<ConnectionPoolSnapshot>;
   close(): Promise<void>;
 }
 
 /** The transaction a piece of work runs in, followed across its awaits, per pool. */
 const pgScope = new AsyncLocalStorage<{ root: Db; tx: Tx }>();
-const pgRoots = new WeakSet<object>();
+/** Each pool's Drizzle handle, with what its pool is doing. */
+const pgRoots = new WeakMap<object, PoolActivity>();
+
+/**
+ * How long Bulwark waits for PostgreSQL beyond database.timeout_seconds before giving up on an answer:
+ * PostgreSQL's own statement_timeout, sent at the same time, normally ends the statement first.
+ */
+const NO_ANSWER_GRACE_MS = 500;
 /** Each pool's gate for transactions (see TransactionGate). */
 const gates = new WeakMap<object, TransactionGate>();
 
@@ -52,14 +67,35 @@ class TransactionGate {
   private running = 0;
   private readonly waiting: (() => void)[] = [];
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    private readonly activity: PoolActivity,
+    /** How long a transaction waits for its turn before it is refused as the database not answering. */
+    private readonly waitLimitMs: number,
+  ) {}
 
   async enter(): Promise<void> {
     if (this.running < this.limit) {
       this.running++;
       return;
     }
-    await new Promise<void>((resume) => this.waiting.push(resume));
+    this.activity.waitingTransactions++;
+    try {
+      await new Promise<void>((resume, refuse) => {
+        const timer = setTimeout(() => {
+          const index = this.waiting.indexOf(turn);
+          if (index !== -1) this.waiting.splice(index, 1);
+          refuse(new PgNoAnswerError("a turn to run a transaction", this.waitLimitMs / 1000));
+        }, this.waitLimitMs);
+        const turn = () => {
+          clearTimeout(timer);
+          resume();
+        };
+        this.waiting.push(turn);
+      });
+    } finally {
+      this.activity.waitingTransactions--;
+    }
   }
 
   leave(): void {
@@ -72,16 +108,32 @@ class TransactionGate {
 /** Opens the pool and checks that it answers; points the domain's tables at PostgreSQL's. */
 export async function openPostgres(options: PgOpenOptions): Promise<PgDatabaseHandle> {
   useTablesOf("postgresql");
+  // Each process names its connections, so that PostgreSQL can say which of them are this pool's.
+  const applicationName = `bulwark:${process.pid}:${crypto.randomUUID().slice(0, 8)}`;
   const { sql, label } = await connectPg(options.url, {
     max: options.poolSize,
     connectionTimeout: options.timeoutSeconds,
     idleTimeout: 60,
+    // Set on every connection as it opens: a statement (a lock wait included) ends after the timeout.
+    connection: { statement_timeout: options.timeoutSeconds * 1000, application_name: applicationName },
     ...(options.password !== undefined ? { password: options.password } : {}),
   });
-  const db = drizzle({ client: sql, schema }) as unknown as Db;
-  pgRoots.add(db);
-  gates.set(db, new TransactionGate(1));
-  return { store: "postgresql", db, sql, label, close: () => sql.close({ timeout: 5 }) };
+  const activity = newPoolActivity();
+  const guarded = guardPool(sql, options.timeoutSeconds * 1000 + NO_ANSWER_GRACE_MS, activity);
+  const pgDb = drizzle({ client: guarded as BunSql, schema });
+  const db = pgDb as unknown as Db;
+  pgRoots.set(db, activity);
+  gates.set(db, new TransactionGate(1, activity, options.timeoutSeconds * 1000));
+  const poolState = async (): Promise<ConnectionPoolSnapshot> => {
+    // The counts as the scrape found them, before its own query waits for a connection (under the
+    // deadline, as every query of the server's).
+    const counts = { ...activity };
+    const [row] = (await pgDb.execute(
+      drizzleSql`SELECT count(*)::int AS open FROM pg_stat_activity WHERE application_name = ${applicationName}`,
+    )) as unknown as { open: number }[];
+    return { maxConnections: options.poolSize, openConnections: row?.open ?? 0, ...counts };
+  };
+  return { store: "postgresql", db, sql, label, poolState, close: () => sql.close({ timeout: 5 }) };
 }
 
 /** Whether a handle is a PostgreSQL pool opened by openPostgres, or one of its transactions. */
@@ -131,6 +183,8 @@ export async function withPgTransaction<T>(db: Db | Tx, work: (tx: Tx) => Promis
         );
       } catch (error) {
         if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlStateOf(error) ?? "")) throw error;
+        const activity = pgRoots.get(db);
+        if (activity) activity.retriedTransactions++;
         await Bun.sleep(Math.random() * 5 * attempt);
       }
     }
@@ -147,4 +201,55 @@ export function sqlStateOf(error: unknown): string | undefined {
     if (typeof code === "string" && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
   return undefined;
+}
+
+/** Bun.sql's codes for a connection that could not be opened or signed in to, was lost, or timed out. */
+const UNAVAILABLE_CODES = new Set(
+  [
+    "CONNECTION_CLOSED",
+    "CONNECTION_FAILED",
+    "CONNECTION_REFUSED",
+    "CONNECTION_TIMEOUT",
+    "IDLE_TIMEOUT",
+    "LIFETIME_TIMEOUT",
+    "QUERY_CANCELLED",
+    "TLS_NOT_AVAILABLE",
+    "TLS_UPGRADE_FAILED",
+    "AUTHENTICATION_FAILED_PBKDF2",
+    "UNKNOWN_AUTHENTICATION_METHOD",
+    "UNSUPPORTED_AUTHENTICATION_METHOD",
+    "INVALID_SERVER_KEY",
+    "INVALID_SERVER_SIGNATURE",
+    "SASL_SIGNATURE_MISMATCH",
+    "SASL_NO_KNOWN_MECHANISM",
+    "CHANNEL_BINDING_REQUIRED",
+    "CHANNEL_BINDING_FAILED",
+  ].map((code) => `ERR_POSTGRES_${code}`),
+);
+
+/**
+ * SQLSTATEs of a server that cannot serve now (PostgreSQL's Appendix A): its shutdown or start
+ * (57P01 admin_shutdown, 57P02 crash_shutdown, 57P03 cannot_connect_now, 57P05 idle_session_timeout),
+ * a statement ended by statement_timeout (57014) or lock_timeout (55P03), and an idle transaction ended
+ * by the server (25P03); and whole classes: 08 connection exception, 28 invalid authorization (a
+ * password changed under a running server), 53 insufficient resources (disk full, too many
+ * connections), 58 system error (I/O).
+ */
+const UNAVAILABLE_STATES = new Set(["57P01", "57P02", "57P03", "57P05", "57014", "55P03", "25P03"]);
+const UNAVAILABLE_CLASSES = new Set(["08", "28", "53", "58"]);
+
+/**
+ * Whether an error (or one of its causes: Drizzle wraps the driver's) says PostgreSQL cannot be reached
+ * or cannot serve now, rather than that the statement was wrong: what requests answer with 503
+ * database_unavailable.
+ */
+export function isPgUnavailable(error: unknown): boolean {
+  for (let current = error; current instanceof Error; current = current.cause) {
+    if (current instanceof PgNoAnswerError) return true;
+    if (!(current instanceof BunSql.PostgresError)) continue;
+    if (UNAVAILABLE_CODES.has(current.code)) return true;
+    const state = current.errno;
+    if (state && (UNAVAILABLE_STATES.has(state) || UNAVAILABLE_CLASSES.has(state.slice(0, 2)))) return true;
+  }
+  return false;
 }

@@ -19,6 +19,8 @@ export interface PgConnectOptions {
   password?: string;
   /** Seconds an idle pooled connection stays open. */
   idleTimeout?: number;
+  /** Run-time parameters set on each connection as it opens (statement_timeout, application_name). */
+  connection?: Record<string, string | number>;
 }
 
 /** Where a URL points, for messages: `postgresql://USER@HOST:PORT/DATABASE`, never the password. */
@@ -59,6 +61,7 @@ export async function connectPg(
     max: options.max,
     connectionTimeout: options.connectionTimeout,
     idleTimeout: options.idleTimeout ?? 0,
+    ...(options.connection !== undefined ? { connection: options.connection } : {}),
     ...(options.password !== undefined ? { password: options.password } : {}),
   });
   try {

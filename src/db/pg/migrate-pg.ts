@@ -67,6 +67,9 @@ export async function migratePg(
   const connection = await sql.reserve();
   let isUnlocked = false;
   try {
+    // The server's pool ends statements after database.timeout_seconds; a migration (an index built on a
+    // large table) or the wait for another process's may take longer. RESET gives the pool back its own.
+    await connection.unsafe("SET statement_timeout = 0");
     await connection.unsafe(`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
     try {
       return await applyMigrations(connection, migrations, label, version);
@@ -77,8 +80,15 @@ export async function migratePg(
       );
     }
   } finally {
-    // A connection that could not give the lock back is closed: its session ends, and the lock with it.
-    if (isUnlocked) await connection.release();
+    // A connection that could not give the lock back (or take its pool's timeout again) is closed: its
+    // session ends, and the lock with it.
+    const isReusable =
+      isUnlocked &&
+      (await connection.unsafe("RESET statement_timeout").then(
+        () => true,
+        () => false,
+      ));
+    if (isReusable) await connection.release();
     else await connection.close();
   }
 }

@@ -1,6 +1,8 @@
 import { type Dialect, dialectOf } from "../../db/dialect";
 import { pingDatabase } from "../../db/lookups";
+import { isDatabaseUnavailable } from "../../db/unavailable";
 import type { DomainDeps } from "../deps";
+import { UnavailableError } from "../errors";
 
 /** True when a trivial query succeeds (every health probe runs it). */
 export async function checkDatabase(deps: DomainDeps): Promise<boolean> {
@@ -15,4 +17,29 @@ export async function checkDatabase(deps: DomainDeps): Promise<boolean> {
 /** The database this server runs on, as health reports it. */
 export function databaseStore(deps: DomainDeps): Dialect {
   return dialectOf(deps.db);
+}
+
+/**
+ * What a failure of the database itself (PostgreSQL unreachable, shutting down or starting, a statement
+ * past database.timeout_seconds) answers: 503 database_unavailable, with the driver's words for the log
+ * only. Null for any other failure, which stays the logged 500 it is.
+ */
+export function databaseUnavailableError(error: unknown): UnavailableError | null {
+  if (!isDatabaseUnavailable(error)) return null;
+  const unavailable = new UnavailableError(
+    "database_unavailable",
+    "service unavailable",
+    "the database could not be reached or did not answer in time; try again",
+  );
+  unavailable.logDetail = innermostMessage(error);
+  return unavailable;
+}
+
+/** The first line of the innermost cause's message, with its code: what the driver said. */
+function innermostMessage(error: unknown): string {
+  let innermost = error;
+  while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
+  const { code } = innermost as { code?: unknown };
+  const message = (innermost instanceof Error ? innermost.message : String(innermost)).split("\n")[0] ?? "";
+  return typeof code === "string" ? `${code}: ${message}` : message;
 }

@@ -7,6 +7,7 @@ import {
   type Reason,
   ValidationError,
 } from "../../domain/errors";
+import { databaseUnavailableError } from "../../domain/system/check-database";
 import type { Logger } from "../../lib/log";
 import type { AppDeps } from "../app-deps";
 import { requestPath } from "../request-path";
@@ -102,6 +103,15 @@ function errorResponse(described: Described, headers: Record<string, string>, re
  */
 export function unhandledErrorResponse(log: Logger, request: Request | null, error: unknown): Response {
   const state = request ? requestStateIfAny(request) : undefined;
+  const unavailable = databaseUnavailableError(error);
+  if (unavailable) {
+    logRefusal(log, state?.requestId, unavailable);
+    return errorResponse(
+      describeDomainError(unavailable),
+      (state?.responseHeaders ?? {}) as Record<string, string>,
+      state?.requestId,
+    );
+  }
   log.error("unhandled error", {
     request_id: state?.requestId,
     method: request?.method,
@@ -117,6 +127,11 @@ export function unhandledErrorResponse(log: Logger, request: Request | null, err
 
 const INTERNAL_ERROR: Described = { status: 500, reason: "internal_error", message: "internal server error" };
 
+/** A refusal whose answer leaves out what the log says (what a host or the database driver said). */
+function logRefusal(log: Logger, requestId: string | undefined, error: DomainError): void {
+  log.warn("request refused", { request_id: requestId, reason: error.reason, detail: error.logDetail });
+}
+
 /**
  * The answer to what a request's own work threw (a route's domain function, the security checks): a
  * DomainError as its kind says, anything else the logged 500. Headers are the request's gathered ones.
@@ -129,14 +144,10 @@ export function requestErrorResponse(
   headers: Record<string, string>,
 ): Response {
   const requestId = requestStateIfAny(request)?.requestId;
-  if (error instanceof DomainError) {
-    if (error.logDetail)
-      deps.log.warn("request refused", {
-        request_id: requestId,
-        reason: error.reason,
-        detail: error.logDetail,
-      });
-    return errorResponse(describeDomainError(error), headers, requestId);
+  const typed = error instanceof DomainError ? error : databaseUnavailableError(error);
+  if (typed) {
+    if (typed.logDetail) logRefusal(deps.log, requestId, typed);
+    return errorResponse(describeDomainError(typed), headers, requestId);
   }
   deps.log.error("unhandled error", {
     request_id: requestId,

@@ -20,6 +20,7 @@ import {
   ValidationError,
 } from "../../domain/errors";
 import { authenticateDeviceCertificate } from "../../domain/pki/device-certificates";
+import { databaseUnavailableError } from "../../domain/system/check-database";
 import type { AppDeps } from "../app-deps";
 import { parseClientCertHeader } from "../client-certificate";
 import { type Peer, rememberPeer, requestPath, requestPeer } from "../request-path";
@@ -248,6 +249,9 @@ export function headersForUnroutedRequest(deps: AppDeps, ip: string): Record<str
  */
 function credentialError(deps: AppDeps, error: unknown, requestId: string): DomainError {
   if (error instanceof DomainError) return error;
+  // Logged as a refusal by the route that needs the credentials, with what the driver said.
+  const unavailable = databaseUnavailableError(error);
+  if (unavailable) return unavailable;
   deps.log.error("authentication failed", { request_id: requestId, error });
   return new UnavailableError(
     "database_unavailable",

@@ -6,6 +6,7 @@ import { DomainError, UnauthenticatedError, UnavailableError } from "../../domai
 import { checkDatabase, databaseStore } from "../../domain/system/check-database";
 import { type OutboxState, operationalSnapshot, outboxState } from "../../domain/system/operational-snapshot";
 import { JOBS } from "../../jobs/jobs";
+import type { MetricsSnapshot } from "../../lib/metrics";
 import type { AppDeps } from "../app-deps";
 import { errorResponses } from "../schemas/common";
 import { JwksSchema } from "./auth.schemas";
@@ -163,9 +164,10 @@ export function systemRoutes(deps: AppDeps) {
             "invalid or missing authentication",
             "send Authorization: Bearer <metrics.token>",
           );
-        let snapshot: Awaited<ReturnType<typeof operationalSnapshot>>;
+        let snapshot: MetricsSnapshot;
         try {
-          snapshot = await operationalSnapshot(deps);
+          const pool = await deps.connectionPool?.();
+          snapshot = { ...(await operationalSnapshot(deps)), ...(pool ? { pool } : {}) };
         } catch (error) {
           deps.log.error("metrics: the database could not be read", { error });
           throw new UnavailableError(
@@ -184,8 +186,9 @@ export function systemRoutes(deps: AppDeps) {
           description:
             "The Prometheus text format: requests by route template and status with latency " +
             "histograms, devices by status and compliance, check-ins, the webhook outbox (backlog, due, " +
-            "oldest ages), delivery attempts by outcome, job runs and durations, database size, memory " +
-            "and CPU. 404 unless metrics.enabled; when metrics.token is set, a scrape sends it as " +
+            "oldest ages), delivery attempts by outcome, job runs and durations, database size, on " +
+            "PostgreSQL the connection pool (maximum, open connections, transactions waiting and active) " +
+            "and transactions retried after a serialization failure, memory and CPU. 404 unless metrics.enabled; when metrics.token is set, a scrape sends it as " +
             "Authorization: Bearer <token>.",
           security: [{ metricsToken: [] }, {}],
         },
