@@ -220,7 +220,7 @@ function createPoolMetrics(registers: Registry[]): (pool: ConnectionPoolSnapshot
   );
   const waiting = gauge(
     "bulwark_db_pool_waiting_transactions",
-    "Transactions waiting for a connection of their own (and its BEGIN).",
+    "Transactions waiting for their turn (a server runs one at a time) or for a connection of their own.",
   );
   const active = gauge("bulwark_db_pool_active_transactions", "Transactions holding a connection.");
   const statements = gauge(
