@@ -3,6 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SQL } from "bun";
 import { eq, sql } from "drizzle-orm";
 import { runStatement } from "../../src/db/dialect";
 import { devices as devicesTable } from "../../src/db/tables";
@@ -10,6 +11,28 @@ import { authenticateDeviceToken } from "../../src/domain/devices/authenticate-d
 import { checkIn, enrollDevice, HEALTHY_FACTS } from "../helpers/devices";
 import { expectServerErrors } from "../helpers/server-errors";
 import { freshTestApps, inProcessTest, type TestApp } from "../helpers/test-app";
+
+/** Takes the lock a check-in's writes need from another connection; resolves to its release. */
+async function holdWriteLock(t: TestApp, path: string): Promise<() => Promise<void>> {
+  if (t.store === "sqlite") {
+    t.writer.exec("PRAGMA busy_timeout = 100");
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    return async () => {
+      other.exec("COMMIT");
+      other.close();
+    };
+  }
+  const other = new SQL(t.config.database.url, { max: 1 });
+  const connection = await other.reserve();
+  await connection`BEGIN`;
+  await connection`LOCK TABLE devices IN EXCLUSIVE MODE`;
+  return async () => {
+    await connection`COMMIT`;
+    connection.release();
+    await other.close();
+  };
+}
 
 /**
  * Makes the database refuse the device log entries of one device (a trigger), as a failing disk or a
@@ -214,14 +237,14 @@ describe("group commit", () => {
   inProcessTest(
     "a batch that cannot be committed answers each of its check-ins with a 503, keeps none of them, and the next one succeeds",
     async () => {
-      const t = await newApp({ database: { path: join(folder, "locked.db") } });
+      const t = await newApp({ database: { path: join(folder, "locked.db"), timeout_seconds: 1 } });
       const org = await t.createOrganization();
       const devices = [];
       for (let index = 0; index < 3; index++) devices.push(await enrollDevice(t, org.adminToken));
-      // Another process (a backup tool, a second writer) holds the write lock past the busy timeout.
-      t.writer.exec("PRAGMA busy_timeout = 100");
-      const other = new Database(join(folder, "locked.db"));
-      other.exec("BEGIN IMMEDIATE");
+      // Another process (a backup tool, a second writer) holds a lock past the time the server waits
+      // for one: SQLite's write lock past the busy timeout, or a PostgreSQL table lock past
+      // database.timeout_seconds (statement_timeout).
+      const releaseLock = await holdWriteLock(t, join(folder, "locked.db"));
       expectServerErrors(503);
       const answers = await Promise.all(
         devices.map((device) => checkIn(t, device.device_token, { agent_version: "9.9.9" })),
@@ -234,8 +257,7 @@ describe("group commit", () => {
         });
       }
       expect(t.logLines.some((line) => line.includes("check-ins could not be saved"))).toBe(true);
-      other.exec("COMMIT");
-      other.close();
+      await releaseLock();
 
       for (const device of devices) {
         const stored = await t.request("GET", `/api/v1/devices/${device.id}`, { token: org.adminToken });
