@@ -181,19 +181,21 @@ describe("errors", () => {
     ];
     for (const response of responses) expectErrorBody(response, response.status);
 
-    // The database goes away: sign-in fails unexpectedly; the answer is a bare 500.
-    expectServerErrors(500);
+    // The database goes away: sign-in fails unexpectedly; the answer is a bare 500 (on PostgreSQL, whose
+    // closed pool is the database gone, a bare 503).
+    const [status, reason] = t.store === "sqlite" ? [500, "internal_error"] : [503, "database_unavailable"];
+    expectServerErrors(status);
     t.close();
     const logged = spyOn(console, "error").mockImplementation(() => undefined);
     try {
       const failure = await t.request("POST", "/api/v1/auth/login", {
         body: { email: org.adminEmail, password: "whatever-it-is" },
       });
-      expectErrorBody(failure, 500);
-      expect(failure.body.reason).toBe("internal_error");
+      expectErrorBody(failure, status);
+      expect(failure.body.reason).toBe(reason);
       expect(failure.body.request_id).toBe(failure.headers.get("x-request-id"));
       expectRateLimitHeaders(t, failure);
-      expect(logged).toHaveBeenCalled();
+      if (t.store === "sqlite") expect(logged).toHaveBeenCalled();
     } finally {
       logged.mockRestore();
     }
