@@ -161,7 +161,7 @@ function withContentLength(init: RequestInit): RequestInit {
 
 /**
  * The store the suites run on: SQLite (the default) or PostgreSQL (TEST_STORE=postgresql: `npm test`'s
- * second pass), on the throwaway cluster of test/helpers/pg-cluster.ts.
+ * third and fourth passes), on the throwaway cluster of test/helpers/pg-cluster.ts.
  */
 export const TEST_STORE: "sqlite" | "postgresql" =
   process.env.TEST_STORE === "postgresql" ? "postgresql" : "sqlite";
