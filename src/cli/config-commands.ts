@@ -3,6 +3,7 @@ import exampleConfiguration from "../../config.example.toml" with { type: "text"
 import { ConfigSchema } from "../config/config-schema";
 import { configWarnings } from "../config/config-warnings";
 import { type ExplainedConfig, loadExplainedConfig } from "../config/load-config";
+import { redactPgUrl } from "../db/pg/connect";
 import { checkFirstAdminSettings } from "../domain/users/bootstrap-admin";
 import { readTlsFiles, TlsSetupError } from "../http/tls-front";
 import { CommandFailure, type ParsedArgs } from "./args";
@@ -38,11 +39,13 @@ export function describeConfig(explained: ExplainedConfig): string {
       const path = `${section}.${key}`;
       const value = values[key];
       const isMasked = SECRET_KEYS.has(path) && value !== "";
+      // A PostgreSQL URL may carry its password: the rest of it is shown.
+      const shown = path === "database.url" ? redactPgUrl(value as string) : value;
       const source = explained.sources.get(path);
       const origin =
         source === undefined ? "default" : source === "file" ? `file ${explained.file}` : `env ${source}`;
       lines.push(
-        `${key} = ${isMasked ? `"${MASK}"` : tomlValue(value)}  # ${origin}${isMasked ? ", masked" : ""}`,
+        `${key} = ${isMasked ? `"${MASK}"` : tomlValue(shown)}  # ${origin}${isMasked ? ", masked" : shown !== value ? ", password masked" : ""}`,
       );
     }
   }
