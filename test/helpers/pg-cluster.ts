@@ -1,15 +1,15 @@
 /**
- * A throwaway PostgreSQL cluster for a test run: `initdb` into a temporary folder (as the `postgres` user
- * when running as root, since PostgreSQL refuses to run as root), listening on 127.0.0.1 on a free port
- * with trust authentication on loopback, and made fast at the cost of durability (`fsync`,
- * `synchronous_commit` and `full_page_writes` off: a crash loses the cluster, which is thrown away anyway).
- * Each caller gets its own database from `createDatabase()`; `createPasswordRole()` adds a role that must
- * give its password. The cluster is stopped (`pg_ctl stop -m
- * immediate`) and its folder deleted when the process exits, however it ends: by an exit hook, and for a
- * process killed outright by a watchdog that waits for this process to be gone.
+ * A throwaway PostgreSQL cluster for a test run: `initdb` into a temporary folder, memory-backed when
+ * there is room (as the `postgres` user when running as root, since PostgreSQL refuses to run as root),
+ * listening on 127.0.0.1 on a free port with trust authentication on loopback, and made fast at the cost
+ * of durability (`fsync`, `synchronous_commit` and `full_page_writes` off: a crash loses the cluster,
+ * which is thrown away anyway). Each caller gets its own database from `createDatabase()`;
+ * `createPasswordRole()` adds a role that must give its password. The cluster is stopped (`pg_ctl stop
+ * -m immediate`) and its folder deleted when the process exits, however it ends: by an exit hook, and
+ * for a process killed outright by a watchdog that waits for this process to be gone.
  */
 import { spawn } from "node:child_process";
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -51,7 +51,7 @@ export async function startPgCluster(): Promise<PgCluster> {
   const owner = asRoot ? postgresUser() : null;
   const as = (command: string[]) => (owner ? ["runuser", "-u", "postgres", "--", ...command] : command);
 
-  const folder = mkdtempSync(join(tmpdir(), "bulwark-pg-"));
+  const folder = mkdtempSync(join(clusterParent(), "bulwark-pg-"));
   const data = join(folder, "data");
   if (owner) chownSync(folder, owner.uid, owner.gid);
   let stopped = false;
@@ -94,6 +94,9 @@ export async function startPgCluster(): Promise<PgCluster> {
           "fsync = off",
           "synchronous_commit = off",
           "full_page_writes = off",
+          // Every database created from a template is written to the WAL once: recycle it early.
+          "max_wal_size = '64MB'",
+          "min_wal_size = '32MB'",
           "",
         ].join("\n"),
       );
@@ -163,6 +166,21 @@ export async function startPgCluster(): Promise<PgCluster> {
     if (!stopped) removeFolder();
     throw error;
   }
+}
+
+/** Memory-backed storage can hold this many bytes of databases and WAL for the cluster to go there. */
+const MEMORY_NEEDED = 1024 ** 3;
+
+/**
+ * Where clusters go: in memory-backed storage (/dev/shm) when it has room, where creating a database
+ * (a copy of its template, written through the WAL) takes a tenth of the time it takes on a busy disk;
+ * else the temporary folder.
+ */
+function clusterParent(): string {
+  const memory = "/dev/shm";
+  if (!existsSync(memory)) return tmpdir();
+  const { bavail, bsize } = statfsSync(memory);
+  return bavail * bsize >= MEMORY_NEEDED ? memory : tmpdir();
 }
 
 function signal(pid: number, name: NodeJS.Signals): void {

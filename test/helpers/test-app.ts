@@ -13,7 +13,7 @@ import { createAdmin } from "../../src/domain/users/bootstrap-admin";
 import { observeRequests } from "../../src/http/observe-requests";
 import { FakeClock } from "../../src/lib/clock";
 import { executablePath, startServer } from "./binary";
-import { newMigratedPgDatabase } from "./pg-stores";
+import { dropPgDatabase, newMigratedPgDatabase } from "./pg-stores";
 import { noteServerAnswer } from "./server-errors";
 
 export const TEST_PASSWORD = "correct-horse-battery";
@@ -172,7 +172,7 @@ export const TEST_STORE: "sqlite" | "postgresql" =
  */
 async function testStoreDatabase(
   overrides: DeepPartial<Config>,
-  keyFile = `${newDatabasePath()}.key`,
+  keyFile: string,
 ): Promise<Partial<Config["database"]>> {
   if (TEST_STORE !== "postgresql" || overrides.database?.path !== undefined) return {};
   return { url: await newMigratedPgDatabase(), key_file: overrides.database?.key_file ?? keyFile };
@@ -201,10 +201,8 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
   const configured = testConfigOverrides(overrides);
   const databasePath =
     configured.database?.path === ":memory:" ? newDatabasePath() : configured.database?.path;
-  const settings = {
-    ...configured,
-    database: { ...configured.database, path: databasePath, ...(await testStoreDatabase(overrides)) },
-  };
+  const store = await testStoreDatabase(overrides, `${databasePath}.key`);
+  const settings = { ...configured, database: { ...configured.database, path: databasePath, ...store } };
   const config = loadConfig({
     env: {},
     overrides: {
@@ -265,6 +263,7 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     },
     close: async () => {
       await database.close();
+      if (store.url) await dropPgDatabase(store.url);
       if (databasePath !== overrides.database?.path)
         for (const suffix of ["", "-wal", "-shm", ".key"])
           rmSync(`${databasePath}${suffix}`, { force: true });
@@ -303,13 +302,10 @@ const NEEDS_IN_PROCESS = (what: string) => () => {
 async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<TestApp> {
   const folder = mkdtempSync(join(tmpdir(), "bulwark-test-"));
   const settings = testConfigOverrides(overrides);
+  const store = await testStoreDatabase(overrides, join(folder, "bulwark.key"));
   const env = configEnvironment({
     ...settings,
-    database: {
-      ...settings.database,
-      path: join(folder, "bulwark.db"),
-      ...(await testStoreDatabase(overrides, join(folder, "bulwark.key"))),
-    },
+    database: { ...settings.database, path: join(folder, "bulwark.db"), ...store },
   });
   const binary = await executablePath();
   const server = await startServer(binary, folder, env);
@@ -368,6 +364,7 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
       operator(["org", "sso-domain", "remove", "--org", organization, domain]),
     close: async () => {
       await server.stop();
+      if (store.url) await dropPgDatabase(store.url);
       rmSync(folder, { recursive: true, force: true });
     },
   };
