@@ -27,7 +27,7 @@ async function openApiDocument(): Promise<string> {
     const response = await buildApp(deps).handle(new Request("http://localhost/api/v1/openapi.json"));
     return await response.text();
   } finally {
-    database.close();
+    await database.close();
   }
 }
 
