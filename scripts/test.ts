@@ -1,8 +1,10 @@
 /**
  * `npm test`: builds dist/bulwark with the same function as `npm run build`, then runs every suite
- * in-process (the executable tests in test/binary start dist/bulwark themselves), then runs the HTTP
- * suites again against the executable (TEST_TARGET=executable). Arguments go to both `bun test` runs
- * (`npm test -- test/http/users.test.ts`, `npm test -- -t "sign in"`). Ends with "N passed, N failed".
+ * in-process on SQLite (the executable tests in test/binary start dist/bulwark themselves), then the
+ * HTTP suites three more times: against the executable (TEST_TARGET=executable), in-process on
+ * PostgreSQL (TEST_STORE=postgresql) and against the executable on PostgreSQL. Arguments go to every
+ * pass (`npm test -- test/http/users.test.ts`, `npm test -- -t "sign in"`); a file outside test/http
+ * runs in the first pass only. Ends with "N passed, N failed", the sum of every pass.
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -44,7 +46,7 @@ try {
 }
 
 const args = process.argv.slice(2);
-const EXECUTABLE_SUITES = "test/http";
+const HTTP_SUITES = "test/http";
 
 interface Totals {
   passed: number;
@@ -53,11 +55,14 @@ interface Totals {
   exitCode: number;
   /** bun test's "(fail) ..." lines: repeated at the end, where a CI log's tail shows them. */
   failures: string[];
+  /** How long the pass took, in seconds. */
+  seconds: number;
 }
 
 /** Runs bun test, echoing its output, and reads the totals from its closing lines. */
 async function runBunTest(label: string, testArgs: string[], env: Record<string, string>): Promise<Totals> {
   console.log(`\n== ${label}: bun test ${testArgs.join(" ")}`);
+  const started = performance.now();
   const child = Bun.spawn([process.execPath, "test", ...testArgs], {
     cwd: root,
     env: { ...process.env, TEST_EXECUTABLE: executable, ...env },
@@ -72,44 +77,71 @@ async function runBunTest(label: string, testArgs: string[], env: Record<string,
     process.stderr.write(text);
   }
   const exitCode = await child.exited;
+  const seconds = Math.round((performance.now() - started) / 1000);
   const count = (word: string) => Number(new RegExp(`^\\s*(\\d+) ${word}$`, "m").exec(output)?.[1] ?? 0);
   const failures = output.split("\n").filter((line) => line.startsWith("(fail)"));
-  return { passed: count("pass"), failed: count("fail"), skipped: count("skip"), exitCode, failures };
+  return {
+    passed: count("pass"),
+    failed: count("fail"),
+    skipped: count("skip"),
+    exitCode,
+    failures,
+    seconds,
+  };
 }
-
-const inProcess = await runBunTest("every suite, in-process", args, {});
 
 const positionals = args.filter(
   (arg, index) => !arg.startsWith("-") && !args[index - 1]?.match(/^-(t|-test-name-pattern)$/),
 );
 const flags = args.filter((arg) => !positionals.includes(arg));
-const executablePaths =
-  positionals.length === 0
-    ? [EXECUTABLE_SUITES]
-    : positionals.filter((path) => path.includes(EXECUTABLE_SUITES));
-const onExecutable: Totals =
-  executablePaths.length > 0
-    ? await runBunTest("the HTTP suites, against dist/bulwark", [...executablePaths, ...flags], {
-        TEST_TARGET: "executable",
-      })
-    : { passed: 0, failed: 0, skipped: 0, exitCode: 0, failures: [] };
-if (executablePaths.length === 0)
-  console.log("\n(no HTTP suite selected: nothing to run against dist/bulwark)");
+// The HTTP suites among the arguments (all of them when none is named): the only ones run more than once.
+const httpPaths =
+  positionals.length === 0 ? [HTTP_SUITES] : positionals.filter((path) => path.includes(HTTP_SUITES));
 
-const passed = inProcess.passed + onExecutable.passed;
-const failed =
-  inProcess.failed +
-  onExecutable.failed +
-  (inProcess.exitCode !== 0 && inProcess.failed === 0 ? 1 : 0) +
-  (onExecutable.exitCode !== 0 && onExecutable.failed === 0 ? 1 : 0);
-for (const [label, totals] of [
-  ["in-process", inProcess],
-  ["against dist/bulwark", onExecutable],
-] as const) {
-  if (totals.failures.length > 0) console.log(`\nfailed ${label}:\n${totals.failures.join("\n")}`);
+/**
+ * The passes, in order: every suite in-process on SQLite, then the HTTP suites against dist/bulwark on
+ * SQLite, in-process on PostgreSQL and against dist/bulwark on PostgreSQL (test/helpers/test-app.ts
+ * reads TEST_TARGET and TEST_STORE). Unit tests do not depend on the store and run once.
+ */
+const passes = [
+  { label: "in-process", all: true, target: "in-process", store: "sqlite" },
+  { label: "against dist/bulwark", all: false, target: "executable", store: "sqlite" },
+  { label: "in-process on PostgreSQL", all: false, target: "in-process", store: "postgresql" },
+  { label: "against dist/bulwark on PostgreSQL", all: false, target: "executable", store: "postgresql" },
+] as const;
+
+const results: { pass: (typeof passes)[number]; totals: Totals }[] = [];
+for (const pass of passes) {
+  if (!pass.all && httpPaths.length === 0) continue;
+  const totals = await runBunTest(
+    `${pass.all ? "every suite" : "the HTTP suites"}, ${pass.label}`,
+    pass.all ? args : [...httpPaths, ...flags],
+    { TEST_TARGET: pass.target, TEST_STORE: pass.store },
+  );
+  results.push({ pass, totals });
 }
-console.log(
-  `\nin-process: ${inProcess.passed} passed, ${inProcess.failed} failed; against dist/bulwark: ${onExecutable.passed} passed, ${onExecutable.failed} failed, ${onExecutable.skipped} need the in-process app (fake clock or database) and ran in-process only`,
-);
+if (httpPaths.length === 0)
+  console.log("\n(no HTTP suite selected: nothing to run again on dist/bulwark or PostgreSQL)");
+
+let passed = 0;
+let failed = 0;
+for (const { pass, totals } of results) {
+  passed += totals.passed;
+  // A pass that failed without a failed test (a file that did not load, a crash) counts as one failure.
+  failed += totals.failed + (totals.exitCode !== 0 && totals.failed === 0 ? 1 : 0);
+  if (totals.failures.length > 0) console.log(`\nfailed ${pass.label}:\n${totals.failures.join("\n")}`);
+}
+
+/** A pass's line of the summary: its counts, what it skipped and why, its time. */
+function summary({ pass, totals }: (typeof results)[number]): string {
+  const skipped =
+    totals.skipped === 0
+      ? ""
+      : pass.target === "executable"
+        ? `, ${totals.skipped} need the in-process app (fake clock or database) and ran in-process only`
+        : `, ${totals.skipped} skipped`;
+  return `${pass.label}: ${totals.passed} passed, ${totals.failed} failed${skipped} (${totals.seconds} s)`;
+}
+console.log(`\n${results.map(summary).join("; ")}`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 ? 1 : 0);

@@ -39,14 +39,13 @@ export function describeConfig(explained: ExplainedConfig): string {
       const path = `${section}.${key}`;
       const value = values[key];
       const isMasked = SECRET_KEYS.has(path) && value !== "";
-      // A password inside the PostgreSQL URL is masked, the rest of the URL shown.
-      const shown = path === "database.url" && typeof value === "string" ? redactPgUrl(value) : value;
-      const isUrlMasked = shown !== value;
+      // A PostgreSQL URL may carry its password: the rest of it is shown.
+      const shown = path === "database.url" ? redactPgUrl(value as string) : value;
       const source = explained.sources.get(path);
       const origin =
         source === undefined ? "default" : source === "file" ? `file ${explained.file}` : `env ${source}`;
       lines.push(
-        `${key} = ${isMasked ? `"${MASK}"` : tomlValue(shown)}  # ${origin}${isMasked ? ", masked" : isUrlMasked ? ", password masked" : ""}`,
+        `${key} = ${isMasked ? `"${MASK}"` : tomlValue(shown)}  # ${origin}${isMasked ? ", masked" : shown !== value ? ", password masked" : ""}`,
       );
     }
   }

@@ -104,6 +104,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     console: `${deps.config.server.base_url}/console/`,
     docs: `${url}/api/v1/docs`,
     metrics: config.metrics.enabled ? `${url}/metrics` : undefined,
+    // On PostgreSQL the URL's user, host, port and database (never its password), not the unused path.
     database: database.store === "postgresql" ? database.label : config.database.path,
   });
   // At the public address (base_url), not the listen address: passkeys and SSO are bound to it.

@@ -69,14 +69,8 @@ function run(args: string[], env: Record<string, string> = {}) {
 
 /** A PostgreSQL URL of a new, empty database owned by a role that signs in with a password. */
 async function passwordDatabase(): Promise<{ url: string; host: string; database: string }> {
-  const url = await cluster.createDatabase();
+  const url = await cluster.createDatabase(COPIER.role);
   const database = url.split("/").at(-1) as string;
-  const admin = new SQL(cluster.url, { max: 1 });
-  try {
-    await admin.unsafe(`ALTER DATABASE ${database} OWNER TO ${COPIER.role}`);
-  } finally {
-    await admin.close();
-  }
   return { url, host: `127.0.0.1:${cluster.port}`, database };
 }
 
@@ -351,18 +345,8 @@ async function snapshotViews(server: RunningServer) {
 beforeAll(async () => {
   binary = await buildBinary();
   cluster = await sharedPgCluster();
-  const admin = new SQL(cluster.url, { max: 1 });
-  try {
-    await admin.unsafe(`CREATE ROLE ${COPIER.role} LOGIN PASSWORD '${COPIER.password}'`);
-  } finally {
-    await admin.close();
-  }
   // The role signs in with its password (SCRAM), ahead of the cluster's trust rule for loopback.
-  const hba = join(cluster.folder, "data", "pg_hba.conf");
-  writeFileSync(hba, `host all ${COPIER.role} 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, "utf8")}`);
-  const reload = new SQL(cluster.url, { max: 1 });
-  await reload`SELECT pg_reload_conf()`;
-  await reload.close();
+  await cluster.createPasswordRole(COPIER.role, COPIER.password);
 
   mkdirSync(original, { recursive: true });
   populated = await populate();

@@ -18,17 +18,11 @@ let databases = 0;
  * its own doing, not the test cluster's C locale. Needs PostgreSQL 15 or later (LOCALE_PROVIDER).
  */
 export async function createLinguisticDatabase(): Promise<string> {
-  const cluster = await sharedPgCluster();
   const name = `linguistic_${process.pid}_${++databases}`;
-  const admin = new SQL(cluster.url, { max: 1 });
-  try {
-    await admin.unsafe(
-      `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'`,
-    );
-  } finally {
-    await admin.close();
-  }
-  return cluster.url.replace(/\/postgres$/, `/${name}`);
+  await onCluster(
+    `CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE_PROVIDER icu ICU_LOCALE 'en-US' LOCALE 'C'`,
+  );
+  return (await sharedPgCluster()).url.replace(/\/postgres$/, `/${name}`);
 }
 
 /** A migrated PostgreSQL database (linguistic default collation) and a connection pool to it. */
@@ -46,7 +40,8 @@ export function migratedSqliteDatabase(): DatabaseHandle {
   return database;
 }
 
-let template: Promise<{ name: string; admin: string }> | undefined;
+/** The name of the database the others are copies of. */
+let template: Promise<string> | undefined;
 
 /**
  * A new database holding the migrated schema and nothing else, for a test app on PostgreSQL
@@ -62,18 +57,31 @@ export async function newMigratedPgDatabase(): Promise<string> {
     } finally {
       await sql.close();
     }
-    const cluster = await sharedPgCluster();
-    return { name: new URL(url).pathname.slice(1), admin: cluster.url };
+    return new URL(url).pathname.slice(1);
   })();
-  const { name, admin } = await template;
+  const name = await template;
   const database = `app_${process.pid}_${++databases}`;
-  const connection = new SQL(admin, { max: 1 });
+  // FILE_COPY copies the template's files, in half the time of the default (writing them through the WAL).
+  await onCluster(`CREATE DATABASE ${database} TEMPLATE ${name} STRATEGY FILE_COPY`);
+  return (await sharedPgCluster()).url.replace(/\/postgres$/, `/${database}`);
+}
+
+/**
+ * Drops a database newMigratedPgDatabase made, once its app is closed (connections still open are
+ * ended): a test process makes hundreds, which would otherwise fill the cluster's memory-backed folder.
+ */
+export async function dropPgDatabase(url: string): Promise<void> {
+  await onCluster(`DROP DATABASE ${new URL(url).pathname.slice(1)} WITH (FORCE)`);
+}
+
+/** Runs one statement on the shared cluster as its superuser (CREATE and DROP DATABASE). */
+async function onCluster(statement: string): Promise<void> {
+  const connection = new SQL((await sharedPgCluster()).url, { max: 1 });
   try {
-    await connection.unsafe(`CREATE DATABASE ${database} TEMPLATE ${name}`);
+    await connection.unsafe(statement);
   } finally {
     await connection.close();
   }
-  return admin.replace(/\/postgres$/, `/${database}`);
 }
 
 /** Everything a PostgreSQL database holds, as `pg_dump --data-only` writes it (what a stolen dump shows). */

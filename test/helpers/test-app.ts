@@ -13,7 +13,7 @@ import { createAdmin } from "../../src/domain/users/bootstrap-admin";
 import { observeRequests } from "../../src/http/observe-requests";
 import { FakeClock } from "../../src/lib/clock";
 import { executablePath, startServer } from "./binary";
-import { newMigratedPgDatabase } from "./pg-stores";
+import { dropPgDatabase, newMigratedPgDatabase } from "./pg-stores";
 import { noteServerAnswer } from "./server-errors";
 
 export const TEST_PASSWORD = "correct-horse-battery";
@@ -161,7 +161,7 @@ function withContentLength(init: RequestInit): RequestInit {
 
 /**
  * The store the suites run on: SQLite (the default) or PostgreSQL (TEST_STORE=postgresql: `npm test`'s
- * second pass), on the throwaway cluster of test/helpers/pg-cluster.ts.
+ * third and fourth passes), on the throwaway cluster of test/helpers/pg-cluster.ts.
  */
 export const TEST_STORE: "sqlite" | "postgresql" =
   process.env.TEST_STORE === "postgresql" ? "postgresql" : "sqlite";
@@ -176,7 +176,7 @@ const pgDatabaseOfPath = new Map<string, Promise<string>>();
  */
 async function testStoreDatabase(
   overrides: DeepPartial<Config>,
-  keyFile = `${newDatabasePath()}.key`,
+  keyFile: string,
 ): Promise<Partial<Config["database"]>> {
   if (TEST_STORE !== "postgresql") return {};
   const path = overrides.database?.path;
@@ -213,10 +213,8 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
   const configured = testConfigOverrides(overrides);
   const databasePath =
     configured.database?.path === ":memory:" ? newDatabasePath() : configured.database?.path;
-  const settings = {
-    ...configured,
-    database: { ...configured.database, path: databasePath, ...(await testStoreDatabase(overrides)) },
-  };
+  const store = await testStoreDatabase(overrides, `${databasePath}.key`);
+  const settings = { ...configured, database: { ...configured.database, path: databasePath, ...store } };
   const config = loadConfig({
     env: {},
     overrides: {
@@ -277,6 +275,7 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     },
     close: async () => {
       await database.close();
+      if (store.url) await dropPgDatabase(store.url);
       if (databasePath !== overrides.database?.path)
         for (const suffix of ["", "-wal", "-shm", ".key"])
           rmSync(`${databasePath}${suffix}`, { force: true });
@@ -315,13 +314,10 @@ const NEEDS_IN_PROCESS = (what: string) => () => {
 async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<TestApp> {
   const folder = mkdtempSync(join(tmpdir(), "bulwark-test-"));
   const settings = testConfigOverrides(overrides);
+  const store = await testStoreDatabase(overrides, join(folder, "bulwark.key"));
   const env = configEnvironment({
     ...settings,
-    database: {
-      ...settings.database,
-      path: join(folder, "bulwark.db"),
-      ...(await testStoreDatabase(overrides, join(folder, "bulwark.key"))),
-    },
+    database: { ...settings.database, path: join(folder, "bulwark.db"), ...store },
   });
   const binary = await executablePath();
   const server = await startServer(binary, folder, env);
@@ -380,6 +376,7 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
       operator(["org", "sso-domain", "remove", "--org", organization, domain]),
     close: async () => {
       await server.stop();
+      if (store.url) await dropPgDatabase(store.url);
       rmSync(folder, { recursive: true, force: true });
     },
   };
