@@ -168,6 +168,13 @@ export const TEST_STORE: "sqlite" | "postgresql" =
 
 /** PostgreSQL databases standing for the database files tests name (one each, kept for the process). */
 const pgDatabaseOfPath = new Map<string, Promise<string>>();
+/** Their URLs: an app on one of them leaves it in place when it closes, for the next app on that path. */
+const namedPgDatabases = new Set<string>();
+
+/** Drops an app's PostgreSQL database when it closes, unless a test named it (see testStoreDatabase). */
+async function dropUnnamedPgDatabase(url: string | undefined): Promise<void> {
+  if (url && !namedPgDatabases.has(url)) await dropPgDatabase(url);
+}
 
 /**
  * The database settings of an app on TEST_STORE: on PostgreSQL a new migrated database and a key file.
@@ -187,6 +194,7 @@ async function testStoreDatabase(
     url = newMigratedPgDatabase();
     pgDatabaseOfPath.set(path, url);
   }
+  namedPgDatabases.add(await url);
   return { url: await url, key_file: overrides.database?.key_file ?? `${path}.key` };
 }
 
@@ -275,7 +283,7 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     },
     close: async () => {
       await database.close();
-      if (store.url) await dropPgDatabase(store.url);
+      await dropUnnamedPgDatabase(store.url);
       if (databasePath !== overrides.database?.path)
         for (const suffix of ["", "-wal", "-shm", ".key"])
           rmSync(`${databasePath}${suffix}`, { force: true });
@@ -376,7 +384,7 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
       operator(["org", "sso-domain", "remove", "--org", organization, domain]),
     close: async () => {
       await server.stop();
-      if (store.url) await dropPgDatabase(store.url);
+      await dropUnnamedPgDatabase(store.url);
       rmSync(folder, { recursive: true, force: true });
     },
   };
