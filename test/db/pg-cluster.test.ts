@@ -1,9 +1,11 @@
 /**
  * The throwaway PostgreSQL cluster the PostgreSQL tests run on (test/helpers/pg-cluster.ts): each
- * database it creates is apart from the others, and stopping it leaves no PostgreSQL process and no folder.
+ * database it creates is apart from the others, and stopping it leaves no PostgreSQL process and no folder,
+ * also when the test that started it ran out of time, and when its process is then killed outright.
  */
 import { expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { SQL } from "bun";
 import { startPgCluster } from "../helpers/pg-cluster";
 
@@ -77,3 +79,45 @@ test(
   },
   { timeout: 60_000 },
 );
+
+/** Whether a process is running (not gone, nor a zombie left for a parent to collect). */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Runs test/fixtures/pg-cluster-timeout.fixture.ts, whose first test starts the shared cluster and runs
+ * out of time; with `kill`, SIGKILLs the process once it waits in its second test. Answers the cluster's
+ * postmaster and folder, and whether they are gone within 15 s of the process's end.
+ */
+async function clusterOfTimedOutTest(kill: boolean) {
+  const child = Bun.spawn([process.execPath, "test", "./test/fixtures/pg-cluster-timeout.fixture.ts"], {
+    cwd: join(import.meta.dir, "../.."),
+    env: { ...process.env, KILL_ME: kill ? "1" : "" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let output = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of child.stdout as ReadableStream<Uint8Array>) {
+    output += decoder.decode(chunk, { stream: true });
+    if (kill && output.includes("waiting to be killed")) child.kill("SIGKILL");
+  }
+  await child.exited;
+  const [, pid, folder] = /cluster (\d+) (\S+)/.exec(output) ?? [];
+  if (!pid || !folder) throw new Error(`the fixture did not start its cluster:\n${output}`);
+  const deadline = Date.now() + 15_000;
+  while ((isRunning(Number(pid)) || existsSync(folder)) && Date.now() < deadline) await Bun.sleep(100);
+  return { postmasterRuns: isRunning(Number(pid)), folderExists: existsSync(folder) };
+}
+
+test("a test that runs out of time after starting the cluster: the cluster still goes when the process ends, or is killed", async () => {
+  const [exited, killed] = await Promise.all([clusterOfTimedOutTest(false), clusterOfTimedOutTest(true)]);
+  expect(exited).toEqual({ postmasterRuns: false, folderExists: false });
+  expect(killed).toEqual({ postmasterRuns: false, folderExists: false });
+}, 90_000);

@@ -124,17 +124,13 @@ export async function startPgCluster(): Promise<PgCluster> {
     const postmasterPid = async () =>
       Number((await Bun.file(join(data, "postmaster.pid")).text()).split("\n")[0]);
     const pid = await postmasterPid();
-    const watchdog = startWatchdog(
-      as([join(bin, "pg_ctl"), "stop", "--mode", "immediate", "--pgdata", data]),
-      folder,
-    );
+    startWatchdog(as([join(bin, "pg_ctl"), "stop", "--mode", "immediate", "--pgdata", data]), folder);
 
+    // The watchdog ends by itself once the folder is gone.
     const stop = () => {
       if (stopped) return;
       stopped = true;
       process.off("exit", stop);
-      // Its whole process group: the shell and the `sleep` it waits in.
-      if (watchdog.pid !== undefined) process.kill(-watchdog.pid, "SIGKILL");
       const pgCtl = Bun.spawnSync(
         as([join(bin, "pg_ctl"), "stop", "--mode", "immediate", "--wait", "--pgdata", data]),
       );
@@ -258,16 +254,19 @@ function readLog(folder: string): string {
 
 /**
  * A process in its own session (so that a Ctrl-C to this one's group spares it) that polls once a second
- * for this process and, once it is gone without having stopped the cluster (SIGKILL, a crash), stops it
- * and deletes the folder.
+ * for this process and the folder and, once this process is gone without having stopped the cluster
+ * (SIGKILL, a crash), stops it and deletes the folder; it ends by itself when the folder is gone.
+ * `setsid --fork` starts it as a grandchild: `bun test` kills the processes a test started that are still
+ * running when the test times out, and a timeout in the test that first asked for the cluster would
+ * otherwise take the watchdog with it.
  */
-function startWatchdog(stopCommand: string[], folder: string) {
+function startWatchdog(stopCommand: string[], folder: string): void {
   const script =
-    'while kill -0 "$1" 2>/dev/null; do sleep 1; done; shift; folder="$1"; shift; "$@"; rm -rf "$folder"';
-  const watchdog = spawn("sh", ["-c", script, "sh", String(process.pid), folder, ...stopCommand], {
-    detached: true,
-    stdio: "ignore",
-  });
-  watchdog.unref();
-  return watchdog;
+    'while kill -0 "$1" 2>/dev/null && [ -d "$2" ]; do sleep 1; done; shift; folder="$1"; shift; if [ -d "$folder" ]; then "$@"; rm -rf "$folder"; fi';
+  const starter = spawn(
+    "setsid",
+    ["--fork", "sh", "-c", script, "sh", String(process.pid), folder, ...stopCommand],
+    { detached: true, stdio: "ignore" },
+  );
+  starter.unref();
 }
