@@ -6,6 +6,7 @@ import { parseIpNetwork } from "../lib/ip-networks";
 import { isIP } from "../lib/ip-version";
 import { hostRange, parseCidr } from "../lib/ipv4";
 import { nearestName } from "../lib/nearest-name";
+import { redactPgUrl } from "../lib/redact-url";
 import { isWireGuardKey } from "../lib/wireguard";
 import { type Config, ConfigSchema } from "./config-schema";
 
@@ -130,7 +131,7 @@ function checkDatabase(database: Config["database"]): void {
       throw new ConfigError("invalid config database.password_file: it goes with database.url (PostgreSQL)");
     return;
   }
-  const shown = database.url.replace(/(\/\/[^:/@]*):[^@/]*@/, "$1:***@");
+  const shown = redactPgUrl(database.url);
   let url: URL | undefined;
   try {
     url = new URL(database.url);

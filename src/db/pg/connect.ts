@@ -6,6 +6,9 @@
 import { lookup } from "node:dns/promises";
 import { connect } from "node:net";
 import { SQL as BunSql } from "bun";
+import { redactPgUrl } from "../../lib/redact-url";
+
+export { redactPgUrl };
 
 /** A URL could not be used, or PostgreSQL could not be reached or signed in to; the message says why. */
 export class PgConnectError extends Error {}
@@ -116,9 +119,4 @@ async function connectionProblem(
     });
   });
   return problem ?? `${firstLine(error)} (the port accepts connections: is it PostgreSQL?)`;
-}
-
-/** A URL as messages may show it: without its password. */
-export function redactPgUrl(url: string): string {
-  return url.replace(/(\/\/[^:/@]*):[^@/]*@/, "$1:***@");
 }
