@@ -7,6 +7,7 @@
  * `config check`'s rules for `database.url`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -195,13 +196,21 @@ describe("bulwark on PostgreSQL", () => {
       ).code,
     ).toBe(0);
 
+    const label = `postgresql://${ROLE.name}@127.0.0.1:${cluster.port}/${database}`;
     const otherKey = join(folder, "other.key");
+    writeFileSync(otherKey, `${randomBytes(32).toString("base64")}\n`, { mode: 0o600 });
     const refused = await serveUntilItStops(folder, { ...env, BULWARK_DATABASE_KEY_FILE: otherKey });
     expect(refused.code).toBe(1);
+    expectOneLine(refused.stderr, `${otherKey} does not open the secrets sealed in ${label}`);
+    // Without a key file, it is refused too, and writes no new key there.
+    const missingKey = join(folder, "missing.key");
+    const missing = await serveUntilItStops(folder, { ...env, BULWARK_DATABASE_KEY_FILE: missingKey });
+    expect(missing.code).toBe(1);
     expectOneLine(
-      refused.stderr,
-      `${otherKey} does not open the secrets sealed in postgresql://${ROLE.name}@127.0.0.1:${cluster.port}/${database}`,
+      missing.stderr,
+      `${missingKey} does not exist, and ${label} holds secrets sealed with another key`,
     );
+    expect(existsSync(missingKey)).toBe(false);
 
     // With the same key file, a second server runs beside the first and signs the same admin in.
     const second = await serve(folder, env);

@@ -71,7 +71,8 @@ export async function newMigratedPgDatabase(): Promise<string> {
  * ended): a test process makes hundreds, which would otherwise fill the cluster's memory-backed folder.
  */
 export async function dropPgDatabase(url: string): Promise<void> {
-  await onCluster(`DROP DATABASE ${new URL(url).pathname.slice(1)} WITH (FORCE)`);
+  // IF EXISTS: an app closed twice (by its test, then by freshTestApps) drops it once.
+  await onCluster(`DROP DATABASE IF EXISTS ${new URL(url).pathname.slice(1)} WITH (FORCE)`);
 }
 
 /** Runs one statement on the shared cluster as its superuser (CREATE and DROP DATABASE). */
