@@ -314,7 +314,7 @@ describe("bulwark agent run --once", () => {
     );
     // Nothing is left to unenroll.
     expect(agent(machine.root, machine.stateDir, "unenroll").code).toBe(2);
-  });
+  }, 30_000);
 
   test("a device retired on the server: run says what that likely means and what to do, and unenroll still restores the machine", async () => {
     const machine = await enrolledMachine();

@@ -92,4 +92,4 @@ test("a SAML response answering a request made before a SIGKILL is accepted afte
   expect(signedIn.user.email).toBe("restart.user@corp.test");
   const replayed = new URL((await post()).headers.get("location") ?? "");
   expect(replayed.searchParams.get("error")).toBe("sso_response_replayed");
-});
+}, 30_000);
