@@ -2,7 +2,8 @@
  * A throwaway PostgreSQL cluster for a test run: `initdb` into a temporary folder (as the `postgres` user
  * when running as root, since PostgreSQL refuses to run as root), listening on 127.0.0.1 on a free port
  * with trust authentication on loopback, and made fast at the cost of durability (`fsync`,
- * `synchronous_commit` and `full_page_writes` off: a crash loses the cluster, which is thrown away anyway).
+ * `synchronous_commit` and `full_page_writes` off: a crash loses the cluster, which is thrown away anyway)
+ * unless started `durable` (the benchmark).
  * Each caller gets its own database from `createDatabase()`. The cluster is stopped (`pg_ctl stop -m
  * immediate`) and its folder deleted when the process exits, however it ends: by an exit hook, and for a
  * process killed outright by a watchdog that waits for this process to be gone.
@@ -37,8 +38,20 @@ export function sharedPgCluster(): Promise<PgCluster> {
   return shared;
 }
 
+export interface PgClusterOptions {
+  /**
+   * Durable, as a production server is: `fsync`, `synchronous_commit` and `full_page_writes` on (their
+   * defaults), for a benchmark. Tests leave them off.
+   */
+  durable?: boolean;
+  /** The CPUs the server's processes run on (taskset -c), e.g. "0" for a benchmark's server core. */
+  cpus?: string;
+  /** More lines for postgresql.conf (`name = value`). */
+  settings?: string[];
+}
+
 /** Starts a new cluster (a few seconds: `initdb` then `pg_ctl start`). */
-export async function startPgCluster(): Promise<PgCluster> {
+export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
   const bin = ensurePostgresql();
   const asRoot = process.getuid?.() === 0;
   // PostgreSQL refuses to run as root: then the cluster belongs to the `postgres` user Debian's package creates.
@@ -85,14 +98,20 @@ export async function startPgCluster(): Promise<PgCluster> {
           "listen_addresses = '127.0.0.1'",
           `port = ${port}`,
           `unix_socket_directories = '${folder}'`,
-          "fsync = off",
-          "synchronous_commit = off",
-          "full_page_writes = off",
+          ...(options.durable
+            ? ["fsync = on", "synchronous_commit = on", "full_page_writes = on"]
+            : ["fsync = off", "synchronous_commit = off", "full_page_writes = off"]),
+          ...(options.settings ?? []),
           "",
         ].join("\n"),
       );
+      // The postmaster and every backend it forks inherit pg_ctl's CPUs.
+      const pin = options.cpus ? ["taskset", "-c", options.cpus] : [];
       const started = await run(
-        as([join(bin, "pg_ctl"), "start", "--wait", "--pgdata", data, "--log", join(folder, "log")]),
+        [
+          ...pin,
+          ...as([join(bin, "pg_ctl"), "start", "--wait", "--pgdata", data, "--log", join(folder, "log")]),
+        ],
         {
           check: false,
         },
