@@ -727,7 +727,7 @@ async function benchPostgresql(): Promise<void> {
     report(
       `P8 check-ins, ${(CHECKIN_TOKENS - 1).toLocaleString("en")} devices, ${CONNECTIONS} connections (PostgreSQL, ${label})`,
       `${perSecond(writes.a.rps)}${checked(writes.a)}`,
-      `raw upsert ${perSecond(writes.b.rps)}${checked(writes.b)}`,
+      `raw upsert, ${RAW_UPSERT_POOL} conn. ${perSecond(writes.b.rps)}${checked(writes.b)}`,
       (writes.a.rps / writes.b.rps).toFixed(2),
       ">= 1.5",
     );
