@@ -24,7 +24,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
-import { startPgCluster } from "../test/helpers/pg-cluster";
+import { freePort, startPgCluster } from "../test/helpers/pg-cluster";
 import { floorToken } from "./bench/baseline-floor";
 import {
   alternate,
@@ -250,7 +250,8 @@ const checkInsAgainst = (raw: RunningServer) =>
 
 /** Spawn to the first authenticated 200 of GET /devices/:id (API key), on a fixed port. */
 async function coldStart(command: string[], env: Record<string, string>, path: string, token?: string) {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  // A port nobody listens on (a random one once met another program's server).
+  const port = await freePort();
   const started = performance.now();
   const child = Bun.spawn(["taskset", "-c", "0", ...command], {
     cwd: dataFolder,

@@ -185,7 +185,7 @@ function postgresUser(): { uid: number; gid: number } {
 }
 
 /** A port nobody listens on at this instant, on 127.0.0.1. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);
