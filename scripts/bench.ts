@@ -8,13 +8,23 @@
  * Bulwark measure is alternated with its baseline and the medians are kept. Datasets of 100k and 1M
  * devices are SQL copies of a device enrolled through the API (scripts/bench/seed-devices.ts).
  *
- * Usage: npm run bench [-- --seconds 5 --rounds 3 --sizes 100000,1000000]
+ * `--store postgresql` measures the PostgreSQL store instead (P8, P9, P3 on PostgreSQL, deep pages right
+ * after a start and memory on both stores): the SQLite database seeded as above is moved into a new
+ * PostgreSQL database at each size with `bulwark db copy`, on a durable throwaway cluster whose processes
+ * run on the server core (test/helpers/pg-cluster.ts, `durable`), or on `--pg-url` (a role that may
+ * create databases). Its baseline for check-ins is a raw Bun.serve + Bun.sql upserting one row per request
+ * on the same PostgreSQL (bench/baseline-upsert-pg.ts).
+ *
+ * Usage: npm run bench [-- --seconds 5 --rounds 3 --sizes 100000,1000000 --store sqlite|postgresql
+ * --pg-url postgres://USER@HOST/DATABASE]
  * Results depend on the machine; they are printed, never asserted.
  */
 import { randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SQL } from "bun";
+import { freePort, startPgCluster } from "../test/helpers/pg-cluster";
 import { floorToken } from "./bench/baseline-floor";
 import {
   alternate,
@@ -23,6 +33,7 @@ import {
   medianResult,
   pinToLoadCore,
   type RunningServer,
+  SERVER_CORE,
   startServer,
   type WrkResult,
   wrk,
@@ -37,8 +48,25 @@ const option = (name: string, fallback: string) => {
 const seconds = Number(option("seconds", "5"));
 const rounds = Number(option("rounds", "3"));
 const sizes = option("sizes", "100000,1000000").split(",").map(Number);
+const store = option("store", "sqlite");
+if (store !== "sqlite" && store !== "postgresql") {
+  console.error(`--store ${store}: sqlite or postgresql`);
+  process.exit(1);
+}
+const pgUrl = option("pg-url", "");
 const CONNECTIONS = 64;
-const CHECKIN_TOKENS = 10_000;
+/** Devices 1 to CHECKIN_TOKENS - 1 check in; on PostgreSQL, 20,000 of them (the memory measure's load). */
+const CHECKIN_TOKENS = store === "postgresql" ? 20_001 : 10_000;
+if (sizes.some((size) => !(size >= CHECKIN_TOKENS))) {
+  console.error(
+    `--sizes: each must be at least ${CHECKIN_TOKENS.toLocaleString("en")}, the devices that check in`,
+  );
+  process.exit(1);
+}
+/** Pages read by one client right after a start, spread evenly over the fleet. */
+const COLD_PAGES = 200;
+/** The raw upsert's pool on PostgreSQL: a connection per request in flight, as many as wrk's. */
+const RAW_UPSERT_POOL = CONNECTIONS;
 /** What every bench agent reports: the same state each time, as a steady fleet does. */
 const CHECKIN_BODY = {
   agent_version: "1.0.0",
@@ -129,18 +157,6 @@ const signInThrottled = (server: { url: string }) =>
   });
 for (let attempt = 0; attempt < 6; attempt++) await signInThrottled(bulwark);
 await bulwark.stop();
-
-// --- Baselines, on the server core beside Bulwark (only one is under load at a time). ---
-const rawJson = await startServer([bun, join(here, "bench/baseline-json.ts")]);
-const rawUpsert = {
-  full: await startServer([bun, join(here, "bench/baseline-upsert.ts"), join(folder, "raw-full.db"), "full"]),
-  normal: await startServer([
-    bun,
-    join(here, "bench/baseline-upsert.ts"),
-    join(folder, "raw-normal.db"),
-    "normal",
-  ]),
-};
 
 // --- wrk scripts ---
 const checkinScript = join(folder, "checkin.lua");
@@ -234,7 +250,8 @@ const checkInsAgainst = (raw: RunningServer) =>
 
 /** Spawn to the first authenticated 200 of GET /devices/:id (API key), on a fixed port. */
 async function coldStart(command: string[], env: Record<string, string>, path: string, token?: string) {
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  // A port nobody listens on (a random one once met another program's server).
+  const port = await freePort();
   const started = performance.now();
   const child = Bun.spawn(["taskset", "-c", "0", ...command], {
     cwd: dataFolder,
@@ -264,17 +281,10 @@ async function coldStart(command: string[], env: Record<string, string>, path: s
   return elapsed;
 }
 
-console.log(
-  `Bulwark benchmark, ${new Date().toISOString().slice(0, 10)}: servers on core 0, wrk on core 1, ${rounds} alternated rounds of ${seconds} s, medians\n`,
-);
-console.log(
-  `${"measure".padEnd(58)} ${"Bulwark".padStart(14)} ${"baseline, same run".padStart(22)} ${"ratio".padStart(7)} goal`,
-);
-
-const listP99: Record<string, Record<number, number>> = { "page 1": {}, "deep pages": {}, filtered: {} };
 let seeded = 1;
-for (const size of sizes) {
-  const seedStarted = performance.now();
+/** Grows the SQLite database to `size` devices (the server stopped); returns the seconds it took. */
+function seedTo(size: number): number {
+  const started = performance.now();
   seedDevices({
     path: join(dataFolder, "bulwark.db"),
     templateDeviceId: templateId,
@@ -283,114 +293,18 @@ for (const size of sizes) {
     tokenCount: CHECKIN_TOKENS,
   });
   seeded = size;
-  console.log(
-    `\n-- ${size.toLocaleString("en")} devices (seeded in ${((performance.now() - seedStarted) / 1000).toFixed(1)} s)`,
-  );
-  const label = size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`;
+  return (performance.now() - started) / 1000;
+}
+const sizeLabel = (size: number) => (size >= 1_000_000 ? `${size / 1_000_000}M` : `${size / 1000}k`);
 
-  const starts: number[] = [];
-  const rawStarts: number[] = [];
-  for (let round = 0; round < 5; round++) {
-    starts.push(await coldStart([binary, "serve"], bulwarkEnv(), `/api/v1/devices/${templateId}`, apiKey));
-    rawStarts.push(await coldStart([bun, join(here, "bench/baseline-json.ts")], {}, "/"));
-  }
-  report(
-    `P5 cold start to first authenticated 200 (${label})`,
-    ms(median(starts)),
-    `raw Bun.serve ${ms(median(rawStarts))}`,
-    (median(starts) / median(rawStarts)).toFixed(1),
-    "<= 100 ms",
-  );
-
-  // Started after seeding, on the same database: it reads the seeded devices.
-  const floor = await startServer([
-    bun,
-    join(here, "bench/baseline-floor.ts"),
-    join(dataFolder, "bulwark.db"),
-    floorKey.toString("hex"),
-  ]);
-  bulwark = await startBulwark();
-  const device = await alternate(
-    rounds,
-    () =>
-      wrk(`${bulwark.url}/api/v1/devices/${benchDeviceId(size - 1)}`, {
-        connections: CONNECTIONS,
-        seconds,
-        headers: jwt,
-      }),
-    () => wrk(rawJson.url, { connections: CONNECTIONS, seconds }),
-    () =>
-      wrk(`${floor.url}/api/v1/devices/${benchDeviceId(size - 1)}`, {
-        connections: CONNECTIONS,
-        seconds,
-        headers: floorAuth,
-      }),
-  );
-  report(
-    `P1 GET /devices/:id, JWT, ${CONNECTIONS} connections (${label})`,
-    `${perSecond(device.a.rps)}${checked(device.a)}`,
-    `raw JSON ${perSecond(device.b.rps)}`,
-    (device.a.rps / device.b.rps).toFixed(3),
-    ">= 0.5",
-  );
-  const deviceFloor = device.c as WrkResult;
-  report(
-    `P1 the same against its floor (${label})`,
-    perSecond(device.a.rps),
-    `floor ${perSecond(deviceFloor.rps)}${checked(deviceFloor)}`,
-    (device.a.rps / deviceFloor.rps).toFixed(2),
-    "",
-  );
-  const healthRuns = [];
-  for (let round = 0; round < rounds; round++)
-    healthRuns.push(await wrk(`${bulwark.url}/api/v1/health`, { connections: CONNECTIONS, seconds }));
-  const health = medianResult(healthRuns);
-  report(
-    `GET /health (${label})`,
-    `${perSecond(health.rps)}${checked(health)}`,
-    `raw JSON ${perSecond(device.b.rps)}`,
-    (health.rps / device.b.rps).toFixed(2),
-  );
-
-  if (!haveDevicesReported) {
-    // The seeded devices have never checked in: each first report stores the whole row and a log
-    // entry. Sent once, before the measure, so that P2 is a fleet's steady state at every size, and
-    // printed on its own line.
-    const started = performance.now();
-    const failed = await firstReports(bulwark.url);
-    const seconds = (performance.now() - started) / 1000;
-    report(
-      `check-ins, first report of ${(CHECKIN_TOKENS - 1).toLocaleString("en")} devices (${label})`,
-      `${perSecond((CHECKIN_TOKENS - 1) / seconds)}${failed > 0 ? ` (${failed} not 200!)` : ""}`,
-      "",
-      "",
-    );
-    haveDevicesReported = true;
-  }
-  const batchesBefore = await checkInBatches(bulwark.url);
-  const checkins = await checkInsAgainst(rawUpsert.full);
-  const batchesAfter = await checkInBatches(bulwark.url);
-  report(
-    `P2 check-ins, synchronous=full, ${CONNECTIONS} connections (${label})`,
-    `${perSecond(checkins.a.rps)}${checked(checkins.a)}`,
-    `raw upsert ${perSecond(checkins.b.rps)}`,
-    (checkins.a.rps / checkins.b.rps).toFixed(2),
-    ">= 1.5",
-  );
-  report(
-    `P2 check-ins per commit, mean (${label})`,
-    ((batchesAfter.sum - batchesBefore.sum) / Math.max(1, batchesAfter.count - batchesBefore.count)).toFixed(
-      1,
-    ),
-    "",
-    "",
-  );
-
+/** P3: each list's p99 with one client, after a warm-up run; `label` names the size (and the store). */
+async function measureLists(server: RunningServer, size: number, label: string) {
   const lists = {
-    "page 1": { url: `${bulwark.url}/api/v1/devices?page_size=${PAGE_SIZE}` },
-    "deep pages": { url: `${bulwark.url}/api/v1/devices`, script: deepPagesScript(size) },
-    filtered: { url: `${bulwark.url}/api/v1/devices?status=offline&platform=windows&page_size=${PAGE_SIZE}` },
+    "page 1": { url: `${server.url}/api/v1/devices?page_size=${PAGE_SIZE}` },
+    "deep pages": { url: `${server.url}/api/v1/devices`, script: deepPagesScript(size) },
+    filtered: { url: `${server.url}/api/v1/devices?status=offline&platform=windows&page_size=${PAGE_SIZE}` },
   };
+  const p99: Record<string, number> = {};
   for (const [name, target] of Object.entries(lists)) {
     const load = (runSeconds: number) =>
       wrk(target.url, {
@@ -405,7 +319,7 @@ for (const size of sizes) {
     const runs = [];
     for (let round = 0; round < rounds; round++) runs.push(await load(seconds));
     const result = medianResult(runs);
-    (listP99[name] as Record<number, number>)[size] = result.p99Ms;
+    p99[name] = result.p99Ms;
     report(
       `P3 list ${name}, p99, one client (${label})`,
       `${ms(result.p99Ms)}${checked(result)}`,
@@ -414,68 +328,16 @@ for (const size of sizes) {
       "< 50 ms",
     );
   }
-
-  // Both must refuse with the lockout's 429, or P6 would measure another answer.
-  for (const server of [bulwark, floor]) {
-    const refusal = await signInThrottled(server);
-    const reason = ((await refusal.json()) as { reason?: string }).reason;
-    if (refusal.status !== 429 || reason !== "login_throttled")
-      throw new Error(`P6: ${server.url} answered ${refusal.status} ${reason}, not 429 login_throttled`);
-  }
-  const signIns = await alternate(
-    rounds,
-    () => wrk(`${bulwark.url}/api/v1/auth/login`, { connections: CONNECTIONS, seconds, script: loginScript }),
-    () => wrk(rawJson.url, { connections: CONNECTIONS, seconds }),
-    () => wrk(`${floor.url}/api/v1/auth/login`, { connections: CONNECTIONS, seconds, script: loginScript }),
-  );
-  report(
-    `P6 refused (throttled) sign-in (${label})`,
-    perSecond(signIns.a.rps),
-    `raw JSON ${perSecond(signIns.b.rps)}`,
-    (signIns.a.rps / signIns.b.rps).toFixed(2),
-    ">= 0.5",
-  );
-  report(
-    `P6 the same against its floor (${label})`,
-    perSecond(signIns.a.rps),
-    `floor ${perSecond((signIns.c as WrkResult).rps)}`,
-    (signIns.a.rps / (signIns.c as WrkResult).rps).toFixed(2),
-    "",
-  );
-  await floor.stop();
-  const memory = bulwark.memory();
-  report(
-    `P4 resident memory after check-ins and lists (${label})`,
-    `${memory.rssMib} MiB`,
-    `peak ${memory.peakMib} MiB`,
-    "",
-    "<= 128 MiB",
-  );
-  await bulwark.stop();
-
-  bulwark = await startBulwark({ BULWARK_DATABASE_SYNCHRONOUS: "normal" });
-  const normal = await checkInsAgainst(rawUpsert.normal);
-  report(
-    `P2 check-ins, synchronous=normal (${label})`,
-    `${perSecond(normal.a.rps)}${checked(normal.a)}`,
-    `raw upsert ${perSecond(normal.b.rps)}`,
-    (normal.a.rps / normal.b.rps).toFixed(2),
-  );
-  await bulwark.stop();
+  return p99;
 }
 
-for (const name of Object.keys(listP99)) {
-  const [small, large] = sizes;
-  const values = listP99[name] as Record<number, number>;
-  if (
-    small === undefined ||
-    large === undefined ||
-    values[small] === undefined ||
-    values[large] === undefined
-  )
-    continue;
+/** Prints each list's p99 at the largest size over the smallest's, the goal being at most 2. */
+function reportGrowth(measure: string, values: Record<number, number>): void {
+  const [small, large] = [sizes[0], sizes[sizes.length - 1]];
+  if (small === undefined || large === undefined || small === large) return;
+  if (values[small] === undefined || values[large] === undefined) return;
   report(
-    `P3 list ${name}: p99 at ${large.toLocaleString("en")} / at ${small.toLocaleString("en")}`,
+    `${measure}: p99 at ${large.toLocaleString("en")} / at ${small.toLocaleString("en")}`,
     ms(values[large]),
     ms(values[small]),
     (values[large] / values[small]).toFixed(2),
@@ -483,43 +345,431 @@ for (const name of Object.keys(listP99)) {
   );
 }
 
-// --- P7: many devices go offline at once while the API is in use. ---
-const largest = sizes[sizes.length - 1] as number;
-const burst = Math.min(OFFLINE_BURST, Math.floor(largest * 0.6));
-let expectedOnline = 0;
-{
-  const { Database } = await import("bun:sqlite");
-  const db = new Database(join(dataFolder, "bulwark.db"));
-  const stale = new Date(Date.now() - 2 * 86_400_000).toISOString();
-  db.query(
-    "UPDATE devices SET status = 'online', last_seen = ? WHERE rowid IN (SELECT rowid FROM devices WHERE hardware_id LIKE 'bench-hw-%' ORDER BY rowid LIMIT ?)",
-  ).run(stale, burst);
-  expectedOnline = (
-    db.query("SELECT count(*) AS n FROM devices WHERE status = 'online' AND last_seen > ?").get(stale) as {
-      n: number;
+/** The SQLite store: P1 to P7, at each size, then the mass offline. */
+async function benchSqlite(): Promise<void> {
+  // --- Baselines, on the server core beside Bulwark (only one is under load at a time). ---
+  const rawJson = await startServer([bun, join(here, "bench/baseline-json.ts")]);
+  const rawUpsert = {
+    full: await startServer([
+      bun,
+      join(here, "bench/baseline-upsert.ts"),
+      join(folder, "raw-full.db"),
+      "full",
+    ]),
+    normal: await startServer([
+      bun,
+      join(here, "bench/baseline-upsert.ts"),
+      join(folder, "raw-normal.db"),
+      "normal",
+    ]),
+  };
+
+  const listP99: Record<string, Record<number, number>> = { "page 1": {}, "deep pages": {}, filtered: {} };
+  for (const size of sizes) {
+    const seedSeconds = seedTo(size);
+    console.log(`\n-- ${size.toLocaleString("en")} devices (seeded in ${seedSeconds.toFixed(1)} s)`);
+    const label = sizeLabel(size);
+
+    const starts: number[] = [];
+    const rawStarts: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      starts.push(await coldStart([binary, "serve"], bulwarkEnv(), `/api/v1/devices/${templateId}`, apiKey));
+      rawStarts.push(await coldStart([bun, join(here, "bench/baseline-json.ts")], {}, "/"));
     }
-  ).n;
-  db.close();
-}
-bulwark = await startBulwark({ BULWARK_JOBS_SCAN_INTERVAL_SECONDS: "1" });
-const during = [];
-for (let chunk = 0; chunk < 12; chunk++) {
-  during.push(
-    await wrk(`${bulwark.url}/api/v1/devices/${templateId}`, { connections: 4, seconds, headers: jwt }),
+    report(
+      `P5 cold start to first authenticated 200 (${label})`,
+      ms(median(starts)),
+      `raw Bun.serve ${ms(median(rawStarts))}`,
+      (median(starts) / median(rawStarts)).toFixed(1),
+      "<= 100 ms",
+    );
+
+    // Started after seeding, on the same database: it reads the seeded devices.
+    const floor = await startServer([
+      bun,
+      join(here, "bench/baseline-floor.ts"),
+      join(dataFolder, "bulwark.db"),
+      floorKey.toString("hex"),
+    ]);
+    bulwark = await startBulwark();
+    const device = await alternate(
+      rounds,
+      () =>
+        wrk(`${bulwark.url}/api/v1/devices/${benchDeviceId(size - 1)}`, {
+          connections: CONNECTIONS,
+          seconds,
+          headers: jwt,
+        }),
+      () => wrk(rawJson.url, { connections: CONNECTIONS, seconds }),
+      () =>
+        wrk(`${floor.url}/api/v1/devices/${benchDeviceId(size - 1)}`, {
+          connections: CONNECTIONS,
+          seconds,
+          headers: floorAuth,
+        }),
+    );
+    report(
+      `P1 GET /devices/:id, JWT, ${CONNECTIONS} connections (${label})`,
+      `${perSecond(device.a.rps)}${checked(device.a)}`,
+      `raw JSON ${perSecond(device.b.rps)}`,
+      (device.a.rps / device.b.rps).toFixed(3),
+      ">= 0.5",
+    );
+    const deviceFloor = device.c as WrkResult;
+    report(
+      `P1 the same against its floor (${label})`,
+      perSecond(device.a.rps),
+      `floor ${perSecond(deviceFloor.rps)}${checked(deviceFloor)}`,
+      (device.a.rps / deviceFloor.rps).toFixed(2),
+      "",
+    );
+    const healthRuns = [];
+    for (let round = 0; round < rounds; round++)
+      healthRuns.push(await wrk(`${bulwark.url}/api/v1/health`, { connections: CONNECTIONS, seconds }));
+    const health = medianResult(healthRuns);
+    report(
+      `GET /health (${label})`,
+      `${perSecond(health.rps)}${checked(health)}`,
+      `raw JSON ${perSecond(device.b.rps)}`,
+      (health.rps / device.b.rps).toFixed(2),
+    );
+
+    if (!haveDevicesReported) {
+      // The seeded devices have never checked in: each first report stores the whole row and a log
+      // entry. Sent once, before the measure, so that P2 is a fleet's steady state at every size, and
+      // printed on its own line.
+      const started = performance.now();
+      const failed = await firstReports(bulwark.url);
+      const seconds = (performance.now() - started) / 1000;
+      report(
+        `check-ins, first report of ${(CHECKIN_TOKENS - 1).toLocaleString("en")} devices (${label})`,
+        `${perSecond((CHECKIN_TOKENS - 1) / seconds)}${failed > 0 ? ` (${failed} not 200!)` : ""}`,
+        "",
+        "",
+      );
+      haveDevicesReported = true;
+    }
+    const batchesBefore = await checkInBatches(bulwark.url);
+    const checkins = await checkInsAgainst(rawUpsert.full);
+    const batchesAfter = await checkInBatches(bulwark.url);
+    report(
+      `P2 check-ins, synchronous=full, ${CONNECTIONS} connections (${label})`,
+      `${perSecond(checkins.a.rps)}${checked(checkins.a)}`,
+      `raw upsert ${perSecond(checkins.b.rps)}`,
+      (checkins.a.rps / checkins.b.rps).toFixed(2),
+      ">= 1.5",
+    );
+    report(
+      `P2 check-ins per commit, mean (${label})`,
+      (
+        (batchesAfter.sum - batchesBefore.sum) /
+        Math.max(1, batchesAfter.count - batchesBefore.count)
+      ).toFixed(1),
+      "",
+      "",
+    );
+
+    for (const [name, p99] of Object.entries(await measureLists(bulwark, size, label)))
+      (listP99[name] as Record<number, number>)[size] = p99;
+
+    // Both must refuse with the lockout's 429, or P6 would measure another answer.
+    for (const server of [bulwark, floor]) {
+      const refusal = await signInThrottled(server);
+      const reason = ((await refusal.json()) as { reason?: string }).reason;
+      if (refusal.status !== 429 || reason !== "login_throttled")
+        throw new Error(`P6: ${server.url} answered ${refusal.status} ${reason}, not 429 login_throttled`);
+    }
+    const signIns = await alternate(
+      rounds,
+      () =>
+        wrk(`${bulwark.url}/api/v1/auth/login`, { connections: CONNECTIONS, seconds, script: loginScript }),
+      () => wrk(rawJson.url, { connections: CONNECTIONS, seconds }),
+      () => wrk(`${floor.url}/api/v1/auth/login`, { connections: CONNECTIONS, seconds, script: loginScript }),
+    );
+    report(
+      `P6 refused (throttled) sign-in (${label})`,
+      perSecond(signIns.a.rps),
+      `raw JSON ${perSecond(signIns.b.rps)}`,
+      (signIns.a.rps / signIns.b.rps).toFixed(2),
+      ">= 0.5",
+    );
+    report(
+      `P6 the same against its floor (${label})`,
+      perSecond(signIns.a.rps),
+      `floor ${perSecond((signIns.c as WrkResult).rps)}`,
+      (signIns.a.rps / (signIns.c as WrkResult).rps).toFixed(2),
+      "",
+    );
+    await floor.stop();
+    const memory = bulwark.memory();
+    report(
+      `P4 resident memory after check-ins and lists (${label})`,
+      `${memory.rssMib} MiB`,
+      `peak ${memory.peakMib} MiB`,
+      "",
+      "<= 128 MiB",
+    );
+    await bulwark.stop();
+
+    bulwark = await startBulwark({ BULWARK_DATABASE_SYNCHRONOUS: "normal" });
+    const normal = await checkInsAgainst(rawUpsert.normal);
+    report(
+      `P2 check-ins, synchronous=normal (${label})`,
+      `${perSecond(normal.a.rps)}${checked(normal.a)}`,
+      `raw upsert ${perSecond(normal.b.rps)}`,
+      (normal.a.rps / normal.b.rps).toFixed(2),
+    );
+    await bulwark.stop();
+  }
+
+  for (const [name, values] of Object.entries(listP99)) reportGrowth(`P3 list ${name}`, values);
+
+  // --- P7: many devices go offline at once while the API is in use. ---
+  const largest = sizes[sizes.length - 1] as number;
+  const burst = Math.min(OFFLINE_BURST, Math.floor(largest * 0.6));
+  let expectedOnline = 0;
+  {
+    const { Database } = await import("bun:sqlite");
+    const db = new Database(join(dataFolder, "bulwark.db"));
+    const stale = new Date(Date.now() - 2 * 86_400_000).toISOString();
+    db.query(
+      "UPDATE devices SET status = 'online', last_seen = ? WHERE rowid IN (SELECT rowid FROM devices WHERE hardware_id LIKE 'bench-hw-%' ORDER BY rowid LIMIT ?)",
+    ).run(stale, burst);
+    expectedOnline = (
+      db.query("SELECT count(*) AS n FROM devices WHERE status = 'online' AND last_seen > ?").get(stale) as {
+        n: number;
+      }
+    ).n;
+    db.close();
+  }
+  bulwark = await startBulwark({ BULWARK_JOBS_SCAN_INTERVAL_SECONDS: "1" });
+  const during = [];
+  for (let chunk = 0; chunk < 12; chunk++) {
+    during.push(
+      await wrk(`${bulwark.url}/api/v1/devices/${templateId}`, { connections: 4, seconds, headers: jwt }),
+    );
+    const summary = (await call(bulwark, "GET", "/api/v1/devices/summary", undefined, accessToken)).body;
+    if (summary.by_status.online <= expectedOnline) break;
+  }
+  const longest = Math.max(...during.map((run) => run.maxMs));
+  report(
+    `P7 longest reply while ${burst.toLocaleString("en")} devices go offline`,
+    ms(longest),
+    "",
+    "",
+    "<= 100 ms",
   );
-  const summary = (await call(bulwark, "GET", "/api/v1/devices/summary", undefined, accessToken)).body;
-  if (summary.by_status.online <= expectedOnline) break;
+  await bulwark.stop();
+  await Promise.all([rawJson.stop(), rawUpsert.full.stop(), rawUpsert.normal.stop()]);
 }
-const longest = Math.max(...during.map((run) => run.maxMs));
-report(
-  `P7 longest reply while ${burst.toLocaleString("en")} devices go offline`,
-  ms(longest),
-  "",
-  "",
-  "<= 100 ms",
+
+/**
+ * GET page after page of the unfiltered list, one at a time: COLD_PAGES pages spread evenly over the
+ * fleet, in a fixed shuffled order, on a server that has answered nothing yet. Its p99 and p50.
+ */
+async function coldDeepPages(server: RunningServer, size: number) {
+  const pages = Math.ceil(size / PAGE_SIZE);
+  const durations: number[] = [];
+  let failed = 0;
+  for (let index = 0; index < COLD_PAGES; index++) {
+    // 7919 is prime to COLD_PAGES: each spread page once, neighbours far apart in time.
+    const step = (index * 7919) % COLD_PAGES;
+    const page = 1 + Math.floor((step * (pages - 1)) / (COLD_PAGES - 1));
+    const started = performance.now();
+    const response = await fetch(`${server.url}/api/v1/devices?page_size=${PAGE_SIZE}&page=${page}`, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
+    await response.arrayBuffer();
+    durations.push(performance.now() - started);
+    if (response.status !== 200) failed++;
+  }
+  durations.sort((a, b) => a - b);
+  const at = (fraction: number) => durations[Math.ceil(fraction * durations.length) - 1] as number;
+  return { p99: at(0.99), p50: at(0.5), failed };
+}
+
+/**
+ * The PostgreSQL store beside the SQLite database it was copied from, at each size: deep pages right
+ * after a start, P9 (a device read), P3 (lists), P8 (check-ins against a raw upsert on the same
+ * PostgreSQL) and the memory after lists and check-ins, on both stores.
+ */
+async function benchPostgresql(): Promise<void> {
+  const cluster = pgUrl
+    ? null
+    : await startPgCluster({ durable: true, cpus: SERVER_CORE, settings: ["max_connections = 200"] });
+  const serverUrl = pgUrl || (cluster?.url as string);
+  const admin = new SQL(serverUrl, { max: 1 });
+  const settings = await admin`SELECT name, setting, unit FROM pg_settings WHERE name IN
+    ('server_version', 'fsync', 'synchronous_commit', 'full_page_writes', 'wal_sync_method', 'shared_buffers',
+     'max_connections', 'commit_delay')`;
+  console.log(
+    `PostgreSQL ${cluster ? "(a throwaway cluster on core 0)" : pgUrl.replace(/(\/\/[^:/@]*):[^@/]*@/, "$1:***@")}: ${settings.map((row: { name: string; setting: string; unit: string | null }) => `${row.name}=${row.setting}${row.unit ? ` ${row.unit}` : ""}`).join(", ")}`,
+  );
+  const databases: string[] = [];
+  const newDatabase = async () => {
+    const name = `bulwark_bench_${process.pid}_${databases.length + 1}`;
+    await admin.unsafe(`CREATE DATABASE ${name}`);
+    databases.push(name);
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  const dropDatabase = async (name: string | undefined) => {
+    if (name) await admin.unsafe(`DROP DATABASE IF EXISTS ${name}`);
+  };
+  const rawUpsert = await startServer([
+    bun,
+    join(here, "bench/baseline-upsert-pg.ts"),
+    await newDatabase(),
+    String(RAW_UPSERT_POOL),
+  ]);
+  const sqlitePath = join(dataFolder, "bulwark.db");
+  const keyFile = `${sqlitePath}.key`;
+  const coldP99: Record<string, Record<number, number>> = { SQLite: {}, PostgreSQL: {} };
+  const listP99: Record<string, Record<number, number>> = { "page 1": {}, "deep pages": {}, filtered: {} };
+  let previous: string | undefined;
+  for (const size of sizes) {
+    const seedSeconds = seedTo(size);
+    const label = sizeLabel(size);
+    if (!haveDevicesReported) {
+      // On SQLite before the copy, so that both stores hold the same fleet in its steady state.
+      bulwark = await startBulwark();
+      const started = performance.now();
+      const failed = await firstReports(bulwark.url);
+      report(
+        `check-ins, first report of ${(CHECKIN_TOKENS - 1).toLocaleString("en")} devices (SQLite, ${label})`,
+        `${perSecond((CHECKIN_TOKENS - 1) / ((performance.now() - started) / 1000))}${failed > 0 ? ` (${failed} not 200!)` : ""}`,
+        "",
+        "",
+      );
+      await bulwark.stop();
+      haveDevicesReported = true;
+    }
+    await dropDatabase(previous);
+    const url = await newDatabase();
+    previous = databases[databases.length - 1];
+    const copyStarted = performance.now();
+    const copy = Bun.spawnSync(
+      [binary, "db", "copy", "--from", sqlitePath, "--to", url, "--key-file", keyFile],
+      {
+        env: { PATH: process.env.PATH ?? "" },
+      },
+    );
+    if (copy.exitCode !== 0) throw new Error(`db copy failed:\n${copy.stderr}${copy.stdout}`);
+    const copySeconds = (performance.now() - copyStarted) / 1000;
+    // What autovacuum does to a table grown by a million inserts, done at once: the visibility map and
+    // the planner's statistics of a database in its steady state.
+    const vacuumStarted = performance.now();
+    const copied = new SQL(url, { max: 1 });
+    await copied.unsafe("VACUUM (ANALYZE)");
+    const [{ bytes }] = await copied`SELECT pg_database_size(current_database()) AS bytes`;
+    await copied.close();
+    console.log(
+      `\n-- ${size.toLocaleString("en")} devices (seeded in ${seedSeconds.toFixed(1)} s on SQLite; db copy to PostgreSQL ${copySeconds.toFixed(1)} s; VACUUM (ANALYZE) ${((performance.now() - vacuumStarted) / 1000).toFixed(1)} s; ${Math.round(Number(bytes) / 2 ** 20)} MiB)`,
+    );
+
+    const servers: Record<string, RunningServer> = {};
+    const environments: Record<string, Record<string, string>> = {
+      SQLite: {},
+      PostgreSQL: {
+        BULWARK_DATABASE_URL: url,
+        BULWARK_DATABASE_KEY_FILE: keyFile,
+        BULWARK_SERVER_PORT: String(BULWARK_PORT + 1),
+        // The issuer of the session's token: the SQLite server's address.
+        BULWARK_SERVER_BASE_URL: `http://localhost:${BULWARK_PORT}`,
+      },
+    };
+    for (const [name, extra] of Object.entries(environments)) {
+      const server = await startBulwark(extra);
+      servers[name] = server;
+      const cold = await coldDeepPages(server, size);
+      (coldP99[name] as Record<number, number>)[size] = cold.p99;
+      report(
+        `deep pages right after a start, p99, ${COLD_PAGES} pages, one client (${name}, ${label})`,
+        `${ms(cold.p99)}${cold.failed > 0 ? ` (${cold.failed} not 200!)` : ""}`,
+        `p50 ${ms(cold.p50)}`,
+        "",
+      );
+    }
+    const sqlite = servers.SQLite as RunningServer;
+    const postgresql = servers.PostgreSQL as RunningServer;
+
+    const readDevice = (server: RunningServer) => () =>
+      wrk(`${server.url}/api/v1/devices/${benchDeviceId(size - 1)}`, {
+        connections: CONNECTIONS,
+        seconds,
+        headers: jwt,
+      });
+    const reads = await alternate(rounds, readDevice(postgresql), readDevice(sqlite));
+    report(
+      `P9 GET /devices/:id, JWT, ${CONNECTIONS} connections (PostgreSQL, ${label})`,
+      `${perSecond(reads.a.rps)}${checked(reads.a)}`,
+      `SQLite ${perSecond(reads.b.rps)}${checked(reads.b)}`,
+      (reads.a.rps / reads.b.rps).toFixed(2),
+      ">= 0.5",
+    );
+
+    for (const [name, p99] of Object.entries(await measureLists(postgresql, size, `PostgreSQL, ${label}`)))
+      (listP99[name] as Record<number, number>)[size] = p99;
+    await measureLists(sqlite, size, `SQLite, ${label}`);
+
+    const checkIns = (server: RunningServer) => () =>
+      wrk(`${server.url}/api/v1/agent/checkin`, { connections: CONNECTIONS, seconds, script: checkinScript });
+    const before = { pg: await checkInBatches(postgresql.url), sqlite: await checkInBatches(sqlite.url) };
+    const writes = await alternate(
+      rounds,
+      checkIns(postgresql),
+      () => wrk(rawUpsert.url, { connections: CONNECTIONS, seconds, script: upsertScript }),
+      checkIns(sqlite),
+    );
+    const after = { pg: await checkInBatches(postgresql.url), sqlite: await checkInBatches(sqlite.url) };
+    const perCommit = (from: { sum: number; count: number }, to: { sum: number; count: number }) =>
+      ((to.sum - from.sum) / Math.max(1, to.count - from.count)).toFixed(1);
+    report(
+      `P8 check-ins, ${(CHECKIN_TOKENS - 1).toLocaleString("en")} devices, ${CONNECTIONS} connections (PostgreSQL, ${label})`,
+      `${perSecond(writes.a.rps)}${checked(writes.a)}`,
+      `raw upsert, ${RAW_UPSERT_POOL} conn. ${perSecond(writes.b.rps)}${checked(writes.b)}`,
+      (writes.a.rps / writes.b.rps).toFixed(2),
+      ">= 1.5",
+    );
+    report(`P8 check-ins per commit, mean (PostgreSQL, ${label})`, perCommit(before.pg, after.pg), "", "");
+    const sqliteWrites = writes.c as WrkResult;
+    report(
+      `check-ins, the same on SQLite, synchronous=full (${label})`,
+      `${perSecond(sqliteWrites.rps)}${checked(sqliteWrites)}`,
+      `per commit ${perCommit(before.sqlite, after.sqlite)}`,
+      "",
+    );
+
+    for (const [name, server] of Object.entries(servers)) {
+      const memory = server.memory();
+      report(
+        `resident memory after lists and check-ins (${name}, ${label})`,
+        `${memory.rssMib} MiB`,
+        `peak ${memory.peakMib} MiB`,
+        "",
+        "<= 128 MiB",
+      );
+      await server.stop();
+    }
+  }
+  for (const [name, values] of Object.entries(coldP99))
+    reportGrowth(`deep pages right after a start (${name})`, values);
+  for (const [name, values] of Object.entries(listP99)) reportGrowth(`P3 list ${name} (PostgreSQL)`, values);
+  await rawUpsert.stop();
+  for (const name of databases) await dropDatabase(name);
+  await admin.close();
+  cluster?.stop();
+}
+
+console.log(
+  `Bulwark benchmark, ${new Date().toISOString().slice(0, 10)}: servers on core 0, wrk on core 1, ${rounds} alternated rounds of ${seconds} s, medians\n`,
 );
-await bulwark.stop();
-await Promise.all([rawJson.stop(), rawUpsert.full.stop(), rawUpsert.normal.stop()]);
+console.log(
+  `${"measure".padEnd(58)} ${"Bulwark".padStart(14)} ${"baseline, same run".padStart(22)} ${"ratio".padStart(7)} goal`,
+);
+
+await (store === "postgresql" ? benchPostgresql() : benchSqlite());
 
 console.log("\n| measure | Bulwark | baseline, same run | ratio | goal |\n|---|---|---|---|---|");
 for (const row of rows)

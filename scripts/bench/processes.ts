@@ -123,7 +123,10 @@ function milliseconds(text: string | undefined): number {
   return Number(match[1]) * factor;
 }
 
-/** One wrk run from the load core, with one thread. */
+/**
+ * One wrk run from the load core, with one thread. A reply may take up to 30 s (wrk's default, 2 s,
+ * would count a slower one as a socket error and leave it out of the latencies).
+ */
 export async function wrk(
   url: string,
   options: { connections: number; seconds: number; script?: string; headers?: string[] },
@@ -131,7 +134,7 @@ export async function wrk(
   const headerArgs = (options.headers ?? []).flatMap((header) => ["-H", header]);
   const scriptArgs = options.script ? ["-s", options.script] : [];
   const result =
-    await $`taskset -c ${LOAD_CORE} wrk -t1 -c${options.connections} -d${options.seconds}s --latency ${scriptArgs} ${headerArgs} ${url}`
+    await $`taskset -c ${LOAD_CORE} wrk -t1 -c${options.connections} -d${options.seconds}s --timeout 30s --latency ${scriptArgs} ${headerArgs} ${url}`
       .quiet()
       .text();
   const socketErrors = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(result);

@@ -3,7 +3,7 @@
  * there is room (as the `postgres` user when running as root, since PostgreSQL refuses to run as root),
  * listening on 127.0.0.1 on a free port with trust authentication on loopback, and made fast at the cost
  * of durability (`fsync`, `synchronous_commit` and `full_page_writes` off: a crash loses the cluster,
- * which is thrown away anyway). Each caller gets its own database from `createDatabase()`;
+ * which is thrown away anyway) unless started `durable` (the benchmark). Each caller gets its own database from `createDatabase()`;
  * `createPasswordRole()` adds a role that must give its password. The cluster is stopped (`pg_ctl stop
  * -m immediate`) and its folder deleted when the process exits, however it ends: by an exit hook, and
  * for a process killed outright by a watchdog that waits for this process to be gone.
@@ -51,8 +51,20 @@ export function sharedPgCluster(): Promise<PgCluster> {
   return shared;
 }
 
+export interface PgClusterOptions {
+  /**
+   * Durable, as a production server is: `fsync`, `synchronous_commit` and `full_page_writes` on (their
+   * defaults), for a benchmark. Tests leave them off.
+   */
+  durable?: boolean;
+  /** The CPUs the server's processes run on (taskset -c), e.g. "0" for a benchmark's server core. */
+  cpus?: string;
+  /** More lines for postgresql.conf (`name = value`). */
+  settings?: string[];
+}
+
 /** Starts a new cluster (a few seconds: `initdb` then `pg_ctl start`). */
-export async function startPgCluster(): Promise<PgCluster> {
+export async function startPgCluster(options: PgClusterOptions = {}): Promise<PgCluster> {
   const bin = ensurePostgresql();
   const asRoot = process.getuid?.() === 0;
   // PostgreSQL refuses to run as root: then the cluster belongs to the `postgres` user Debian's package creates.
@@ -89,15 +101,12 @@ export async function startPgCluster(): Promise<PgCluster> {
       "pg_hba.conf",
       "local all all trust\nhost all all 127.0.0.1/32 trust\nhost replication all 127.0.0.1/32 trust\n",
     );
-    const pgCtlStart = as([
-      join(bin, "pg_ctl"),
-      "start",
-      "--wait",
-      "--pgdata",
-      data,
-      "--log",
-      join(folder, "log"),
-    ]);
+    // The postmaster and every backend it forks inherit pg_ctl's CPUs.
+    const pin = options.cpus ? ["taskset", "-c", options.cpus] : [];
+    const pgCtlStart = [
+      ...pin,
+      ...as([join(bin, "pg_ctl"), "start", "--wait", "--pgdata", data, "--log", join(folder, "log")]),
+    ];
     // A free port is only free until someone else takes it: a start that loses that race tries another.
     let port = 0;
     for (let attempt = 1; ; attempt++) {
@@ -108,12 +117,17 @@ export async function startPgCluster(): Promise<PgCluster> {
           "listen_addresses = '127.0.0.1'",
           `port = ${port}`,
           `unix_socket_directories = '${folder}'`,
-          "fsync = off",
-          "synchronous_commit = off",
-          "full_page_writes = off",
-          // Every database created from a template is written to the WAL once: recycle it early.
-          "max_wal_size = '64MB'",
-          "min_wal_size = '32MB'",
+          ...(options.durable
+            ? ["fsync = on", "synchronous_commit = on", "full_page_writes = on"]
+            : [
+                "fsync = off",
+                "synchronous_commit = off",
+                "full_page_writes = off",
+                // Every database created from a template is written to the WAL once: recycle it early.
+                "max_wal_size = '64MB'",
+                "min_wal_size = '32MB'",
+              ]),
+          ...(options.settings ?? []),
           "",
         ].join("\n"),
       );
@@ -221,7 +235,7 @@ function postgresUser(): { uid: number; gid: number } {
 }
 
 /** A port nobody listens on at this instant, on 127.0.0.1. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once("error", reject);

@@ -5,7 +5,7 @@
  * runs on the handle it is given, so inside the transaction that handle belongs to.
  */
 import { and, asc, count, desc, eq, getTableColumns, lte, min, sql } from "drizzle-orm";
-import { alias } from "drizzle-orm/pg-core";
+import { alias, type PgSession } from "drizzle-orm/pg-core";
 import type { Db, DbOrTx } from "../client";
 import {
   apiKeys,
@@ -31,66 +31,118 @@ async function first<T>(rows: Promise<T[]> | T[]): Promise<T | undefined> {
   return (await rows)[0];
 }
 
+/** What Drizzle keeps of a built query (its prepared query's fields, not in its types). */
+interface BuiltQuery {
+  queryString: string;
+  params: unknown[];
+  fields: Parameters<PgSession["prepareQuery"]>[1];
+  joinsNotNullableMap: Record<string, boolean> | undefined;
+}
+
+/**
+ * A query whose SQL Drizzle builds once, with `sql.placeholder`s for its values, then runs on whichever
+ * handle it is given (the pool, or a transaction's connection) with the values of the call. Drizzle
+ * otherwise builds a query's SQL text again on every call, which was most of the CPU a PostgreSQL
+ * request took in Bulwark's process.
+ */
+function builtOnce<Values extends Record<string, unknown>, Result>(
+  name: string,
+  build: (db: PgDb) => { prepare(name: string): { execute(values?: Values): Promise<Result> } },
+): (db: DbOrTx, values: Values) => Promise<Result> {
+  let built: BuiltQuery | undefined;
+  return (db, values) => {
+    const handle = pg(db);
+    built ??= build(handle).prepare(name) as unknown as BuiltQuery;
+    const { session } = handle as unknown as { session: PgSession };
+    const query = session.prepareQuery(
+      { sql: built.queryString, params: built.params },
+      built.fields,
+      name,
+      true,
+    ) as unknown as BuiltQuery & { execute(values: Values): Promise<Result> };
+    query.joinsNotNullableMap = built.joinsNotNullableMap;
+    return query.execute(values);
+  };
+}
+
 // --- authentication (src/db/sqlite/auth-lookups.ts)
 
+const sessionQuery = builtOnce("lookUpSession", (db) =>
+  db
+    .select({
+      user: users,
+      plan: organizations.plan,
+      requireMfa: organizations.requireMfa,
+      sessionRevokedAt: sessions.revokedAt,
+      signInMethod: sessions.signInMethod,
+      sessionUserId: sessions.userId,
+    })
+    .from(users)
+    .innerJoin(organizations, eq(organizations.id, users.organizationId))
+    .leftJoin(sessions, eq(sessions.id, sql.placeholder("sessionId")))
+    .where(eq(users.id, sql.placeholder("userId")))
+    .limit(1),
+);
+
 export function lookUpSession(db: Db, sessionId: string, userId: string) {
-  return first(
-    pg(db)
-      .select({
-        user: users,
-        plan: organizations.plan,
-        requireMfa: organizations.requireMfa,
-        sessionRevokedAt: sessions.revokedAt,
-        signInMethod: sessions.signInMethod,
-        sessionUserId: sessions.userId,
-      })
-      .from(users)
-      .innerJoin(organizations, eq(organizations.id, users.organizationId))
-      .leftJoin(sessions, eq(sessions.id, sessionId))
-      .where(eq(users.id, userId))
-      .limit(1),
-  );
+  return first(sessionQuery(db, { sessionId, userId }));
 }
+
+const apiKeyQuery = builtOnce("lookUpApiKey", (db) =>
+  db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.keyHash, sql.placeholder("keyHash")))
+    .limit(1),
+);
 
 export function lookUpApiKey(db: Db, keyHash: string) {
-  return first(pg(db).select().from(apiKeys).where(eq(apiKeys.keyHash, keyHash)).limit(1));
+  return first(apiKeyQuery(db, { keyHash }));
 }
+
+const keyHolderQuery = builtOnce("lookUpKeyHolder", (db) =>
+  db
+    .select({ user: users, plan: organizations.plan })
+    .from(users)
+    .innerJoin(organizations, eq(organizations.id, users.organizationId))
+    .where(eq(users.id, sql.placeholder("userId")))
+    .limit(1),
+);
 
 export function lookUpKeyHolder(db: Db, userId: string) {
-  return first(
-    pg(db)
-      .select({ user: users, plan: organizations.plan })
-      .from(users)
-      .innerJoin(organizations, eq(organizations.id, users.organizationId))
-      .where(eq(users.id, userId))
-      .limit(1),
-  );
+  return first(keyHolderQuery(db, { userId }));
 }
 
+const lockoutQuery = builtOnce("lookUpLockout", (db) =>
+  db
+    .select({ lockedUntil: loginFailures.lockedUntil })
+    .from(loginFailures)
+    .where(
+      and(eq(loginFailures.email, sql.placeholder("email")), eq(loginFailures.ip, sql.placeholder("ip"))),
+    )
+    .limit(1),
+);
+
 export function lookUpLockout(db: DbOrTx, email: string, ip: string) {
-  return first(
-    pg(db)
-      .select({ lockedUntil: loginFailures.lockedUntil })
-      .from(loginFailures)
-      .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)))
-      .limit(1),
-  );
+  return first(lockoutQuery(db, { email, ip }));
 }
 
 // --- devices (src/db/sqlite/device-lookups.ts)
 
+const deviceTokenQuery = builtOnce("lookUpDeviceToken", (db) =>
+  db
+    .select({
+      token: deviceTokens,
+      device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
+    })
+    .from(deviceTokens)
+    .innerJoin(devices, eq(devices.id, deviceTokens.deviceId))
+    .where(eq(deviceTokens.tokenHash, sql.placeholder("tokenHash")))
+    .limit(1),
+);
+
 export function lookUpDeviceToken(db: Db, tokenHash: string) {
-  return first(
-    pg(db)
-      .select({
-        token: deviceTokens,
-        device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
-      })
-      .from(deviceTokens)
-      .innerJoin(devices, eq(devices.id, deviceTokens.deviceId))
-      .where(eq(deviceTokens.tokenHash, tokenHash))
-      .limit(1),
-  );
+  return first(deviceTokenQuery(db, { tokenHash }));
 }
 
 export function selectPendingWipes(db: DbOrTx, deviceId: string) {
@@ -101,44 +153,68 @@ export function selectPendingWipes(db: DbOrTx, deviceId: string) {
     .orderBy(asc(wipes.initiatedAt));
 }
 
+const deviceQuery = builtOnce("lookUpDevice", (db) =>
+  db
+    .select()
+    .from(devices)
+    .where(
+      and(
+        eq(devices.id, sql.placeholder("deviceId")),
+        eq(devices.organizationId, sql.placeholder("organizationId")),
+      ),
+    )
+    .limit(1),
+);
+
 export function lookUpDevice(db: Db, organizationId: string, deviceId: string) {
-  return first(
-    pg(db)
-      .select()
-      .from(devices)
-      .where(and(eq(devices.id, deviceId), eq(devices.organizationId, organizationId)))
-      .limit(1),
-  );
+  return first(deviceQuery(db, { organizationId, deviceId }));
 }
 
+const latestWipeQuery = builtOnce("lookUpLatestWipe", (db) =>
+  db
+    .select()
+    .from(wipes)
+    .where(eq(wipes.deviceId, sql.placeholder("deviceId")))
+    .orderBy(desc(wipes.initiatedAt))
+    .limit(1),
+);
+
 export function lookUpLatestWipe(db: Db, deviceId: string) {
-  return first(
-    pg(db).select().from(wipes).where(eq(wipes.deviceId, deviceId)).orderBy(desc(wipes.initiatedAt)).limit(1),
-  );
+  return first(latestWipeQuery(db, { deviceId }));
 }
 
 // --- the check-in (src/db/sqlite/check-in-statements.ts)
 
+const checkInDeviceQuery = builtOnce("lookUpCheckInDevice", (db) =>
+  db
+    .select({
+      ...getTableColumns(devices),
+      organizationSubnet: sql<
+        string | null
+      >`(SELECT organizations.vpn_subnet FROM organizations WHERE organizations.id = ${devices.organizationId})`,
+      storedServerPublicKey: sql<
+        string | null
+      >`(SELECT server_keys.public_key FROM server_keys WHERE server_keys.name = ${sql.placeholder("serverKeyName")})`,
+    })
+    .from(devices)
+    .where(eq(devices.id, sql.placeholder("deviceId")))
+    .limit(1),
+);
+
 export function lookUpCheckInDevice(db: Db, deviceId: string, serverKeyName: string) {
-  return first(
-    pg(db)
-      .select({
-        ...getTableColumns(devices),
-        organizationSubnet: sql<
-          string | null
-        >`(SELECT organizations.vpn_subnet FROM organizations WHERE organizations.id = ${devices.organizationId})`,
-        storedServerPublicKey: sql<
-          string | null
-        >`(SELECT server_keys.public_key FROM server_keys WHERE server_keys.name = ${serverKeyName})`,
-      })
-      .from(devices)
-      .where(eq(devices.id, deviceId))
-      .limit(1),
-  );
+  return first(checkInDeviceQuery(db, { deviceId, serverKeyName }));
 }
 
+const pendingWipesQuery = builtOnce("lookUpPendingWipes", (db) =>
+  db
+    .select()
+    .from(wipes)
+    .where(and(eq(wipes.deviceId, sql.placeholder("deviceId")), eq(wipes.status, "pending")))
+    .orderBy(asc(wipes.initiatedAt)),
+);
+
 export async function lookUpPendingWipes(db: Db, deviceId: string) {
-  return await selectPendingWipes(db, deviceId);
+  return await pendingWipesQuery(db, { deviceId });
 }
 
 /** A savepoint, as raw SQL on the transaction's connection (the check-in batcher's, one per check-in). */
@@ -155,87 +231,113 @@ export async function inSavepoint<T>(tx: DbOrTx, work: () => Promise<T>): Promis
   }
 }
 
+/** The device updates of saveDeviceColumns, one per set of columns (the heartbeat's, the full report's). */
+const deviceUpdates = new Map<string, ReturnType<typeof deviceUpdate>>();
+const deviceUpdate = (columns: readonly string[]) =>
+  builtOnce<Record<string, unknown>, unknown>(`saveDeviceColumns(${columns.join(",")})`, (db) =>
+    db
+      .update(devices)
+      .set(Object.fromEntries(columns.map((column) => [column, sql.placeholder(column)])))
+      .where(eq(devices.id, sql.placeholder("deviceId"))),
+  );
+
 export async function saveDeviceColumns(
   db: Db,
   deviceId: string,
   columns: readonly string[],
   row: Record<string, unknown>,
 ): Promise<void> {
-  const values: Record<string, unknown> = {};
+  const key = columns.join(",");
+  const update = deviceUpdates.get(key) ?? deviceUpdate(columns);
+  deviceUpdates.set(key, update);
+  const values: Record<string, unknown> = { deviceId };
   for (const column of columns) values[column] = row[column];
-  await pg(db).update(devices).set(values).where(eq(devices.id, deviceId));
+  await update(db, values);
 }
 
 // --- certificates (src/db/sqlite/pki-lookups.ts)
 
+const newestCertificateQuery = builtOnce("lookUpNewestCertificate", (db) =>
+  db
+    .select()
+    .from(deviceCertificates)
+    .where(eq(deviceCertificates.deviceId, sql.placeholder("deviceId")))
+    .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
+    .limit(1),
+);
+
 export function lookUpNewestCertificate(db: Db, deviceId: string) {
-  return first(
-    pg(db)
-      .select()
-      .from(deviceCertificates)
-      .where(eq(deviceCertificates.deviceId, deviceId))
-      .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
-      .limit(1),
-  );
+  return first(newestCertificateQuery(db, { deviceId }));
 }
 
+const certificateHolderQuery = builtOnce("lookUpCertificateHolder", (db) =>
+  db
+    .select({
+      certificate: {
+        id: deviceCertificates.id,
+        notBefore: deviceCertificates.notBefore,
+        expiresAt: deviceCertificates.expiresAt,
+        revokedAt: deviceCertificates.revokedAt,
+      },
+      device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
+    })
+    .from(deviceCertificates)
+    .innerJoin(devices, eq(devices.id, deviceCertificates.deviceId))
+    .where(eq(deviceCertificates.fingerprint, sql.placeholder("fingerprint")))
+    .limit(1),
+);
+
 export function lookUpCertificateHolder(db: Db, fingerprint: string) {
-  return first(
-    pg(db)
-      .select({
-        certificate: {
-          id: deviceCertificates.id,
-          notBefore: deviceCertificates.notBefore,
-          expiresAt: deviceCertificates.expiresAt,
-          revokedAt: deviceCertificates.revokedAt,
-        },
-        device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
-      })
-      .from(deviceCertificates)
-      .innerJoin(devices, eq(devices.id, deviceCertificates.deviceId))
-      .where(eq(deviceCertificates.fingerprint, fingerprint))
-      .limit(1),
-  );
+  return first(certificateHolderQuery(db, { fingerprint }));
 }
 
 // --- policies (src/db/sqlite/policy-lookups.ts)
 
-export function lookUpCurrentPolicyVersion(db: Db, organizationId: string, policyId: string | null) {
+const currentPolicyVersionQuery = builtOnce("lookUpCurrentPolicyVersion", (db) => {
   const defaultPolicyId = sql<
     string | null
-  >`(SELECT organizations.default_policy_id FROM organizations WHERE organizations.id = ${organizationId})`;
-  return first(
-    pg(db)
-      .select({
-        id: policies.id,
-        name: policies.name,
-        version: policies.currentVersion,
-        changedAt: policyVersions.changedAt,
-        defaultPolicyId,
-      })
-      .from(policies)
-      .innerJoin(
-        policyVersions,
-        and(eq(policyVersions.policyId, policies.id), eq(policyVersions.version, policies.currentVersion)),
-      )
-      .where(
-        and(
-          eq(policies.organizationId, organizationId),
-          eq(policies.id, sql`coalesce(${policyId}::text, ${defaultPolicyId})`),
-        ),
-      )
-      .limit(1),
-  );
+  >`(SELECT organizations.default_policy_id FROM organizations WHERE organizations.id = ${sql.placeholder("organizationId")})`;
+  return db
+    .select({
+      id: policies.id,
+      name: policies.name,
+      version: policies.currentVersion,
+      changedAt: policyVersions.changedAt,
+      defaultPolicyId,
+    })
+    .from(policies)
+    .innerJoin(
+      policyVersions,
+      and(eq(policyVersions.policyId, policies.id), eq(policyVersions.version, policies.currentVersion)),
+    )
+    .where(
+      and(
+        eq(policies.organizationId, sql.placeholder("organizationId")),
+        eq(policies.id, sql`coalesce(${sql.placeholder("policyId")}::text, ${defaultPolicyId})`),
+      ),
+    )
+    .limit(1);
+});
+
+export function lookUpCurrentPolicyVersion(db: Db, organizationId: string, policyId: string | null) {
+  return first(currentPolicyVersionQuery(db, { organizationId, policyId }));
 }
 
+const policyDocumentQuery = builtOnce("lookUpPolicyDocument", (db) =>
+  db
+    .select({ policyData: policyVersions.policyData })
+    .from(policyVersions)
+    .where(
+      and(
+        eq(policyVersions.policyId, sql.placeholder("policyId")),
+        eq(policyVersions.version, sql.placeholder("version")),
+      ),
+    )
+    .limit(1),
+);
+
 export function lookUpPolicyDocument(db: Db, policyId: string, version: number) {
-  return first(
-    pg(db)
-      .select({ policyData: policyVersions.policyData })
-      .from(policyVersions)
-      .where(and(eq(policyVersions.policyId, policyId), eq(policyVersions.version, version)))
-      .limit(1),
-  );
+  return first(policyDocumentQuery(db, { policyId, version }));
 }
 
 // --- the outbox and the device log (src/db/sqlite/event-log.ts)
