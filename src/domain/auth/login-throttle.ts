@@ -1,4 +1,4 @@
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
 import { lookUpLockout } from "../../db/lookups";
@@ -95,7 +95,11 @@ export async function releasePasswordAttempt(tx: DbOrTx, email: string, ip: stri
 
 /** After a full sign-in: the pair starts afresh. */
 export async function clearPasswordAttempts(tx: DbOrTx, email: string, ip: string): Promise<void> {
-  await tx.delete(loginFailures).where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip)));
+  // A lock set while this attempt's hash ran (the other guesses of a burst used up the attempts) stays:
+  // the right password got in within its allowance, the burst's pair is still locked out.
+  await tx
+    .delete(loginFailures)
+    .where(and(eq(loginFailures.email, email), eq(loginFailures.ip, ip), isNull(loginFailures.lockedUntil)));
 }
 
 async function findRow(tx: DbOrTx, email: string, ip: string) {
