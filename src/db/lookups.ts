@@ -7,7 +7,7 @@
 import type { Db, DbOrTx } from "./client";
 import { type ListRow, selectDevicePageWithAnchors } from "./device-page-anchors";
 import { dialectOf } from "./dialect";
-import { sqlStateOf } from "./pg/client";
+import { isPgUnavailable, sqlStateOf } from "./pg/client";
 import { pgDevicePageStatements } from "./pg/device-page-statements";
 import * as pg from "./pg/lookups";
 import * as sqliteAuth from "./sqlite/auth-lookups";
@@ -224,14 +224,7 @@ export function inSavepoint<T>(tx: DbOrTx, work: () => Promise<T>): Promise<T> {
  */
 export function endsTransaction(tx: DbOrTx, error: unknown): boolean {
   if (!onPg(tx)) return !sqliteSavepoint.isInTransaction(tx);
-  const state = sqlStateOf(error);
-  return state === undefined ? isConnectionError(error) : /^(40|08|57)/.test(state);
-}
-
-/** A Bun.sql error that says the connection failed, rather than a statement. */
-function isConnectionError(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && /^ERR_POSTGRES_(CONNECTION|.*CLOSED|.*TIMEOUT)/.test(code);
+  return sqlStateOf(error)?.startsWith("40") === true || isPgUnavailable(error);
 }
 
 /** One page of the organization's devices, newest enrolled first, and how many it has (read from anchors). */
@@ -245,9 +238,8 @@ export function selectUnfilteredDevicePage(
 }
 
 /**
- * Runs `work`, a handful of reads, so that they see one snapshot: on SQLite in one read transaction
- * (which also takes the WAL read lock once rather than per statement); on PostgreSQL each read is
- * already consistent on its own and the page's reads go out together.
+ * Runs `work`, a handful of reads: on SQLite in one read transaction, so that they see one snapshot and
+ * take the WAL read lock once rather than per statement; on PostgreSQL as they come, each on the pool.
  */
 export async function readConsistently<T>(db: Db, work: () => Promise<T>): Promise<T> {
   return onPg(db) ? await work() : await sqliteReadTogether(db, work);

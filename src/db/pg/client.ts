@@ -5,8 +5,9 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { SQL as BunSql } from "bun";
-import { sql as drizzleSql } from "drizzle-orm";
+import { sql as drizzleSql, is } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
+import { PgTransaction } from "drizzle-orm/pg-core";
 import type { ConnectionPoolSnapshot } from "../../lib/metrics";
 import type { Db, Tx } from "../client";
 import * as schema from "../schema-pg";
@@ -42,16 +43,14 @@ export interface PgDatabaseHandle {
 
 /** The transaction a piece of work runs in, followed across its awaits, per pool. */
 const pgScope = new AsyncLocalStorage<{ root: Db; tx: Tx }>();
-/** Each pool's Drizzle handle, with what its pool is doing. */
-const pgRoots = new WeakMap<object, PoolActivity>();
+/** Each pool's Drizzle handle, with what its pool is doing and its gate for transactions. */
+const pgRoots = new WeakMap<object, { activity: PoolActivity; gate: TransactionGate }>();
 
 /**
  * How long Bulwark waits for PostgreSQL beyond database.timeout_seconds before giving up on an answer:
  * PostgreSQL's own statement_timeout, sent at the same time, normally ends the statement first.
  */
 const NO_ANSWER_GRACE_MS = 500;
-/** Each pool's gate for transactions (see TransactionGate). */
-const gates = new WeakMap<object, TransactionGate>();
 
 /**
  * Lets at most `limit` transactions run at once, the others waiting in turn (first come, first served).
@@ -122,8 +121,7 @@ export async function openPostgres(options: PgOpenOptions): Promise<PgDatabaseHa
   const guarded = guardPool(sql, options.timeoutSeconds * 1000 + NO_ANSWER_GRACE_MS, activity);
   const pgDb = drizzle({ client: guarded as BunSql, schema });
   const db = pgDb as unknown as Db;
-  pgRoots.set(db, activity);
-  gates.set(db, new TransactionGate(1, activity, options.timeoutSeconds * 1000));
+  pgRoots.set(db, { activity, gate: new TransactionGate(1, activity, options.timeoutSeconds * 1000) });
   const poolState = async (): Promise<ConnectionPoolSnapshot> => {
     // The counts as the scrape found them, before its own query waits for a connection (under the
     // deadline, as every query of the server's).
@@ -138,9 +136,7 @@ export async function openPostgres(options: PgOpenOptions): Promise<PgDatabaseHa
 
 /** Whether a handle is a PostgreSQL pool opened by openPostgres, or one of its transactions. */
 export function isPgHandle(db: object): boolean {
-  return (
-    pgRoots.has(db) || (db as { constructor?: { name?: string } }).constructor?.name === "BunSQLTransaction"
-  );
+  return pgRoots.has(db) || is(db, PgTransaction);
 }
 
 /** Whether a handle is a transaction (or savepoint) on PostgreSQL rather than the pool. */
@@ -172,8 +168,8 @@ export async function withPgTransaction<T>(db: Db | Tx, work: (tx: Tx) => Promis
       pgScope.run({ root, tx }, async () => work(tx)),
     );
   }
-  const gate = gates.get(db);
-  await gate?.enter();
+  const root = pgRoots.get(db);
+  await root?.gate.enter();
   try {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -183,13 +179,12 @@ export async function withPgTransaction<T>(db: Db | Tx, work: (tx: Tx) => Promis
         );
       } catch (error) {
         if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlStateOf(error) ?? "")) throw error;
-        const activity = pgRoots.get(db);
-        if (activity) activity.retriedTransactions++;
+        if (root) root.activity.retriedTransactions++;
         await Bun.sleep(Math.random() * 5 * attempt);
       }
     }
   } finally {
-    gate?.leave();
+    root?.gate.leave();
   }
 }
 

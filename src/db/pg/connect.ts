@@ -6,6 +6,7 @@
 import { lookup } from "node:dns/promises";
 import { connect } from "node:net";
 import { SQL as BunSql } from "bun";
+import { firstLine } from "../../lib/error-cause";
 import { redactPgUrl } from "../../lib/redact-url";
 
 export { redactPgUrl };
@@ -76,13 +77,6 @@ export async function connectPg(
       `cannot connect to PostgreSQL at ${host.includes(":") ? `[${host}]` : host}:${port} (database ${database}${user ? `, user ${user}` : ""}): ${await connectionProblem(error, host, port, options.connectionTimeout)}`,
     );
   }
-}
-
-/** The first line of an error's innermost message. */
-function firstLine(error: unknown): string {
-  let innermost = error;
-  while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
-  return (innermost instanceof Error ? innermost.message : String(innermost)).split("\n")[0] ?? "";
 }
 
 async function connectionProblem(

@@ -248,8 +248,11 @@ export async function saveDeviceColumns(
   row: Record<string, unknown>,
 ): Promise<void> {
   const key = columns.join(",");
-  const update = deviceUpdates.get(key) ?? deviceUpdate(columns);
-  deviceUpdates.set(key, update);
+  let update = deviceUpdates.get(key);
+  if (!update) {
+    update = deviceUpdate(columns);
+    deviceUpdates.set(key, update);
+  }
   const values: Record<string, unknown> = { deviceId };
   for (const column of columns) values[column] = row[column];
   await update(db, values);

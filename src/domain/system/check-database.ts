@@ -1,6 +1,7 @@
 import { type Dialect, dialectOf } from "../../db/dialect";
 import { pingDatabase } from "../../db/lookups";
 import { isDatabaseUnavailable } from "../../db/unavailable";
+import { firstLine, innermostCause } from "../../lib/error-cause";
 import type { DomainDeps } from "../deps";
 import { UnavailableError } from "../errors";
 
@@ -37,9 +38,7 @@ export function databaseUnavailableError(error: unknown): UnavailableError | nul
 
 /** The first line of the innermost cause's message, with its code: what the driver said. */
 function innermostMessage(error: unknown): string {
-  let innermost = error;
-  while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
-  const { code } = innermost as { code?: unknown };
-  const message = (innermost instanceof Error ? innermost.message : String(innermost)).split("\n")[0] ?? "";
+  const code = (innermostCause(error) as { code?: unknown } | null)?.code;
+  const message = firstLine(error);
   return typeof code === "string" ? `${code}: ${message}` : message;
 }
