@@ -77,22 +77,41 @@ export function selectPendingWipes(
     : sqliteDevices.selectPendingWipes(db, deviceId);
 }
 
-/** One device of the organization (its id in lower case), or undefined. */
-export function lookUpDevice(
+/**
+ * What the device page shows, read together: the device (its id in lower case), its newest wipe and
+ * newest certificate, and the id of the policy it follows (null when that policy is gone); undefined
+ * when the organization has no such device. One statement on PostgreSQL; on SQLite, four prepared
+ * reads in one read transaction.
+ */
+export async function lookUpDevicePage(
   db: Db,
   organizationId: string,
   deviceId: string,
-): Answer<typeof sqliteDevices.lookUpDevice> {
-  return onPg(db)
-    ? (pg.lookUpDevice(db, organizationId, deviceId) as never)
-    : sqliteDevices.lookUpDevice(db, organizationId, deviceId);
-}
-
-/** The device's newest wipe request, or undefined. */
-export function lookUpLatestWipe(db: Db, deviceId: string): Answer<typeof sqliteDevices.lookUpLatestWipe> {
-  return onPg(db)
-    ? (pg.lookUpLatestWipe(db, deviceId) as never)
-    : sqliteDevices.lookUpLatestWipe(db, deviceId);
+): Promise<
+  | {
+      device: NonNullable<Awaited<ReturnType<typeof sqliteDevices.lookUpDevice>>>;
+      latestWipe: Awaited<ReturnType<typeof sqliteDevices.lookUpLatestWipe>>;
+      certificate: Awaited<ReturnType<typeof sqlitePki.lookUpNewestCertificate>>;
+      effectivePolicyId: string | null;
+    }
+  | undefined
+> {
+  if (onPg(db)) return (await pg.lookUpDevicePage(db, organizationId, deviceId)) as never;
+  return await sqliteReadTogether(db, async () => {
+    const device = sqliteDevices.lookUpDevice(db, organizationId, deviceId);
+    if (!device) return undefined;
+    const policy = sqlitePolicies.lookUpCurrentPolicyVersion(
+      db,
+      organizationId,
+      device.policyId?.toLowerCase() ?? null,
+    );
+    return {
+      device,
+      latestWipe: sqliteDevices.lookUpLatestWipe(db, device.id),
+      certificate: sqlitePki.lookUpNewestCertificate(db, device.id),
+      effectivePolicyId: policy?.id ?? null,
+    };
+  });
 }
 
 /** The device row a check-in reads, with its organization's subnet and the server's stored public key. */
@@ -123,16 +142,6 @@ export function saveDeviceColumns(
   return onPg(db)
     ? pg.saveDeviceColumns(db, deviceId, columns, row as Record<string, unknown>)
     : sqliteCheckIn.saveDeviceColumns(...args);
-}
-
-/** The device's newest certificate. */
-export function lookUpNewestCertificate(
-  db: Db,
-  deviceId: string,
-): Answer<typeof sqlitePki.lookUpNewestCertificate> {
-  return onPg(db)
-    ? (pg.lookUpNewestCertificate(db, deviceId) as never)
-    : sqlitePki.lookUpNewestCertificate(db, deviceId);
 }
 
 /** The certificate with this fingerprint, with its device's id, organization and status. */

@@ -4,7 +4,7 @@
  * written as PostgreSQL wants them (joins rather than SQLite's planner workarounds, jsonb operators). Each
  * runs on the handle it is given, so inside the transaction that handle belongs to.
  */
-import { and, asc, count, desc, eq, getTableColumns, lte, min, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, lte, min, sql } from "drizzle-orm";
 import { alias, type PgSession } from "drizzle-orm/pg-core";
 import type { Db, DbOrTx } from "../client";
 import {
@@ -153,34 +153,55 @@ export function selectPendingWipes(db: DbOrTx, deviceId: string) {
     .orderBy(asc(wipes.initiatedAt));
 }
 
-const deviceQuery = builtOnce("lookUpDevice", (db) =>
-  db
-    .select()
+/**
+ * Everything the device page shows, in one statement (a round trip each was most of a read's time):
+ * the device, its newest wipe, its newest certificate and the id of the policy it follows (its own, or
+ * the organization's default; null when that policy is gone).
+ */
+const devicePageQuery = builtOnce("lookUpDevicePage", (db) => {
+  const latestWipe = alias(wipes, "latest_wipe");
+  const newestCertificate = alias(deviceCertificates, "newest_certificate");
+  return db
+    .select({
+      device: devices,
+      latestWipe,
+      certificate: newestCertificate,
+      effectivePolicyId: sql<
+        string | null
+      >`(SELECT p.id FROM policies p WHERE p.organization_id = ${devices.organizationId}
+        AND p.id = coalesce(lower(${devices.policyId}),
+          (SELECT o.default_policy_id FROM organizations o WHERE o.id = ${devices.organizationId})))`,
+    })
     .from(devices)
+    .leftJoin(
+      latestWipe,
+      eq(
+        latestWipe.id,
+        sql`(SELECT w.id FROM wipes w WHERE w.device_id = ${devices.id} ORDER BY w.initiated_at DESC LIMIT 1)`,
+      ),
+    )
+    .leftJoin(
+      newestCertificate,
+      eq(
+        newestCertificate.id,
+        sql`(SELECT c.id FROM device_certificates c WHERE c.device_id = ${devices.id}
+          ORDER BY c.created_at DESC, c.id DESC LIMIT 1)`,
+      ),
+    )
     .where(
       and(
         eq(devices.id, sql.placeholder("deviceId")),
         eq(devices.organizationId, sql.placeholder("organizationId")),
       ),
     )
-    .limit(1),
-);
+    .limit(1);
+});
 
-export function lookUpDevice(db: Db, organizationId: string, deviceId: string) {
-  return first(deviceQuery(db, { organizationId, deviceId }));
-}
-
-const latestWipeQuery = builtOnce("lookUpLatestWipe", (db) =>
-  db
-    .select()
-    .from(wipes)
-    .where(eq(wipes.deviceId, sql.placeholder("deviceId")))
-    .orderBy(desc(wipes.initiatedAt))
-    .limit(1),
-);
-
-export function lookUpLatestWipe(db: Db, deviceId: string) {
-  return first(latestWipeQuery(db, { deviceId }));
+export async function lookUpDevicePage(db: Db, organizationId: string, deviceId: string) {
+  const row = await first(devicePageQuery(db, { organizationId, deviceId }));
+  return (
+    row && { ...row, latestWipe: row.latestWipe ?? undefined, certificate: row.certificate ?? undefined }
+  );
 }
 
 // --- the check-in (src/db/sqlite/check-in-statements.ts)
@@ -259,19 +280,6 @@ export async function saveDeviceColumns(
 }
 
 // --- certificates (src/db/sqlite/pki-lookups.ts)
-
-const newestCertificateQuery = builtOnce("lookUpNewestCertificate", (db) =>
-  db
-    .select()
-    .from(deviceCertificates)
-    .where(eq(deviceCertificates.deviceId, sql.placeholder("deviceId")))
-    .orderBy(desc(deviceCertificates.createdAt), desc(deviceCertificates.id))
-    .limit(1),
-);
-
-export function lookUpNewestCertificate(db: Db, deviceId: string) {
-  return first(newestCertificateQuery(db, { deviceId }));
-}
 
 const certificateHolderQuery = builtOnce("lookUpCertificateHolder", (db) =>
   db

@@ -1,8 +1,8 @@
-import { lookUpDevice, lookUpLatestWipe, readConsistently } from "../../db/lookups";
+import { lookUpDevicePage } from "../../db/lookups";
 import type { DomainDeps } from "../deps";
 import { NotFoundError } from "../errors";
 import { deviceCertificateView } from "../pki/device-certificates";
-import { resolveEffectivePolicy } from "../policies/effective-policy";
+import { missingPolicyError } from "../policies/effective-policy";
 import { type DeviceView, findDevice, toComplianceReport, toDeviceView } from "./device-views";
 import type { ComplianceReport } from "./evaluate-compliance";
 import { toWipeView } from "./wipe-view";
@@ -13,17 +13,16 @@ export async function getDevice(
   organizationId: string,
   deviceId: string,
 ): Promise<DeviceView> {
-  return await readConsistently(deps.db, async () => {
-    const device = await lookUpDevice(deps.db, organizationId, deviceId.toLowerCase());
-    if (!device) throw new NotFoundError("device");
-    const wipe = await lookUpLatestWipe(deps.db, device.id);
-    return toDeviceView(
-      device,
-      (await resolveEffectivePolicy(deps.db, organizationId, device.policyId)).id,
-      await deviceCertificateView(deps.db, device.id),
-      wipe ? toWipeView(wipe) : null,
-    );
-  });
+  const page = await lookUpDevicePage(deps.db, organizationId, deviceId.toLowerCase());
+  if (!page) throw new NotFoundError("device");
+  const { device, latestWipe, certificate, effectivePolicyId } = page;
+  if (effectivePolicyId === null) throw missingPolicyError(device.policyId);
+  return toDeviceView(
+    device,
+    effectivePolicyId,
+    deviceCertificateView(certificate),
+    latestWipe ? toWipeView(latestWipe) : null,
+  );
 }
 
 /** A device's compliance report as last evaluated. */

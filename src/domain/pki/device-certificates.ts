@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { and, eq, isNull } from "drizzle-orm";
-import type { Db, DbOrTx } from "../../db/client";
-import { lookUpCertificateHolder, lookUpNewestCertificate } from "../../db/lookups";
+import type { DbOrTx } from "../../db/client";
+import { lookUpCertificateHolder } from "../../db/lookups";
 import { deviceCertificates } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
@@ -122,9 +122,10 @@ export async function revokeDeviceCertificates(
   ).length;
 }
 
-/** The device's newest certificate, or null when it never had one. */
-export async function deviceCertificateView(db: Db, deviceId: string): Promise<DeviceCertificateView | null> {
-  const row = await lookUpNewestCertificate(db, deviceId);
+/** The device page's view of its newest certificate (the row), or null when it never had one. */
+export function deviceCertificateView(
+  row: { serial: string; createdAt: string; expiresAt: string; revokedAt: string | null } | undefined,
+): DeviceCertificateView | null {
   if (!row) return null;
   return {
     serial: row.serial,

@@ -54,11 +54,7 @@ export async function resolveEffectivePolicy(
   explicitPolicyId: string | null,
 ): Promise<EffectivePolicy> {
   const row = await lookUpCurrentPolicyVersion(db, organizationId, explicitPolicyId?.toLowerCase() ?? null);
-  if (!row) {
-    throw explicitPolicyId === null
-      ? new NotFoundError("policy", "the organization has no default policy")
-      : new NotFoundError("policy");
-  }
+  if (!row) throw missingPolicyError(explicitPolicyId);
   return {
     id: row.id,
     name: row.name,
@@ -67,4 +63,11 @@ export async function resolveEffectivePolicy(
     changedAt: row.changedAt,
     isDefault: row.id === row.defaultPolicyId,
   };
+}
+
+/** The error for a device whose policy (its own, or the organization default when it has none) is gone. */
+export function missingPolicyError(explicitPolicyId: string | null): NotFoundError {
+  return explicitPolicyId === null
+    ? new NotFoundError("policy", "the organization has no default policy")
+    : new NotFoundError("policy");
 }
