@@ -134,6 +134,40 @@ export function lookUpPendingWipes(
     : sqliteCheckIn.lookUpPendingWipes(db, deviceId);
 }
 
+/** The check-in rows of several devices (those found; in no particular order). */
+export async function lookUpCheckInDevices(
+  db: Db,
+  deviceIds: readonly string[],
+): Promise<NonNullable<Awaited<ReturnType<typeof sqliteCheckIn.lookUpCheckInDevice>>>[]> {
+  if (onPg(db)) return (await pg.lookUpCheckInDevices(db, deviceIds, sqliteCheckIn.SERVER_KEY_NAME)) as never;
+  return deviceIds.flatMap((deviceId) => sqliteCheckIn.lookUpCheckInDevice(db, deviceId) ?? []);
+}
+
+/** The pending wipes of several devices, each device's oldest first. */
+export async function lookUpPendingWipesOf(
+  db: Db,
+  deviceIds: readonly string[],
+): Promise<Awaited<ReturnType<typeof sqliteCheckIn.lookUpPendingWipes>>> {
+  if (onPg(db)) return (await pg.lookUpPendingWipesOf(db, deviceIds)) as never;
+  return deviceIds.flatMap((deviceId) => sqliteCheckIn.lookUpPendingWipes(db, deviceId));
+}
+
+/**
+ * Writes the given columns of each device from its row (a check-in batch's devices): one statement
+ * per set of columns on PostgreSQL, a prepared one per device on SQLite.
+ */
+export async function saveDevicesColumns(
+  db: Db,
+  saves: readonly {
+    deviceId: string;
+    columns: Parameters<typeof sqliteCheckIn.saveDeviceColumns>[2];
+    row: Parameters<typeof sqliteCheckIn.saveDeviceColumns>[3];
+  }[],
+): Promise<void> {
+  if (onPg(db)) return await pg.saveDevicesColumns(db, saves as never);
+  for (const save of saves) sqliteCheckIn.saveDeviceColumns(db, save.deviceId, save.columns, save.row);
+}
+
 /** Writes `columns` of the device from `row` (the check-in's heartbeat, or its full report). */
 export function saveDeviceColumns(
   ...args: Parameters<typeof sqliteCheckIn.saveDeviceColumns>
@@ -204,6 +238,15 @@ export function insertDeviceLogRow(
   ...args: Parameters<typeof sqliteEvents.insertDeviceLogRow>
 ): void | Promise<void> {
   return onPg(args[0]) ? pg.insertDeviceLogRow(...args) : sqliteEvents.insertDeviceLogRow(...args);
+}
+
+/** Appends several device log entries (insertDeviceLogRow's), in one statement on PostgreSQL. */
+export async function insertDeviceLogRows(
+  tx: DbOrTx,
+  rows: readonly Parameters<typeof sqliteEvents.insertDeviceLogRow>[1][],
+): Promise<void> {
+  if (onPg(tx)) return await pg.insertDeviceLogRows(tx, rows);
+  for (const row of rows) sqliteEvents.insertDeviceLogRow(tx, row);
 }
 
 /** Runs a trivial query; throws when the database does not answer. */

@@ -235,6 +235,58 @@ describe("group commit", () => {
   );
 
   inProcessTest(
+    "a device that checks in several times in one batch: each check-in follows the one before it, and the device keeps the last",
+    async () => {
+      const t = await newApp({ metrics: { enabled: true } });
+      const org = await t.createOrganization();
+      const device = await enrollDevice(t, org.adminToken);
+      const principal = await authenticateDeviceToken(t.deps, device.device_token);
+      const batchSizes = async () =>
+        Number(
+          /^bulwark_checkin_batch_size_sum (\d+)/m.exec((await t.request("GET", "/metrics")).body)?.[1] ?? 0,
+        );
+      const before = await batchSizes();
+      const unencrypted = { ...HEALTHY_FACTS, disk_encrypted: false };
+      // Queued in one turn of the event loop: one batch.
+      const answers = await Promise.all([
+        t.deps.checkIns.checkIn(principal, { agentVersion: "2.0.0", facts: HEALTHY_FACTS }),
+        t.deps.checkIns.checkIn(principal, { agentVersion: "2.0.0", facts: HEALTHY_FACTS }),
+        t.deps.checkIns.checkIn(principal, { agentVersion: "2.1.0", facts: unencrypted }),
+      ]);
+      expect(await batchSizes()).toBe(before + 3);
+      expect(answers.map((answer) => answer.compliance.status)).toEqual([
+        "compliant",
+        "compliant",
+        "non_compliant",
+      ]);
+
+      const stored = await t.request("GET", `/api/v1/devices/${device.id}`, { token: org.adminToken });
+      expect(stored.body).toMatchObject({ agent_version: "2.1.0", status: "online" });
+      expect(stored.body.facts).toEqual(unencrypted);
+      // The second reported nothing new: not logged. The first and third changed the report.
+      const entries = await checkInEntries(t, org.adminToken, device.id);
+      expect(entries.map((entry) => (entry as { agent_version: string }).agent_version)).toEqual([
+        "2.1.0",
+        "2.0.0",
+      ]);
+      const changes = await t.request(
+        "GET",
+        `/api/v1/devices/${device.id}/logs?event=device.compliance_changed&page_size=100`,
+        { token: org.adminToken },
+      );
+      expect(
+        changes.body.data.map((entry: { details: { previous_status: string; status: string } }) => [
+          entry.details.previous_status,
+          entry.details.status,
+        ]),
+      ).toEqual([
+        ["compliant", "non_compliant"],
+        ["unknown", "compliant"],
+      ]);
+    },
+  );
+
+  inProcessTest(
     "a batch that cannot be committed answers each of its check-ins with a 503, keeps none of them, and the next one succeeds",
     async () => {
       const t = await newApp({ database: { path: join(folder, "locked.db"), timeout_seconds: 1 } });

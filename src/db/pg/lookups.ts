@@ -4,7 +4,7 @@
  * written as PostgreSQL wants them (joins rather than SQLite's planner workarounds, jsonb operators). Each
  * runs on the handle it is given, so inside the transaction that handle belongs to.
  */
-import { and, asc, count, eq, getTableColumns, lte, min, sql } from "drizzle-orm";
+import { and, asc, count, eq, getTableColumns, lte, min, type SQL, sql } from "drizzle-orm";
 import { alias, type PgSession } from "drizzle-orm/pg-core";
 import type { Db, DbOrTx } from "../client";
 import {
@@ -226,6 +226,44 @@ export function lookUpCheckInDevice(db: Db, deviceId: string, serverKeyName: str
   return first(checkInDeviceQuery(db, { deviceId, serverKeyName }));
 }
 
+/** The check-in rows of several devices (a check-in batch's), in one statement. */
+const checkInDevicesQuery = builtOnce("lookUpCheckInDevices", (db) =>
+  db
+    .select({
+      ...getTableColumns(devices),
+      organizationSubnet: sql<
+        string | null
+      >`(SELECT organizations.vpn_subnet FROM organizations WHERE organizations.id = ${devices.organizationId})`,
+      storedServerPublicKey: sql<
+        string | null
+      >`(SELECT server_keys.public_key FROM server_keys WHERE server_keys.name = ${sql.placeholder("serverKeyName")})`,
+    })
+    .from(devices)
+    .where(sql`${devices.id} IN (SELECT json_array_elements_text(${sql.placeholder("ids")}::text::json))`),
+);
+
+export function lookUpCheckInDevices(db: Db, deviceIds: readonly string[], serverKeyName: string) {
+  return checkInDevicesQuery(db, { ids: JSON.stringify(deviceIds), serverKeyName });
+}
+
+/** The pending wipes of several devices, by device and oldest first, in one statement. */
+const pendingWipesOfQuery = builtOnce("lookUpPendingWipesOf", (db) =>
+  db
+    .select()
+    .from(wipes)
+    .where(
+      and(
+        sql`${wipes.deviceId} IN (SELECT json_array_elements_text(${sql.placeholder("ids")}::text::json))`,
+        eq(wipes.status, "pending"),
+      ),
+    )
+    .orderBy(asc(wipes.deviceId), asc(wipes.initiatedAt)),
+);
+
+export function lookUpPendingWipesOf(db: Db, deviceIds: readonly string[]) {
+  return pendingWipesOfQuery(db, { ids: JSON.stringify(deviceIds) });
+}
+
 const pendingWipesQuery = builtOnce("lookUpPendingWipes", (db) =>
   db
     .select()
@@ -277,6 +315,66 @@ export async function saveDeviceColumns(
   const values: Record<string, unknown> = { deviceId };
   for (const column of columns) values[column] = row[column];
   await update(db, values);
+}
+
+/**
+ * The UPDATE of saveDevicesColumns for one set of columns: every device's values arrive as one JSON
+ * array, read back as rows of the columns' own types (json_to_recordset), so a batch of check-ins is
+ * one statement whatever its size. Built once per set of columns.
+ */
+const devicesUpdates = new Map<string, { head: SQL; tail: SQL }>();
+function devicesUpdate(columns: readonly string[]): { head: SQL; tail: SQL } {
+  const key = columns.join(",");
+  let statement = devicesUpdates.get(key);
+  if (!statement) {
+    const byKey = getTableColumns(devices) as Record<string, { name: string; getSQLType(): string }>;
+    const named = columns.map((column) => {
+      const definition = byKey[column];
+      if (!definition) throw new Error(`devices has no column ${column}`);
+      // A collation belongs to the stored column; the values' row type takes the plain type.
+      return {
+        key: column,
+        name: definition.name,
+        type: definition.getSQLType().replace(/ COLLATE .*$/, ""),
+      };
+    });
+    statement = {
+      head: sql.raw(
+        `UPDATE devices SET ${named.map((column) => `"${column.name}" = v."${column.key}"`).join(", ")} FROM json_to_recordset(`,
+      ),
+      tail: sql.raw(
+        `::text::json) AS v("deviceId" text, ${named.map((column) => `"${column.key}" ${column.type}`).join(", ")}) WHERE devices.id = v."deviceId"`,
+      ),
+    };
+    devicesUpdates.set(key, statement);
+  }
+  return statement;
+}
+
+/**
+ * Writes the given columns of each device from its row (a check-in batch's devices): one statement per
+ * set of columns (a steady heartbeat's, a full report's), however many devices.
+ */
+export async function saveDevicesColumns(
+  db: DbOrTx,
+  saves: readonly { deviceId: string; columns: readonly string[]; row: Record<string, unknown> }[],
+): Promise<void> {
+  const groups = new Map<string, { columns: readonly string[]; values: Record<string, unknown>[] }>();
+  for (const save of saves) {
+    const key = save.columns.join(",");
+    let group = groups.get(key);
+    if (!group) {
+      group = { columns: save.columns, values: [] };
+      groups.set(key, group);
+    }
+    const values: Record<string, unknown> = { deviceId: save.deviceId };
+    for (const column of save.columns) values[column] = save.row[column];
+    group.values.push(values);
+  }
+  for (const { columns, values } of groups.values()) {
+    const { head, tail } = devicesUpdate(columns);
+    await pg(db).execute(sql`${head}${JSON.stringify(values)}${tail}`);
+  }
 }
 
 // --- certificates (src/db/sqlite/pki-lookups.ts)
@@ -400,6 +498,24 @@ export async function insertDeviceLogRow(
         WHERE d.id = ${row.deviceId} AND (u.is_restricted OR u.device_activity_objected_at IS NOT NULL)
       ) THEN '{}'::json ELSE ${row.details}::text::json END,
       ${row.createdAt}::timestamptz`);
+}
+
+/** insertDeviceLogRow for several entries (a check-in batch's), in one statement. */
+export async function insertDeviceLogRows(
+  tx: DbOrTx,
+  rows: readonly { id: string; deviceId: string; event: string; details: string; createdAt: string }[],
+): Promise<void> {
+  if (rows.length === 0) return;
+  await pg(tx).execute(sql`
+    INSERT INTO device_logs (id, device_id, event, details, created_at)
+    SELECT v.id, v."deviceId", v.event,
+      CASE WHEN EXISTS (
+        SELECT 1 FROM users u JOIN devices d ON d.user_id = u.id
+        WHERE d.id = v."deviceId" AND (u.is_restricted OR u.device_activity_objected_at IS NOT NULL)
+      ) THEN '{}'::json ELSE v.details::json END,
+      v."createdAt"
+    FROM json_to_recordset(${JSON.stringify(rows)}::text::json)
+      AS v(id text, "deviceId" text, event text, details text, "createdAt" timestamptz)`);
 }
 
 // --- operations (src/db/sqlite/operational.ts)

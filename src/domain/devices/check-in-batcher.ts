@@ -3,7 +3,13 @@ import { endsTransaction, inSavepoint } from "../../db/lookups";
 import type { DomainDeps } from "../deps";
 import { UnavailableError } from "../errors";
 import type { DevicePrincipal } from "./authenticate-device";
-import { type CheckInInput, type CheckInResult, checkInDevice } from "./check-in-device";
+import {
+  type CheckInInput,
+  type CheckInOutcome,
+  type CheckInResult,
+  checkInDevice,
+  checkInDevices,
+} from "./check-in-device";
 
 /** The most check-ins written in one transaction; more wait for the next one. */
 export const MAX_CHECK_INS_PER_BATCH = 256;
@@ -25,11 +31,13 @@ export interface CheckInBatchHooks {
 /**
  * Group commit for check-ins. A check-in waits in a queue; the check-ins that arrived together (those
  * queued before the event loop turns, at most MAX_CHECK_INS_PER_BATCH) are written in one immediate
- * transaction, each in its own savepoint, and each answer is given only after that transaction is
- * committed: what an agent was told is on disk, at `synchronous=full` as before, but a fleet pays one
- * fsync per batch instead of one per device. A check-in that fails alone (a device wiped meanwhile) gets
- * its own error and leaves the others; a batch that cannot be committed fails each of its check-ins
- * with a 503, and nothing of it is kept.
+ * transaction, in a few statements whatever their number (checkInDevices: on PostgreSQL, where each
+ * statement is a round trip, a check-in at a time cost ~6 of them), and each answer is given only after
+ * that transaction is committed: what an agent was told is on disk, at `synchronous=full` as before, but
+ * a fleet pays one fsync per batch instead of one per device. A check-in that fails alone (a device wiped
+ * meanwhile, or a statement of the batch the database refuses: then the batch is recorded again one
+ * check-in at a time, each in its own savepoint) gets its own error and leaves the others; a batch that
+ * cannot be committed fails each of its check-ins with a 503, and nothing of it is kept.
  *
  * While SQLite commits, the event loop is blocked and new check-ins wait in the sockets, so the busier
  * the server, the larger the next batch; an idle server writes each check-in at once (no timer).
@@ -79,22 +87,29 @@ export class CheckInBatcher {
   }
 
   private async write(batch: PendingCheckIn[]): Promise<void> {
-    const outcomes: ({ ok: true; result: CheckInResult } | { ok: false; error: unknown })[] = [];
+    let outcomes: CheckInOutcome[] = [];
     try {
       await withTransaction(this.deps.db, async (tx) => {
         // PostgreSQL may run the transaction again (a serialization failure): each run starts afresh.
-        outcomes.length = 0;
-        for (const pending of batch) {
-          try {
-            const result = await inSavepoint(tx, () =>
-              checkInDevice(this.deps, tx, pending.caller, pending.input),
-            );
-            outcomes.push({ ok: true, result });
-          } catch (error) {
-            // Some failures end the whole transaction (SQLite's disk full or I/O error; PostgreSQL's
-            // serialization failure, run again as a whole): then nothing of the batch holds.
-            if (endsTransaction(tx, error)) throw error;
-            outcomes.push({ ok: false, error });
+        try {
+          outcomes = await inSavepoint(tx, () => checkInDevices(this.deps, tx, batch));
+        } catch (error) {
+          // Some failures end the whole transaction (SQLite's disk full or I/O error; PostgreSQL's
+          // serialization failure, run again as a whole): then nothing of the batch holds.
+          if (endsTransaction(tx, error)) throw error;
+          // A statement of the batch failed (a log entry the database refused, say): its writes are
+          // undone, and the check-ins are recorded one at a time, so that only the one that fails fails.
+          outcomes = [];
+          for (const pending of batch) {
+            try {
+              const result = await inSavepoint(tx, () =>
+                checkInDevice(this.deps, tx, pending.caller, pending.input),
+              );
+              outcomes.push({ ok: true, result });
+            } catch (error) {
+              if (endsTransaction(tx, error)) throw error;
+              outcomes.push({ ok: false, error });
+            }
           }
         }
       });

@@ -1,12 +1,21 @@
 import type { Tx } from "../../db/client";
-import { lookUpCheckInDevice, lookUpPendingWipes, saveDeviceColumns } from "../../db/lookups";
+import {
+  insertDeviceLogRows,
+  lookUpCheckInDevice,
+  lookUpCheckInDevices,
+  lookUpPendingWipes,
+  lookUpPendingWipesOf,
+  saveDeviceColumns,
+  saveDevicesColumns,
+} from "../../db/lookups";
 import { addSeconds, toIso } from "../../lib/clock";
+import { newId } from "../../lib/ids";
 import type { DomainDeps } from "../deps";
-import { UnauthenticatedError } from "../errors";
-import { resolveEffectivePolicy } from "../policies/effective-policy";
+import { DomainError, UnauthenticatedError } from "../errors";
+import { type EffectivePolicy, resolveEffectivePolicy } from "../policies/effective-policy";
 import type { PolicyData } from "../policies/policy-document";
 import { type DevicePeerSettings, devicePeerSettings } from "../vpn/device-vpn-config";
-import { appendDeviceLog } from "./append-device-log";
+import { appendDeviceLog, type DeviceLogEvent } from "./append-device-log";
 import type { DevicePrincipal } from "./authenticate-device";
 import type { EnforcementEntry, IgnoredFacts } from "./device-report";
 import type { DeviceRow, DeviceStatus } from "./device-views";
@@ -91,14 +100,32 @@ const HEARTBEAT_COLUMNS = [
   "enforcementReportedAt",
 ] as const;
 const HEARTBEAT = new Set<keyof DeviceRow>(HEARTBEAT_COLUMNS);
+/** The device row a check-in reads: the device, its organization's subnet, the stored server key. */
+type CheckInRow = NonNullable<Awaited<ReturnType<typeof lookUpCheckInDevice>>>;
+
+/** What a check-in decided from the row it read: what it writes, and what it answers. */
+interface CheckInPlan {
+  row: CheckInRow;
+  input: CheckInInput;
+  policy: EffectivePolicy;
+  /** The row with the report, before compliance is stored (recordComplianceChange's `device`). */
+  reported: DeviceRow;
+  /** The row as written. */
+  updated: DeviceRow;
+  /** The columns written: a steady heartbeat's, or a full report's. */
+  columns: readonly (keyof DeviceRow)[];
+  logs: { event: DeviceLogEvent; details: Record<string, unknown> }[];
+  compliance: ReturnType<typeof judgeDeviceCompliance>;
+}
+
 /**
- * Records an agent check-in in the caller's transaction (the check-in batcher's): last_seen = now,
- * offline -> online (a suspended device stays suspended), the reported versions and facts stored and
- * compliance re-evaluated, all in one write (which also settles a re-evaluation its policy change left
- * pending). `device.checkin` is logged when the report changed (versions, facts, compliance) or the last
- * entry is older than devices.checkin_log_interval_seconds; `policy.applied` once per policy version the
- * agent reports as applied. Answers with the current policy, the pending wipe commands and the VPN peer
- * settings.
+ * Records an agent check-in in the caller's transaction: last_seen = now, offline -> online (a
+ * suspended device stays suspended), the reported versions and facts stored and compliance
+ * re-evaluated, all in one write (which also settles a re-evaluation its policy change left pending).
+ * `device.checkin` is logged when the report changed (versions, facts, compliance) or the last entry is
+ * older than devices.checkin_log_interval_seconds; `policy.applied` once per policy version the agent
+ * reports as applied. Answers with the current policy, the pending wipe commands and the VPN peer
+ * settings. checkInDevices does the same for a batch in a few statements; this is its fallback.
  */
 export async function checkInDevice(
   deps: DomainDeps,
@@ -107,13 +134,126 @@ export async function checkInDevice(
   input: CheckInInput,
 ): Promise<CheckInResult> {
   const now = deps.clock.now();
+  const row = checkInRowOf(await lookUpCheckInDevice(tx, caller.deviceId));
+  const plan = planCheckIn(
+    deps,
+    now,
+    row,
+    input,
+    await resolveEffectivePolicy(tx, row.organizationId, row.policyId),
+  );
+  await saveDeviceColumns(tx, row.id, plan.columns, plan.updated);
+  for (const log of plan.logs) await appendDeviceLog(tx, now, row.id, log.event, log.details);
+  await recordComplianceChange(tx, now, plan.reported, plan.policy, plan.compliance.result);
+  return await answerOf(deps, plan, await lookUpPendingWipes(tx, row.id));
+}
+
+/** Either a check-in's answer or the error it is answered with. */
+export type CheckInOutcome = { ok: true; result: CheckInResult } | { ok: false; error: unknown };
+
+/**
+ * The check-ins of a batch, as checkInDevice would record them one after the other, in a few
+ * statements whatever the batch's size: the devices' rows and pending wipes read at once, each check-in
+ * judged in order (a device twice in a batch: the second sees the first), then every device row written
+ * by one statement per set of columns and every log entry by one more. A check-in refused by the domain
+ * (a device wiped since it authenticated, a policy gone) gets its error and writes nothing. Any database
+ * error is thrown: the caller undoes what was written and records the batch one check-in at a time.
+ */
+export async function checkInDevices(
+  deps: DomainDeps,
+  tx: Tx,
+  batch: readonly { caller: DevicePrincipal; input: CheckInInput }[],
+): Promise<CheckInOutcome[]> {
+  const now = deps.clock.now();
   const timestamp = toIso(now);
-  const row = await lookUpCheckInDevice(tx, caller.deviceId);
-  // The device may have been wiped between authentication and this transaction.
+  const deviceIds = [...new Set(batch.map((pending) => pending.caller.deviceId))];
+  const rows = new Map((await lookUpCheckInDevices(tx, deviceIds)).map((row) => [row.id, row]));
+  const policies = new Map<string, EffectivePolicy | DomainError>();
+  const plans: (CheckInPlan | DomainError)[] = [];
+  for (const { caller, input } of batch) {
+    try {
+      const row = checkInRowOf(rows.get(caller.deviceId));
+      const key = `${row.organizationId}/${row.policyId ?? ""}`;
+      let policy = policies.get(key);
+      if (!policy) {
+        policy = await resolveEffectivePolicy(tx, row.organizationId, row.policyId).catch(
+          (error: unknown) => {
+            if (error instanceof DomainError) return error;
+            throw error;
+          },
+        );
+        policies.set(key, policy);
+      }
+      if (policy instanceof DomainError) throw policy;
+      const plan = planCheckIn(deps, now, row, input, policy);
+      rows.set(row.id, { ...row, ...plan.updated });
+      plans.push(plan);
+    } catch (error) {
+      if (!(error instanceof DomainError)) throw error;
+      plans.push(error);
+    }
+  }
+  const written = plans.filter((plan): plan is CheckInPlan => !(plan instanceof DomainError));
+  // A device's last plan holds all its batch's changes: its row, with every column any of them wrote.
+  const saves = new Map<string, { deviceId: string; columns: Set<keyof DeviceRow>; row: DeviceRow }>();
+  for (const plan of written) {
+    const save = saves.get(plan.row.id);
+    if (save) {
+      for (const column of plan.columns) save.columns.add(column);
+      save.row = plan.updated;
+    } else
+      saves.set(plan.row.id, { deviceId: plan.row.id, columns: new Set(plan.columns), row: plan.updated });
+  }
+  await saveDevicesColumns(
+    tx,
+    [...saves.values()].map((save) => ({
+      deviceId: save.deviceId,
+      columns: save.columns.size === HEARTBEAT_COLUMNS.length ? HEARTBEAT_COLUMNS : CHECK_IN_COLUMNS,
+      row: save.row,
+    })),
+  );
+  await insertDeviceLogRows(
+    tx,
+    written.flatMap((plan) =>
+      plan.logs.map((log) => ({
+        id: newId(),
+        deviceId: plan.row.id,
+        event: log.event,
+        details: JSON.stringify(log.details),
+        createdAt: timestamp,
+      })),
+    ),
+  );
+  for (const plan of written)
+    await recordComplianceChange(tx, now, plan.reported, plan.policy, plan.compliance.result);
+  const wipes = Map.groupBy(await lookUpPendingWipesOf(tx, [...saves.keys()]), (wipe) => wipe.deviceId);
+  const outcomes: CheckInOutcome[] = [];
+  for (const plan of plans)
+    outcomes.push(
+      plan instanceof DomainError
+        ? { ok: false, error: plan }
+        : { ok: true, result: await answerOf(deps, plan, wipes.get(plan.row.id) ?? []) },
+    );
+  return outcomes;
+}
+
+/** The row a check-in read; a device gone or wiped since it authenticated is refused. */
+function checkInRowOf(row: CheckInRow | undefined): CheckInRow {
   if (!row || row.status === "wiped") {
     throw new UnauthenticatedError("device_wiped", "invalid device token", "the device has been wiped");
   }
-  const policy = await resolveEffectivePolicy(tx, row.organizationId, row.policyId);
+  return row;
+}
+
+/** What a check-in writes and answers, judged from the device's row and its effective policy. */
+function planCheckIn(
+  deps: DomainDeps,
+  now: Date,
+  row: CheckInRow,
+  input: CheckInInput,
+  policy: EffectivePolicy,
+): CheckInPlan {
+  const timestamp = toIso(now);
   const isPolicyApplied =
     input.policyVersion === policy.version && (input.policyId ?? policy.id) === policy.id;
   const isNewlyApplied =
@@ -151,42 +291,52 @@ export async function checkInDevice(
     ...compliance.columns,
     checkinLoggedAt: isLogDue ? timestamp : row.checkinLoggedAt,
   };
-  if (isHeartbeat(row, updated)) {
-    await saveDeviceColumns(tx, row.id, HEARTBEAT_COLUMNS, updated);
-  } else {
-    await saveDeviceColumns(tx, row.id, CHECK_IN_COLUMNS, updated);
-  }
-  if (isLogDue) {
-    await appendDeviceLog(tx, now, row.id, "device.checkin", {
-      agent_version: updated.agentVersion,
-      os_version: updated.osVersion,
-      policy_version: input.policyVersion ?? null,
-      facts: input.facts ?? null,
-      ...(input.facts && input.ignoredFacts ? { ignored_facts: input.ignoredFacts } : {}),
-      ...(input.enforcement ? { enforcement: input.enforcement } : {}),
+  const logs: CheckInPlan["logs"] = [];
+  if (isLogDue)
+    logs.push({
+      event: "device.checkin",
+      details: {
+        agent_version: updated.agentVersion,
+        os_version: updated.osVersion,
+        policy_version: input.policyVersion ?? null,
+        facts: input.facts ?? null,
+        ...(input.facts && input.ignoredFacts ? { ignored_facts: input.ignoredFacts } : {}),
+        ...(input.enforcement ? { enforcement: input.enforcement } : {}),
+      },
     });
-  }
-  if (isNewlyApplied) {
-    await appendDeviceLog(tx, now, row.id, "policy.applied", {
-      policy_id: policy.id,
-      version: policy.version,
-    });
-  }
-  await recordComplianceChange(tx, now, reported, policy, compliance.result);
-  const commands = (await lookUpPendingWipes(tx, row.id)).map(
-    (wipe): WipeCommand => ({
-      type: "wipe",
-      wipe_id: wipe.id,
-      reason: wipe.reason,
-      notify_user: wipe.notifyUser,
-      initiated_at: wipe.initiatedAt,
-    }),
-  );
+  if (isNewlyApplied)
+    logs.push({ event: "policy.applied", details: { policy_id: policy.id, version: policy.version } });
+  return {
+    row,
+    input,
+    policy,
+    reported,
+    updated,
+    columns: isHeartbeat(row, updated) ? HEARTBEAT_COLUMNS : CHECK_IN_COLUMNS,
+    logs,
+    compliance,
+  };
+}
+
+/** The check-in's answer, once its plan is written. */
+async function answerOf(
+  deps: DomainDeps,
+  { row, input, policy, updated, compliance }: CheckInPlan,
+  pendingWipes: readonly { id: string; reason: string; notifyUser: boolean; initiatedAt: string }[],
+): Promise<CheckInResult> {
   return {
     device_id: row.id,
     status: updated.status,
     policy: { id: policy.id, name: policy.name, version: policy.version, policy_data: policy.policyData },
-    commands,
+    commands: pendingWipes.map(
+      (wipe): WipeCommand => ({
+        type: "wipe",
+        wipe_id: wipe.id,
+        reason: wipe.reason,
+        notify_user: wipe.notifyUser,
+        initiated_at: wipe.initiatedAt,
+      }),
+    ),
     compliance: compliance.result,
     ignored_facts: input.ignoredFacts ? Object.keys(input.ignoredFacts) : [],
     vpn_config: await devicePeerSettings(deps, row, row, policy.policyData),
