@@ -113,6 +113,45 @@ describe("GET /devices", () => {
 });
 
 describe("GET /devices/:id", () => {
+  test("many reads and check-ins at once, across organizations: each gets its own answer, never another's device", async () => {
+    // On PostgreSQL, lookups that arrive together are answered by one statement (src/db/pg/coalesce.ts).
+    const first = await organizationWithDevice();
+    const second = await organizationWithDevice();
+    const extra = await enrollDevice(t, second.admin);
+    await checkIn(t, extra.device_token, { agent_version: "7.7.7", facts: HEALTHY_FACTS });
+    const asks = Array.from({ length: 40 }, (_, index) => {
+      const pick = index % 5;
+      if (pick === 0) return { token: first.admin, id: first.enrolled.id, status: 200 };
+      if (pick === 1) return { token: second.admin, id: second.enrolled.id, status: 200 };
+      if (pick === 2) return { token: second.auditor.token, id: extra.id, status: 200 };
+      // Another organization's device, whoever asks, is not found.
+      if (pick === 3) return { token: first.admin, id: extra.id, status: 404 };
+      return { token: second.admin, id: first.enrolled.id, status: 404 };
+    });
+    const [answers, checkIns] = await Promise.all([
+      Promise.all(asks.map((ask) => t.request("GET", device(ask.id), { token: ask.token }))),
+      Promise.all(
+        [first.enrolled, second.enrolled, extra].map((enrolled) =>
+          checkIn(t, enrolled.device_token, { facts: HEALTHY_FACTS }),
+        ),
+      ),
+    ]);
+    answers.forEach((answer, index) => {
+      const ask = asks[index] as (typeof asks)[number];
+      expect(answer.status).toBe(ask.status);
+      if (ask.status === 200) expect(answer.body.id).toBe(ask.id);
+    });
+    expect(
+      answers.find((answer, index) => asks[index]?.id === extra.id && answer.status === 200)?.body
+        .agent_version,
+    ).toBe("7.7.7");
+    expect(checkIns.map((answer) => [answer.status, answer.body.device_id])).toEqual([
+      [200, first.enrolled.id],
+      [200, second.enrolled.id],
+      [200, extra.id],
+    ]);
+  });
+
   test("returns the device with compliance; a reader may see it", async () => {
     const { auditor, enrolled } = await organizationWithDevice();
     const response = await t.request("GET", device(enrolled.id), { token: auditor.token });

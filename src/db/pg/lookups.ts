@@ -22,6 +22,7 @@ import {
   webhooks,
   wipes,
 } from "../schema-pg";
+import { coalesced } from "./coalesce";
 
 /** A PostgreSQL handle as Drizzle types it, for the handle the domain passes (typed as SQLite's). */
 type PgDb = import("drizzle-orm/bun-sql").BunSQLDatabase<typeof import("../schema-pg")>;
@@ -67,9 +68,15 @@ function builtOnce<Values extends Record<string, unknown>, Result>(
 
 // --- authentication (src/db/sqlite/auth-lookups.ts)
 
-const sessionQuery = builtOnce("lookUpSession", (db) =>
+/** The keys of a coalesced lookup, as the rows of its statement: `v`, each with its index `k`. */
+function keyRows<Key extends object>(keys: readonly Key[]): string {
+  return JSON.stringify(keys.map((key, k) => ({ k, ...key })));
+}
+
+const sessionsQuery = builtOnce("lookUpSessions", (db) =>
   db
     .select({
+      k: sql<number>`v.k`,
       user: users,
       plan: organizations.plan,
       requireMfa: organizations.requireMfa,
@@ -77,15 +84,20 @@ const sessionQuery = builtOnce("lookUpSession", (db) =>
       signInMethod: sessions.signInMethod,
       sessionUserId: sessions.userId,
     })
-    .from(users)
+    .from(
+      sql`json_to_recordset(${sql.placeholder("keys")}::text::json) AS v(k int, "sessionId" text, "userId" text)`,
+    )
+    .innerJoin(users, eq(users.id, sql`v."userId"`))
     .innerJoin(organizations, eq(organizations.id, users.organizationId))
-    .leftJoin(sessions, eq(sessions.id, sql.placeholder("sessionId")))
-    .where(eq(users.id, sql.placeholder("userId")))
-    .limit(1),
+    .leftJoin(sessions, eq(sessions.id, sql`v."sessionId"`)),
+);
+const sessionLookup = coalesced((db, keys: readonly { sessionId: string; userId: string }[]) =>
+  sessionsQuery(db, { keys: keyRows(keys) }),
 );
 
+/** Every request with an access token: coalesced with the others of its turn (coalesce.ts). */
 export function lookUpSession(db: Db, sessionId: string, userId: string) {
-  return first(sessionQuery(db, { sessionId, userId }));
+  return sessionLookup(db, { sessionId, userId });
 }
 
 const apiKeyQuery = builtOnce("lookUpApiKey", (db) =>
@@ -129,20 +141,24 @@ export function lookUpLockout(db: DbOrTx, email: string, ip: string) {
 
 // --- devices (src/db/sqlite/device-lookups.ts)
 
-const deviceTokenQuery = builtOnce("lookUpDeviceToken", (db) =>
+const deviceTokensQuery = builtOnce("lookUpDeviceTokens", (db) =>
   db
     .select({
+      k: sql<number>`v.k`,
       token: deviceTokens,
       device: { id: devices.id, organizationId: devices.organizationId, status: devices.status },
     })
-    .from(deviceTokens)
-    .innerJoin(devices, eq(devices.id, deviceTokens.deviceId))
-    .where(eq(deviceTokens.tokenHash, sql.placeholder("tokenHash")))
-    .limit(1),
+    .from(sql`json_to_recordset(${sql.placeholder("keys")}::text::json) AS v(k int, "tokenHash" text)`)
+    .innerJoin(deviceTokens, eq(deviceTokens.tokenHash, sql`v."tokenHash"`))
+    .innerJoin(devices, eq(devices.id, deviceTokens.deviceId)),
+);
+const deviceTokenLookup = coalesced((db, keys: readonly { tokenHash: string }[]) =>
+  deviceTokensQuery(db, { keys: keyRows(keys) }),
 );
 
+/** Every agent request with a token: coalesced with the others of its turn (coalesce.ts). */
 export function lookUpDeviceToken(db: Db, tokenHash: string) {
-  return first(deviceTokenQuery(db, { tokenHash }));
+  return deviceTokenLookup(db, { tokenHash });
 }
 
 export function selectPendingWipes(db: DbOrTx, deviceId: string) {
@@ -158,11 +174,12 @@ export function selectPendingWipes(db: DbOrTx, deviceId: string) {
  * the device, its newest wipe, its newest certificate and the id of the policy it follows (its own, or
  * the organization's default; null when that policy is gone).
  */
-const devicePageQuery = builtOnce("lookUpDevicePage", (db) => {
+const devicePagesQuery = builtOnce("lookUpDevicePages", (db) => {
   const latestWipe = alias(wipes, "latest_wipe");
   const newestCertificate = alias(deviceCertificates, "newest_certificate");
   return db
     .select({
+      k: sql<number>`v.k`,
       device: devices,
       latestWipe,
       certificate: newestCertificate,
@@ -172,7 +189,13 @@ const devicePageQuery = builtOnce("lookUpDevicePage", (db) => {
         AND p.id = coalesce(lower(${devices.policyId}),
           (SELECT o.default_policy_id FROM organizations o WHERE o.id = ${devices.organizationId})))`,
     })
-    .from(devices)
+    .from(
+      sql`json_to_recordset(${sql.placeholder("keys")}::text::json) AS v(k int, "organizationId" text, "deviceId" text)`,
+    )
+    .innerJoin(
+      devices,
+      and(eq(devices.id, sql`v."deviceId"`), eq(devices.organizationId, sql`v."organizationId"`)),
+    )
     .leftJoin(
       latestWipe,
       eq(
@@ -187,18 +210,15 @@ const devicePageQuery = builtOnce("lookUpDevicePage", (db) => {
         sql`(SELECT c.id FROM device_certificates c WHERE c.device_id = ${devices.id}
           ORDER BY c.created_at DESC, c.id DESC LIMIT 1)`,
       ),
-    )
-    .where(
-      and(
-        eq(devices.id, sql.placeholder("deviceId")),
-        eq(devices.organizationId, sql.placeholder("organizationId")),
-      ),
-    )
-    .limit(1);
+    );
 });
+const devicePageLookup = coalesced((db, keys: readonly { organizationId: string; deviceId: string }[]) =>
+  devicePagesQuery(db, { keys: keyRows(keys) }),
+);
 
+/** Every device read: coalesced with the others of its turn (coalesce.ts). */
 export async function lookUpDevicePage(db: Db, organizationId: string, deviceId: string) {
-  const row = await first(devicePageQuery(db, { organizationId, deviceId }));
+  const row = await devicePageLookup(db, { organizationId, deviceId });
   return (
     row && { ...row, latestWipe: row.latestWipe ?? undefined, certificate: row.certificate ?? undefined }
   );
