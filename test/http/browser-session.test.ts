@@ -105,6 +105,26 @@ describe("browser sessions", () => {
     expect((await refreshWithCookie(t, kept, origin)).status).toBe(200);
   });
 
+  test("two tabs reloaded at once while a refresh was in flight: both get in, and the session keeps one live refresh token", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const signedIn = await cookieSignIn(t, org.adminEmail);
+    const origin = ownOrigin(signedIn.body.token);
+    const first = refreshCookie(signedIn.headers)?.value ?? "";
+    await refreshWithCookie(t, first, origin); // its answer was lost
+
+    const retries = await Promise.all([
+      refreshWithCookie(t, first, origin),
+      refreshWithCookie(t, first, origin),
+    ]);
+    expect(retries.map((retry) => retry.status)).toEqual([200, 200]);
+    const cookies = retries.map((retry) => refreshCookie(retry.headers)?.value ?? "");
+    // One of the two replaced the other: a session never holds two live refresh tokens.
+    const uses = [];
+    for (const cookie of cookies) uses.push((await refreshWithCookie(t, cookie, origin)).status);
+    expect(uses.sort()).toEqual([200, 401]);
+  });
+
   test("a used cookie whose replacement was used is theft: the whole session ends", async () => {
     const t = await newApp();
     const org = await t.createOrganization();

@@ -1,4 +1,4 @@
-import { and, eq, gte, isNull, ne } from "drizzle-orm";
+import { and, eq, gte, inArray, isNull, ne } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
 import { refreshTokens, sessions, users } from "../../db/tables";
@@ -68,13 +68,28 @@ export async function refreshSession(
 
   const signed = await signTokenPair(deps, user, session.id);
   await withTransaction(deps.db, async (tx) => {
-    if (lostSuccessors) {
+    // Decided again inside the transaction: two retries of one lost answer at once (two tabs reloaded)
+    // must not both keep a successor, and two refreshes with one unused token must not both win.
+    const current = await firstRow(tx.select().from(refreshTokens).where(eq(refreshTokens.id, row.id)));
+    if (current?.revokedAt)
+      throw new UnauthenticatedError("session_ended", "invalid refresh token", "the session has ended");
+    if (current?.usedAt) {
       // The browser never received these: they end, so the session keeps a single live refresh token.
-      for (const successor of lostSuccessors)
-        await tx
-          .update(refreshTokens)
-          .set({ revokedAt: toIso(now) })
-          .where(eq(refreshTokens.id, successor));
+      const successors = input.isBrowserCookie ? await unusedSuccessors(tx, current, now) : null;
+      if (!successors) throw new UnauthenticatedError("refresh_token_invalid", "invalid refresh token");
+      const ended = await tx
+        .update(refreshTokens)
+        .set({ revokedAt: toIso(now) })
+        .where(
+          and(
+            inArray(refreshTokens.id, successors),
+            isNull(refreshTokens.usedAt),
+            isNull(refreshTokens.revokedAt),
+          ),
+        )
+        .returning({ id: refreshTokens.id });
+      if (ended.length !== successors.length)
+        throw new UnauthenticatedError("refresh_token_invalid", "invalid refresh token");
     } else {
       // Only one concurrent refresh with the same token can win this update.
       const used = await tx
@@ -96,8 +111,8 @@ export async function refreshSession(
 }
 
 /**
- * The tokens issued when `used` was used, if that was less than BROWSER_RETRY_SECONDS ago and none of
- * them has been used or revoked since; null otherwise (then presenting `used` again is theft).
+ * The live tokens issued since `used` was used, if that was less than BROWSER_RETRY_SECONDS ago and none
+ * of them has been used since; null otherwise (then presenting `used` again is theft).
  */
 async function unusedSuccessors(
   db: DbOrTx,
@@ -115,8 +130,11 @@ async function unusedSuccessors(
         gte(refreshTokens.issuedAt, used.usedAt),
       ),
     );
-  if (successors.length === 0 || successors.some((token) => token.usedAt || token.revokedAt)) return null;
-  return successors.map((token) => token.id);
+  // A successor used means the used token is presented by someone else: theft. One revoked was ended
+  // by an earlier retry of the same lost answer (two tabs reloaded at once), which the live one replaced.
+  const live = successors.filter((token) => !token.revokedAt);
+  if (live.length === 0 || successors.some((token) => token.usedAt)) return null;
+  return live.map((token) => token.id);
 }
 
 /** Marks a session and all of its refresh tokens revoked. */
