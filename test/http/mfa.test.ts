@@ -511,6 +511,26 @@ describe("recovery codes", () => {
     expect(status.body.recovery_codes_remaining).toBe(8);
   });
 
+  test("two codes sent at once for one sign-in: one signs in, and only its code is used up", async () => {
+    const t = await newApp();
+    const org = await adminWithTotp(t);
+    const [first, second] = org.recoveryCodes as [string, string];
+    const mfaToken = await challenge(t, org.adminEmail);
+    const answers = await Promise.all([
+      verify(t, mfaToken, "recovery_code", first),
+      verify(t, mfaToken, "recovery_code", second),
+    ]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 401]);
+    const signedIn = answers.find((answer) => answer.status === 200);
+    const refused = answers.find((answer) => answer.status === 401);
+    expect(refused?.body.reason).toBe("mfa_token_invalid");
+    const status = await t.request("GET", MFA, { token: signedIn?.body.token });
+    expect(status.body.recovery_codes_remaining).toBe(9);
+    // The refused one's code still signs in.
+    const kept = answers[0]?.status === 401 ? first : second;
+    expect((await verify(t, await challenge(t, org.adminEmail), "recovery_code", kept)).status).toBe(200);
+  });
+
   test("new codes need the password and replace the old set", async () => {
     const t = await newApp();
     const org = await adminWithTotp(t);

@@ -75,7 +75,8 @@ export async function verifySecondFactor(
     const check = await prepared();
     if (
       check !== "accepted" ||
-      !(await withTransaction(deps.db, async (tx) => await useSignInChallenge(tx, challenge.id, now)))
+      (input.method !== "recovery_code" &&
+        !(await withTransaction(deps.db, async (tx) => await useSignInChallenge(tx, challenge.id, now))))
     )
       throw await wrongCode(deps, challenge, user.email, input.ip, check);
   } catch (error) {
@@ -140,13 +141,20 @@ async function prepareCheck(
     return () => checkAssertion(deps, challenge, assertion);
   }
   if (!isRecoveryCodeShaped(code)) throw malformedCode("must be a recovery code like k7m2q-x9vtr");
+  // The code and the token are used up together: two answers to one token at once, each with another
+  // code, sign in once and burn one code (the other finds the token used, and its code is kept).
   return async () =>
-    (await withTransaction(
-      deps.db,
-      async (tx) => await consumeRecoveryCode(tx, deps.secrets, userId, code, deps.clock.now()),
-    ))
-      ? "accepted"
-      : "invalid";
+    await withTransaction(deps.db, async (tx) => {
+      const now = deps.clock.now();
+      if (!(await consumeRecoveryCode(tx, deps.secrets, userId, code, now))) return "invalid";
+      if (!(await useSignInChallenge(tx, challenge.id, now)))
+        throw new UnauthenticatedError(
+          "mfa_token_invalid",
+          "invalid or expired MFA token",
+          "the MFA token has been used: sign in again",
+        );
+      return "accepted";
+    });
 }
 
 /** Counts a wrong code on the token and the sign-in throttle; the 401 says how many tries are left. */
