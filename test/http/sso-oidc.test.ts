@@ -372,6 +372,25 @@ describe("sign-in", () => {
     expect(ssoLogins[0].details).toMatchObject({ provider: "oidc", subject: login });
   });
 
+  test("a first sign-in in two tabs at once creates one account and signs both in", async () => {
+    const t = await newApp();
+    const org = await organizationWithOidc(t);
+    const login = `twice-${randomState().slice(0, 6)}`;
+    op.setAccount(login, { email: "twice@corp.test", email_verified: true, name: "Two Tabs" });
+    const flows = [await throughProvider(t, login), await throughProvider(t, login)];
+    const answers = await Promise.all(flows.map((flow) => callback(t, flow)));
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200]);
+    expect(answers[0]?.body.user.id).toBe(answers[1]?.body.user.id);
+    const created = await t.request("GET", "/api/v1/audit-logs?action=user.create&page_size=100", {
+      token: org.adminToken,
+    });
+    expect(
+      created.body.data.filter(
+        (entry: { details: { email?: string } }) => entry.details.email === "twice@corp.test",
+      ),
+    ).toHaveLength(1);
+  });
+
   test("links an existing user by verified email, and a user with MFA is not challenged again", async () => {
     const t = await newApp();
     const org = await organizationWithOidc(t);

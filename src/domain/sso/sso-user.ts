@@ -158,15 +158,16 @@ export async function resolveSsoUser(
           `email_verified: the identity provider has not verified ${email}, so it cannot be linked to or create an account`,
         ),
       );
-    const existing = await firstRow(deps.db.select().from(users).where(eq(users.email, email)));
-    if (existing && existing.organizationId !== organizationId)
-      throw await refuse(
+    const emailTaken = () =>
+      refuse(
         new UnauthenticatedError(
           "sso_email_taken",
           "single sign-on failed",
           `email: ${email} cannot be linked to an account of this organization`,
         ),
       );
+    const existing = await firstRow(deps.db.select().from(users).where(eq(users.email, email)));
+    if (existing && existing.organizationId !== organizationId) throw await emailTaken();
     if (existing) {
       user = existing;
       how = "linked";
@@ -192,7 +193,11 @@ export async function resolveSsoUser(
         );
       // Nobody knows this password: the account signs in through its identity provider.
       const passwordHash = await hashPassword(randomBytes(32).toString("base64url"), passwordHashCost(deps));
-      user = await withTransaction(deps.db, async (tx) => {
+      const provisioned = await withTransaction(deps.db, async (tx) => {
+        // A sign-in of the same person at the same moment (two tabs, a double click) may have created
+        // the account since it was looked up: then this one signs in to it.
+        const meanwhile = await firstRow(tx.select().from(users).where(eq(users.email, email)));
+        if (meanwhile) return { row: meanwhile, isNew: false };
         const row = await insertUser(tx, deps.clock.now(), {
           organizationId,
           email,
@@ -206,9 +211,12 @@ export async function resolveSsoUser(
           targetId: row.id,
           details: { email: row.email, role: row.role, provisioned_by: identity.provider },
         });
-        return row;
+        return { row, isNew: true };
       });
-      how = "provisioned";
+      if (provisioned.row.organizationId !== organizationId) throw await emailTaken();
+      user = provisioned.row;
+      // The concurrent sign-in that created the account links it and audits both.
+      how = provisioned.isNew ? "provisioned" : "matched";
     }
   }
   const account = user as UserRow;
