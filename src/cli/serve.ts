@@ -3,6 +3,7 @@ import { bootDependencies } from "../boot";
 import { type Config, isPostgresConfig } from "../config/config-schema";
 import { configWarnings } from "../config/config-warnings";
 import { effectiveBaseUrl } from "../config/load-config";
+import { warmUpUnfilteredDevicePages } from "../db/lookups";
 import { acquireServeLock } from "../db/serve-lock";
 import { checkFirstAdminSettings, ensureFirstAdmin } from "../domain/users/bootstrap-admin";
 import type { AppDeps } from "../http/app-deps";
@@ -94,6 +95,10 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   // start would be lost, and the next start (finding a user) would print none.
   const firstAdmin = await ensureFirstAdmin(deps);
   const jobs = startJobs(deps);
+  // The largest organizations' deep device-list pages, ready before anyone asks (device-page-anchors.ts).
+  warmUpUnfilteredDevicePages(deps.db).catch((error: unknown) =>
+    log.debug("device list anchors not found at start", { error: String(error) }),
+  );
   const webhookDispatcher = createWebhookDispatcher(deps);
   webhookDispatcher.start();
   deps.activity.finishStart();

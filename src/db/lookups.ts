@@ -4,8 +4,15 @@
  * On SQLite the answer comes back at once (a value; `await` takes it as it is); on PostgreSQL, as a
  * promise. The domain awaits every one and never sees a statement.
  */
+
+import { desc, gt } from "drizzle-orm";
 import type { Db, DbOrTx } from "./client";
-import { type ListRow, selectDevicePageWithAnchors } from "./device-page-anchors";
+import {
+  ANCHOR_SPACING,
+  type ListRow,
+  selectDevicePageWithAnchors,
+  warmUpAnchors,
+} from "./device-page-anchors";
 import { dialectOf } from "./dialect";
 import { isPgUnavailable, sqlStateOf } from "./pg/client";
 import { pgDevicePageStatements } from "./pg/device-page-statements";
@@ -20,6 +27,7 @@ import * as sqlitePki from "./sqlite/pki-lookups";
 import * as sqlitePolicies from "./sqlite/policy-lookups";
 import { readTogether as sqliteReadTogether } from "./sqlite/read-together";
 import * as sqliteSavepoint from "./sqlite/savepoint";
+import { organizations } from "./tables";
 
 export { SERVER_KEY_NAME } from "./sqlite/check-in-statements";
 
@@ -287,6 +295,24 @@ export function selectUnfilteredDevicePage(
 ): Promise<{ rows: ListRow[]; total: number }> {
   const statements = onPg(db) ? pgDevicePageStatements(db) : sqliteDevicePageStatements(db);
   return selectDevicePageWithAnchors(db, statements, organizationId, page);
+}
+
+/**
+ * Finds and keeps the deep-page anchors of the organizations with the most devices (more than
+ * ANCHOR_SPACING), in the background after a start: see warmUpAnchors.
+ */
+export async function warmUpUnfilteredDevicePages(db: Db): Promise<void> {
+  const statements = onPg(db) ? pgDevicePageStatements(db) : sqliteDevicePageStatements(db);
+  const largest = await db
+    .select({ id: organizations.id })
+    .from(organizations)
+    .where(gt(organizations.deviceCount, ANCHOR_SPACING))
+    .orderBy(desc(organizations.deviceCount));
+  await warmUpAnchors(
+    db,
+    statements,
+    largest.map((organization) => organization.id),
+  );
 }
 
 /**

@@ -16,6 +16,7 @@ import m13 from "../../migrations/0013_re2_sensitive_data_patterns.sql" with { t
 import m14 from "../../migrations/0014_sso_domains.sql" with { type: "text" };
 import m15 from "../../migrations/0015_organization_vpn_subnets.sql" with { type: "text" };
 import m16 from "../../migrations/0016_device_enforcement.sql" with { type: "text" };
+import m17 from "../../migrations/0017_device_list_anchors.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -36,4 +37,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0014_sso_domains", sql: m14 },
   { tag: "0015_organization_vpn_subnets", sql: m15 },
   { tag: "0016_device_enforcement", sql: m16 },
+  { tag: "0017_device_list_anchors", sql: m17 },
 ];

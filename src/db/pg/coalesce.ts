@@ -39,7 +39,7 @@ export function coalesced<Key, Row extends { k: number }>(
       (rows) => {
         const byIndex = new Map<number, Row>();
         for (const row of rows) byIndex.set(row.k, row);
-        batch.waiting.forEach((waiting, index) => waiting.resolve(byIndex.get(index)));
+        for (const [index, waiting] of batch.waiting.entries()) waiting.resolve(byIndex.get(index));
       },
       (error: unknown) => {
         for (const waiting of batch.waiting) waiting.reject(error);

@@ -127,6 +127,13 @@ export const deviceCounts = pgTable(
   ],
 );
 
+export const deviceListAnchors = pgTable("device_list_anchors", {
+  organizationId: bytewiseText("organization_id").primaryKey(),
+  listVersion: integer("list_version").notNull(),
+  keys: jsonDocument("keys").$type<GetColumnData<typeof sqlite.deviceListAnchors.keys, "raw">>().notNull(),
+  updatedAt: instant("updated_at").notNull(),
+});
+
 export const deviceTokens = pgTable(
   "device_tokens",
   {

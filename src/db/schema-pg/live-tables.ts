@@ -8,6 +8,7 @@ export let auditLogs: typeof sqlite.auditLogs = sqlite.auditLogs;
 export let deviceCas: typeof sqlite.deviceCas = sqlite.deviceCas;
 export let deviceCertificates: typeof sqlite.deviceCertificates = sqlite.deviceCertificates;
 export let deviceCounts: typeof sqlite.deviceCounts = sqlite.deviceCounts;
+export let deviceListAnchors: typeof sqlite.deviceListAnchors = sqlite.deviceListAnchors;
 export let deviceLogs: typeof sqlite.deviceLogs = sqlite.deviceLogs;
 export let deviceTokens: typeof sqlite.deviceTokens = sqlite.deviceTokens;
 export let devices: typeof sqlite.devices = sqlite.devices;
@@ -44,6 +45,7 @@ export function setLiveTables(store: "sqlite" | "postgresql"): void {
   deviceCas = from.deviceCas;
   deviceCertificates = from.deviceCertificates;
   deviceCounts = from.deviceCounts;
+  deviceListAnchors = from.deviceListAnchors;
   deviceLogs = from.deviceLogs;
   deviceTokens = from.deviceTokens;
   devices = from.devices;

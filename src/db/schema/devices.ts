@@ -139,6 +139,19 @@ export const deviceCounts = sqliteTable(
   ],
 );
 
+/**
+ * The anchors of an organization's unfiltered device list (src/db/device-page-anchors.ts), kept so that a
+ * restarted server pages deep at once instead of walking a large fleet's index again: valid while
+ * organizations.device_list_version still equals `list_version`. `keys` holds the sort key ({enrolledAt,
+ * id}) of every ANCHOR_SPACING-th device, from the head of the list when they were found.
+ */
+export const deviceListAnchors = sqliteTable("device_list_anchors", {
+  organizationId: text("organization_id").primaryKey(),
+  listVersion: integer("list_version").notNull(),
+  keys: text("keys", { mode: "json" }).$type<{ enrolledAt: string; id: string }[]>().notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
 /** Agent credentials; kept as SHA-256 hashes. */
 export const deviceTokens = sqliteTable(
   "device_tokens",
