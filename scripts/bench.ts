@@ -9,7 +9,7 @@
  * devices are SQL copies of a device enrolled through the API (scripts/bench/seed-devices.ts).
  *
  * `--store postgresql` measures the PostgreSQL store instead (P8, P9, P3 on PostgreSQL, deep pages right
- * after a start and memory on both stores): the SQLite database seeded as above is moved into a new
+ * after a start and after a restart, and memory on both stores): the SQLite database seeded as above is moved into a new
  * PostgreSQL database at each size with `bulwark db copy`, on a durable throwaway cluster whose processes
  * run on the server core (test/helpers/pg-cluster.ts, `durable`), or on `--pg-url` (a role that may
  * create databases). Its baseline for check-ins is a raw Bun.serve + Bun.sql upserting one row per request
@@ -591,7 +591,7 @@ async function coldDeepPages(server: RunningServer, size: number) {
 /**
  * The PostgreSQL store beside the SQLite database it was copied from, at each size: deep pages right
  * after a start, P9 (a device read), P3 (lists), P8 (check-ins against a raw upsert on the same
- * PostgreSQL) and the memory after lists and check-ins, on both stores.
+ * PostgreSQL), the memory after lists and check-ins, and deep pages right after a restart, on both stores.
  */
 async function benchPostgresql(): Promise<void> {
   const cluster = pgUrl
@@ -626,6 +626,7 @@ async function benchPostgresql(): Promise<void> {
   const sqlitePath = join(dataFolder, "bulwark.db");
   const keyFile = `${sqlitePath}.key`;
   const coldP99: Record<string, Record<number, number>> = { SQLite: {}, PostgreSQL: {} };
+  const restartP99: Record<string, Record<number, number>> = { SQLite: {}, PostgreSQL: {} };
   const listP99: Record<string, Record<number, number>> = { "page 1": {}, "deep pages": {}, filtered: {} };
   let previous: string | undefined;
   for (const size of sizes) {
@@ -751,10 +752,23 @@ async function benchPostgresql(): Promise<void> {
         "<= 128 MiB",
       );
       await server.stop();
+      // Started again on the same database: the anchors the first start found are kept there.
+      const again = await startBulwark(environments[name]);
+      const restarted = await coldDeepPages(again, size);
+      (restartP99[name] as Record<number, number>)[size] = restarted.p99;
+      report(
+        `deep pages right after a restart, p99, ${COLD_PAGES} pages, one client (${name}, ${label})`,
+        `${ms(restarted.p99)}${restarted.failed > 0 ? ` (${restarted.failed} not 200!)` : ""}`,
+        `p50 ${ms(restarted.p50)}`,
+        "",
+      );
+      await again.stop();
     }
   }
   for (const [name, values] of Object.entries(coldP99))
     reportGrowth(`deep pages right after a start (${name})`, values);
+  for (const [name, values] of Object.entries(restartP99))
+    reportGrowth(`deep pages right after a restart (${name})`, values);
   for (const [name, values] of Object.entries(listP99)) reportGrowth(`P3 list ${name} (PostgreSQL)`, values);
   await rawUpsert.stop();
   for (const name of databases) await dropDatabase(name);

@@ -45,6 +45,8 @@ interface Anchors {
   shift: number;
   /** keys[i] is the row that was at position i * ANCHOR_SPACING. */
   keys: SortKey[];
+  /** The next key being found: pages and the warm-up walking at once share each statement. */
+  next?: Promise<SortKey | undefined>;
 }
 
 type DeviceRow = typeof devices.$inferSelect;
@@ -127,7 +129,12 @@ async function currentAnchors(
   }
   let anchors = cache.get(organizationId);
   cache.delete(organizationId); // re-inserted below: the Map's order is the least recently used first
-  anchors ??= await storedAnchors(db, organizationId, version);
+  if (!anchors) {
+    const stored = await storedAnchors(db, organizationId, version);
+    // Another page may have found or read them while this one read: walk with it, not beside it.
+    anchors = cache.get(organizationId) ?? stored;
+    cache.delete(organizationId);
+  }
   if (anchors && anchors.version !== version) anchors = undefined;
   if (anchors) {
     const above = await statements.countAbove(organizationId, anchors.keys[0] as SortKey);
@@ -159,16 +166,29 @@ async function anchorAt(
   const before = anchors.keys.length;
   try {
     while (anchors.keys.length <= index) {
-      const known = anchors.keys.length;
-      const key = await statements.nextAnchor(organizationId, anchors.keys[known - 1] as SortKey);
-      if (!key) return undefined;
-      // Another request paging deep at the same time may have found it meanwhile.
-      if (anchors.keys.length === known) anchors.keys.push({ ...key });
+      if (!anchors.next) anchors.next = findNextAnchor(statements, organizationId, anchors);
+      if (!(await anchors.next)) return undefined;
       await pause?.();
     }
     return anchors.keys[index];
   } finally {
     if (anchors.keys.length > before) keepSoon(db, organizationId, anchors);
+  }
+}
+
+/** The anchor after the last known one, added to `anchors.keys`; undefined past the end of the list. */
+async function findNextAnchor(
+  statements: DevicePageStatements,
+  organizationId: string,
+  anchors: Anchors,
+): Promise<SortKey | undefined> {
+  const known = anchors.keys.length;
+  try {
+    const key = await statements.nextAnchor(organizationId, anchors.keys[known - 1] as SortKey);
+    if (key && anchors.keys.length === known) anchors.keys.push({ ...key });
+    return key;
+  } finally {
+    anchors.next = undefined;
   }
 }
 

@@ -226,26 +226,6 @@ export async function lookUpDevicePage(db: Db, organizationId: string, deviceId:
 
 // --- the check-in (src/db/sqlite/check-in-statements.ts)
 
-const checkInDeviceQuery = builtOnce("lookUpCheckInDevice", (db) =>
-  db
-    .select({
-      ...getTableColumns(devices),
-      organizationSubnet: sql<
-        string | null
-      >`(SELECT organizations.vpn_subnet FROM organizations WHERE organizations.id = ${devices.organizationId})`,
-      storedServerPublicKey: sql<
-        string | null
-      >`(SELECT server_keys.public_key FROM server_keys WHERE server_keys.name = ${sql.placeholder("serverKeyName")})`,
-    })
-    .from(devices)
-    .where(eq(devices.id, sql.placeholder("deviceId")))
-    .limit(1),
-);
-
-export function lookUpCheckInDevice(db: Db, deviceId: string, serverKeyName: string) {
-  return first(checkInDeviceQuery(db, { deviceId, serverKeyName }));
-}
-
 /** The check-in rows of several devices (a check-in batch's), in one statement. */
 const checkInDevicesQuery = builtOnce("lookUpCheckInDevices", (db) =>
   db
@@ -264,6 +244,10 @@ const checkInDevicesQuery = builtOnce("lookUpCheckInDevices", (db) =>
 
 export function lookUpCheckInDevices(db: Db, deviceIds: readonly string[], serverKeyName: string) {
   return checkInDevicesQuery(db, { ids: JSON.stringify(deviceIds), serverKeyName });
+}
+
+export function lookUpCheckInDevice(db: Db, deviceId: string, serverKeyName: string) {
+  return first(lookUpCheckInDevices(db, [deviceId], serverKeyName));
 }
 
 /** The pending wipes of several devices, by device and oldest first, in one statement. */

@@ -1,4 +1,4 @@
-import { and, asc, eq, gte, lte, min, notInArray, sql } from "drizzle-orm";
+import { and, asc, eq, gte, isNull, lte, min, notInArray, or, sql } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
 import { events, webhookDeliveries, webhooks } from "../../db/tables";
@@ -134,10 +134,21 @@ export async function claimDelivery(
     );
     if (!next?.webhook.isActive) return null;
     if (next.delivery.nextAttemptAt !== null && next.delivery.nextAttemptAt > toIso(now)) return null;
-    await tx
+    // A conditional write, so that of two dispatchers taking the same delivery at once (two processes
+    // on one PostgreSQL database) one wins and the other finds it leased. Not FOR UPDATE SKIP LOCKED:
+    // skipping a delivery another dispatcher holds would take the next one, out of event order.
+    const leased = await tx
       .update(webhookDeliveries)
       .set({ nextAttemptAt: toIso(addSeconds(now, leaseSeconds)), updatedAt: toIso(now) })
-      .where(eq(webhookDeliveries.id, next.delivery.id));
+      .where(
+        and(
+          eq(webhookDeliveries.id, next.delivery.id),
+          eq(webhookDeliveries.status, "pending"),
+          or(isNull(webhookDeliveries.nextAttemptAt), lte(webhookDeliveries.nextAttemptAt, toIso(now))),
+        ),
+      )
+      .returning({ id: webhookDeliveries.id });
+    if (leased.length === 0) return null;
     return {
       id: next.delivery.id,
       webhookId,
