@@ -27,6 +27,7 @@ import { deviceListAnchors } from "./tables";
  * page this way; each gives the few statements (src/db/sqlite/device-page-statements.ts,
  * src/db/pg/device-page-statements.ts).
  */
+/** Changing it makes the kept anchors wrong: a migration that changes it must empty device_list_anchors. */
 export const ANCHOR_SPACING = 1000;
 /** Past this many devices enrolled since the anchors were found, they are found again. */
 export const MAX_SHIFT = 10 * ANCHOR_SPACING;
@@ -166,7 +167,19 @@ async function anchorAt(
   const before = anchors.keys.length;
   try {
     while (anchors.keys.length <= index) {
-      if (!anchors.next) anchors.next = findNextAnchor(statements, organizationId, anchors);
+      if (!anchors.next) {
+        const next = findNextAnchor(statements, organizationId, anchors);
+        anchors.next = next;
+        // Cleared once settled, failed or not (a statement may throw before this line runs).
+        next.then(
+          () => {
+            if (anchors.next === next) anchors.next = undefined;
+          },
+          () => {
+            if (anchors.next === next) anchors.next = undefined;
+          },
+        );
+      }
       if (!(await anchors.next)) return undefined;
       await pause?.();
     }
@@ -183,13 +196,9 @@ async function findNextAnchor(
   anchors: Anchors,
 ): Promise<SortKey | undefined> {
   const known = anchors.keys.length;
-  try {
-    const key = await statements.nextAnchor(organizationId, anchors.keys[known - 1] as SortKey);
-    if (key && anchors.keys.length === known) anchors.keys.push({ ...key });
-    return key;
-  } finally {
-    anchors.next = undefined;
-  }
+  const key = await statements.nextAnchor(organizationId, anchors.keys[known - 1] as SortKey);
+  if (key && anchors.keys.length === known) anchors.keys.push({ ...key });
+  return key;
 }
 
 /** The anchors kept in the database for the organization's list at `version`; undefined when none are. */

@@ -129,6 +129,34 @@ describe("values of the wrong type", () => {
     expect(list.body.data.map((policy: { name: string }) => policy.name)).not.toContain("Laptops \ufffd");
   });
 
+  test("a NUL character in a body field, a field name, a path or a query parameter is a 400 naming it, on either store", async () => {
+    // PostgreSQL's text cannot hold U+0000: the same request must not be a 404 on SQLite and a 500 there.
+    const t = await newApp();
+    const { adminToken } = await t.createOrganization();
+    const device = await enrollDevice(t, adminToken);
+    const inName = await t.request("POST", "/api/v1/policies", {
+      token: adminToken,
+      rawBody: '{"name": "Laptops \\u0000"}',
+    });
+    expectBadRequest(inName, "name");
+    const inKey = await t.request("POST", "/api/v1/agent/checkin", {
+      token: device.device_token,
+      rawBody: '{"facts": {"disk_encrypted": true, "a\\u0000b": true}}',
+    });
+    expectBadRequest(inKey, "facts.a\u0000b");
+    const inPath = await t.request("GET", "/api/v1/devices/%00", { token: adminToken });
+    expectBadRequest(inPath, "id");
+    const inQuery = await t.request("GET", "/api/v1/devices?q=ab%00", { token: adminToken });
+    expectBadRequest(inQuery, "q");
+    // Next to other reads at the same moment, each of those still gets its own answer.
+    const together = await Promise.all([
+      t.request("GET", `/api/v1/devices/${device.id}`, { token: adminToken }),
+      t.request("GET", "/api/v1/devices/%00", { token: adminToken }),
+      t.request("GET", `/api/v1/devices/${device.id}`, { token: adminToken }),
+    ]);
+    expect(together.map((answer) => answer.status)).toEqual([200, 400, 200]);
+  });
+
   test("an id written in upper case finds the same policy instead of failing a foreign key", async () => {
     const t = await newApp();
     const { adminToken } = await t.createOrganization();

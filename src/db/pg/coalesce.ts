@@ -9,7 +9,7 @@
  * and each caller gets its own row. An idle server waits no longer than the rest of the turn.
  */
 import type { DbOrTx } from "../client";
-import { isPgTransaction } from "./client";
+import { isPgTransaction, isPgUnavailable } from "./client";
 
 /** The most keys one statement carries; more wait for the next one. */
 export const MAX_COALESCED_KEYS = 256;
@@ -34,22 +34,32 @@ export function coalesced<Key, Row extends { k: number }>(
   many: (db: DbOrTx, keys: readonly Key[]) => Promise<Row[]>,
 ): (db: DbOrTx, key: Key) => Promise<Row | undefined> {
   const open = new WeakMap<object, Batch<Key, Row>>();
-  const run = (db: DbOrTx, batch: Batch<Key, Row>) => {
-    many(db, batch.keys).then(
-      (rows) => {
-        const byIndex = new Map<number, Row>();
-        for (const row of rows) byIndex.set(row.k, row);
-        for (const [index, waiting] of batch.waiting.entries()) waiting.resolve(byIndex.get(index));
-      },
-      (error: unknown) => {
+  const run = async (db: DbOrTx, batch: Batch<Key, Row>) => {
+    try {
+      const rows = await many(db, batch.keys);
+      const byIndex = new Map<number, Row>();
+      for (const row of rows) byIndex.set(row.k, row);
+      for (const [index, waiting] of batch.waiting.entries()) waiting.resolve(byIndex.get(index));
+    } catch (error) {
+      if (batch.keys.length === 1 || isPgUnavailable(error)) {
         for (const waiting of batch.waiting) waiting.reject(error);
-      },
-    );
+        return;
+      }
+      // One key PostgreSQL refuses (a NUL in a path parameter: text cannot hold it) must not fail the
+      // others asked in the same turn: each is asked alone, and only its own asker gets its error.
+      await Promise.all(
+        batch.keys.map((key, index) =>
+          run(db, { keys: [key], waiting: [batch.waiting[index] as Waiting<Row>] }),
+        ),
+      );
+    }
   };
   return (db, key) =>
     new Promise((resolve, reject) => {
       if (isPgTransaction(db)) {
-        many(db, [key]).then((rows) => resolve(rows[0]), reject);
+        Promise.resolve()
+          .then(() => many(db, [key]))
+          .then((rows) => resolve(rows[0]), reject);
         return;
       }
       let batch = open.get(db);
@@ -58,7 +68,7 @@ export function coalesced<Key, Row extends { k: number }>(
         open.set(db, next);
         setImmediate(() => {
           if (open.get(db) === next) open.delete(db);
-          run(db, next);
+          void run(db, next);
         });
         batch = next;
       }

@@ -43,7 +43,8 @@ export async function refreshSession(
   };
   const lostSuccessors =
     input.isBrowserCookie && row.usedAt ? await unusedSuccessors(deps.db, row, now) : null;
-  if (row.usedAt && !lostSuccessors) {
+  /** Presenting a used token is theft: the whole session ends. */
+  const endForReuse = async () => {
     if (!session.revokedAt) {
       await withTransaction(deps.db, async (tx) => {
         await revokeSession(tx, now, session.id, "refresh token reuse");
@@ -55,28 +56,33 @@ export async function refreshSession(
         });
       });
     }
-    throw new UnauthenticatedError(
+    return new UnauthenticatedError(
       "refresh_token_reused",
       "invalid refresh token",
       "this refresh token was already used; the session has been revoked",
     );
-  }
+  };
+  if (row.usedAt && !lostSuccessors) throw await endForReuse();
   if (row.revokedAt || session.revokedAt)
     throw new UnauthenticatedError("session_ended", "invalid refresh token", "the session has ended");
   if (user.isDisabled || user.isRestricted || user.deletedAt)
     throw new UnauthenticatedError("account_disabled", "account disabled");
 
   const signed = await signTokenPair(deps, user, session.id);
-  await withTransaction(deps.db, async (tx) => {
+  const outcome = await withTransaction(deps.db, async (tx) => {
     // Decided again inside the transaction: two retries of one lost answer at once (two tabs reloaded)
     // must not both keep a successor, and two refreshes with one unused token must not both win.
     const current = await firstRow(tx.select().from(refreshTokens).where(eq(refreshTokens.id, row.id)));
     if (current?.revokedAt)
       throw new UnauthenticatedError("session_ended", "invalid refresh token", "the session has ended");
     if (current?.usedAt) {
+      // A token unused when this request read it, used now: another refresh with it won (two tabs
+      // at once), and this one is refused as before, leaving the winner's token live.
+      if (!lostSuccessors) throw new UnauthenticatedError("refresh_token_invalid", "invalid refresh token");
       // The browser never received these: they end, so the session keeps a single live refresh token.
-      const successors = input.isBrowserCookie ? await unusedSuccessors(tx, current, now) : null;
-      if (!successors) throw new UnauthenticatedError("refresh_token_invalid", "invalid refresh token");
+      const successors = await unusedSuccessors(tx, current, now);
+      // One of them was used meanwhile: the used token is in someone else's hands.
+      if (!successors) return "reused" as const;
       const ended = await tx
         .update(refreshTokens)
         .set({ revokedAt: toIso(now) })
@@ -106,7 +112,9 @@ export async function refreshSession(
       .update(sessions)
       .set({ expiresAt: toIso(signed.refreshExpiresAt) })
       .where(eq(sessions.id, session.id));
+    return "refreshed" as const;
   });
+  if (outcome === "reused") throw await endForReuse();
   return signed.pair;
 }
 

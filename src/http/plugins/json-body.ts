@@ -124,7 +124,8 @@ const UNKNOWN_FIELD = "unknown field";
 const NO_BODY = "this route takes no body";
 
 /**
- * Fields whose text holds an unpaired UTF-16 surrogate, which SQLite would store as U+FFFD, in the
+ * Fields whose text holds an unpaired UTF-16 surrogate, which SQLite would store as U+FFFD, or a NUL
+ * character, which PostgreSQL's text cannot hold at all (the same body must fare alike on both stores), in the
  * body's order (a field's name before its value). Like findHiddenFieldErrors, it allocates nothing for
  * a field that is fine.
  */
@@ -135,6 +136,11 @@ function findMalformedStrings(value: unknown, path = "", errors: FieldError[] = 
         field: path || "body",
         message: "contains an unpaired UTF-16 surrogate (not valid Unicode)",
       });
+    else if (value.includes("\u0000"))
+      errors.push({
+        field: path || "body",
+        message: "contains a NUL character (U+0000), which no text may hold",
+      });
   } else if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++)
       findMalformedStrings(value[index], childPath(path, String(index)), errors);
@@ -142,8 +148,11 @@ function findMalformedStrings(value: unknown, path = "", errors: FieldError[] = 
     for (const key in value) {
       if (!Object.hasOwn(value, key)) continue;
       const child = childPath(path, key);
-      if (!key.isWellFormed())
-        errors.push({ field: child, message: "the field name contains an unpaired UTF-16 surrogate" });
+      if (!key.isWellFormed() || key.includes("\u0000"))
+        errors.push({
+          field: child,
+          message: "the field name contains an unpaired UTF-16 surrogate or a NUL character",
+        });
       findMalformedStrings(value[key], child, errors);
     }
   }

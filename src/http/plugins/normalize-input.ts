@@ -32,6 +32,8 @@ export function normalizeInputPlugin() {
   return new Elysia({ name: "normalize-input" })
     .onTransform(({ query, params, body }) => {
       // Elysia leaves `query` and `params` undefined on routes that have none.
+      refuseUnstorableText(params, "path parameter");
+      refuseUnstorableText(query, "query parameter");
       const mutableQuery = (query ?? {}) as Record<string, unknown>;
       for (const name of INTEGER_QUERY_PARAMETERS) {
         const text = mutableQuery[name];
@@ -50,4 +52,20 @@ export function normalizeInputPlugin() {
         normalizeIdFields(body as Record<string, unknown>);
     })
     .as("global");
+}
+
+/**
+ * Path and query values no store can hold, as a 400 naming each: a NUL character (PostgreSQL's text
+ * refuses U+0000, so the same request would be a 404 on SQLite and a database error on PostgreSQL) or
+ * an unpaired UTF-16 surrogate. JSON bodies are checked where they are parsed (json-body.ts).
+ */
+function refuseUnstorableText(values: Record<string, unknown> | undefined, kind: string): void {
+  if (!values) return;
+  const errors = [];
+  for (const [field, value] of Object.entries(values)) {
+    const texts = Array.isArray(value) ? value : [value];
+    if (texts.some((text) => typeof text === "string" && (text.includes("\u0000") || !text.isWellFormed())))
+      errors.push({ field, message: "contains a NUL character or an unpaired UTF-16 surrogate" });
+  }
+  if (errors.length > 0) throw new ValidationError(`invalid ${kind}`, errors);
 }
