@@ -588,6 +588,24 @@ async function coldDeepPages(server: RunningServer, size: number) {
   return { p99: at(0.99), p50: at(0.5), failed };
 }
 
+/** coldDeepPages on a server just started, reported and kept in `p99s` by size. */
+async function measureDeepPagesAfter(
+  event: "start" | "restart",
+  server: RunningServer,
+  size: number,
+  label: string,
+  p99s: Record<number, number> | undefined,
+) {
+  const pages = await coldDeepPages(server, size);
+  if (p99s) p99s[size] = pages.p99;
+  report(
+    `deep pages right after a ${event}, p99, ${COLD_PAGES} pages, one client (${label})`,
+    `${ms(pages.p99)}${pages.failed > 0 ? ` (${pages.failed} not 200!)` : ""}`,
+    `p50 ${ms(pages.p50)}`,
+    "",
+  );
+}
+
 /**
  * The PostgreSQL store beside the SQLite database it was copied from, at each size: deep pages right
  * after a start, P9 (a device read), P3 (lists), P8 (check-ins against a raw upsert on the same
@@ -683,14 +701,7 @@ async function benchPostgresql(): Promise<void> {
     for (const [name, extra] of Object.entries(environments)) {
       const server = await startBulwark(extra);
       servers[name] = server;
-      const cold = await coldDeepPages(server, size);
-      (coldP99[name] as Record<number, number>)[size] = cold.p99;
-      report(
-        `deep pages right after a start, p99, ${COLD_PAGES} pages, one client (${name}, ${label})`,
-        `${ms(cold.p99)}${cold.failed > 0 ? ` (${cold.failed} not 200!)` : ""}`,
-        `p50 ${ms(cold.p50)}`,
-        "",
-      );
+      await measureDeepPagesAfter("start", server, size, `${name}, ${label}`, coldP99[name]);
     }
     const sqlite = servers.SQLite as RunningServer;
     const postgresql = servers.PostgreSQL as RunningServer;
@@ -754,14 +765,7 @@ async function benchPostgresql(): Promise<void> {
       await server.stop();
       // Started again on the same database: the anchors the first start found are kept there.
       const again = await startBulwark(environments[name]);
-      const restarted = await coldDeepPages(again, size);
-      (restartP99[name] as Record<number, number>)[size] = restarted.p99;
-      report(
-        `deep pages right after a restart, p99, ${COLD_PAGES} pages, one client (${name}, ${label})`,
-        `${ms(restarted.p99)}${restarted.failed > 0 ? ` (${restarted.failed} not 200!)` : ""}`,
-        `p50 ${ms(restarted.p50)}`,
-        "",
-      );
+      await measureDeepPagesAfter("restart", again, size, `${name}, ${label}`, restartP99[name]);
       await again.stop();
     }
   }
