@@ -122,26 +122,6 @@ export async function lookUpDevicePage(
   });
 }
 
-/** The device row a check-in reads, with its organization's subnet and the server's stored public key. */
-export function lookUpCheckInDevice(
-  db: Db,
-  deviceId: string,
-): Answer<typeof sqliteCheckIn.lookUpCheckInDevice> {
-  return onPg(db)
-    ? (pg.lookUpCheckInDevice(db, deviceId, sqliteCheckIn.SERVER_KEY_NAME) as never)
-    : sqliteCheckIn.lookUpCheckInDevice(db, deviceId);
-}
-
-/** The device's pending wipes, oldest first. */
-export function lookUpPendingWipes(
-  db: Db,
-  deviceId: string,
-): Answer<typeof sqliteCheckIn.lookUpPendingWipes> {
-  return onPg(db)
-    ? (pg.lookUpPendingWipes(db, deviceId) as never)
-    : sqliteCheckIn.lookUpPendingWipes(db, deviceId);
-}
-
 /** The check-in rows of several devices (those found; in no particular order). */
 export async function lookUpCheckInDevices(
   db: Db,
@@ -174,16 +154,6 @@ export async function saveDevicesColumns(
 ): Promise<void> {
   if (onPg(db)) return await pg.saveDevicesColumns(db, saves as never);
   for (const save of saves) sqliteCheckIn.saveDeviceColumns(db, save.deviceId, save.columns, save.row);
-}
-
-/** Writes `columns` of the device from `row` (the check-in's heartbeat, or its full report). */
-export function saveDeviceColumns(
-  ...args: Parameters<typeof sqliteCheckIn.saveDeviceColumns>
-): void | Promise<void> {
-  const [db, deviceId, columns, row] = args;
-  return onPg(db)
-    ? pg.saveDeviceColumns(db, deviceId, columns, row as Record<string, unknown>)
-    : sqliteCheckIn.saveDeviceColumns(...args);
 }
 
 /** The certificate with this fingerprint, with its device's id, organization and status. */

@@ -246,10 +246,6 @@ export function lookUpCheckInDevices(db: Db, deviceIds: readonly string[], serve
   return checkInDevicesQuery(db, { ids: JSON.stringify(deviceIds), serverKeyName });
 }
 
-export function lookUpCheckInDevice(db: Db, deviceId: string, serverKeyName: string) {
-  return first(lookUpCheckInDevices(db, [deviceId], serverKeyName));
-}
-
 /** The pending wipes of several devices, by device and oldest first, in one statement. */
 const pendingWipesOfQuery = builtOnce("lookUpPendingWipesOf", (db) =>
   db
@@ -268,18 +264,6 @@ export function lookUpPendingWipesOf(db: Db, deviceIds: readonly string[]) {
   return pendingWipesOfQuery(db, { ids: JSON.stringify(deviceIds) });
 }
 
-const pendingWipesQuery = builtOnce("lookUpPendingWipes", (db) =>
-  db
-    .select()
-    .from(wipes)
-    .where(and(eq(wipes.deviceId, sql.placeholder("deviceId")), eq(wipes.status, "pending")))
-    .orderBy(asc(wipes.initiatedAt)),
-);
-
-export async function lookUpPendingWipes(db: Db, deviceId: string) {
-  return await pendingWipesQuery(db, { deviceId });
-}
-
 /** A savepoint, as raw SQL on the transaction's connection (the check-in batcher's, one per check-in). */
 export async function inSavepoint<T>(tx: DbOrTx, work: () => Promise<T>): Promise<T> {
   await pg(tx).execute(sql`SAVEPOINT check_in`);
@@ -292,33 +276,6 @@ export async function inSavepoint<T>(tx: DbOrTx, work: () => Promise<T>): Promis
     await pg(tx).execute(sql`RELEASE SAVEPOINT check_in`);
     throw error;
   }
-}
-
-/** The device updates of saveDeviceColumns, one per set of columns (the heartbeat's, the full report's). */
-const deviceUpdates = new Map<string, ReturnType<typeof deviceUpdate>>();
-const deviceUpdate = (columns: readonly string[]) =>
-  builtOnce<Record<string, unknown>, unknown>(`saveDeviceColumns(${columns.join(",")})`, (db) =>
-    db
-      .update(devices)
-      .set(Object.fromEntries(columns.map((column) => [column, sql.placeholder(column)])))
-      .where(eq(devices.id, sql.placeholder("deviceId"))),
-  );
-
-export async function saveDeviceColumns(
-  db: Db,
-  deviceId: string,
-  columns: readonly string[],
-  row: Record<string, unknown>,
-): Promise<void> {
-  const key = columns.join(",");
-  let update = deviceUpdates.get(key);
-  if (!update) {
-    update = deviceUpdate(columns);
-    deviceUpdates.set(key, update);
-  }
-  const values: Record<string, unknown> = { deviceId };
-  for (const column of columns) values[column] = row[column];
-  await update(db, values);
 }
 
 /**
@@ -490,18 +447,12 @@ export async function insertDeliveryRow(
     VALUES (${row.id}, ${row.webhookId}, ${row.eventSequence}, 'pending', 0, ${row.createdAt}, ${row.createdAt}, ${row.createdAt})`);
 }
 
+/** Appends a device log entry; its details are dropped when the device's user objected or is restricted. */
 export async function insertDeviceLogRow(
   tx: DbOrTx,
   row: { id: string; deviceId: string; event: string; details: string; createdAt: string },
 ): Promise<void> {
-  await pg(tx).execute(sql`
-    INSERT INTO device_logs (id, device_id, event, details, created_at)
-    SELECT ${row.id}, ${row.deviceId}, ${row.event},
-      CASE WHEN EXISTS (
-        SELECT 1 FROM users u JOIN devices d ON d.user_id = u.id
-        WHERE d.id = ${row.deviceId} AND (u.is_restricted OR u.device_activity_objected_at IS NOT NULL)
-      ) THEN '{}'::json ELSE ${row.details}::text::json END,
-      ${row.createdAt}::timestamptz`);
+  await insertDeviceLogRows(tx, [row]);
 }
 
 /** insertDeviceLogRow for several entries (a check-in batch's), in one statement. */

@@ -7,7 +7,6 @@ import {
   type CheckInInput,
   type CheckInOutcome,
   type CheckInResult,
-  checkInDevice,
   checkInDevices,
 } from "./check-in-device";
 
@@ -102,10 +101,8 @@ export class CheckInBatcher {
           outcomes = [];
           for (const pending of batch) {
             try {
-              const result = await inSavepoint(tx, () =>
-                checkInDevice(this.deps, tx, pending.caller, pending.input),
-              );
-              outcomes.push({ ok: true, result });
+              const [outcome] = await inSavepoint(tx, () => checkInDevices(this.deps, tx, [pending]));
+              outcomes.push(outcome as CheckInOutcome);
             } catch (error) {
               if (endsTransaction(tx, error)) throw error;
               outcomes.push({ ok: false, error });

@@ -1,11 +1,8 @@
 import type { Tx } from "../../db/client";
 import {
   insertDeviceLogRows,
-  lookUpCheckInDevice,
   lookUpCheckInDevices,
-  lookUpPendingWipes,
   lookUpPendingWipesOf,
-  saveDeviceColumns,
   saveDevicesColumns,
 } from "../../db/lookups";
 import { addSeconds, toIso } from "../../lib/clock";
@@ -15,7 +12,7 @@ import { DomainError, UnauthenticatedError } from "../errors";
 import { type EffectivePolicy, resolveEffectivePolicy } from "../policies/effective-policy";
 import type { PolicyData } from "../policies/policy-document";
 import { type DevicePeerSettings, devicePeerSettings } from "../vpn/device-vpn-config";
-import { appendDeviceLog, type DeviceLogEvent } from "./append-device-log";
+import type { DeviceLogEvent } from "./append-device-log";
 import type { DevicePrincipal } from "./authenticate-device";
 import type { EnforcementEntry, IgnoredFacts } from "./device-report";
 import type { DeviceRow, DeviceStatus } from "./device-views";
@@ -101,7 +98,7 @@ const HEARTBEAT_COLUMNS = [
 ] as const;
 const HEARTBEAT = new Set<keyof DeviceRow>(HEARTBEAT_COLUMNS);
 /** The device row a check-in reads: the device, its organization's subnet, the stored server key. */
-type CheckInRow = NonNullable<Awaited<ReturnType<typeof lookUpCheckInDevice>>>;
+type CheckInRow = Awaited<ReturnType<typeof lookUpCheckInDevices>>[number];
 
 /** What a check-in decided from the row it read: what it writes, and what it answers. */
 interface CheckInPlan {
@@ -118,46 +115,22 @@ interface CheckInPlan {
   compliance: ReturnType<typeof judgeDeviceCompliance>;
 }
 
-/**
- * Records an agent check-in in the caller's transaction: last_seen = now, offline -> online (a
- * suspended device stays suspended), the reported versions and facts stored and compliance
- * re-evaluated, all in one write (which also settles a re-evaluation its policy change left pending).
- * `device.checkin` is logged when the report changed (versions, facts, compliance) or the last entry is
- * older than devices.checkin_log_interval_seconds; `policy.applied` once per policy version the agent
- * reports as applied. Answers with the current policy, the pending wipe commands and the VPN peer
- * settings. checkInDevices does the same for a batch in a few statements; this is its fallback.
- */
-export async function checkInDevice(
-  deps: DomainDeps,
-  tx: Tx,
-  caller: DevicePrincipal,
-  input: CheckInInput,
-): Promise<CheckInResult> {
-  const now = deps.clock.now();
-  const row = checkInRowOf(await lookUpCheckInDevice(tx, caller.deviceId));
-  const plan = planCheckIn(
-    deps,
-    now,
-    row,
-    input,
-    await resolveEffectivePolicy(tx, row.organizationId, row.policyId),
-  );
-  await saveDeviceColumns(tx, row.id, plan.columns, plan.updated);
-  for (const log of plan.logs) await appendDeviceLog(tx, now, row.id, log.event, log.details);
-  await recordComplianceChange(tx, now, plan.reported, plan.policy, plan.compliance.result);
-  return await answerOf(deps, plan, await lookUpPendingWipes(tx, row.id));
-}
-
 /** Either a check-in's answer or the error it is answered with. */
 export type CheckInOutcome = { ok: true; result: CheckInResult } | { ok: false; error: unknown };
 
 /**
- * The check-ins of a batch, as checkInDevice would record them one after the other, in a few
- * statements whatever the batch's size: the devices' rows and pending wipes read at once, each check-in
+ * Records agent check-ins in the caller's transaction (the check-in batcher's): for each, last_seen =
+ * now, offline -> online (a suspended device stays suspended), the reported versions and facts stored
+ * and compliance re-evaluated, all in one write (which also settles a re-evaluation its policy change
+ * left pending). `device.checkin` is logged when the report changed (versions, facts, compliance) or the
+ * last entry is older than devices.checkin_log_interval_seconds; `policy.applied` once per policy
+ * version the agent reports as applied. Each answer holds the current policy, the pending wipe commands
+ * and the VPN peer settings. A few statements whatever the batch's size: the devices' rows and pending wipes read at once, each check-in
  * judged in order (a device twice in a batch: the second sees the first), then every device row written
  * by one statement per set of columns and every log entry by one more. A check-in refused by the domain
  * (a device wiped since it authenticated, a policy gone) gets its error and writes nothing. Any database
- * error is thrown: the caller undoes what was written and records the batch one check-in at a time.
+ * error is thrown: the caller undoes what was written and records the batch again one check-in at a
+ * time (a batch of one each).
  */
 export async function checkInDevices(
   deps: DomainDeps,

@@ -258,6 +258,11 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
       // Credentials are checked against the database: when it cannot be reached, secured routes say 503.
       if (responses["401"] && !responses["503"])
         responses["503"] = errorResponseObject("Service unavailable: the database could not be reached");
+      // Every path and query value goes through normalize-input.ts, which refuses a NUL character or an
+      // unpaired surrogate (neither can be stored on PostgreSQL).
+      const parameters = (operation.parameters ?? []) as { in?: string }[];
+      if (parameters.some((parameter) => parameter.in === "path" || parameter.in === "query"))
+        responses["400"] ??= errorResponseObject("Invalid path or query parameter");
       // Every body goes through json-body.ts, whatever the route: these can answer any of them.
       if (operation.requestBody) {
         responses["400"] ??= errorResponseObject("Invalid request body");
