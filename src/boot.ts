@@ -9,15 +9,16 @@ import { ensureWireGuardServerKey } from "./domain/vpn/server-key";
 import { sealWebhookSecrets } from "./domain/webhooks/seal-webhook-secrets";
 import type { AppDeps } from "./http/app-deps";
 import { InMemoryRateLimiter } from "./http/rate-limiter";
+import { SharedRateLimiter } from "./http/shared-rate-limiter";
 import { type Clock, systemClock } from "./lib/clock";
 import { createLogger, resolveLogFormat } from "./lib/log";
 import { createMetrics } from "./lib/metrics";
 import {
+  claimKeyFile,
   createSecretBox,
   loadOrCreateKeyFile,
   newSecretKey,
   readKeyFile,
-  writeNewKeyFile,
 } from "./lib/secret-box";
 import { ServiceActivity } from "./lib/service-activity";
 import { VERSION } from "./version";
@@ -26,16 +27,31 @@ import { VERSION } from "./version";
  * The key that seals stored secrets: `database.key_file`, by default `<database>.key` beside the database
  * file, never in it, so that a copy of the database or a `bulwark backup` alone reveals none of them. An
  * in-memory database without a key file gets a key that lives as long as the process.
+ *
+ * On PostgreSQL the file must exist unless the database holds nothing sealed yet: the first server then
+ * creates it. Replicas started at once with one key file (a shared volume) settle on one key: the file
+ * appears whole or not at all (written aside, then linked into place), and a server that finds it
+ * created meanwhile uses it. Nothing is sealed before the file is in place.
  */
-function secretKeyOf(database: Readonly<Config["database"]>): { key: Uint8Array; isNew: boolean } {
-  if (isPostgresConfig(database)) {
-    // Written only once it is known not to be needed for secrets already in the database (boot below).
-    const key = readKeyFile(keyFileOf(database));
-    return key ? { key, isNew: false } : { key: newSecretKey(), isNew: true };
-  }
-  return database.path === ":memory:" && database.key_file === ""
-    ? { key: randomBytes(32), isNew: false }
-    : { key: loadOrCreateKeyFile(keyFileOf(database)), isNew: false };
+async function settleSecretKey(
+  database: Readonly<Config["database"]>,
+  db: StoreHandle["db"],
+): Promise<{ key: Uint8Array; isMissing: boolean }> {
+  if (!isPostgresConfig(database))
+    return database.path === ":memory:" && database.key_file === ""
+      ? { key: randomBytes(32), isMissing: false }
+      : { key: loadOrCreateKeyFile(keyFileOf(database)), isMissing: false };
+  const path = keyFileOf(database);
+  const existing = readKeyFile(path);
+  if (existing) return { key: existing, isMissing: false };
+  const fresh = newSecretKey();
+  // A new key opens nothing sealed: readable means nothing is sealed yet, and the file can be created.
+  if (await sealedSecretsReadable({ db, secrets: createSecretBox(fresh) }))
+    return { key: claimKeyFile(path, fresh), isMissing: false };
+  // Something was sealed: by a server started at the same moment that has just created the file, or
+  // with a key this server has not been given.
+  const created = readKeyFile(path);
+  return created ? { key: created, isMissing: false } : { key: fresh, isMissing: true };
 }
 
 /** The key file does not open the secrets a PostgreSQL database holds: the server refuses to start. */
@@ -67,7 +83,7 @@ export async function bootDependencies(
     write: logWrite,
   });
   const metrics = createMetrics(VERSION, startedAt);
-  const secretKey = secretKeyOf(config.database);
+  const secretKey = await settleSecretKey(config.database, database.db);
   const domainDeps = {
     db: database.db,
     config,
@@ -77,7 +93,9 @@ export async function bootDependencies(
   const deps: AppDeps = {
     ...domainDeps,
     keys,
-    rateLimiter: new InMemoryRateLimiter(),
+    // One server on a SQLite file counts in memory; the servers on a PostgreSQL database count together.
+    rateLimiter:
+      database.store === "postgresql" ? new SharedRateLimiter(database.db, log) : new InMemoryRateLimiter(),
     version: VERSION,
     startedAt,
     log,
@@ -94,7 +112,7 @@ export async function bootDependencies(
     if (database.store === "postgresql") {
       await database.close();
       throw new SecretKeyMismatch(
-        secretKey.isNew
+        secretKey.isMissing
           ? `${keyFileOf(config.database)} does not exist, and ${database.label} holds secrets sealed with another key: every server on this database needs the same database.key_file (copy it from a server already running on it; nothing was written)`
           : `${keyFileOf(config.database)} does not open the secrets sealed in ${database.label}: every server on this database needs the same database.key_file (copy it from a server already running on it)`,
       );
@@ -103,10 +121,16 @@ export async function bootDependencies(
       `${keyFileOf(config.database)} does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
     );
   }
-  // A first server on a PostgreSQL database creates the key file, once nothing sealed stands against it.
-  if (secretKey.isNew) writeNewKeyFile(keyFileOf(config.database), secretKey.key);
   await sealWebhookSecrets(deps);
   await ensureWireGuardServerKey(deps);
+  // Replicas on different hosts, each given no key file, would each create one: the first to seal the
+  // VPN server key wins, and any other finds here that its key does not open it, before it serves.
+  if (database.store === "postgresql" && !(await sealedSecretsReadable(deps))) {
+    await database.close();
+    throw new SecretKeyMismatch(
+      `${keyFileOf(config.database)} does not open the secrets another server has just sealed in ${database.label}: every server on this database needs the same database.key_file (copy it from the server that started first)`,
+    );
+  }
   const vpnSubnets = await assignVpnSubnets(deps);
   return { deps, database, appliedMigrations: applied, vpnSubnets };
 }

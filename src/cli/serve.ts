@@ -2,7 +2,7 @@ import { buildApp } from "../app";
 import { bootDependencies } from "../boot";
 import { type Config, isPostgresConfig } from "../config/config-schema";
 import { configWarnings } from "../config/config-warnings";
-import { effectiveBaseUrl } from "../config/load-config";
+import { effectiveBaseUrl, effectiveReplicaName } from "../config/load-config";
 import { warmUpUnfilteredDevicePages } from "../db/lookups";
 import { acquireServeLock } from "../db/serve-lock";
 import { checkFirstAdminSettings, ensureFirstAdmin } from "../domain/users/bootstrap-admin";
@@ -10,6 +10,7 @@ import type { AppDeps } from "../http/app-deps";
 import { assertHostResolves, ListenError, listenError, listenHttp } from "../http/http-server";
 import { consoleAssets } from "../http/routes/console.routes";
 import { readTlsFiles, startTlsFront, TlsClients, type TlsFront, TlsSetupError } from "../http/tls-front";
+import { jobLeaseSeconds, leaseLeadership, soleServer } from "../jobs/job-leadership";
 import { startJobs } from "../jobs/scheduler";
 import { createWebhookDispatcher } from "../jobs/webhook-dispatcher";
 import { SERVER_KEY_ROTATED } from "./admin-create";
@@ -87,14 +88,28 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
   const port = tlsFront?.port ?? server.port ?? config.server.port;
   // Before the first request is handled (this runs synchronously after listening): the JWT issuer and
   // every other use of the public URL follow the port really listened on when base_url is not set.
+  // The replica's name follows it too, for health, metrics and the job lease.
   deps.config = Object.freeze({
     ...config,
-    server: Object.freeze({ ...config.server, base_url: effectiveBaseUrl(config, port) }),
+    server: Object.freeze({
+      ...config.server,
+      base_url: effectiveBaseUrl(config, port),
+      replica_name: effectiveReplicaName(config, port),
+    }),
   });
   // Only once listening has worked: a first-run password printed by a server that then failed to
   // start would be lost, and the next start (finding a user) would print none.
   const firstAdmin = await ensureFirstAdmin(deps);
-  const jobs = startJobs(deps);
+  // On PostgreSQL the servers on the database take turns by a lease; on SQLite this one is alone.
+  const leadership =
+    database.store === "postgresql"
+      ? leaseLeadership(database.db, {
+          name: deps.config.server.replica_name,
+          leaseSeconds: jobLeaseSeconds(config),
+          log,
+        })
+      : soleServer(deps.config.server.replica_name);
+  const jobs = startJobs(deps, leadership);
   // The largest organizations' deep device-list pages, ready before anyone asks (device-page-anchors.ts).
   warmUpUnfilteredDevicePages(deps.db).catch((error: unknown) =>
     log.debug("device list anchors not found at start", { error: String(error) }),
@@ -146,6 +161,7 @@ export async function serveCommand(config: Readonly<Config>): Promise<void> {
     await server.stop();
     await webhookDispatcher.stop();
     await jobs.idle();
+    await leadership.release();
     await database.close();
     lock?.release();
     log.announce("stopped");

@@ -26,6 +26,8 @@ export const ConfigSchema = Type.Object({
     tls_key: Type.String({ default: "" }),
     /** Browser origins (scheme://host[:port]) allowed to call the API from their pages (CORS); checked by load-config.ts. */
     cors_origins: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { default: [], maxItems: 50 }),
+    /** This server's name among the replicas on one database (health, metrics, logs, the job lease); empty: `<host name>:<port>`. */
+    replica_name: Type.String({ default: "", maxLength: 200, pattern: "^[^\\s]*$" }),
   }),
   database: Type.Object({
     path: Type.String({ default: "./data/bulwark.db", minLength: 1 }),

@@ -1,4 +1,4 @@
-import { type Config, EXAMPLE_VPN_ENDPOINT } from "./config-schema";
+import { type Config, EXAMPLE_VPN_ENDPOINT, isPostgresConfig } from "./config-schema";
 
 /**
  * Whether a host:port names a host reserved for examples (RFC 2606: example.com, .net, .org and their
@@ -19,6 +19,10 @@ export function configWarnings(config: Readonly<Config>): string[] {
   if (isExampleEndpoint(endpoint))
     warnings.push(
       `vpn.endpoint is ${endpoint === EXAMPLE_VPN_ENDPOINT ? "still the example" : "an example host,"} ${endpoint}: every device enrolled gets a tunnel to a host that does not exist; set it (BULWARK_VPN_ENDPOINT) to your WireGuard server's public host:port`,
+    );
+  if (isPostgresConfig(config.database) && config.server.base_url === "")
+    warnings.push(
+      "database.url is PostgreSQL and server.base_url is empty: replicas behind a load balancer must share one public URL (it is the issuer of every token, and passkeys and single sign-on are bound to it), or a token one replica issues is refused by another; set it (BULWARK_SERVER_BASE_URL) to the address clients use",
     );
   return warnings;
 }

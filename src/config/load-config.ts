@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse as parseToml } from "smol-toml";
@@ -317,6 +318,16 @@ export function effectiveBaseUrl(config: Readonly<Config>, port: number): string
   // an IP address as the relying party, and browsers treat http://localhost as a secure context.
   if (LOOPBACK_OR_WILDCARD.test(host)) return `${scheme}://localhost:${port}`;
   return `${scheme}://${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
+/** This server's name among replicas: server.replica_name, or `<host name>:<port it listens on>`. */
+export function effectiveReplicaName(config: Readonly<Config>, port: number): string {
+  return config.server.replica_name !== "" ? config.server.replica_name : `${hostname()}:${port}`;
+}
+
+/** The replica name `serve` settled (effectiveReplicaName); in-process, where nothing listens, the configured port's. */
+export function replicaName(config: Readonly<Config>): string {
+  return effectiveReplicaName(config, config.server.port);
 }
 
 const LOOPBACK_OR_WILDCARD = /^(127(\.\d{1,3}){3}|::1|0\.0\.0\.0|::|localhost)$/;

@@ -257,6 +257,17 @@ function isPromiseLike<T>(value: Promise<T> | T): value is Promise<T> {
   return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
+/** How a transaction runs on PostgreSQL (SQLite's one writer runs every transaction alone). */
+export interface TransactionOptions {
+  /**
+   * SERIALIZABLE by default: PostgreSQL refuses, and Bulwark runs again, a transaction that would break
+   * serial order. A path many servers run at once on the same rows (an organization's enrollments)
+   * takes READ COMMITTED and orders itself with `takeTurn` (dialect.ts), so that it waits its turn
+   * instead of being refused again and again.
+   */
+  isolation?: "serializable" | "read committed";
+}
+
 /**
  * Runs `work` in one transaction (state change, audit row and outbox event together): committed when
  * `work` resolves, rolled back when it throws. Inside `work`, every statement goes through `tx`; the
@@ -264,10 +275,14 @@ function isPromiseLike<T>(value: Promise<T> | T): value is Promise<T> {
  * savepoint of that transaction. On SQLite, an immediate transaction on the writer connection; on
  * PostgreSQL, a SERIALIZABLE one, run again when PostgreSQL refuses it (src/db/pg/client.ts).
  */
-export function withTransaction<T>(db: DbOrTx, work: (tx: Tx) => Promise<T> | T): Promise<T> {
+export function withTransaction<T>(
+  db: DbOrTx,
+  work: (tx: Tx) => Promise<T> | T,
+  options: TransactionOptions = {},
+): Promise<T> {
   const runner = transactionRunners.get(db);
   if (runner) return runner.run(work);
-  if (isPgHandle(db)) return withPgTransaction(db, work);
+  if (isPgHandle(db)) return withPgTransaction(db, work, options);
   throw new Error("withTransaction: not a database opened by openDatabase or openPostgres");
 }
 

@@ -99,3 +99,16 @@ export async function selectRows<T>(db: Handle, query: SQL): Promise<T[]> {
   if (dialectOf(db) === "postgresql") return [...((await runner.execute(query)) as Iterable<T>)];
   return (await runner.all(query)) as T[];
 }
+
+/**
+ * Makes the rest of the transaction on `tx` wait for any other transaction that took the same `key`,
+ * until that one ends: on PostgreSQL a transaction-scoped advisory lock, so that servers on one
+ * database do one thing (an organization's enrollments) one at a time; on SQLite nothing, since its one
+ * writer already runs every transaction alone. The transaction must be READ COMMITTED
+ * (`withTransaction(..., { isolation: "read committed" })`) for its later statements to see what the
+ * one it waited for committed.
+ */
+export async function takeTurn(tx: Handle, key: string): Promise<void> {
+  if (dialectOf(tx) === "postgresql")
+    await (tx as SqlRunner).execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`);
+}

@@ -17,6 +17,7 @@ import m14 from "../../migrations/0014_sso_domains.sql" with { type: "text" };
 import m15 from "../../migrations/0015_organization_vpn_subnets.sql" with { type: "text" };
 import m16 from "../../migrations/0016_device_enforcement.sql" with { type: "text" };
 import m17 from "../../migrations/0017_device_list_anchors.sql" with { type: "text" };
+import m18 from "../../migrations/0018_replica_coordination.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -38,4 +39,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0015_organization_vpn_subnets", sql: m15 },
   { tag: "0016_device_enforcement", sql: m16 },
   { tag: "0017_device_list_anchors", sql: m17 },
+  { tag: "0018_replica_coordination", sql: m18 },
 ];

@@ -224,7 +224,7 @@ async function answerOutsideElysia(
     state.route = route;
     return await answer(state, headers);
   } catch (error) {
-    countUncountedRequest(deps, request, headers);
+    await countUncountedRequest(deps, request, headers);
     return requestErrorResponse(deps, request, error, headers);
   }
 }

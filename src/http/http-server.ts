@@ -48,7 +48,7 @@ export function listenHttp(
         if (!routable) {
           const startedAt = performance.now();
           const ip = bunServer.requestIP(request)?.address ?? "127.0.0.1";
-          const response = invalidHostResponse(headersForUnroutedRequest(deps, ip));
+          const response = invalidHostResponse(await headersForUnroutedRequest(deps, ip));
           recordRequest(deps, {
             method: request.method,
             route: UNMATCHED_ROUTE,

@@ -8,14 +8,14 @@ export interface RateLimitDecision {
 }
 
 /**
- * Counts requests per key in fixed one-minute windows. In memory is right for one process; a shared
- * store (Redis, PostgreSQL) can implement the same interface for several.
+ * Counts requests per key in fixed one-minute windows: in memory for the one server on a SQLite file
+ * (InMemoryRateLimiter), in the database for the servers on a PostgreSQL one (SharedRateLimiter).
  */
 export interface RateLimiter {
-  hit(key: string, limitPerMinute: number, nowMs: number): RateLimitDecision;
+  hit(key: string, limitPerMinute: number, nowMs: number): RateLimitDecision | Promise<RateLimitDecision>;
 }
 
-const WINDOW_MS = 60_000;
+export const WINDOW_MS = 60_000;
 
 export class InMemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, { windowStart: number; count: number }>();

@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import type { DomainDeps } from "../domain/deps";
 import type { Observability } from "../lib/observability";
+import type { JobLeadership } from "./job-leadership";
 import { JOBS, type Job } from "./jobs";
 
 export interface RunningJobs {
@@ -57,8 +58,12 @@ const FIRST_RUN_DELAY_MS = 2000;
  * the first tick once its interval has passed since its previous run started and that run has
  * finished. One Cron per job with croner's `interval` option cost ~3 ms each at start, searching back
  * for a previous run.
+ *
+ * Each tick first asks `leadership` whether this server runs the jobs (job-leadership.ts): among
+ * servers on one PostgreSQL database only the lease's holder does, and a server that takes the lease
+ * over runs at once the jobs it has not run for their interval.
  */
-export function startJobs(deps: DomainDeps & Observability): RunningJobs {
+export function startJobs(deps: DomainDeps & Observability, leadership: JobLeadership): RunningJobs {
   const running = new Set<Promise<unknown>>();
   const firstRunAt = performance.now() + FIRST_RUN_DELAY_MS;
   const schedule = JOBS.map((job) => {
@@ -67,21 +72,32 @@ export function startJobs(deps: DomainDeps & Observability): RunningJobs {
   });
   // Ticks fall on the clock's seconds, not exactly `interval` after a run: half a second early is due.
   const TICK_TOLERANCE_MS = 500;
+  const runDueJobs = () => {
+    const now = performance.now();
+    for (const entry of schedule) {
+      if (entry.isRunning || now < entry.dueAt - TICK_TOLERANCE_MS) continue;
+      entry.isRunning = true;
+      entry.dueAt = now + entry.intervalMs;
+      const run = runJobOnce(deps, entry.job).finally(() => {
+        entry.isRunning = false;
+        running.delete(run);
+      });
+      running.add(run);
+    }
+  };
+  let isChecking = false;
+  let isStopped = false;
   const startTicking = () =>
     // Unnamed: croner refuses a second job of the same name, and this one now starts in a timer,
     // where that refusal would be an uncaught error (two servers in one process, as tests run them).
     new Cron("* * * * * *", () => {
-      const now = performance.now();
-      for (const entry of schedule) {
-        if (entry.isRunning || now < entry.dueAt - TICK_TOLERANCE_MS) continue;
-        entry.isRunning = true;
-        entry.dueAt = now + entry.intervalMs;
-        const run = runJobOnce(deps, entry.job).finally(() => {
-          entry.isRunning = false;
-          running.delete(run);
-        });
-        running.add(run);
-      }
+      if (isChecking) return;
+      isChecking = true;
+      void leadership.check().then((isLeader) => {
+        isChecking = false;
+        deps.activity.noteJobLeader(leadership.leader, isLeader);
+        if (isLeader && !isStopped) runDueJobs();
+      });
     });
   // The ticks start a second before the first runs are due: building croner's first schedule cost
   // ~6 ms of a cold start, before the server listened.
@@ -91,6 +107,7 @@ export function startJobs(deps: DomainDeps & Observability): RunningJobs {
   }, FIRST_RUN_DELAY_MS - 1000);
   return {
     stop: () => {
+      isStopped = true;
       clearTimeout(ticksStart);
       tick?.stop();
     },

@@ -31,6 +31,10 @@ export interface MetricsSnapshot {
   databaseBytes: { main: number; wal: number };
   /** The connection pool, on a database server (PostgreSQL); its series are left out without one. */
   pool?: ConnectionPoolSnapshot;
+  /** This server's name among the replicas on its database (server.replica_name). */
+  replica: string;
+  /** Whether this server runs the scheduled jobs now. */
+  isJobLeader: boolean;
 }
 
 /** A database connection pool now, and the transactions it has run again since the start. */
@@ -156,12 +160,17 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
     help: "Start time of the process since the Unix epoch, in seconds.",
     registers,
   }).set(Math.floor(startedAt.getTime() / 1000));
-  new Gauge({
+  const buildInfo = new Gauge({
     name: "bulwark_build_info",
-    help: "Always 1; the version label says which Bulwark is running.",
-    labelNames: ["version"],
+    help: "Always 1; the version label says which Bulwark is running, the replica label which replica this is (server.replica_name).",
+    labelNames: ["version", "replica"],
     registers,
-  }).set({ version }, 1);
+  });
+  const jobLeader = new Gauge({
+    name: "bulwark_job_leader",
+    help: "1 when this replica runs the scheduled jobs now (on PostgreSQL one replica at a time holds their lease), else 0.",
+    registers,
+  });
 
   let poolMetrics: ((pool: ConnectionPoolSnapshot) => void) | undefined;
 
@@ -185,6 +194,9 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
       jobDuration.observe({ job }, seconds);
     },
     async render(snapshot) {
+      buildInfo.reset();
+      buildInfo.set({ version, replica: snapshot.replica }, 1);
+      jobLeader.set(snapshot.isJobLeader ? 1 : 0);
       devices.reset();
       for (const row of snapshot.devices)
         devices.set({ status: row.status, compliance: row.compliance }, row.count);

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 
 const PREFIX = "sealed:v1:";
 const KEY_BYTES = 32;
@@ -79,6 +79,25 @@ export function newSecretKey(): Uint8Array {
 export function writeNewKeyFile(path: string, key: Uint8Array): void {
   writeFileSync(path, `${Buffer.from(key).toString("base64")}\n`, { mode: 0o600, flag: "wx" });
   chmodSync(path, 0o600);
+}
+
+/**
+ * Writes `key` to `path` unless a key file is there, and answers the key the file holds: `key`, or the
+ * one another process put there first. The file is written aside and linked into place, so that a
+ * process reading it never finds it half written.
+ */
+export function claimKeyFile(path: string, key: Uint8Array): Uint8Array {
+  const aside = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.new`;
+  writeNewKeyFile(aside, key);
+  try {
+    linkSync(aside, path);
+    return key;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    return readKeyFile(path) as Uint8Array;
+  } finally {
+    rmSync(aside, { force: true });
+  }
 }
 
 /** The key in `path`, or null when there is no such file. */

@@ -13,6 +13,8 @@ export class ServiceActivity {
   private readonly jobRuns = new Map<string, JobRunRecord>();
   private dispatcherRunning = false;
   private dispatcherLastPoll: Date | null = null;
+  private leader: string | null = null;
+  private isLeader = false;
   private startup: { done: Promise<void>; finish: () => void } | null = null;
 
   /**
@@ -42,6 +44,22 @@ export class ServiceActivity {
   /** Resolves once the start has finished; null when it has (the common case, checked per request). */
   started(): Promise<void> | null {
     return this.startup?.done ?? null;
+  }
+
+  /** The server running the scheduled jobs, as the scheduler last saw it (src/jobs/job-leadership.ts). */
+  noteJobLeader(name: string | null, isThisServer: boolean): void {
+    this.leader = name;
+    this.isLeader = isThisServer;
+  }
+
+  /** Whether this server ran the scheduled jobs at the scheduler's last look. */
+  get isJobLeader(): boolean {
+    return this.isLeader;
+  }
+
+  /** Null until the scheduler has looked (and in-process tests, which start no scheduler). */
+  jobLeader(): string | null {
+    return this.leader;
   }
 
   recordJobRun(jobId: string, run: JobRunRecord): void {

@@ -27,6 +27,7 @@ describe("loadConfig", () => {
       tls_cert: "",
       tls_key: "",
       cors_origins: [],
+      replica_name: "",
     });
     expect(config.log).toEqual({ format: "auto", level: "info" });
     expect(config.metrics).toEqual({ enabled: false, token: "" });

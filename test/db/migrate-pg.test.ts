@@ -34,7 +34,12 @@ test("every PostgreSQL migration drizzle-kit's journal lists is embedded, in jou
     entries: { tag: string }[];
   };
   expect(ALL_TAGS).toEqual(journal.entries.map((entry) => entry.tag));
-  expect(ALL_TAGS).toEqual(["0000_baseline", "0001_triggers", "0002_device_list_anchors"]);
+  expect(ALL_TAGS).toEqual([
+    "0000_baseline",
+    "0001_triggers",
+    "0002_device_list_anchors",
+    "0003_replica_coordination",
+  ]);
   for (const migration of embeddedPgMigrations)
     expect(migration.sql).toBe(readFileSync(join(folder, `${migration.tag}.sql`), "utf8"));
 });

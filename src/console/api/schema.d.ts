@@ -2757,8 +2757,13 @@ export interface components {
         Health: {
             /** @enum {string} */
             database: "ok" | "unreachable";
+            /** @description the replica running the scheduled jobs, as this one last saw it (on PostgreSQL one replica at a time holds their lease; on SQLite it is this server); null until the scheduler has started */
+            job_leader: string | null;
+            /** @description each job's last run on this replica (a replica that does not run the jobs has none) */
             jobs: components["schemas"]["JobHealth"][];
             outbox: components["schemas"]["OutboxHealth"];
+            /** @description this server's name among the replicas on one database (server.replica_name; by default its host name and port) */
+            replica: string;
             /** @enum {string} */
             status: "ok" | "degraded" | "starting";
             /** @enum {string} */

@@ -9,7 +9,7 @@ import { sql as drizzleSql, is } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/bun-sql";
 import { PgTransaction } from "drizzle-orm/pg-core";
 import type { ConnectionPoolSnapshot } from "../../lib/metrics";
-import type { Db, Tx } from "../client";
+import type { Db, TransactionOptions, Tx } from "../client";
 import * as schema from "../schema-pg";
 import { useTablesOf } from "../tables";
 import { connectPg } from "./connect";
@@ -159,7 +159,11 @@ type PgRoot = {
  * transaction already runs in a savepoint of it. Bodies have no effect outside the database, so
  * running one again is safe.
  */
-export async function withPgTransaction<T>(db: Db | Tx, work: (tx: Tx) => Promise<T> | T): Promise<T> {
+export async function withPgTransaction<T>(
+  db: Db | Tx,
+  work: (tx: Tx) => Promise<T> | T,
+  options: TransactionOptions = {},
+): Promise<T> {
   const current = pgScope.getStore();
   const nestedIn = !pgRoots.has(db) ? (db as Tx) : current?.root === db ? current.tx : undefined;
   if (nestedIn) {
@@ -175,7 +179,7 @@ export async function withPgTransaction<T>(db: Db | Tx, work: (tx: Tx) => Promis
       try {
         return await (db as unknown as PgRoot).transaction(
           (tx) => pgScope.run({ root: db, tx }, async () => work(tx)),
-          { isolationLevel: "serializable" },
+          { isolationLevel: options.isolation ?? "serializable" },
         );
       } catch (error) {
         if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlStateOf(error) ?? "")) throw error;

@@ -416,9 +416,15 @@ export async function insertEventRow(
   tx: DbOrTx,
   row: { id: string; organizationId: string; type: string; data: string; createdAt: string },
 ): Promise<number> {
+  // The organization's event lock first, held to the end of the transaction, then the sequence number:
+  // of two transactions recording events for one organization (two servers), the second takes its
+  // number after the first has committed, so numbers follow commit order and the dispatcher, which
+  // sends a subscription's deliveries in number order, never sends one whose predecessor is not yet
+  // visible. SQLite's one writer gives this order by itself.
   const [inserted] = (await pg(tx).execute(sql`
     INSERT INTO events (id, organization_id, type, data, created_at)
-    VALUES (${row.id}, ${row.organizationId}, ${row.type}, ${row.data}::text::json, ${row.createdAt})
+    SELECT ${row.id}, ${row.organizationId}, ${row.type}, ${row.data}::text::json, ${row.createdAt}
+    FROM (SELECT pg_advisory_xact_lock(hashtextextended('bulwark:events:' || ${row.organizationId}, 0))) AS ordered
     RETURNING sequence`)) as unknown as { sequence: number | string }[];
   if (!inserted) throw new Error("INSERT ... RETURNING gave no row");
   return Number(inserted.sequence);

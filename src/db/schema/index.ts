@@ -1,4 +1,5 @@
 export * from "./audit";
+export * from "./coordination";
 export * from "./devices";
 export * from "./events";
 export * from "./gdpr";

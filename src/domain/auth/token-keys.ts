@@ -24,7 +24,12 @@ export interface TokenKeys {
   verifiedClaims: Map<string, { claims: Record<string, unknown>; expiresAtMs: number }>;
 }
 
-/** Loads the signing keys, creating the first one if the database has none. */
+/**
+ * Loads the signing keys, creating the first one if the database has none. Servers starting at once on a
+ * fresh database create one key between them: the check and the insert are one transaction (on
+ * PostgreSQL a serializable one, so the second server's is run again and finds the first's key), and
+ * every server signs with, and verifies, the same keys.
+ */
 export async function loadOrCreateTokenKeys(db: Db, now: Date): Promise<TokenKeys> {
   let rows = await db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
   if (rows.length === 0) {
@@ -32,19 +37,18 @@ export async function loadOrCreateTokenKeys(db: Db, now: Date): Promise<TokenKey
     const id = newId();
     const publicJwk = { ...(await exportJWK(pair.publicKey)), kid: id, alg: ALGORITHM, use: "sig" };
     const privateJwk = { ...(await exportJWK(pair.privateKey)), kid: id, alg: ALGORITHM };
-    // Two processes starting at once on a fresh database may both get here; the loser re-reads.
-    await withTransaction(
-      db,
-      async (tx) =>
-        await tx.insert(signingKeys).values({
-          id,
-          algorithm: ALGORITHM,
-          privateJwk: JSON.stringify(privateJwk),
-          publicJwk: JSON.stringify(publicJwk),
-          createdAt: toIso(now),
-        }),
-    );
-    rows = await db.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
+    rows = await withTransaction(db, async (tx) => {
+      const found = await tx.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
+      if (found.length > 0) return found;
+      await tx.insert(signingKeys).values({
+        id,
+        algorithm: ALGORITHM,
+        privateJwk: JSON.stringify(privateJwk),
+        publicJwk: JSON.stringify(publicJwk),
+        createdAt: toIso(now),
+      });
+      return await tx.select().from(signingKeys).orderBy(desc(signingKeys.createdAt));
+    });
   }
   const verificationKeys = new Map<string, { key: CryptoKey; jwk: JWK }>();
   for (const row of rows) {

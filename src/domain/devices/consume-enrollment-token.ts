@@ -1,5 +1,6 @@
 import { and, eq, isNull, lt, or, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
+import { takeTurn } from "../../db/dialect";
 import { firstRow } from "../../db/first-row";
 import { enrollmentTokens, organizations } from "../../db/tables";
 import { hashSecret } from "../../lib/secrets";
@@ -9,6 +10,7 @@ import { type EnrollmentTokenRow, type EnrollmentTokenState, stateOf } from "./e
 /**
  * Counts one use of an enrollment token inside the enrollment transaction, or refuses it (401 saying
  * why). The increment is guarded by max_uses in SQL, so concurrent enrollments cannot overuse a token.
+ * The transaction runs READ COMMITTED and takes the organization's enrollment turn (takeTurn) first.
  */
 export async function consumeEnrollmentToken(
   tx: DbOrTx,
@@ -29,6 +31,9 @@ export async function consumeEnrollmentToken(
     );
   const state = stateOf(row, now);
   if (state !== "active") throw refusal(state);
+  // An organization's enrollments, on every server, one at a time from here: its token uses, its lowest
+  // free VPN address and its hardware ids are then read as the previous enrollment left them.
+  await takeTurn(tx, `bulwark:enroll:${row.organizationId}`);
   const used = await firstRow(
     tx
       .update(enrollmentTokens)

@@ -99,149 +99,153 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
   const certificate =
     input.csr === undefined ? undefined : await signEnrollmentCertificate(deps, input, deviceId, now);
 
-  return await withTransaction(deps.db, async (tx) => {
-    const token = await consumeEnrollmentToken(tx, now, input.enrollmentToken);
-    const organizationId = token.organizationId;
-    if (certificate && certificate.organizationId !== organizationId)
-      throw new Error("the enrollment token changed organization while the certificate was signed");
-    const enrolled = await firstRow(
-      tx
-        .select({ id: devices.id })
-        .from(devices)
-        .where(
-          and(
-            eq(devices.organizationId, organizationId),
-            eq(devices.hardwareId, input.hardwareId),
-            ne(devices.status, "wiped"),
+  return await withTransaction(
+    deps.db,
+    async (tx) => {
+      const token = await consumeEnrollmentToken(tx, now, input.enrollmentToken);
+      const organizationId = token.organizationId;
+      if (certificate && certificate.organizationId !== organizationId)
+        throw new Error("the enrollment token changed organization while the certificate was signed");
+      const enrolled = await firstRow(
+        tx
+          .select({ id: devices.id })
+          .from(devices)
+          .where(
+            and(
+              eq(devices.organizationId, organizationId),
+              eq(devices.hardwareId, input.hardwareId),
+              ne(devices.status, "wiped"),
+            ),
           ),
-        ),
-    );
-    if (enrolled) {
-      throw new ConflictError(
-        "hardware_id_enrolled",
-        "a device with this hardware_id is already enrolled",
-        `device ${enrolled.id} holds it; an administrator must first retire it (the console, or POST /api/v1/devices/${enrolled.id}/retire), or wipe and delete it`,
       );
-    }
-    // Two peers with one key would take each other's tunnel; the key is free again once its device is wiped.
-    const keyHolder = await firstRow(selectPublicKeyHolder(tx, vpnKeys.publicKey));
-    if (keyHolder) {
-      throw new ConflictError(
-        "public_key_taken",
-        "public key already in use",
-        "another device holds this WireGuard public key; generate a new key pair for this device",
+      if (enrolled) {
+        throw new ConflictError(
+          "hardware_id_enrolled",
+          "a device with this hardware_id is already enrolled",
+          `device ${enrolled.id} holds it; an administrator must first retire it (the console, or POST /api/v1/devices/${enrolled.id}/retire), or wipe and delete it`,
+        );
+      }
+      // Two peers with one key would take each other's tunnel; the key is free again once its device is wiped.
+      const keyHolder = await firstRow(selectPublicKeyHolder(tx, vpnKeys.publicKey));
+      if (keyHolder) {
+        throw new ConflictError(
+          "public_key_taken",
+          "public key already in use",
+          "another device holds this WireGuard public key; generate a new key pair for this device",
+        );
+      }
+      // The token's user or policy may have been deleted since it was issued; the device then has none.
+      const userId = token.userId ? ((await findLiveUserId(tx, organizationId, token.userId)) ?? null) : null;
+      const policyId = token.policyId
+        ? ((await findPolicyId(tx, organizationId, token.policyId)) ?? null)
+        : null;
+      const policy = await resolveEffectivePolicy(deps.db, organizationId, policyId);
+      const compliance = evaluateCompliance({
+        platform: input.platform,
+        osVersion: input.osVersion,
+        policy: policy.policyData,
+        minimums: deps.config.devices.min_os_versions,
+      });
+      const isEvaluated = hasReportedState({ osVersion: input.osVersion });
+      const organizationSubnet = await organizationVpnSubnet(tx, organizationId);
+      const block = organizationAddressBlock(deps.config.vpn, organizationSubnet);
+      const address = await allocateVpnAddress(tx, block.range, block.subnet);
+      const device: DeviceRow = {
+        id: deviceId,
+        organizationId,
+        userId,
+        deviceName: input.deviceName,
+        platform: input.platform,
+        agentVersion: input.agentVersion,
+        osVersion: input.osVersion ?? null,
+        hardwareId: input.hardwareId,
+        status: "online",
+        suspendedReason: null,
+        lastSeen: timestamp,
+        enrolledAt: timestamp,
+        policyId,
+        appliedPolicyId: null,
+        appliedPolicyVersion: null,
+        policyAppliedAt: null,
+        vpnAddress: address,
+        vpnPublicKey: vpnKeys.publicKey,
+        facts: null,
+        ignoredFacts: null,
+        enforcement: null,
+        enforcementReportedAt: null,
+        complianceStatus: compliance.status,
+        complianceViolations: compliance.violations,
+        complianceMissing: compliance.missing,
+        complianceCheckedAt: isEvaluated ? timestamp : null,
+        complianceStale: false,
+        checkinLoggedAt: null,
+        createdAt: timestamp,
+        updatedAt: timestamp,
+      };
+      await tx.insert(devices).values(device);
+      await tx
+        .update(organizations)
+        .set({ deviceCount: sql`${organizations.deviceCount} + 1` })
+        .where(eq(organizations.id, organizationId));
+      await tx.insert(deviceTokens).values({
+        id: newId(),
+        deviceId: device.id,
+        tokenHash: hashSecret(deviceToken),
+        expiresAt: tokenExpiresAt,
+        revokedAt: null,
+        createdAt: timestamp,
+      });
+      if (certificate) await storeDeviceCertificate(tx, now, device, certificate.signed);
+      const details = {
+        user_id: userId,
+        policy_id: policy.id,
+        hardware_id: device.hardwareId,
+        vpn_ip: formatIpv4(address),
+        enrollment_token_id: token.id,
+        ...(certificate ? { certificate_serial: certificate.signed.serial } : {}),
+      };
+      await appendDeviceLog(tx, now, device.id, "device.enrolled", details);
+      await recordEvent(tx, now, organizationId, "device.enrolled", {
+        device_id: device.id,
+        device_name: device.deviceName,
+        platform: device.platform,
+        user_id: userId,
+        policy_id: policy.id,
+      });
+      await recordAudit(
+        tx,
+        now,
+        { type: "device", id: device.id, label: device.deviceName, organizationId, ip: input.ip },
+        { action: "device.enroll", targetType: "device", targetId: device.id, details },
       );
-    }
-    // The token's user or policy may have been deleted since it was issued; the device then has none.
-    const userId = token.userId ? ((await findLiveUserId(tx, organizationId, token.userId)) ?? null) : null;
-    const policyId = token.policyId
-      ? ((await findPolicyId(tx, organizationId, token.policyId)) ?? null)
-      : null;
-    const policy = await resolveEffectivePolicy(deps.db, organizationId, policyId);
-    const compliance = evaluateCompliance({
-      platform: input.platform,
-      osVersion: input.osVersion,
-      policy: policy.policyData,
-      minimums: deps.config.devices.min_os_versions,
-    });
-    const isEvaluated = hasReportedState({ osVersion: input.osVersion });
-    const organizationSubnet = await organizationVpnSubnet(tx, organizationId);
-    const block = organizationAddressBlock(deps.config.vpn, organizationSubnet);
-    const address = await allocateVpnAddress(tx, block.range, block.subnet);
-    const device: DeviceRow = {
-      id: deviceId,
-      organizationId,
-      userId,
-      deviceName: input.deviceName,
-      platform: input.platform,
-      agentVersion: input.agentVersion,
-      osVersion: input.osVersion ?? null,
-      hardwareId: input.hardwareId,
-      status: "online",
-      suspendedReason: null,
-      lastSeen: timestamp,
-      enrolledAt: timestamp,
-      policyId,
-      appliedPolicyId: null,
-      appliedPolicyVersion: null,
-      policyAppliedAt: null,
-      vpnAddress: address,
-      vpnPublicKey: vpnKeys.publicKey,
-      facts: null,
-      ignoredFacts: null,
-      enforcement: null,
-      enforcementReportedAt: null,
-      complianceStatus: compliance.status,
-      complianceViolations: compliance.violations,
-      complianceMissing: compliance.missing,
-      complianceCheckedAt: isEvaluated ? timestamp : null,
-      complianceStale: false,
-      checkinLoggedAt: null,
-      createdAt: timestamp,
-      updatedAt: timestamp,
-    };
-    await tx.insert(devices).values(device);
-    await tx
-      .update(organizations)
-      .set({ deviceCount: sql`${organizations.deviceCount} + 1` })
-      .where(eq(organizations.id, organizationId));
-    await tx.insert(deviceTokens).values({
-      id: newId(),
-      deviceId: device.id,
-      tokenHash: hashSecret(deviceToken),
-      expiresAt: tokenExpiresAt,
-      revokedAt: null,
-      createdAt: timestamp,
-    });
-    if (certificate) await storeDeviceCertificate(tx, now, device, certificate.signed);
-    const details = {
-      user_id: userId,
-      policy_id: policy.id,
-      hardware_id: device.hardwareId,
-      vpn_ip: formatIpv4(address),
-      enrollment_token_id: token.id,
-      ...(certificate ? { certificate_serial: certificate.signed.serial } : {}),
-    };
-    await appendDeviceLog(tx, now, device.id, "device.enrolled", details);
-    await recordEvent(tx, now, organizationId, "device.enrolled", {
-      device_id: device.id,
-      device_name: device.deviceName,
-      platform: device.platform,
-      user_id: userId,
-      policy_id: policy.id,
-    });
-    await recordAudit(
-      tx,
-      now,
-      { type: "device", id: device.id, label: device.deviceName, organizationId, ip: input.ip },
-      { action: "device.enroll", targetType: "device", targetId: device.id, details },
-    );
-    return {
-      id: device.id,
-      device_name: device.deviceName,
-      platform: input.platform,
-      status: "online",
-      enrolled_at: timestamp,
-      vpn_config: deviceVpnConfig(
-        await devicePeerSettings(
-          deps,
-          device,
-          { organizationSubnet, storedServerPublicKey: null },
-          policy.policyData,
+      return {
+        id: device.id,
+        device_name: device.deviceName,
+        platform: input.platform,
+        status: "online",
+        enrolled_at: timestamp,
+        vpn_config: deviceVpnConfig(
+          await devicePeerSettings(
+            deps,
+            device,
+            { organizationSubnet, storedServerPublicKey: null },
+            policy.policyData,
+          ),
+          vpnKeys.privateKey,
         ),
-        vpnKeys.privateKey,
-      ),
-      policy: { id: policy.id, name: policy.name, version: policy.version },
-      device_token: deviceToken,
-      device_token_expires_at: tokenExpiresAt,
-      ...(certificate
-        ? {
-            device_certificate: certificate.signed.pem,
-            certificate_expires_at: certificate.signed.expiresAt,
-          }
-        : {}),
-    };
-  });
+        policy: { id: policy.id, name: policy.name, version: policy.version },
+        device_token: deviceToken,
+        device_token_expires_at: tokenExpiresAt,
+        ...(certificate
+          ? {
+              device_certificate: certificate.signed.pem,
+              certificate_expires_at: certificate.signed.expiresAt,
+            }
+          : {}),
+      };
+    },
+    { isolation: "read committed" },
+  );
 }
 
 /**

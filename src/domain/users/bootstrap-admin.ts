@@ -1,5 +1,5 @@
-import { count, eq } from "drizzle-orm";
-import { withTransaction } from "../../db/client";
+import { eq } from "drizzle-orm";
+import { type DbOrTx, type Tx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
 import { organizations, users } from "../../db/tables";
 import { generatePassword, hashPassword } from "../../lib/secrets";
@@ -36,12 +36,22 @@ export async function createAdmin(
   deps: DomainDeps,
   input: { email: string; password: string; name?: string; org: string },
 ): Promise<CreatedAdmin> {
+  return (await createAdminUnless(deps, input, async () => false)) as CreatedAdmin;
+}
+
+/** createAdmin, unless `skip` (asked inside its transaction) says not to: then null and nothing written. */
+async function createAdminUnless(
+  deps: DomainDeps,
+  input: { email: string; password: string; name?: string; org: string },
+  skip: (tx: Tx) => Promise<boolean>,
+): Promise<CreatedAdmin | null> {
   if (input.password.length < MIN_PASSWORD_LENGTH) {
     throw new ValidationError(`password must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
   const passwordHash = await hashPassword(input.password, passwordHashCost(deps));
   const now = deps.clock.now();
   return await withTransaction(deps.db, async (tx) => {
+    if (await skip(tx)) return null;
     const existing = await firstRow(
       tx.select({ id: organizations.id }).from(organizations).where(eq(organizations.name, input.org)),
     );
@@ -74,26 +84,32 @@ export async function createAdmin(
 
 /**
  * First run: when the database has no user at all, creates the configured admin, or
- * admin@bulwark.local with a random password that is returned so `serve` can print it once.
+ * admin@bulwark.local with a random password that is returned so `serve` can print it once. Servers
+ * starting at once on an empty database create one admin between them (the count is read in the
+ * creating transaction), and only the one that created it prints its password.
  */
 export async function ensureFirstAdmin(
   deps: DomainDeps,
 ): Promise<{ email: string; password: string | null; isServerKeyRotated: boolean } | null> {
-  const userCount = (await firstRow(deps.db.select({ value: count() }).from(users)))?.value ?? 0;
-  if (userCount > 0) return null;
+  if (await hasAnyUser(deps.db)) return null;
   const { email, password, org } = deps.config.admin;
   const chosenPassword = password || generatePassword();
   // A database whose users are all gone may still hold another organization than admin.org's.
-  const created = await createAdmin(deps, {
-    email: email || FIRST_RUN_EMAIL,
-    password: chosenPassword,
-    org,
-  });
+  const created = await createAdminUnless(
+    deps,
+    { email: email || FIRST_RUN_EMAIL, password: chosenPassword, org },
+    async (tx) => await hasAnyUser(tx),
+  );
+  if (!created) return null;
   return {
     email: email || FIRST_RUN_EMAIL,
     password: password ? null : chosenPassword,
     isServerKeyRotated: created.isServerKeyRotated,
   };
+}
+
+async function hasAnyUser(db: DbOrTx): Promise<boolean> {
+  return (await firstRow(db.select({ id: users.id }).from(users).limit(1))) !== undefined;
 }
 
 /**

@@ -284,8 +284,8 @@ function describeFrameworkError(
  */
 export function errorHandlerPlugin(deps: AppDeps, routeTable: () => RouteTable) {
   return new Elysia({ name: "error-handler" })
-    .onError(({ code, error: thrown, request, set }) => {
-      countUncountedRequest(deps, request, set.headers);
+    .onError(async ({ code, error: thrown, request, set }) => {
+      await countUncountedRequest(deps, request, set.headers);
       // Elysia wraps whatever a body parser throws in a ParseError; ours throws typed errors.
       const error =
         code === "PARSE" && (thrown as Error).cause instanceof Error

@@ -186,15 +186,15 @@ function rateLimitBucket(
  * Counts the request against one budget and sets the X-RateLimit-* headers; over the budget it throws
  * the 429 (with Retry-After, set by the error handler).
  */
-function countRequest(
+async function countRequest(
   deps: AppDeps,
   state: RequestState,
   headers: Record<string, unknown>,
   [key, limit]: [string, number],
-): void {
+): Promise<void> {
   state.isCounted = true;
   const nowMs = deps.clock.now().getTime();
-  const decision = deps.rateLimiter.hit(key, limit, nowMs);
+  const decision = await deps.rateLimiter.hit(key, limit, nowMs);
   headers["x-ratelimit-limit"] = String(decision.limit);
   headers["x-ratelimit-remaining"] = String(decision.remaining);
   headers["x-ratelimit-reset"] = String(decision.resetAt);
@@ -214,11 +214,18 @@ function countRequest(
  * read) against the per-address budget, so that every answer carries X-RateLimit-* and such failures
  * are limited too. Called by the error handler; it never throws.
  */
-export function countUncountedRequest(deps: AppDeps, request: Request, headers: Record<string, unknown>) {
+export async function countUncountedRequest(
+  deps: AppDeps,
+  request: Request,
+  headers: Record<string, unknown>,
+): Promise<void> {
   const state = states.get(request);
   if (!state || state.isCounted) return;
   try {
-    countRequest(deps, state, headers, [`ip:${state.ip}`, deps.config.rate_limit.unauthenticated_per_minute]);
+    await countRequest(deps, state, headers, [
+      `ip:${state.ip}`,
+      deps.config.rate_limit.unauthenticated_per_minute,
+    ]);
   } catch {
     // Already answering an error: the count is what matters here.
   }
@@ -228,14 +235,14 @@ export function countUncountedRequest(deps: AppDeps, request: Request, headers: 
  * Counts a request refused before routing (its URL could not be read) against its address's budget
  * and returns the response headers it carries: a request id and X-RateLimit-*.
  */
-export function headersForUnroutedRequest(deps: AppDeps, ip: string): Record<string, string> {
+export async function headersForUnroutedRequest(deps: AppDeps, ip: string): Promise<Record<string, string>> {
   const headers: Record<string, unknown> = {
     "x-request-id": crypto.randomUUID(),
     "cache-control": "no-store",
   };
   const state = newRequestState(headers["x-request-id"] as string, ip, headers);
   try {
-    countRequest(deps, state, headers, [`ip:${ip}`, deps.config.rate_limit.unauthenticated_per_minute]);
+    await countRequest(deps, state, headers, [`ip:${ip}`, deps.config.rate_limit.unauthenticated_per_minute]);
   } catch (error) {
     if (error instanceof RateLimitedError) headers["retry-after"] = String(error.retryAfterSeconds);
   }
@@ -326,7 +333,7 @@ export async function openRequest(
 
   const path = requestPath(request);
   if (path !== ENROLL_PATH || isHeaderTooLarge)
-    countRequest(deps, state, headers, rateLimitBucket(state, path, deps.config.rate_limit));
+    await countRequest(deps, state, headers, rateLimitBucket(state, path, deps.config.rate_limit));
   if (isHeaderTooLarge) {
     throw new HeadersTooLargeError(`the request headers may be at most ${MAX_HEADER_BYTES} bytes in all`);
   }
@@ -427,7 +434,7 @@ export function securityPlugin(deps: AppDeps) {
       const token = (body as { enrollment_token?: unknown } | undefined)?.enrollment_token;
       const tokenId =
         typeof token === "string" && token !== "" ? await findEnrollmentTokenId(deps.db, token) : null;
-      countRequest(
+      await countRequest(
         deps,
         state,
         set.headers,

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { replicaName } from "../../config/load-config";
 import { publicJwks } from "../../domain/auth/token-keys";
 import { DomainError, UnauthenticatedError, UnavailableError } from "../../domain/errors";
 import { checkDatabase, databaseStore } from "../../domain/system/check-database";
@@ -62,7 +63,17 @@ const HealthSchema = Type.Object(
       description: "the database this server runs on",
     }),
     uptime_seconds: Type.Integer(),
-    jobs: Type.Array(JobHealthSchema),
+    replica: Type.String({
+      description:
+        "this server's name among the replicas on one database (server.replica_name; by default its host name and port)",
+    }),
+    job_leader: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "the replica running the scheduled jobs, as this one last saw it (on PostgreSQL one replica at a time holds their lease; on SQLite it is this server); null until the scheduler has started",
+    }),
+    jobs: Type.Array(JobHealthSchema, {
+      description: "each job's last run on this replica (a replica that does not run the jobs has none)",
+    }),
     outbox: Type.Union([OutboxHealthSchema, Type.Null()], {
       description: "null when the database cannot be read",
     }),
@@ -113,6 +124,8 @@ export function systemRoutes(deps: AppDeps) {
           database: isDatabaseOk ? ("ok" as const) : ("unreachable" as const),
           store: databaseStore(deps),
           uptime_seconds: Math.floor((deps.clock.now().getTime() - deps.startedAt.getTime()) / 1000),
+          replica: replicaName(deps.config),
+          job_leader: deps.activity.jobLeader(),
           jobs: JOBS.map((job) => {
             const run = deps.activity.lastJobRun(job.id);
             return {
@@ -167,7 +180,12 @@ export function systemRoutes(deps: AppDeps) {
         let snapshot: MetricsSnapshot;
         try {
           const pool = await deps.connectionPool?.();
-          snapshot = { ...(await operationalSnapshot(deps)), ...(pool ? { pool } : {}) };
+          snapshot = {
+            ...(await operationalSnapshot(deps)),
+            ...(pool ? { pool } : {}),
+            replica: replicaName(deps.config),
+            isJobLeader: deps.activity.isJobLeader,
+          };
         } catch (error) {
           deps.log.error("metrics: the database could not be read", { error });
           throw new UnavailableError(
