@@ -22,7 +22,11 @@ const TOOLS = [
   },
   { command: "socat", package: "socat", use: "relaying the API into a device's network namespace" },
   { command: "curl", package: "curl", use: "a TLS client presenting a device certificate" },
-  { command: "haproxy", package: "haproxy", use: "the reverse-proxy example forwarding Client-Cert" },
+  {
+    command: "haproxy",
+    package: "haproxy",
+    use: "the reverse-proxy example forwarding Client-Cert, and the replicas pass behind deploy/haproxy-replicas.cfg",
+  },
   { command: "promtool", package: "prometheus", use: "checking the /metrics scrape with promtool" },
   { command: "systemd-analyze", package: "systemd", use: "verifying and rating deploy/bulwark.service" },
   { command: "nginx", package: "nginx", use: "the nginx example in front of the executable" },

@@ -2,7 +2,8 @@
  * `npm test`: builds dist/bulwark with the same function as `npm run build`, then runs every suite
  * in-process on SQLite (the executable tests in test/binary start dist/bulwark themselves), then the
  * HTTP suites three more times: against the executable (TEST_TARGET=executable), in-process on
- * PostgreSQL (TEST_STORE=postgresql) and against the executable on PostgreSQL. Arguments go to every
+ * PostgreSQL (TEST_STORE=postgresql) and against two replicas of the executable on one PostgreSQL
+ * database behind HAProxy (TEST_TARGET=replicas, deploy/haproxy-replicas.cfg). Arguments go to every
  * pass (`npm test -- test/http/users.test.ts`, `npm test -- -t "sign in"`); a file outside test/http
  * runs in the first pass only. Ends with "N passed, N failed", the sum of every pass.
  */
@@ -100,14 +101,22 @@ const httpPaths =
 
 /**
  * The passes, in order: every suite in-process on SQLite, then the HTTP suites against dist/bulwark on
- * SQLite, in-process on PostgreSQL and against dist/bulwark on PostgreSQL (test/helpers/test-app.ts
- * reads TEST_TARGET and TEST_STORE). Unit tests do not depend on the store and run once.
+ * SQLite, in-process on PostgreSQL and against two dist/bulwark replicas on PostgreSQL behind HAProxy
+ * (test/helpers/test-app.ts reads TEST_TARGET and TEST_STORE). The replicas are the executable on
+ * PostgreSQL, so the pass of one executable on PostgreSQL it replaced would repeat it;
+ * test/binary/postgres.test.ts runs a single server's operations there. Unit tests do not depend on
+ * the store and run once.
  */
 const passes = [
   { label: "in-process", all: true, target: "in-process", store: "sqlite" },
   { label: "against dist/bulwark", all: false, target: "executable", store: "sqlite" },
   { label: "in-process on PostgreSQL", all: false, target: "in-process", store: "postgresql" },
-  { label: "against dist/bulwark on PostgreSQL", all: false, target: "executable", store: "postgresql" },
+  {
+    label: "against two dist/bulwark replicas on PostgreSQL behind HAProxy",
+    all: false,
+    target: "replicas",
+    store: "postgresql",
+  },
 ] as const;
 
 const results: { pass: (typeof passes)[number]; totals: Totals }[] = [];
@@ -137,7 +146,7 @@ function summary({ pass, totals }: (typeof results)[number]): string {
   const skipped =
     totals.skipped === 0
       ? ""
-      : pass.target === "executable"
+      : pass.target !== "in-process"
         ? `, ${totals.skipped} need the in-process app (fake clock or database) and ran in-process only`
         : `, ${totals.skipped} skipped`;
   return `${pass.label}: ${totals.passed} passed, ${totals.failed} failed${skipped} (${totals.seconds} s)`;

@@ -375,6 +375,68 @@ describe("deploy/compose.postgres.yml", () => {
   });
 });
 
+describe("deploy/compose.replicas.yml", () => {
+  type Service = { environment: Record<string, string>; volumes?: string[]; networks?: string[] };
+  const compose = Bun.YAML.parse(readFileSync(join(DEPLOY, "compose.replicas.yml"), "utf8")) as {
+    services: Record<string, Service>;
+    networks: { bulwark: { ipam: { config: { subnet: string }[] } } };
+  };
+  /** A value as Compose gives it when the variable is unset: `${NAME:-default}` is `default`. */
+  const unset = (value: string) => value.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, "$1");
+  const replicas = ["bulwark-1", "bulwark-2"].map((name) => compose.services[name] as Service);
+
+  test("both replicas share the database, the key file's volume and the public URL, have names of their own, and trust only the file's network", () => {
+    const [first, second] = replicas.map((service) =>
+      Object.fromEntries(Object.entries(service.environment).map(([key, value]) => [key, unset(value)])),
+    ) as [Record<string, string>, Record<string, string>];
+    for (const key of [
+      "BULWARK_DATABASE_URL",
+      "BULWARK_DATABASE_KEY_FILE",
+      "BULWARK_SERVER_BASE_URL",
+      "BULWARK_SERVER_TRUSTED_PROXIES",
+    ])
+      expect(second[key]).toBe(first[key] as string);
+    expect(first.BULWARK_SERVER_BASE_URL).toBe("http://localhost:8080");
+    expect([first.BULWARK_SERVER_REPLICA_NAME, second.BULWARK_SERVER_REPLICA_NAME]).toEqual([
+      "bulwark-1",
+      "bulwark-2",
+    ]);
+    expect(replicas[0]?.volumes).toEqual(replicas[1]?.volumes as string[]);
+    expect(dirname(first.BULWARK_DATABASE_KEY_FILE ?? "")).toBe(
+      replicas[0]?.volumes?.[0]?.split(":")[1] as string,
+    );
+    expect(first.BULWARK_SERVER_TRUSTED_PROXIES).toBe(
+      compose.networks.bulwark.ipam.config[0]?.subnet as string,
+    );
+    // The executable accepts each replica's environment as it stands (the password file aside).
+    for (const env of [first, second]) {
+      const check = run([binary, "config", "check"], { ...env, BULWARK_DATABASE_PASSWORD_FILE: "" });
+      expect(check.output).toContain(`replica_name = "${env.BULWARK_SERVER_REPLICA_NAME}"`);
+      expect(check.exitCode).toBe(0);
+    }
+  });
+
+  test("HAProxy's service runs deploy/haproxy-replicas.cfg over the two replicas, and HAProxy accepts it with that environment", () => {
+    const haproxy = compose.services.haproxy as Service;
+    expect(haproxy.volumes).toEqual(["./haproxy-replicas.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro"]);
+    expect([haproxy.environment.BULWARK_REPLICA_1, haproxy.environment.BULWARK_REPLICA_2]).toEqual([
+      "bulwark-1:8080",
+      "bulwark-2:8080",
+    ]);
+    // Compose resolves the service names; here they stand for loopback addresses.
+    const check = Bun.spawnSync(["haproxy", "-c", "-f", join(DEPLOY, "haproxy-replicas.cfg")], {
+      env: {
+        PATH: `${process.env.PATH}:/usr/sbin`,
+        ...haproxy.environment,
+        BULWARK_REPLICA_1: "127.0.0.1:8081",
+        BULWARK_REPLICA_2: "127.0.0.1:8082",
+      },
+    });
+    expect(`${check.stdout}${check.stderr}`).toContain("Configuration file is valid");
+    expect(check.exitCode).toBe(0);
+  });
+});
+
 describe("deploy/nginx.conf", () => {
   const ADMIN = { email: "nginx@example.com", password: "nginx-password-123" };
   const PROXY_PORT = 20_000 + Math.floor(Math.random() * 20_000);

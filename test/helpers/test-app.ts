@@ -14,23 +14,29 @@ import { observeRequests } from "../../src/http/observe-requests";
 import { FakeClock } from "../../src/lib/clock";
 import { executablePath, startServer } from "./binary";
 import { dropPgDatabase, newMigratedPgDatabase } from "./pg-stores";
+import { startReplicaSet } from "./replicas";
 import { noteServerAnswer } from "./server-errors";
 
 export const TEST_PASSWORD = "correct-horse-battery";
 
 /**
  * Where the HTTP suites send their requests: `in-process` (the app through `app.handle`, with a fake
- * clock and the database at hand) or `executable` (TEST_TARGET=executable: the built dist/bulwark,
- * started per app on a real port with a temporary data folder). `npm test` runs both.
+ * clock and the database at hand), `executable` (TEST_TARGET=executable: the built dist/bulwark,
+ * started per app on a real port with a temporary data folder) or `replicas` (TEST_TARGET=replicas,
+ * PostgreSQL only: two dist/bulwark on one database behind HAProxy with deploy/haproxy-replicas.cfg,
+ * test/helpers/replicas.ts). `npm test` runs each.
  */
-export const TEST_TARGET: "in-process" | "executable" =
-  process.env.TEST_TARGET === "executable" ? "executable" : "in-process";
+export const TEST_TARGET: "in-process" | "executable" | "replicas" =
+  process.env.TEST_TARGET === "executable" || process.env.TEST_TARGET === "replicas"
+    ? process.env.TEST_TARGET
+    : "in-process";
 
 /**
  * A test that needs the in-process app: it moves the fake clock, or reads or writes the database
- * directly. In the executable pass it is reported as skipped (bun lists it), never silently dropped.
+ * directly. In the executable and replicas passes it is reported as skipped (bun lists it), never
+ * silently dropped.
  */
-export const inProcessTest: typeof test = TEST_TARGET === "executable" ? test.skip : test;
+export const inProcessTest: typeof test = TEST_TARGET === "in-process" ? test : test.skip;
 
 export interface TestResponse<T = any> {
   status: number;
@@ -64,7 +70,7 @@ function testConfigOverrides(overrides: DeepPartial<Config>): DeepPartial<Config
 }
 
 /** Sends `method path` through `send` and decodes the answer; every answer is shown to the 5xx watch. */
-function requester(send: (path: string, init: RequestInit) => Promise<Response>) {
+export function requester(send: (path: string, init: RequestInit) => Promise<Response>) {
   return async function request<T = any>(
     method: string,
     path: string,
@@ -164,7 +170,7 @@ function withContentLength(init: RequestInit): RequestInit {
  * third and fourth passes), on the throwaway cluster of test/helpers/pg-cluster.ts.
  */
 export const TEST_STORE: "sqlite" | "postgresql" =
-  process.env.TEST_STORE === "postgresql" ? "postgresql" : "sqlite";
+  process.env.TEST_STORE === "postgresql" || TEST_TARGET === "replicas" ? "postgresql" : "sqlite";
 
 /** PostgreSQL databases standing for the database files tests name (one each, kept for the process). */
 const pgDatabaseOfPath = new Map<string, Promise<string>>();
@@ -328,7 +334,10 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
     database: { ...settings.database, path: join(folder, "bulwark.db"), ...store },
   });
   const binary = await executablePath();
-  const server = await startServer(binary, folder, env);
+  const server =
+    TEST_TARGET === "replicas"
+      ? await startReplicaSet(binary, folder, env)
+      : await startServer(binary, folder, env);
   await awaitRoomInRateLimitWindow(settings);
   const config = loadConfig({
     env: {},
