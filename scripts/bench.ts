@@ -15,12 +15,19 @@
  * create databases). Its baseline for check-ins is a raw Bun.serve + Bun.sql upserting one row per request
  * on the same PostgreSQL (bench/baseline-upsert-pg.ts).
  *
- * Usage: npm run bench [-- --seconds 5 --rounds 3 --sizes 100000,1000000 --store sqlite|postgresql
+ * `--store replicas` measures P10: two replicas on one PostgreSQL database behind HAProxy with
+ * deploy/haproxy-replicas.cfg, against one replica behind the same HAProxy, alternated: device reads and
+ * check-ins, the CPU each process spends per request (the replicas, PostgreSQL, HAProxy: where the time
+ * goes), webhook delivery latency through both, and how long the jobs take to move when their leader is
+ * killed. Every process but wrk shares the server core: this shows what coordinating replicas costs,
+ * not what they scale to.
+ *
+ * Usage: npm run bench [-- --seconds 5 --rounds 3 --sizes 100000,1000000 --store sqlite|postgresql|replicas
  * --pg-url postgres://USER@HOST/DATABASE]
  * Results depend on the machine; they are printed, never asserted.
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
@@ -49,14 +56,14 @@ const seconds = Number(option("seconds", "5"));
 const rounds = Number(option("rounds", "3"));
 const sizes = option("sizes", "100000,1000000").split(",").map(Number);
 const store = option("store", "sqlite");
-if (store !== "sqlite" && store !== "postgresql") {
-  console.error(`--store ${store}: sqlite or postgresql`);
+if (store !== "sqlite" && store !== "postgresql" && store !== "replicas") {
+  console.error(`--store ${store}: sqlite, postgresql or replicas`);
   process.exit(1);
 }
 const pgUrl = option("pg-url", "");
 const CONNECTIONS = 64;
 /** Devices 1 to CHECKIN_TOKENS - 1 check in; on PostgreSQL, 20,000 of them (the memory measure's load). */
-const CHECKIN_TOKENS = store === "postgresql" ? 20_001 : 10_000;
+const CHECKIN_TOKENS = store === "sqlite" ? 10_000 : 20_001;
 if (sizes.some((size) => !(size >= CHECKIN_TOKENS))) {
   console.error(
     `--sizes: each must be at least ${CHECKIN_TOKENS.toLocaleString("en")}, the devices that check in`,
@@ -607,11 +614,10 @@ async function measureDeepPagesAfter(
 }
 
 /**
- * The PostgreSQL store beside the SQLite database it was copied from, at each size: deep pages right
- * after a start, P9 (a device read), P3 (lists), P8 (check-ins against a raw upsert on the same
- * PostgreSQL), the memory after lists and check-ins, and deep pages right after a restart, on both stores.
+ * The PostgreSQL the store modes measure: a durable throwaway cluster whose processes run on the server
+ * core, or `--pg-url`; databases made and dropped on it.
  */
-async function benchPostgresql(): Promise<void> {
+async function openBenchPostgres() {
   const cluster = pgUrl
     ? null
     : await startPgCluster({ durable: true, cpus: SERVER_CORE, settings: ["max_connections = 200"] });
@@ -635,6 +641,65 @@ async function benchPostgresql(): Promise<void> {
   const dropDatabase = async (name: string | undefined) => {
     if (name) await admin.unsafe(`DROP DATABASE IF EXISTS ${name}`);
   };
+  return {
+    cluster,
+    admin,
+    databases,
+    newDatabase,
+    dropDatabase,
+    close: async () => {
+      for (const name of databases) await dropDatabase(name);
+      await admin.close();
+      cluster?.stop();
+    },
+  };
+}
+
+/** The first report of every device that checks in, once, on SQLite before the copy (a steady fleet). */
+async function reportFirstOnSqlite(label: string): Promise<void> {
+  if (haveDevicesReported) return;
+  bulwark = await startBulwark();
+  const started = performance.now();
+  const failed = await firstReports(bulwark.url);
+  report(
+    `check-ins, first report of ${(CHECKIN_TOKENS - 1).toLocaleString("en")} devices (SQLite, ${label})`,
+    `${perSecond((CHECKIN_TOKENS - 1) / ((performance.now() - started) / 1000))}${failed > 0 ? ` (${failed} not 200!)` : ""}`,
+    "",
+    "",
+  );
+  await bulwark.stop();
+  haveDevicesReported = true;
+}
+
+/** The SQLite fleet copied into the new database at `url` with `bulwark db copy`, then vacuumed. */
+async function copyFleetTo(url: string, size: number, seedSeconds: number): Promise<void> {
+  const sqlitePath = join(dataFolder, "bulwark.db");
+  const copyStarted = performance.now();
+  const copy = Bun.spawnSync(
+    [binary, "db", "copy", "--from", sqlitePath, "--to", url, "--key-file", `${sqlitePath}.key`],
+    { env: { PATH: process.env.PATH ?? "" } },
+  );
+  if (copy.exitCode !== 0) throw new Error(`db copy failed:\n${copy.stderr}${copy.stdout}`);
+  const copySeconds = (performance.now() - copyStarted) / 1000;
+  // What autovacuum does to a table grown by a million inserts, done at once: the visibility map and
+  // the planner's statistics of a database in its steady state.
+  const vacuumStarted = performance.now();
+  const copied = new SQL(url, { max: 1 });
+  await copied.unsafe("VACUUM (ANALYZE)");
+  const [{ bytes }] = await copied`SELECT pg_database_size(current_database()) AS bytes`;
+  await copied.close();
+  console.log(
+    `\n-- ${size.toLocaleString("en")} devices (seeded in ${seedSeconds.toFixed(1)} s on SQLite; db copy to PostgreSQL ${copySeconds.toFixed(1)} s; VACUUM (ANALYZE) ${((performance.now() - vacuumStarted) / 1000).toFixed(1)} s; ${Math.round(Number(bytes) / 2 ** 20)} MiB)`,
+  );
+}
+
+/**
+ * The PostgreSQL store beside the SQLite database it was copied from, at each size: deep pages right
+ * after a start, P9 (a device read), P3 (lists), P8 (check-ins against a raw upsert on the same
+ * PostgreSQL), the memory after lists and check-ins, and deep pages right after a restart, on both stores.
+ */
+async function benchPostgresql(): Promise<void> {
+  const { newDatabase, dropDatabase, databases, close } = await openBenchPostgres();
   const rawUpsert = await startServer([
     bun,
     join(here, "bench/baseline-upsert-pg.ts"),
@@ -650,42 +715,11 @@ async function benchPostgresql(): Promise<void> {
   for (const size of sizes) {
     const seedSeconds = seedTo(size);
     const label = sizeLabel(size);
-    if (!haveDevicesReported) {
-      // On SQLite before the copy, so that both stores hold the same fleet in its steady state.
-      bulwark = await startBulwark();
-      const started = performance.now();
-      const failed = await firstReports(bulwark.url);
-      report(
-        `check-ins, first report of ${(CHECKIN_TOKENS - 1).toLocaleString("en")} devices (SQLite, ${label})`,
-        `${perSecond((CHECKIN_TOKENS - 1) / ((performance.now() - started) / 1000))}${failed > 0 ? ` (${failed} not 200!)` : ""}`,
-        "",
-        "",
-      );
-      await bulwark.stop();
-      haveDevicesReported = true;
-    }
+    await reportFirstOnSqlite(label);
     await dropDatabase(previous);
     const url = await newDatabase();
     previous = databases[databases.length - 1];
-    const copyStarted = performance.now();
-    const copy = Bun.spawnSync(
-      [binary, "db", "copy", "--from", sqlitePath, "--to", url, "--key-file", keyFile],
-      {
-        env: { PATH: process.env.PATH ?? "" },
-      },
-    );
-    if (copy.exitCode !== 0) throw new Error(`db copy failed:\n${copy.stderr}${copy.stdout}`);
-    const copySeconds = (performance.now() - copyStarted) / 1000;
-    // What autovacuum does to a table grown by a million inserts, done at once: the visibility map and
-    // the planner's statistics of a database in its steady state.
-    const vacuumStarted = performance.now();
-    const copied = new SQL(url, { max: 1 });
-    await copied.unsafe("VACUUM (ANALYZE)");
-    const [{ bytes }] = await copied`SELECT pg_database_size(current_database()) AS bytes`;
-    await copied.close();
-    console.log(
-      `\n-- ${size.toLocaleString("en")} devices (seeded in ${seedSeconds.toFixed(1)} s on SQLite; db copy to PostgreSQL ${copySeconds.toFixed(1)} s; VACUUM (ANALYZE) ${((performance.now() - vacuumStarted) / 1000).toFixed(1)} s; ${Math.round(Number(bytes) / 2 ** 20)} MiB)`,
-    );
+    await copyFleetTo(url, size, seedSeconds);
 
     const servers: Record<string, RunningServer> = {};
     const environments: Record<string, Record<string, string>> = {
@@ -775,9 +809,247 @@ async function benchPostgresql(): Promise<void> {
     reportGrowth(`deep pages right after a restart (${name})`, values);
   for (const [name, values] of Object.entries(listP99)) reportGrowth(`P3 list ${name} (PostgreSQL)`, values);
   await rawUpsert.stop();
-  for (const name of databases) await dropDatabase(name);
-  await admin.close();
-  cluster?.stop();
+  await close();
+}
+
+/** CPU seconds (user and system) a process has used, from /proc; 0 for one that is gone. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** The PostgreSQL server's processes: the postmaster and its children (backends, writers). */
+function postgresPids(postmaster: number): number[] {
+  if (postmaster === 0) return [];
+  const children = Bun.spawnSync(["pgrep", "-P", String(postmaster)])
+    .stdout.toString()
+    .trim();
+  return [
+    postmaster,
+    ...children
+      .split("\n")
+      .filter((line) => line !== "")
+      .map(Number),
+  ];
+}
+
+/** HAProxy with deploy/haproxy-replicas.cfg as shipped, plain HTTP, on the server core, over `replicas`. */
+async function startHaproxy(port: number, replicas: [string, string]) {
+  const child = Bun.spawn(
+    ["taskset", "-c", SERVER_CORE, "haproxy", "-db", "-f", join(here, "../deploy/haproxy-replicas.cfg")],
+    {
+      env: {
+        PATH: `${process.env.PATH ?? ""}:/usr/sbin`,
+        BULWARK_PLAIN_HTTP: "1",
+        BULWARK_BIND: `127.0.0.1:${port}`,
+        BULWARK_REPLICA_1: replicas[0],
+        BULWARK_REPLICA_2: replicas[1],
+      },
+      stdout: "ignore",
+      stderr: "inherit",
+    },
+  );
+  const url = `http://127.0.0.1:${port}`;
+  for (let tries = 0; ; tries++) {
+    try {
+      await fetch(`${url}/api/v1/health`);
+      break;
+    } catch (error) {
+      if (tries > 200) throw error;
+      await Bun.sleep(25);
+    }
+  }
+  return { url, pid: child.pid, stop: () => child.kill("SIGKILL") };
+}
+
+/**
+ * P10: two replicas behind HAProxy against one replica behind the same HAProxy (its one server named
+ * twice), alternated, at each size: device reads and check-ins with the CPU each process spent per
+ * request; webhook delivery latency through both; the jobs' move when their leader is killed.
+ */
+async function benchReplicas(): Promise<void> {
+  const pg = await openBenchPostgres();
+  // With --pg-url, PostgreSQL's processes are elsewhere: its CPU is not counted.
+  const postmaster = pg.cluster?.pid ?? 0;
+  const keyFile = `${join(dataFolder, "bulwark.db")}.key`;
+  const receiver = startDeliveryReceiver();
+  let previous: string | undefined;
+  for (const size of sizes) {
+    const seedSeconds = seedTo(size);
+    const label = sizeLabel(size);
+    await reportFirstOnSqlite(label);
+    await pg.dropDatabase(previous);
+    const url = await pg.newDatabase();
+    previous = pg.databases[pg.databases.length - 1];
+    await copyFleetTo(url, size, seedSeconds);
+    const replicaEnv = (index: number) => ({
+      BULWARK_DATABASE_URL: url,
+      BULWARK_DATABASE_KEY_FILE: keyFile,
+      BULWARK_SERVER_PORT: String(BULWARK_PORT + index),
+      BULWARK_SERVER_REPLICA_NAME: `replica-${index}`,
+      // The issuer of the session's token: the SQLite server's address.
+      BULWARK_SERVER_BASE_URL: `http://localhost:${BULWARK_PORT}`,
+      BULWARK_WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true",
+      // The jobs' lease lasts one scan interval: 5 s here, 60 s by default.
+      BULWARK_JOBS_SCAN_INTERVAL_SECONDS: "5",
+    });
+    const replicas = [await startBulwark(replicaEnv(1)), await startBulwark(replicaEnv(2))] as [
+      RunningServer,
+      RunningServer,
+    ];
+    const hosts = replicas.map((replica) => new URL(replica.url).host) as [string, string];
+    const two = await startHaproxy(BULWARK_PORT + 10, hosts);
+    const one = await startHaproxy(BULWARK_PORT + 11, [hosts[0], hosts[0]]);
+    const cpu: Record<string, { bulwark: number[]; postgres: number[]; haproxy: number[] }> = {};
+    /** A wrk run through `proxy`, with the CPU each process spent per request during it. */
+    const measured =
+      (name: string, proxy: { url: string; pid: number }, run: (url: string) => Promise<WrkResult>) =>
+      async () => {
+        const pids = {
+          bulwark: replicas.map((replica) => replica.pid),
+          postgres: postgresPids(postmaster),
+          haproxy: [proxy.pid],
+        };
+        const sum = (list: number[]) => list.reduce((total, pid) => total + cpuSeconds(pid), 0);
+        const before = {
+          bulwark: sum(pids.bulwark),
+          postgres: sum(pids.postgres),
+          haproxy: sum(pids.haproxy),
+        };
+        const result = await run(proxy.url);
+        const requests = Math.max(1, result.rps * seconds);
+        const entry = cpu[name] ?? { bulwark: [], postgres: [], haproxy: [] };
+        cpu[name] = entry;
+        for (const key of ["bulwark", "postgres", "haproxy"] as const)
+          entry[key].push(((sum(pids[key]) - before[key]) / requests) * 1e6);
+        return result;
+      };
+    const reportCpu = (name: string) => {
+      const entry = cpu[name];
+      if (!entry) return;
+      report(
+        `  CPU per request: Bulwark / PostgreSQL / HAProxy (${name})`,
+        `${Math.round(median(entry.bulwark))} µs`,
+        `${Math.round(median(entry.postgres))} µs / ${Math.round(median(entry.haproxy))} µs`,
+        "",
+      );
+    };
+    const readDevice = (url: string) =>
+      wrk(`${url}/api/v1/devices/${benchDeviceId(size - 1)}`, {
+        connections: CONNECTIONS,
+        seconds,
+        headers: jwt,
+      });
+    const reads = await alternate(
+      rounds,
+      measured(`reads, two replicas, ${label}`, two, readDevice),
+      measured(`reads, one replica, ${label}`, one, readDevice),
+    );
+    report(
+      `P10 GET /devices/:id, two replicas behind HAProxy (${label})`,
+      `${perSecond(reads.a.rps)}${checked(reads.a)}`,
+      `one replica ${perSecond(reads.b.rps)}${checked(reads.b)}`,
+      (reads.a.rps / reads.b.rps).toFixed(2),
+    );
+    reportCpu(`reads, two replicas, ${label}`);
+    reportCpu(`reads, one replica, ${label}`);
+    const checkIns = (url: string) =>
+      wrk(`${url}/api/v1/agent/checkin`, { connections: CONNECTIONS, seconds, script: checkinScript });
+    const writes = await alternate(
+      rounds,
+      measured(`check-ins, two replicas, ${label}`, two, checkIns),
+      measured(`check-ins, one replica, ${label}`, one, checkIns),
+    );
+    report(
+      `P10 check-ins, two replicas behind HAProxy (${label})`,
+      `${perSecond(writes.a.rps)}${checked(writes.a)}`,
+      `one replica ${perSecond(writes.b.rps)}${checked(writes.b)}`,
+      (writes.a.rps / writes.b.rps).toFixed(2),
+    );
+    reportCpu(`check-ins, two replicas, ${label}`);
+    reportCpu(`check-ins, one replica, ${label}`);
+
+    // Webhook latency: a rename answered, then its device.updated received, one at a time.
+    await call(
+      two,
+      "POST",
+      "/api/v1/webhooks",
+      { url: receiver.url, events: ["device.updated"], secret: "bench-webhook-secret-0123456789" },
+      accessToken,
+    );
+    const latencies: number[] = [];
+    for (let index = 0; index < 40; index++) {
+      const arrived = receiver.next();
+      await call(
+        two,
+        "PATCH",
+        `/api/v1/devices/${benchDeviceId(1)}`,
+        { device_name: `bench rename ${size} ${index}` },
+        accessToken,
+      );
+      const answeredAt = performance.now();
+      latencies.push((await arrived) - answeredAt);
+    }
+    latencies.sort((x, y) => x - y);
+    report(
+      `webhook delivery after the change is answered, two replicas (${label})`,
+      `p50 ${ms(median(latencies))}`,
+      `max ${ms(latencies[latencies.length - 1] ?? 0)}`,
+      "",
+    );
+
+    // The jobs' leader killed: how long until the other replica runs them.
+    const health = await call(replicas[0], "GET", "/api/v1/health");
+    const leaderIndex = health.body.job_leader === "replica-1" ? 0 : 1;
+    const survivor = replicas[1 - leaderIndex] as RunningServer;
+    const killedAt = performance.now();
+    await (replicas[leaderIndex] as RunningServer).stop("SIGKILL");
+    for (;;) {
+      const now = await call(survivor, "GET", "/api/v1/health");
+      if (now.body.job_leader === now.body.replica) break;
+      await Bun.sleep(20);
+    }
+    report(
+      `jobs taken over after their leader is killed (lease 5 s) (${label})`,
+      ms(performance.now() - killedAt),
+      "",
+      "",
+      "<= 2 scan intervals",
+    );
+    two.stop();
+    one.stop();
+    await survivor.stop();
+  }
+  receiver.stop();
+  await pg.close();
+}
+
+/** A webhook receiver in this process: `next()` resolves with the time the next delivery arrived. */
+function startDeliveryReceiver() {
+  let waiting: ((at: number) => void) | null = null;
+  const server = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    fetch: async (request) => {
+      await request.text();
+      const at = performance.now();
+      waiting?.(at);
+      waiting = null;
+      return new Response("ok");
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}/hooks`,
+    next: () =>
+      new Promise<number>((resolve) => {
+        waiting = resolve;
+      }),
+    stop: () => server.stop(true),
+  };
 }
 
 console.log(
@@ -787,7 +1059,7 @@ console.log(
   `${"measure".padEnd(58)} ${"Bulwark".padStart(14)} ${"baseline, same run".padStart(22)} ${"ratio".padStart(7)} goal`,
 );
 
-await (store === "postgresql" ? benchPostgresql() : benchSqlite());
+await (store === "replicas" ? benchReplicas() : store === "postgresql" ? benchPostgresql() : benchSqlite());
 
 console.log("\n| measure | Bulwark | baseline, same run | ratio | goal |\n|---|---|---|---|---|");
 for (const row of rows)

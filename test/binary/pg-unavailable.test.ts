@@ -132,9 +132,13 @@ test("while PostgreSQL is stopped requests answer 503 database_unavailable and h
     status: 503,
     database: "unreachable",
   });
-  // The jobs' runs and the dispatcher's polls meet the stopped database too: they fail, are logged
-  // (the dispatcher's once, however often it tries), and the process goes on.
-  expect(await waitForLog(/"msg":"job run".*"outcome":"failed"/, 10)).toBe(true);
+  // The jobs' lease and the dispatcher's polls meet the stopped database too: they fail, are logged
+  // (each once, however often they try), and the process goes on. No job runs meanwhile: a server that
+  // cannot renew the jobs' lease stops running them (another replica may hold it by now).
+  expect(await waitForLog(/job lease could not be taken or renewed/, 10)).toBe(true);
+  expect(server.output().match(/job lease could not be taken or renewed/g)).toHaveLength(1);
+  const leasesTaken = () => server.output().match(/took the job lease/g)?.length ?? 0;
+  const takenBeforeTheRestart = leasesTaken();
   expect(await waitForLog(/webhook dispatcher: polling failed/, 10)).toBe(true);
   expect(server.output().match(/webhook dispatcher: polling failed/g)).toHaveLength(1);
   expect(server.process.exitCode).toBeNull();
@@ -149,8 +153,12 @@ test("while PostgreSQL is stopped requests answer 503 database_unavailable and h
     status: 200,
     database: "ok",
   });
-  // The dispatcher, polling less often while it failed, finds the database again.
+  // The dispatcher, polling less often while it failed, finds the database again, and the server takes
+  // the jobs' lease again.
   expect(await waitForLog(/webhook dispatcher: polling again/, 15)).toBe(true);
+  const deadline = Date.now() + 10_000;
+  while (leasesTaken() === takenBeforeTheRestart && Date.now() < deadline) await Bun.sleep(50);
+  expect(leasesTaken()).toBe(takenBeforeTheRestart + 1);
   expect(server.process.exitCode).toBeNull();
 }, 60_000);
 

@@ -9,11 +9,13 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
-import { buildBinary, type RunningServer } from "../helpers/binary";
+import { buildBinary, type RunningServer, runCommand } from "../helpers/binary";
 import { createEnrollmentToken, enrollBody, HEALTHY_FACTS } from "../helpers/devices";
 import { enableTotp } from "../helpers/mfa";
+import { OIDC_CALLBACK, startOidcProvider, throughOidcProvider } from "../helpers/oidc-provider";
 import { type PgCluster, sharedPgCluster } from "../helpers/pg-cluster";
 import { type ReplicaSet, startReplicaSet } from "../helpers/replicas";
+import { createSamlIdp } from "../helpers/saml-idp";
 import { expectServerErrors } from "../helpers/server-errors";
 import { requester, TEST_PASSWORD, type TestApp } from "../helpers/test-app";
 import { totpCode } from "../helpers/totp";
@@ -21,6 +23,7 @@ import { startWebhookReceiver, type WebhookReceiver } from "../helpers/webhook-r
 
 const ADMIN_EMAIL = "ops@example.com";
 const SECRET = "replica-webhook-secret-0123456789";
+const SAML_CALLBACK = "https://console.corp.test/sso/saml-callback";
 
 let binary = "";
 let cluster: PgCluster;
@@ -44,6 +47,7 @@ function clientOf(url: string): TestApp {
   return {
     target: "executable",
     request: requester((path, init) => fetch(`${url}${path}`, init)),
+    fetch: (path: string, init: RequestInit) => fetch(`${url}${path}`, init),
     now: () => new Date(),
   } as unknown as TestApp;
 }
@@ -72,10 +76,19 @@ async function replicaSet(env: Record<string, string> = {}) {
   });
   sets.push(set);
   const [first, second] = set.replicas as [RunningServer, RunningServer];
+  /** A command of the executable on the replicas' database, as the operator runs it beside them. */
+  const operator = (args: string[]) => {
+    const run = runCommand(binary, args, folder, {
+      BULWARK_DATABASE_URL: url,
+      BULWARK_DATABASE_KEY_FILE: join(folder, "bulwark.key"),
+    });
+    if (run.code !== 0) throw new Error(`bulwark ${args.join(" ")}: ${run.stderr}`);
+  };
   return {
     set,
     folder,
     pool,
+    operator,
     /** Through HAProxy, as clients reach the replicas. */
     balanced: clientOf(set.url),
     a: clientOf(first.url),
@@ -89,7 +102,11 @@ async function signIn(client: TestApp, email = ADMIN_EMAIL) {
   });
   if (response.status !== 200)
     throw new Error(`sign-in: ${response.status} ${JSON.stringify(response.body)}`);
-  return response.body as { token: string; refresh_token: string; user: { id: string } };
+  return response.body as {
+    token: string;
+    refresh_token: string;
+    user: { id: string; organization_id: string };
+  };
 }
 
 async function subscribe(client: TestApp, token: string, receiver: WebhookReceiver, events: string[]) {
@@ -122,6 +139,9 @@ describe("two replicas on one database", () => {
       BULWARK_RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: "100000",
       BULWARK_RATE_LIMIT_AUTHENTICATED_PER_MINUTE: "100000",
       BULWARK_RATE_LIMIT_ENROLLMENTS_PER_MINUTE: "100000",
+      // The test OpenID provider runs on plain http on loopback.
+      BULWARK_AUTH_OIDC_ALLOW_INSECURE_ISSUERS: "true",
+      BULWARK_AUTH_OIDC_ALLOW_PRIVATE_ISSUERS: "true",
     });
   }, 60_000);
   afterAll(() => receiver.stop());
@@ -220,6 +240,96 @@ describe("two replicas on one database", () => {
     });
     expect(replayed.status).toBe(401);
   });
+
+  test("an OIDC sign-in and a SAML sign-in started on one replica finish on the other", async () => {
+    const admin = await signIn(world.a);
+    const organizationId = admin.user.organization_id;
+    world.operator(["org", "set-plan", "--org", organizationId, "--plan", "enterprise"]);
+    const op = await startOidcProvider({ redirectUris: [OIDC_CALLBACK] });
+    const idp = createSamlIdp({
+      entityId: "https://idp.corp.test/metadata",
+      ssoUrl: "https://idp.corp.test/sso",
+    });
+    try {
+      const settings = await world.b.request("PATCH", "/api/v1/organizations/current", {
+        token: admin.token,
+        body: {
+          sso: {
+            oidc: {
+              enabled: true,
+              issuer: op.issuer,
+              client_id: op.client_id,
+              client_secret: op.client_secret,
+              redirect_uris: [OIDC_CALLBACK],
+              allowed_domains: ["corp.test"],
+            },
+            saml: {
+              enabled: true,
+              idp_entity_id: "https://idp.corp.test/metadata",
+              idp_sso_url: "https://idp.corp.test/sso",
+              idp_certificate: idp.certificate,
+              redirect_uris: [SAML_CALLBACK],
+              allowed_domains: ["corp.test"],
+            },
+          },
+        },
+      });
+      expect(settings.status).toBe(200);
+
+      // OIDC: the state, nonce and PKCE verifier made by A are what B checks the provider's answer against.
+      op.setAccount("erin", { email: "erin@corp.test", email_verified: true, name: "Erin Example" });
+      const flow = await throughOidcProvider(world.a, op, "erin");
+      const oidc = await world.b.request("POST", "/api/v1/auth/sso/oidc/callback", { body: flow });
+      expect(oidc.status).toBe(200);
+      expect(oidc.body.user.email).toBe("erin@corp.test");
+      const replayed = await world.a.request("POST", "/api/v1/auth/sso/oidc/callback", { body: flow });
+      expect(replayed.status).toBe(401);
+      expect(replayed.body.reason).toBe("sso_state_invalid");
+
+      // SAML: the AuthnRequest made by A is what B's ACS accepts the response to, once.
+      const metadata = await (
+        await world.a.fetch(`/api/v1/auth/sso/saml/metadata?organization_id=${organizationId}`, {})
+      ).text();
+      const query = new URLSearchParams({
+        organization_id: organizationId,
+        redirect_uri: SAML_CALLBACK,
+        state: "replica-saml-state-1",
+      });
+      const login = await world.a.fetch(`/api/v1/auth/sso/saml/login?${query}`, { redirect: "manual" });
+      expect({ status: login.status, body: login.status === 302 ? "" : await login.text() }).toEqual({
+        status: 302,
+        body: "",
+      });
+      const samlResponse = await idp.respond(metadata, login.headers.get("location"), {
+        nameId: "persistent-id-frank",
+        email: "frank@corp.test",
+        name: "Frank Example",
+      });
+      const postAcs = (client: TestApp) =>
+        client.fetch("/api/v1/auth/sso/saml/acs", {
+          method: "POST",
+          redirect: "manual",
+          headers: { "content-type": "application/x-www-form-urlencoded" },
+          body: new URLSearchParams({
+            SAMLResponse: samlResponse,
+            RelayState: "replica-saml-state-1",
+          }).toString(),
+        });
+      const acs = await postAcs(world.b);
+      expect(acs.status).toBe(303);
+      const code = new URL(acs.headers.get("location") ?? "").searchParams.get("code") ?? "";
+      const tokens = await world.a.request("POST", "/api/v1/auth/sso/saml/token", { body: { code } });
+      expect(tokens.status).toBe(200);
+      expect(tokens.body.user.email).toBe("frank@corp.test");
+      // The same response posted again, to the replica that made the request: a replay, sent back to
+      // the client with an error and no code.
+      const samlReplay = new URL((await postAcs(world.a)).headers.get("location") ?? "");
+      expect(samlReplay.searchParams.get("code")).toBeNull();
+      expect(samlReplay.searchParams.get("error")).toBe("sso_response_replayed");
+    } finally {
+      await op.close();
+    }
+  }, 30_000);
 
   test("parallel enrollments spread over both use an enrollment token exactly its number of times, each device with its own VPN address", async () => {
     const admin = await signIn(world.balanced);
@@ -387,6 +497,48 @@ describe("shared limits", () => {
       expect(locked.body.reason).toBe("login_throttled");
     }
   }, 60_000);
+});
+
+describe("a webhook attempt whose replica is killed", () => {
+  test("is sent again by the other replica once its lease runs out, with the same delivery id", async () => {
+    const world = await replicaSet({ BULWARK_WEBHOOKS_TIMEOUT_SECONDS: "2" });
+    const admin = await signIn(world.balanced);
+    // The first attempt is held open (the receiver does not answer it); later ones are answered.
+    let release: (() => void) | null = null;
+    const receiver = startWebhookReceiver((_request, index) =>
+      index === 0
+        ? new Promise<Response>((resolve) => {
+            release = () => resolve(new Response("late"));
+          })
+        : new Response("ok"),
+    );
+    try {
+      await subscribe(world.balanced, admin.token, receiver, ["policy.created"]);
+      const created = await world.balanced.request("POST", "/api/v1/policies", {
+        token: admin.token,
+        body: { name: "Announced once" },
+      });
+      expect(created.status).toBe(201);
+      expect(await waitFor(() => receiver.received.length === 1, 10)).toBe(true);
+      // The replica holding the attempt: the process of the connection to the receiver.
+      const sockets = Bun.spawnSync(["ss", "-Htnp", `dport = :${receiver.port}`]).stdout.toString();
+      const sender = Number(/pid=(\d+)/.exec(sockets)?.[1]);
+      const holder = world.set.replicas.find((replica) => replica.process.pid === sender);
+      expect(holder).toBeDefined();
+      holder?.process.kill("SIGKILL");
+      await holder?.process.exited;
+      // Its lease (the 2 s timeout and a 5 s margin) runs out; the other replica sends it again.
+      expect(await waitFor(() => receiver.received.length === 2, 20)).toBe(true);
+      const [first, second] = receiver.received;
+      expect(second?.payload.id).toBe(first?.payload.id as string);
+      expect(second?.headers["webhook-id"]).toBe(first?.headers["webhook-id"] as string);
+      await Bun.sleep(1000);
+      expect(receiver.received).toHaveLength(2);
+    } finally {
+      (release as (() => void) | null)?.();
+      receiver.stop();
+    }
+  }, 40_000);
 });
 
 describe("a replica killed under write load", () => {
