@@ -617,10 +617,14 @@ async function measureDeepPagesAfter(
  * The PostgreSQL the store modes measure: a durable throwaway cluster whose processes run on the server
  * core, or `--pg-url`; databases made and dropped on it.
  */
-async function openBenchPostgres() {
+async function openBenchPostgres(settingsLines: string[] = []) {
   const cluster = pgUrl
     ? null
-    : await startPgCluster({ durable: true, cpus: SERVER_CORE, settings: ["max_connections = 200"] });
+    : await startPgCluster({
+        durable: true,
+        cpus: SERVER_CORE,
+        settings: ["max_connections = 200", ...settingsLines],
+      });
   const serverUrl = pgUrl || (cluster?.url as string);
   const admin = new SQL(serverUrl, { max: 1 });
   const settings = await admin`SELECT name, setting, unit FROM pg_settings WHERE name IN
@@ -872,7 +876,8 @@ async function startHaproxy(port: number, replicas: [string, string]) {
  * request; webhook delivery latency through both; the jobs' move when their leader is killed.
  */
 async function benchReplicas(): Promise<void> {
-  const pg = await openBenchPostgres();
+  // pg_stat_statements: PostgreSQL's time per statement, for where the time of a check-in goes.
+  const pg = await openBenchPostgres(pgUrl ? [] : ["shared_preload_libraries = 'pg_stat_statements'"]);
   // With --pg-url, PostgreSQL's processes are elsewhere: its CPU is not counted.
   const postmaster = pg.cluster?.pid ?? 0;
   const keyFile = `${join(dataFolder, "bulwark.db")}.key`;
@@ -886,6 +891,25 @@ async function benchReplicas(): Promise<void> {
     const url = await pg.newDatabase();
     previous = pg.databases[pg.databases.length - 1];
     await copyFleetTo(url, size, seedSeconds);
+    const statements = new SQL(url, { max: 1 });
+    const hasStatements = await statements`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`.then(
+      () => true,
+      () => false,
+    );
+    /** PostgreSQL's execution time per request of the statements run since the last call, the largest first. */
+    const statementTimes = async (requests: number) => {
+      if (!hasStatements) return "";
+      const rows = await statements`SELECT query, calls, total_exec_time FROM pg_stat_statements
+        WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+        ORDER BY total_exec_time DESC LIMIT 6`;
+      await statements`SELECT pg_stat_statements_reset()`;
+      return rows
+        .map(
+          (row: { query: string; calls: number; total_exec_time: number }) =>
+            `${Math.round((row.total_exec_time * 1000) / requests)} µs ${row.query.replace(/\s+/g, " ").slice(0, 60)} (${Math.round(Number(row.calls) / (requests / 1000))} per 1,000)`,
+        )
+        .join("; ");
+    };
     const replicaEnv = (index: number) => ({
       BULWARK_DATABASE_URL: url,
       BULWARK_DATABASE_KEY_FILE: keyFile,
@@ -897,6 +921,19 @@ async function benchReplicas(): Promise<void> {
       // The jobs' lease lasts one scan interval: 5 s here, 60 s by default.
       BULWARK_JOBS_SCAN_INTERVAL_SECONDS: "5",
     });
+    /** One more run of each, printing PostgreSQL's time per request by statement. */
+    const statementsPerRequest = async (what: string, run: (url: string) => Promise<WrkResult>) => {
+      for (const [name, proxy] of [
+        ["two replicas", two],
+        ["one replica", one],
+      ] as const) {
+        await statementTimes(1);
+        const result = await run(proxy.url);
+        console.log(
+          `  PostgreSQL's time per ${what} by statement, ${name}: ${await statementTimes(result.rps * seconds)}`,
+        );
+      }
+    };
     const replicas = [await startBulwark(replicaEnv(1)), await startBulwark(replicaEnv(2))] as [
       RunningServer,
       RunningServer,
@@ -957,13 +994,27 @@ async function benchReplicas(): Promise<void> {
     );
     reportCpu(`reads, two replicas, ${label}`);
     reportCpu(`reads, one replica, ${label}`);
+    await statementsPerRequest("device read", readDevice);
+    /** Transactions both replicas ran again (serialization failures, deadlocks), and their check-in commits. */
+    const retriesAndCommits = async () => {
+      let retries = 0;
+      let commits = 0;
+      for (const replica of replicas) {
+        const text = await (await fetch(`${replica.url}/metrics`)).text();
+        retries += Number(/^bulwark_db_transaction_retries_total (\S+)$/m.exec(text)?.[1] ?? 0);
+        commits += Number(/^bulwark_checkin_batch_size_count (\S+)$/m.exec(text)?.[1] ?? 0);
+      }
+      return { retries, commits };
+    };
     const checkIns = (url: string) =>
       wrk(`${url}/api/v1/agent/checkin`, { connections: CONNECTIONS, seconds, script: checkinScript });
+    const before = await retriesAndCommits();
     const writes = await alternate(
       rounds,
       measured(`check-ins, two replicas, ${label}`, two, checkIns),
       measured(`check-ins, one replica, ${label}`, one, checkIns),
     );
+    const after = await retriesAndCommits();
     report(
       `P10 check-ins, two replicas behind HAProxy (${label})`,
       `${perSecond(writes.a.rps)}${checked(writes.a)}`,
@@ -972,6 +1023,13 @@ async function benchReplicas(): Promise<void> {
     );
     reportCpu(`check-ins, two replicas, ${label}`);
     reportCpu(`check-ins, one replica, ${label}`);
+    await statementsPerRequest("check-in", checkIns);
+    report(
+      `  transactions run again per 100 check-in commits, both runs (${label})`,
+      ((100 * (after.retries - before.retries)) / Math.max(1, after.commits - before.commits)).toFixed(1),
+      `${after.commits - before.commits} commits`,
+      "",
+    );
 
     // Webhook latency: a rename answered, then its device.updated received, one at a time.
     await call(
@@ -1023,6 +1081,7 @@ async function benchReplicas(): Promise<void> {
     two.stop();
     one.stop();
     await survivor.stop();
+    await statements.close();
   }
   receiver.stop();
   await pg.close();

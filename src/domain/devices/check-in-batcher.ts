@@ -88,28 +88,34 @@ export class CheckInBatcher {
   private async write(batch: PendingCheckIn[]): Promise<void> {
     let outcomes: CheckInOutcome[] = [];
     try {
-      await withTransaction(this.deps.db, async (tx) => {
-        // PostgreSQL may run the transaction again (a serialization failure): each run starts afresh.
-        try {
-          outcomes = await inSavepoint(tx, () => checkInDevices(this.deps, tx, batch));
-        } catch (error) {
-          // Some failures end the whole transaction (SQLite's disk full or I/O error; PostgreSQL's
-          // serialization failure, run again as a whole): then nothing of the batch holds.
-          if (endsTransaction(tx, error)) throw error;
-          // A statement of the batch failed (a log entry the database refused, say): its writes are
-          // undone, and the check-ins are recorded one at a time, so that only the one that fails fails.
-          outcomes = [];
-          for (const pending of batch) {
-            try {
-              const [outcome] = await inSavepoint(tx, () => checkInDevices(this.deps, tx, [pending]));
-              outcomes.push(outcome as CheckInOutcome);
-            } catch (error) {
-              if (endsTransaction(tx, error)) throw error;
-              outcomes.push({ ok: false, error });
+      await withTransaction(
+        this.deps.db,
+        async (tx) => {
+          // PostgreSQL may run the transaction again (a deadlock): each run starts afresh.
+          try {
+            outcomes = await inSavepoint(tx, () => checkInDevices(this.deps, tx, batch));
+          } catch (error) {
+            // Some failures end the whole transaction (SQLite's disk full or I/O error; PostgreSQL's
+            // serialization failure, run again as a whole): then nothing of the batch holds.
+            if (endsTransaction(tx, error)) throw error;
+            // A statement of the batch failed (a log entry the database refused, say): its writes are
+            // undone, and the check-ins are recorded one at a time, so that only the one that fails fails.
+            outcomes = [];
+            for (const pending of batch) {
+              try {
+                const [outcome] = await inSavepoint(tx, () => checkInDevices(this.deps, tx, [pending]));
+                outcomes.push(outcome as CheckInOutcome);
+              } catch (error) {
+                if (endsTransaction(tx, error)) throw error;
+                outcomes.push({ ok: false, error });
+              }
             }
           }
-        }
-      });
+        },
+        // READ COMMITTED on PostgreSQL, the batch's device rows locked as it reads them: batches of two
+        // servers checking in devices side by side no longer fail each other's serializable checks.
+        { isolation: "read committed" },
+      );
     } catch (error) {
       const unavailable = new UnavailableError(
         "database_unavailable",

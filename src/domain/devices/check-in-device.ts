@@ -197,7 +197,13 @@ export async function checkInDevices(
       })),
     ),
   );
-  for (const plan of written)
+  // By organization (a stable sort: a device's own changes keep their order), so that every batch takes
+  // the organizations' event locks (insertEventRow on PostgreSQL) in one order, and two batches on two
+  // servers never wait for each other in a circle.
+  const byOrganization = [...written].sort((a, b) =>
+    a.row.organizationId < b.row.organizationId ? -1 : a.row.organizationId > b.row.organizationId ? 1 : 0,
+  );
+  for (const plan of byOrganization)
     await recordComplianceChange(tx, now, plan.reported, plan.policy, plan.compliance.result);
   const wipes = Map.groupBy(await lookUpPendingWipesOf(tx, [...saves.keys()]), (wipe) => wipe.deviceId);
   const outcomes: CheckInOutcome[] = [];
