@@ -142,6 +142,7 @@ describe("two replicas on one database", () => {
       // The test OpenID provider runs on plain http on loopback.
       BULWARK_AUTH_OIDC_ALLOW_INSECURE_ISSUERS: "true",
       BULWARK_AUTH_OIDC_ALLOW_PRIVATE_ISSUERS: "true",
+      BULWARK_METRICS_ENABLED: "true",
     });
   }, 60_000);
   afterAll(() => receiver.stop());
@@ -176,6 +177,18 @@ describe("two replicas on one database", () => {
     ).toBe(true);
     const leader = (await world.a.request("GET", "/api/v1/health")).body.job_leader;
     expect(names).toContain(leader);
+    // Each replica's metrics carry its name, and exactly one of them runs the jobs.
+    const scrapes = await Promise.all(
+      [world.a, world.b].map(async (client) => await (await client.fetch("/metrics", {})).text()),
+    );
+    const leading = scrapes.map((text, index) => {
+      expect(text).toMatch(
+        new RegExp(`^bulwark_build_info\\{[^}]*replica="${names[index]}"[^}]*\\} 1$`, "m"),
+      );
+      return Number(/^bulwark_job_leader (\d+)$/m.exec(text)?.[1]);
+    });
+    expect(leading[names.indexOf(leader)]).toBe(1);
+    expect([...leading].sort()).toEqual([0, 1]);
   });
 
   test("a token issued by one replica works on the other, and signing out on one ends it on both", async () => {
