@@ -4,7 +4,7 @@ import { openMigratedStore, type StoreHandle } from "./db/open-store";
 import { loadOrCreateTokenKeys } from "./domain/auth/token-keys";
 import { CheckInBatcher } from "./domain/devices/check-in-batcher";
 import { assignVpnSubnets } from "./domain/organizations/assign-vpn-subnets";
-import { sealedSecretsReadable } from "./domain/system/check-sealed-secrets";
+import { sealedSecretsReadable, sealKeyCheck } from "./domain/system/check-sealed-secrets";
 import { ensureWireGuardServerKey } from "./domain/vpn/server-key";
 import { sealWebhookSecrets } from "./domain/webhooks/seal-webhook-secrets";
 import type { AppDeps } from "./http/app-deps";
@@ -121,10 +121,11 @@ export async function bootDependencies(
       `${keyFileOf(config.database)} does not open the secrets sealed in this database (restored or copied without its key file?): webhook signatures, authenticator apps, device certificates and the VPN server export fail until that key file is put back`,
     );
   }
+  if (database.store === "postgresql") await sealKeyCheck(deps);
   await sealWebhookSecrets(deps);
   await ensureWireGuardServerKey(deps);
   // Replicas on different hosts, each given no key file, would each create one: the first to seal the
-  // VPN server key wins, and any other finds here that its key does not open it, before it serves.
+  // key check wins, and any other finds here that its key does not open it, before it serves.
   if (database.store === "postgresql" && !(await sealedSecretsReadable(deps))) {
     await database.close();
     throw new SecretKeyMismatch(

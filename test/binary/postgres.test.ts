@@ -220,6 +220,22 @@ describe("bulwark on PostgreSQL", () => {
     });
   }, 60_000);
 
+  test("with vpn.server_public_key set, so that no VPN key is sealed, a second server with another key file is still refused", async () => {
+    const { folder, env, database } = await installation();
+    const external = { ...env, BULWARK_VPN_SERVER_PUBLIC_KEY: randomBytes(32).toString("base64") };
+    await serve(folder, external);
+    const label = `postgresql://${ROLE.name}@127.0.0.1:${cluster.port}/${database}`;
+    // A second host given no key file: it would make its own, and seal with it what the first cannot open.
+    const missingKey = join(folder, "second-host.key");
+    const missing = await serveUntilItStops(folder, { ...external, BULWARK_DATABASE_KEY_FILE: missingKey });
+    expect(missing.code).toBe(1);
+    expectOneLine(
+      missing.stderr,
+      `${missingKey} does not exist, and ${label} holds secrets sealed with another key`,
+    );
+    expect(existsSync(missingKey)).toBe(false);
+  }, 60_000);
+
   test("backup and restore exit 2 and point to pg_dump and pg_restore", async () => {
     const { folder, env } = await installation();
     const backup = run(["backup", join(folder, "bulwark.dump")], folder, env);

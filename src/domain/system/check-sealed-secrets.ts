@@ -1,8 +1,33 @@
 import { isNotNull, like } from "drizzle-orm";
+import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
 import { deviceCas, mfaMethods, serverKeys, webhooks } from "../../db/tables";
+import { toIso } from "../../lib/clock";
 import { SecretBoxError } from "../../lib/secret-box";
 import type { DomainDeps } from "../deps";
+
+/** The row of server_keys that holds the key check (keyCheck), beside the VPN server's key pair. */
+const KEY_CHECK = "key-check";
+
+/**
+ * Seals a value into the database at its first start on PostgreSQL (a row of server_keys named
+ * `key-check`, written once), so that every later start, on any replica, has something sealed to prove
+ * its key file against (sealedSecretsReadable), even when the first start sealed nothing else (with
+ * `vpn.server_public_key` set, no VPN server key is made).
+ */
+export async function sealKeyCheck(deps: Pick<DomainDeps, "db" | "secrets" | "clock">): Promise<void> {
+  await withTransaction(deps.db, async (tx) => {
+    await tx
+      .insert(serverKeys)
+      .values({
+        name: KEY_CHECK,
+        publicKey: "",
+        sealedPrivateKey: deps.secrets.seal("bulwark key check"),
+        createdAt: toIso(deps.clock.now()),
+      })
+      .onConflictDoNothing();
+  });
+}
 
 /**
  * Whether the key file opens the secrets sealed in this database; false after a database was restored
