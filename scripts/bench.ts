@@ -32,6 +32,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { freePort, startPgCluster } from "../test/helpers/pg-cluster";
+import { type RunningProxy, startHaproxy } from "../test/helpers/replicas";
 import { floorToken } from "./bench/baseline-floor";
 import {
   alternate,
@@ -841,35 +842,6 @@ function postgresPids(postmaster: number): number[] {
   ];
 }
 
-/** HAProxy with deploy/haproxy-replicas.cfg as shipped, plain HTTP, on the server core, over `replicas`. */
-async function startHaproxy(port: number, replicas: [string, string]) {
-  const child = Bun.spawn(
-    ["taskset", "-c", SERVER_CORE, "haproxy", "-db", "-f", join(here, "../deploy/haproxy-replicas.cfg")],
-    {
-      env: {
-        PATH: `${process.env.PATH ?? ""}:/usr/sbin`,
-        BULWARK_PLAIN_HTTP: "1",
-        BULWARK_BIND: `127.0.0.1:${port}`,
-        BULWARK_REPLICA_1: replicas[0],
-        BULWARK_REPLICA_2: replicas[1],
-      },
-      stdout: "ignore",
-      stderr: "inherit",
-    },
-  );
-  const url = `http://127.0.0.1:${port}`;
-  for (let tries = 0; ; tries++) {
-    try {
-      await fetch(`${url}/api/v1/health`);
-      break;
-    } catch (error) {
-      if (tries > 200) throw error;
-      await Bun.sleep(25);
-    }
-  }
-  return { url, pid: child.pid, stop: () => child.kill("SIGKILL") };
-}
-
 /**
  * P10: two replicas behind HAProxy against one replica behind the same HAProxy (its one server named
  * twice), alternated, at each size: device reads and check-ins with the CPU each process spent per
@@ -939,17 +911,18 @@ async function benchReplicas(): Promise<void> {
       RunningServer,
     ];
     const hosts = replicas.map((replica) => new URL(replica.url).host) as [string, string];
-    const two = await startHaproxy(BULWARK_PORT + 10, hosts);
-    const one = await startHaproxy(BULWARK_PORT + 11, [hosts[0], hosts[0]]);
+    // On the server core, as the replicas and PostgreSQL.
+    const onServerCore = ["taskset", "-c", SERVER_CORE];
+    const two = await startHaproxy(BULWARK_PORT + 10, hosts, onServerCore);
+    const one = await startHaproxy(BULWARK_PORT + 11, [hosts[0], hosts[0]], onServerCore);
     const cpu: Record<string, { bulwark: number[]; postgres: number[]; haproxy: number[] }> = {};
     /** A wrk run through `proxy`, with the CPU each process spent per request during it. */
     const measured =
-      (name: string, proxy: { url: string; pid: number }, run: (url: string) => Promise<WrkResult>) =>
-      async () => {
+      (name: string, proxy: RunningProxy, run: (url: string) => Promise<WrkResult>) => async () => {
         const pids = {
           bulwark: replicas.map((replica) => replica.pid),
           postgres: postgresPids(postmaster),
-          haproxy: [proxy.pid],
+          haproxy: [proxy.process.pid],
         };
         const sum = (list: number[]) => list.reduce((total, pid) => total + cpuSeconds(pid), 0);
         const before = {
@@ -1078,8 +1051,8 @@ async function benchReplicas(): Promise<void> {
       "",
       "<= 2 scan intervals",
     );
-    two.stop();
-    one.stop();
+    await two.stop();
+    await one.stop();
     await survivor.stop();
     await statements.close();
   }

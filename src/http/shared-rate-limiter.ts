@@ -53,7 +53,7 @@ export class SharedRateLimiter implements RateLimiter {
         const hits: Hit[] = [];
         this.turn = hits;
         setImmediate(() => {
-          if (this.turn === hits) this.turn = null;
+          this.turn = null;
           void this.count(hits);
         });
       }

@@ -5,23 +5,11 @@
  * by test/binary/replicas.test.ts.
  */
 import { mkdirSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { type RunningServer, startServer } from "./binary";
+import { freePort } from "./pg-cluster";
 
 export const HAPROXY_REPLICAS_CFG = join(import.meta.dir, "../../deploy/haproxy-replicas.cfg");
-
-/** A port free now on loopback (for HAProxy, whose address the replicas must know before they start). */
-export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 export interface RunningProxy {
   url: string;
@@ -29,8 +17,15 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
-/** HAProxy with deploy/haproxy-replicas.cfg on `port`, balancing over `replicas` (host:port each). */
-export async function startHaproxy(port: number, replicas: string[]): Promise<RunningProxy> {
+/**
+ * HAProxy with deploy/haproxy-replicas.cfg as shipped (plain HTTP) on `port`, balancing over `replicas`
+ * (host:port each); `prefix` goes before the command (the benchmark's `taskset`).
+ */
+export async function startHaproxy(
+  port: number,
+  replicas: string[],
+  prefix: string[] = [],
+): Promise<RunningProxy> {
   if (replicas.length !== 2) throw new Error("deploy/haproxy-replicas.cfg names two replicas");
   const env = {
     PATH: `${process.env.PATH ?? ""}:/usr/sbin:/sbin`,
@@ -39,7 +34,7 @@ export async function startHaproxy(port: number, replicas: string[]): Promise<Ru
     BULWARK_REPLICA_1: replicas[0] as string,
     BULWARK_REPLICA_2: replicas[1] as string,
   };
-  const child = Bun.spawn(["haproxy", "-db", "-f", HAPROXY_REPLICAS_CFG], {
+  const child = Bun.spawn([...prefix, "haproxy", "-db", "-f", HAPROXY_REPLICAS_CFG], {
     env,
     stdout: "ignore",
     stderr: "pipe",

@@ -5,9 +5,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../client";
-
-type Executor = { execute(query: ReturnType<typeof sql>): Promise<unknown> };
-const pg = (db: Db) => db as unknown as Executor;
+import { runStatement, selectRows } from "../dialect";
 
 /** Requests to count: `n` more for `key` in `windowMinute`. */
 export interface WindowHits {
@@ -24,19 +22,22 @@ export async function countWindowHits(
   db: Db,
   hits: readonly WindowHits[],
 ): Promise<{ key: string; windowMinute: number; count: number }[]> {
-  const rows = (await pg(db).execute(sql`
+  const rows = await selectRows<{ key: string; window_minute: number; count: number }>(
+    db,
+    sql`
     INSERT INTO rate_limit_windows AS w (key, window_minute, count)
     SELECT h.key, h.window_minute, h.n FROM json_to_recordset(${JSON.stringify(
       hits.map((hit) => ({ key: hit.key, window_minute: hit.windowMinute, n: hit.n })),
     )}::text::json) AS h(key text, window_minute int, n int)
     ON CONFLICT (key, window_minute) DO UPDATE SET count = w.count + excluded.count
-    RETURNING w.key, w.window_minute, w.count`)) as { key: string; window_minute: number; count: number }[];
+    RETURNING w.key, w.window_minute, w.count`,
+  );
   return rows.map((row) => ({ key: row.key, windowMinute: row.window_minute, count: row.count }));
 }
 
 /** Forgets the windows that ended before `windowMinute`. */
 export async function dropWindowsBefore(db: Db, windowMinute: number): Promise<void> {
-  await pg(db).execute(sql`DELETE FROM rate_limit_windows WHERE window_minute < ${windowMinute}`);
+  await runStatement(db, sql`DELETE FROM rate_limit_windows WHERE window_minute < ${windowMinute}`);
 }
 
 /** The lease as one server sees it after trying to take or keep it. */
@@ -59,7 +60,9 @@ export async function takeOrKeepLease(
   holder: string,
   seconds: number,
 ): Promise<LeaseState> {
-  const rows = (await pg(db).execute(sql`
+  const rows = await selectRows<{ holder: string; term: number }>(
+    db,
+    sql`
     INSERT INTO job_leases AS l (name, holder, term, acquired_at, expires_at)
     VALUES (${name}, ${holder}, 1, now(), now() + make_interval(secs => ${seconds}))
     ON CONFLICT (name) DO UPDATE SET
@@ -68,13 +71,14 @@ export async function takeOrKeepLease(
       acquired_at = CASE WHEN l.holder = excluded.holder THEN l.acquired_at ELSE now() END,
       expires_at = excluded.expires_at
     WHERE l.holder = excluded.holder OR l.expires_at <= now()
-    RETURNING l.holder, l.term`)) as { holder: string; term: number }[];
+    RETURNING l.holder, l.term`,
+  );
   const taken = rows[0];
   if (taken) return { isHeld: true, holder: taken.holder, term: taken.term };
-  const current = (await pg(db).execute(sql`SELECT holder, term FROM job_leases WHERE name = ${name}`)) as {
-    holder: string;
-    term: number;
-  }[];
+  const current = await selectRows<{ holder: string; term: number }>(
+    db,
+    sql`SELECT holder, term FROM job_leases WHERE name = ${name}`,
+  );
   const row = current[0];
   return { isHeld: false, holder: row?.holder ?? "", term: row?.term ?? 0 };
 }
@@ -84,7 +88,8 @@ export async function takeOrKeepLease(
  * instead of when it would have run out. The row stays, and the next holder's term follows this one's.
  */
 export async function releaseLease(db: Db, name: string, holder: string): Promise<void> {
-  await pg(db).execute(
+  await runStatement(
+    db,
     sql`UPDATE job_leases SET expires_at = now() WHERE name = ${name} AND holder = ${holder}`,
   );
 }
