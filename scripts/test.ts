@@ -54,7 +54,7 @@ interface Totals {
   failed: number;
   skipped: number;
   exitCode: number;
-  /** bun test's "(fail) ..." lines: repeated at the end, where a CI log's tail shows them. */
+  /** bun test's failures, each with the error printed before it: repeated at the end, where a CI log's tail shows them. */
   failures: string[];
   /** How long the pass took, in seconds. */
   seconds: number;
@@ -79,16 +79,36 @@ async function runBunTest(label: string, testArgs: string[], env: Record<string,
   }
   const exitCode = await child.exited;
   const seconds = Math.round((performance.now() - started) / 1000);
+  return { ...counts(output), exitCode, failures: failuresWithErrors(output), seconds };
+}
+
+const TEST_LINE = /^\((pass|fail|skip|todo)\) /;
+/** The lines a failure's error takes at most in the closing summary. */
+const ERROR_LINES = 30;
+
+/** Each failed test once, after the (last ERROR_LINES) lines of its error, which bun prints before it. */
+function failuresWithErrors(output: string): string[] {
+  const lines = output.split("\n");
+  const seen = new Set<string>();
+  const failures: string[] = [];
+  let blockStart = 0;
+  lines.forEach((line, index) => {
+    if (!TEST_LINE.test(line)) return;
+    if (line.startsWith("(fail)") && !seen.has(line)) {
+      seen.add(line);
+      const error = lines
+        .slice(Math.max(blockStart, index - ERROR_LINES), index)
+        .filter((l) => l.trim() !== "");
+      failures.push([...error.map((l) => `    ${l}`), line].join("\n"));
+    }
+    blockStart = index + 1;
+  });
+  return failures;
+}
+
+function counts(output: string) {
   const count = (word: string) => Number(new RegExp(`^\\s*(\\d+) ${word}$`, "m").exec(output)?.[1] ?? 0);
-  const failures = output.split("\n").filter((line) => line.startsWith("(fail)"));
-  return {
-    passed: count("pass"),
-    failed: count("fail"),
-    skipped: count("skip"),
-    exitCode,
-    failures,
-    seconds,
-  };
+  return { passed: count("pass"), failed: count("fail"), skipped: count("skip") };
 }
 
 const positionals = args.filter(
