@@ -266,6 +266,13 @@ export interface TransactionOptions {
    * instead of being refused again and again.
    */
   isolation?: "serializable" | "read committed";
+  /**
+   * Run the transaction again after a unique violation (23505) on PostgreSQL. For a transaction that
+   * looks for a duplicate before it inserts, under READ COMMITTED: a concurrent one that inserted the
+   * same value first makes the insert fail once it commits, and the next run's check finds that row and
+   * refuses as it should (an enrollment's WireGuard key, which two organizations' turns do not order).
+   */
+  retryUniqueViolations?: boolean;
 }
 
 /**

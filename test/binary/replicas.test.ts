@@ -62,7 +62,8 @@ async function replicaSet(env: Record<string, string> = {}) {
   const folder = join(work, `set-${++sets_started}`);
   mkdirSync(folder);
   const url = await cluster.createDatabase();
-  const pool = new SQL(url, { max: 1 });
+  // Two connections: a test may hold a transaction open on one and watch PostgreSQL on the other.
+  const pool = new SQL(url, { max: 2 });
   pools.push(pool);
   const set = await startReplicaSet(binary, folder, {
     BULWARK_DATABASE_URL: url,
@@ -366,6 +367,35 @@ describe("two replicas on one database", () => {
     expect(new Set(addresses).size).toBe(20);
     const listed = await world.b.request("GET", "/api/v1/enrollment-tokens", { token: admin.token });
     expect(listed.body.data.find((row: { id: string }) => row.id === id)?.uses).toBe(20);
+  }, 30_000);
+
+  test("an enrollment that waits for its organization's turn while its token is revoked is refused as revoked", async () => {
+    const admin = await signIn(world.balanced);
+    const { id, token } = await createEnrollmentToken(world.balanced, admin.token, { max_uses: 5 });
+    const turn = `bulwark:enroll:${admin.user.organization_id}`;
+    const request = () =>
+      world.a.request("POST", "/api/v1/devices/enroll", {
+        body: enrollBody(token, { platform: "linux", os_version: "Debian 12" }),
+      });
+    let waiting: ReturnType<typeof request> | undefined;
+    // The organization's turn, held here as another enrollment holds it, while one enrollment waits for
+    // it on replica a and the token is revoked on replica b.
+    await world.pool.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(hashtextextended(${turn}, 0))`;
+      waiting = request();
+      const waits = async () =>
+        (
+          await world.pool`SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted
+            AND ((classid::bigint << 32) | objid::bigint) = hashtextextended(${turn}, 0)`
+        ).length > 0;
+      expect(await waitFor(waits, 10)).toBe(true);
+      const revoked = await world.b.request("DELETE", `/api/v1/enrollment-tokens/${id}`, {
+        token: admin.token,
+      });
+      expect(revoked.status).toBe(204);
+    });
+    const answer = await (waiting as ReturnType<typeof request>);
+    expect([answer.status, answer.body.reason]).toEqual([401, "enrollment_token_revoked"]);
   }, 30_000);
 
   test("100 events written through both replicas reach a receiver exactly once each, in order per device", async () => {

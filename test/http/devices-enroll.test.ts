@@ -246,6 +246,27 @@ describe("POST /devices/enroll", () => {
     expect(reused.vpn_config.public_key).toBe(publicKey);
   });
 
+  test("one key enrolled into two organizations at once: one device gets it, the other enrollment is a 409", async () => {
+    // Against replicas, HAProxy sends the two requests of a round to different servers, whose
+    // enrollments (one organization's turn each) then race for the key.
+    const tokens = await Promise.all(
+      [await t.createOrganization(), await t.createOrganization()].map(async (org) => {
+        const { token } = await createEnrollmentToken(t, org.adminToken, { max_uses: 10 });
+        return token;
+      }),
+    );
+    for (let round = 0; round < 10; round++) {
+      const publicKey = freshPublicKey();
+      const answers = await Promise.all(
+        tokens.map((token) =>
+          t.request("POST", ENROLL, { body: enrollBody(token, { public_key: publicKey }) }),
+        ),
+      );
+      const outcomes = answers.map((answer) => `${answer.status} ${answer.body.reason ?? ""}`.trim()).sort();
+      expect(outcomes).toEqual(["201", "409 public_key_taken"]);
+    }
+  });
+
   test("400 naming public_key for a low-order X25519 point, whatever its top bit", async () => {
     const org = await t.createOrganization();
     const { token } = await createEnrollmentToken(t, org.adminToken);

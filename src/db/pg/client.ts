@@ -146,6 +146,7 @@ export function isPgTransaction(db: object): boolean {
 
 /** SQLSTATEs after which a whole transaction may simply run again: a serialization failure, a deadlock. */
 const RETRYABLE = new Set(["40001", "40P01"]);
+const UNIQUE_VIOLATION = "23505";
 const ATTEMPTS = 8;
 
 type PgRoot = {
@@ -182,7 +183,10 @@ export async function withPgTransaction<T>(
           { isolationLevel: options.isolation ?? "serializable" },
         );
       } catch (error) {
-        if (attempt >= ATTEMPTS || !RETRYABLE.has(sqlStateOf(error) ?? "")) throw error;
+        const state = sqlStateOf(error) ?? "";
+        const retryable =
+          RETRYABLE.has(state) || (options.retryUniqueViolations === true && state === UNIQUE_VIOLATION);
+        if (attempt >= ATTEMPTS || !retryable) throw error;
         if (root) root.activity.retriedTransactions++;
         await Bun.sleep(Math.random() * 5 * attempt);
       }

@@ -23,12 +23,7 @@ export async function consumeEnrollmentToken(
       .from(enrollmentTokens)
       .where(eq(enrollmentTokens.tokenHash, hashSecret(token))),
   );
-  if (!row)
-    throw new UnauthenticatedError(
-      "enrollment_token_unknown",
-      "invalid enrollment token",
-      "the enrollment token is unknown",
-    );
+  if (!row) throw unknownToken();
   const state = stateOf(row, now);
   if (state !== "active") throw refusal(state);
   // An organization's enrollments, on every server, one at a time from here: its token uses, its lowest
@@ -47,8 +42,20 @@ export async function consumeEnrollmentToken(
       )
       .returning(),
   );
-  if (!used) throw refusal("used_up");
-  return used;
+  if (used) return used;
+  // Revoked, deleted or used up while this enrollment waited for its turn: read again, to say which.
+  const current = await firstRow(tx.select().from(enrollmentTokens).where(eq(enrollmentTokens.id, row.id)));
+  if (!current) throw unknownToken();
+  const stateNow = stateOf(current, now);
+  throw refusal(stateNow === "active" ? "used_up" : stateNow);
+}
+
+function unknownToken(): UnauthenticatedError {
+  return new UnauthenticatedError(
+    "enrollment_token_unknown",
+    "invalid enrollment token",
+    "the enrollment token is unknown",
+  );
 }
 
 function refusal(state: Exclude<EnrollmentTokenState, "active">): UnauthenticatedError {

@@ -244,7 +244,9 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
           : {}),
       };
     },
-    { isolation: "read committed" },
+    // Another organization's enrollment (its own turn) may insert the same WireGuard key between this
+    // one's check and its insert: the insert then fails, and the run again refuses the key with a 409.
+    { isolation: "read committed", retryUniqueViolations: true },
   );
 }
 
