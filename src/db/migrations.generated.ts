@@ -18,6 +18,7 @@ import m15 from "../../migrations/0015_organization_vpn_subnets.sql" with { type
 import m16 from "../../migrations/0016_device_enforcement.sql" with { type: "text" };
 import m17 from "../../migrations/0017_device_list_anchors.sql" with { type: "text" };
 import m18 from "../../migrations/0018_replica_coordination.sql" with { type: "text" };
+import m19 from "../../migrations/0019_job_runs.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -40,4 +41,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0016_device_enforcement", sql: m16 },
   { tag: "0017_device_list_anchors", sql: m17 },
   { tag: "0018_replica_coordination", sql: m18 },
+  { tag: "0019_job_runs", sql: m19 },
 ];

@@ -1,7 +1,9 @@
 import { Cron } from "croner";
+import { replicaName } from "../config/load-config";
 import type { DomainDeps } from "../domain/deps";
 import type { Observability } from "../lib/observability";
 import type { JobLeadership } from "./job-leadership";
+import { recordSharedJobRun } from "./job-runs";
 import { JOBS, type Job } from "./jobs";
 
 export interface RunningJobs {
@@ -31,6 +33,13 @@ export async function runJobOnce(deps: DomainDeps & Observability, job: Job): Pr
   const fields = { job: job.id, outcome, duration_ms: Math.round(durationMs * 100) / 100 };
   if (failure !== null) deps.log.warn("job run", { ...fields, error: failure });
   else deps.log.info("job run", { ...fields, result: summary(result) });
+  try {
+    const replica = replicaName(deps.config);
+    await recordSharedJobRun(deps.db, job.id, { startedAt, durationMs, outcome, replica });
+  } catch (error) {
+    // This server's health check still shows the run; the others show the one before it.
+    deps.log.warn("job run not recorded in the database", { job: job.id, error });
+  }
 }
 
 /** What a job returned, when it is a count or a record of counts (rows purged, devices marked). */

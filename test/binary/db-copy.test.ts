@@ -374,12 +374,12 @@ describe("bulwark db copy", () => {
     expect(toPg.stderr).toBe("");
     expect(toPg.stdout).not.toContain(COPIER.password);
     const toPgCounts = printedCounts(toPg.stdout);
-    expect(Object.keys(toPgCounts)).toHaveLength(35);
+    expect(Object.keys(toPgCounts)).toHaveLength(36);
     for (const [table, [source, target]] of Object.entries(toPgCounts))
       expect({ table, target }).toEqual({ table, target: source });
     expect(toPgCounts.devices?.[0]).toBe(4 + TIED_DEVICES);
     expect(toPgCounts.webhook_deliveries?.[0]).toBeGreaterThan(5);
-    expect(toPg.stdout).toContain("Row counts match in all 35 tables");
+    expect(toPg.stdout).toContain("Row counts match in all 36 tables");
     expect(toPg.stdout).toContain(`The key file ${originalKey} opens the secrets sealed in the copy`);
     expect(toPg.stdout).toContain(
       `are sealed with ${originalKey}: every server on this database needs that key file`,
@@ -575,7 +575,7 @@ describe("bulwark db copy", () => {
       );
       expect(failed.stderr).toContain("holds no Bulwark rows");
       const counts = await pgRowCounts(pgUrl);
-      expect(Object.keys(counts).length).toBe(35);
+      expect(Object.keys(counts).length).toBe(36);
       expect(Object.values(counts).every((rows) => rows === 0)).toBe(true);
 
       await sql.unsafe("ALTER TABLE wipes DROP CONSTRAINT wipes_not_lost");

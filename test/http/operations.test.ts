@@ -18,6 +18,26 @@ async function scrape(t: TestApp, token = METRICS_TOKEN) {
   return { status: response.status, type: response.headers.get("content-type"), text: await response.text() };
 }
 
+/**
+ * Each server's scrape, as Prometheus scrapes each replica (one text in-process and for the
+ * executable). Counters are added up across them (`total`); the gauges read from the database are the
+ * same on each, and read from the first.
+ */
+async function scrapeEach(t: TestApp, token = METRICS_TOKEN): Promise<string[]> {
+  const responses = await t.fetchEach("/metrics", { headers: { authorization: `Bearer ${token}` } });
+  return Promise.all(
+    responses.map(async (response) => {
+      expect(response.status).toBe(200);
+      return response.text();
+    }),
+  );
+}
+
+/** A counter's sample added up over every server's scrape. */
+function total(texts: string[], name: string, labels: Record<string, string> = {}): number {
+  return texts.reduce((sum, text) => sum + sample(text, name, labels), 0);
+}
+
 /** The value of one sample (`name{labels}`), 0 when the series is absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
   for (const line of text.split("\n")) {
@@ -87,7 +107,7 @@ describe("GET /metrics", () => {
     try {
       const org = await t.createOrganization();
       await subscribe(t, org.adminToken, receiver.url);
-      const before = (await scrape(t)).text;
+      const before = await scrapeEach(t);
 
       const { token } = await createEnrollmentToken(t, org.adminToken);
       const enrolled = await t.request("POST", "/api/v1/devices/enroll", { body: enrollBody(token) });
@@ -105,10 +125,11 @@ describe("GET /metrics", () => {
       await deliverWebhooks(t, receiver, 1);
       expect(receiver.received).toHaveLength(1);
 
-      const after = await scrape(t);
-      expect(promtoolCheck(after.text)).toEqual({ code: 0, output: "" });
+      const texts = await scrapeEach(t);
+      for (const text of texts) expect(promtoolCheck(text)).toEqual({ code: 0, output: "" });
+      const after = { text: texts[0] as string };
       const delta = (name: string, labels: Record<string, string> = {}) =>
-        sample(after.text, name, labels) - sample(before, name, labels);
+        total(texts, name, labels) - total(before, name, labels);
       // Routes are the templates, never the ids in the paths.
       const deviceRoute = { method: "GET", route: "/api/v1/devices/:id" };
       expect(delta("bulwark_http_requests_total", { ...deviceRoute, status: "200" })).toBe(3);
@@ -152,8 +173,9 @@ describe("GET /metrics", () => {
       if (t.target === "in-process") t.clock.advanceSeconds(90);
       else await Bun.sleep(1100);
 
-      const scraped = await (await t.fetch("/metrics", {})).text();
-      expect(sample(scraped, "bulwark_webhook_delivery_attempts_total", { outcome: "retrying" })).toBe(1);
+      const texts = await scrapeEach(t);
+      const scraped = texts[0] as string;
+      expect(total(texts, "bulwark_webhook_delivery_attempts_total", { outcome: "retrying" })).toBe(1);
       expect(sample(scraped, "bulwark_webhook_deliveries_pending")).toBe(2);
       // Nothing the dispatcher could send now: the backlog grows old, the due wait stays 0.
       expect(sample(scraped, "bulwark_webhook_deliveries_due")).toBe(0);
@@ -213,12 +235,28 @@ describe("GET /api/v1/health", () => {
       expect(job.last_duration_ms).toBeGreaterThanOrEqual(0);
       expect(job.interval_seconds).toBe(60);
     }
-    const text = await (await t.fetch("/metrics", {})).text();
+    // Every server shows the same runs, whether it ran them or not (among replicas only the lease's
+    // holder runs jobs), and names the server that ran them.
+    const runners = (jobs: { last_run_replica: string }[]) => jobs.map((job) => job.last_run_replica);
+    const answers = await Promise.all((await t.fetchEach("/api/v1/health")).map((each) => each.json()));
+    for (const each of answers) {
+      expect(each.jobs.map((job: { last_outcome: string }) => job.last_outcome)).toEqual(
+        JOBS.map(() => "ok"),
+      );
+      expect(runners(each.jobs)).toEqual(runners(health.body.jobs));
+    }
+    if (t.target !== "in-process") {
+      const leaders = new Set(answers.map((each) => each.job_leader));
+      expect(leaders.size).toBe(1);
+      expect(runners(health.body.jobs)).toEqual(JOBS.map(() => [...leaders][0]));
+      expect(answers.map((each) => each.replica)).toContain([...leaders][0]);
+    }
+    const texts = await scrapeEach(t);
     for (const job of JOBS) {
-      expect(sample(text, "bulwark_job_runs_total", { job: job.id, outcome: "ok" })).toBeGreaterThanOrEqual(
+      expect(total(texts, "bulwark_job_runs_total", { job: job.id, outcome: "ok" })).toBeGreaterThanOrEqual(
         1,
       );
-      expect(sample(text, "bulwark_job_duration_seconds_count", { job: job.id })).toBeGreaterThanOrEqual(1);
+      expect(total(texts, "bulwark_job_duration_seconds_count", { job: job.id })).toBeGreaterThanOrEqual(1);
     }
   });
 

@@ -2759,7 +2759,7 @@ export interface components {
             database: "ok" | "unreachable";
             /** @description the replica running the scheduled jobs, as this one last saw it (on PostgreSQL one replica at a time holds their lease; on SQLite it is this server); null until the scheduler has started */
             job_leader: string | null;
-            /** @description each job's last run on this replica (a replica that does not run the jobs has none) */
+            /** @description each job's last run, by whichever replica ran it (every replica shows the same; a run the database could not record shows only on the replica that ran it) */
             jobs: components["schemas"]["JobHealth"][];
             outbox: components["schemas"]["OutboxHealth"];
             /** @description this server's name among the replicas on one database (server.replica_name; by default its host name and port) */
@@ -2781,9 +2781,11 @@ export interface components {
             last_outcome: "ok" | "failed" | null;
             /**
              * Format: date-time
-             * @description When the last run started; null before the first run since the server started
+             * @description When the last run started, on any server of the database; null before the first run
              */
             last_run_at: string | null;
+            /** @description The server that ran it (server.replica_name): among replicas, the holder of the job lease then. Every replica shows the same last runs */
+            last_run_replica: string | null;
         };
         /** MfaChallenge */
         MfaChallenge: {

@@ -16,6 +16,7 @@ export let enrollmentTokens: typeof sqlite.enrollmentTokens = sqlite.enrollmentT
 export let events: typeof sqlite.events = sqlite.events;
 export let gdprRequests: typeof sqlite.gdprRequests = sqlite.gdprRequests;
 export let jobLeases: typeof sqlite.jobLeases = sqlite.jobLeases;
+export let jobRuns: typeof sqlite.jobRuns = sqlite.jobRuns;
 export let loginFailures: typeof sqlite.loginFailures = sqlite.loginFailures;
 export let mfaChallenges: typeof sqlite.mfaChallenges = sqlite.mfaChallenges;
 export let mfaMethods: typeof sqlite.mfaMethods = sqlite.mfaMethods;
@@ -55,6 +56,7 @@ export function setLiveTables(store: "sqlite" | "postgresql"): void {
   events = from.events;
   gdprRequests = from.gdprRequests;
   jobLeases = from.jobLeases;
+  jobRuns = from.jobRuns;
   loginFailures = from.loginFailures;
   mfaChallenges = from.mfaChallenges;
   mfaMethods = from.mfaMethods;

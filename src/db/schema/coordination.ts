@@ -1,4 +1,4 @@
-import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /**
  * Requests counted per rate-limit key in each one-minute window, shared by every server on a PostgreSQL
@@ -28,4 +28,17 @@ export const jobLeases = sqliteTable("job_leases", {
   term: integer("term").notNull(),
   acquiredAt: text("acquired_at").notNull(),
   expiresAt: text("expires_at").notNull(),
+});
+
+/**
+ * Each scheduled job's last run, whichever server ran it (src/jobs/scheduler.ts): the health check of
+ * every replica shows the jobs as the lease's holder ran them, not only the runs of the replica asked.
+ */
+export const jobRuns = sqliteTable("job_runs", {
+  job: text("job").primaryKey(),
+  startedAt: text("started_at").notNull(),
+  durationMs: real("duration_ms").notNull(),
+  outcome: text("outcome", { enum: ["ok", "failed"] }).notNull(),
+  /** The server that ran it (server.replica_name). */
+  replica: text("replica").notNull(),
 });

@@ -6,8 +6,10 @@ import { publicJwks } from "../../domain/auth/token-keys";
 import { DomainError, UnauthenticatedError, UnavailableError } from "../../domain/errors";
 import { checkDatabase, databaseStore } from "../../domain/system/check-database";
 import { type OutboxState, operationalSnapshot, outboxState } from "../../domain/system/operational-snapshot";
+import { readSharedJobRuns, type SharedJobRun } from "../../jobs/job-runs";
 import { JOBS } from "../../jobs/jobs";
 import type { MetricsSnapshot } from "../../lib/metrics";
+import type { JobRunRecord } from "../../lib/service-activity";
 import type { AppDeps } from "../app-deps";
 import { errorResponses } from "../schemas/common";
 import { JwksSchema } from "./auth.schemas";
@@ -20,12 +22,16 @@ const JobHealthSchema = Type.Object(
     id: Type.String({ description: "The job's name, as in the logs and the job metrics" }),
     interval_seconds: Type.Integer(),
     last_run_at: Type.Union([Type.String({ format: "date-time" }), Type.Null()], {
-      description: "When the last run started; null before the first run since the server started",
+      description: "When the last run started, on any server of the database; null before the first run",
     }),
     last_outcome: Type.Union([Type.Literal("ok"), Type.Literal("failed"), Type.Null()], {
       description: "failed: the run threw (the log has the error); the next run is still on schedule",
     }),
     last_duration_ms: Type.Union([Type.Number(), Type.Null()]),
+    last_run_replica: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "The server that ran it (server.replica_name): among replicas, the holder of the job lease then. Every replica shows the same last runs",
+    }),
   },
   { title: "JobHealth" },
 );
@@ -72,7 +78,8 @@ const HealthSchema = Type.Object(
         "the replica running the scheduled jobs, as this one last saw it (on PostgreSQL one replica at a time holds their lease; on SQLite it is this server); null until the scheduler has started",
     }),
     jobs: Type.Array(JobHealthSchema, {
-      description: "each job's last run on this replica (a replica that does not run the jobs has none)",
+      description:
+        "each job's last run, by whichever replica ran it (every replica shows the same; a run the database could not record shows only on the replica that ran it)",
     }),
     outbox: Type.Union([OutboxHealthSchema, Type.Null()], {
       description: "null when the database cannot be read",
@@ -99,6 +106,28 @@ async function readOutbox(deps: AppDeps): Promise<OutboxState | null> {
   }
 }
 
+/** The jobs' last runs recorded in the database; none when they cannot be read (health says why). */
+async function readJobRuns(deps: AppDeps): Promise<Map<string, SharedJobRun>> {
+  try {
+    return await readSharedJobRuns(deps.db);
+  } catch {
+    return new Map();
+  }
+}
+
+/**
+ * The later of a job's last run recorded in the database and this server's own (which stands alone
+ * when recording it failed).
+ */
+function latestRun(
+  shared: SharedJobRun | undefined,
+  own: JobRunRecord | null,
+  replica: string,
+): SharedJobRun | null {
+  if (own && (!shared || own.startedAt > shared.startedAt)) return { ...own, replica };
+  return shared ?? null;
+}
+
 /** Equal-time comparison of the presented bearer token with metrics.token. */
 function isMetricsTokenValid(expected: string, authorization: string | null): boolean {
   const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? "")?.[1] ?? "";
@@ -114,6 +143,7 @@ export function systemRoutes(deps: AppDeps) {
       async ({ set }) => {
         const isDatabaseOk = await checkDatabase(deps);
         const outbox = isDatabaseOk ? await readOutbox(deps) : null;
+        const runs = isDatabaseOk ? await readJobRuns(deps) : new Map<string, SharedJobRun>();
         const dispatcher = dispatcherState(deps);
         const isStarting = deps.activity.isStarting;
         const isHealthy = isDatabaseOk && outbox !== null && dispatcher !== "stalled" && !isStarting;
@@ -127,13 +157,18 @@ export function systemRoutes(deps: AppDeps) {
           replica: replicaName(deps.config),
           job_leader: deps.activity.jobLeader(),
           jobs: JOBS.map((job) => {
-            const run = deps.activity.lastJobRun(job.id);
+            const run = latestRun(
+              runs.get(job.id),
+              deps.activity.lastJobRun(job.id),
+              replicaName(deps.config),
+            );
             return {
               id: job.id,
               interval_seconds: job.intervalSeconds(deps.config),
               last_run_at: run?.startedAt.toISOString() ?? null,
               last_outcome: run?.outcome ?? null,
               last_duration_ms: run ? Math.round(run.durationMs * 100) / 100 : null,
+              last_run_replica: run?.replica ?? null,
             };
           }),
           outbox: outbox && {
