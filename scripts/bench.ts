@@ -913,8 +913,8 @@ async function benchReplicas(): Promise<void> {
     const hosts = replicas.map((replica) => new URL(replica.url).host) as [string, string];
     // On the server core, as the replicas and PostgreSQL.
     const onServerCore = ["taskset", "-c", SERVER_CORE];
-    const two = await startHaproxy(BULWARK_PORT + 10, hosts, onServerCore);
-    const one = await startHaproxy(BULWARK_PORT + 11, [hosts[0], hosts[0]], onServerCore);
+    const two = await startHaproxy(BULWARK_PORT + 10, hosts, { prefix: onServerCore });
+    const one = await startHaproxy(BULWARK_PORT + 11, [hosts[0], hosts[0]], { prefix: onServerCore });
     const cpu: Record<string, { bulwark: number[]; postgres: number[]; haproxy: number[] }> = {};
     /** A wrk run through `proxy`, with the CPU each process spent per request during it. */
     const measured =

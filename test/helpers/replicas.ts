@@ -17,14 +17,24 @@ export interface RunningProxy {
   stop(): Promise<void>;
 }
 
+export interface HaproxyOptions {
+  /** Goes before the command (the benchmark's `taskset`). */
+  prefix?: string[];
+  /**
+   * BULWARK_TRUSTED_UPSTREAM: the address whose X-Forwarded-For and Client-Cert headers HAProxy passes
+   * on, as from a load balancer that ends TLS before it. The HTTP suites' client plays that part.
+   */
+  trustedUpstream?: string;
+}
+
 /**
  * HAProxy with deploy/haproxy-replicas.cfg as shipped (plain HTTP) on `port`, balancing over `replicas`
- * (host:port each); `prefix` goes before the command (the benchmark's `taskset`).
+ * (host:port each).
  */
 export async function startHaproxy(
   port: number,
   replicas: string[],
-  prefix: string[] = [],
+  options: HaproxyOptions = {},
 ): Promise<RunningProxy> {
   if (replicas.length !== 2) throw new Error("deploy/haproxy-replicas.cfg names two replicas");
   const env = {
@@ -33,8 +43,9 @@ export async function startHaproxy(
     BULWARK_BIND: `127.0.0.1:${port}`,
     BULWARK_REPLICA_1: replicas[0] as string,
     BULWARK_REPLICA_2: replicas[1] as string,
+    ...(options.trustedUpstream ? { BULWARK_TRUSTED_UPSTREAM: options.trustedUpstream } : {}),
   };
-  const child = Bun.spawn([...prefix, "haproxy", "-db", "-f", HAPROXY_REPLICAS_CFG], {
+  const child = Bun.spawn([...(options.prefix ?? []), "haproxy", "-db", "-f", HAPROXY_REPLICAS_CFG], {
     env,
     stdout: "ignore",
     stderr: "pipe",
@@ -82,6 +93,7 @@ export async function startReplicaSet(
   binary: string,
   folder: string,
   env: Record<string, string>,
+  options: Pick<HaproxyOptions, "trustedUpstream"> = {},
 ): Promise<ReplicaSet> {
   const port = await freePort();
   const baseUrl = env.BULWARK_SERVER_BASE_URL ?? `http://localhost:${port}`;
@@ -100,6 +112,7 @@ export async function startReplicaSet(
   const proxy = await startHaproxy(
     port,
     replicas.map((replica) => new URL(replica.url).host),
+    options,
   );
   return {
     url: proxy.url,

@@ -261,6 +261,12 @@ async function createInProcessTestApp(overrides: DeepPartial<Config>) {
     target: "in-process" as "in-process" | "executable",
     /** A raw request (streamed bodies, odd headers), answered as the app answers it. */
     fetch: (path: string, init: RequestInit) => handle(new Request(`http://localhost${path}`, init)),
+    /**
+     * The same request to each server on its own, bypassing the load balancer: one here and for the
+     * executable, each replica for replicas (per-process answers such as /metrics).
+     */
+    fetchEach: (path: string, init: RequestInit = {}) =>
+      Promise.all([handle(new Request(`http://localhost${path}`, init))]),
     app,
     /** The log lines the app has written (JSON). */
     logLines,
@@ -334,9 +340,11 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
     database: { ...settings.database, path: join(folder, "bulwark.db"), ...store },
   });
   const binary = await executablePath();
+  // Behind HAProxy the suites' client stands for a load balancer that ends TLS before it: the
+  // X-Forwarded-For and Client-Cert headers it sends are passed on (BULWARK_TRUSTED_UPSTREAM).
   const server =
     TEST_TARGET === "replicas"
-      ? await startReplicaSet(binary, folder, env)
+      ? await startReplicaSet(binary, folder, env, { trustedUpstream: "127.0.0.1" })
       : await startServer(binary, folder, env);
   await awaitRoomInRateLimitWindow(settings);
   const config = loadConfig({
@@ -374,6 +382,10 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
   const app = {
     target: "executable" as const,
     fetch: (path: string, init: RequestInit) => fetch(`${server.url}${path}`, init),
+    fetchEach: (path: string, init: RequestInit = {}) =>
+      Promise.all(
+        ("replicas" in server ? server.replicas : [server]).map((each) => fetch(`${each.url}${path}`, init)),
+      ),
     config,
     request,
     ...helpers,
@@ -433,11 +445,14 @@ export async function requestLogEntry(
   }
 }
 
-/** The app the suites test: in-process, or the executable when TEST_TARGET=executable. */
+/**
+ * The app the suites test: in-process, or the executable (TEST_TARGET=executable), or two replicas of
+ * it behind HAProxy (TEST_TARGET=replicas).
+ */
 export function createTestApp(overrides: DeepPartial<Config> = {}): Promise<TestApp> {
-  return TEST_TARGET === "executable"
-    ? createExecutableTestApp(overrides)
-    : createInProcessTestApp(overrides);
+  return TEST_TARGET === "in-process"
+    ? createInProcessTestApp(overrides)
+    : createExecutableTestApp(overrides);
 }
 
 /**

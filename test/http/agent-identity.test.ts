@@ -131,7 +131,7 @@ describe("POST /agent/token (rotation)", () => {
 });
 
 describe("GET /agent/download", () => {
-  if (TEST_TARGET === "executable") {
+  if (TEST_TARGET !== "in-process") {
     test("serves the running executable, byte for byte, with its SHA-256 beside it", async () => {
       const response = await t.fetch("/api/v1/agent/download", { method: "GET" });
       expect(response.status).toBe(200);
