@@ -86,16 +86,18 @@ const TEST_LINE = /^\((pass|fail|skip|todo)\) /;
 /** The lines a failure's error takes at most in the closing summary. */
 const ERROR_LINES = 30;
 
-/** Each failed test once, after the (last ERROR_LINES) lines of its error, which bun prints before it. */
+/** bun's closing lists of the skipped and failed tests, which repeat lines printed before them. */
+const CLOSING_LIST = /^\d+ tests? (skipped|failed|todo):$/;
+
+/** Each failed test, after the (last ERROR_LINES) lines of its error, which bun prints before it. */
 function failuresWithErrors(output: string): string[] {
   const lines = output.split("\n");
-  const seen = new Set<string>();
+  const end = lines.findIndex((line) => CLOSING_LIST.test(line.trim()));
   const failures: string[] = [];
   let blockStart = 0;
-  lines.forEach((line, index) => {
+  lines.slice(0, end === -1 ? lines.length : end).forEach((line, index) => {
     if (!TEST_LINE.test(line)) return;
-    if (line.startsWith("(fail)") && !seen.has(line)) {
-      seen.add(line);
+    if (line.startsWith("(fail)")) {
       const error = lines
         .slice(Math.max(blockStart, index - ERROR_LINES), index)
         .filter((l) => l.trim() !== "");

@@ -1,15 +1,17 @@
+import { sql } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../db/client";
 import { jobRuns } from "../db/tables";
 import type { JobRunRecord } from "../lib/service-activity";
 
 /** A job's last run as the health check shows it, with the server that ran it. */
-export interface SharedJobRun extends JobRunRecord {
+export interface SharedJobRun extends Omit<JobRunRecord, "recorded"> {
   replica: string;
 }
 
 /**
- * Records a job's run in `job_runs`, in place of its previous one: every server on the database reads
- * the jobs as the lease's holder ran them (the health check of a replica that runs none).
+ * Records a job's run in `job_runs`, in place of an earlier one (a run that started before the one
+ * recorded, on a former lease holder, replaces nothing): every server on the database reads the jobs as
+ * the lease's holder ran them (the health check of a replica that runs none).
  */
 export async function recordSharedJobRun(db: DbOrTx, job: string, run: SharedJobRun): Promise<void> {
   const row = {
@@ -31,6 +33,7 @@ export async function recordSharedJobRun(db: DbOrTx, job: string, run: SharedJob
           outcome: row.outcome,
           replica: row.replica,
         },
+        setWhere: sql`${jobRuns.startedAt} < excluded.started_at`,
       });
   });
 }

@@ -29,17 +29,19 @@ export async function runJobOnce(deps: DomainDeps & Observability, job: Job): Pr
   const durationMs = performance.now() - started;
   const outcome = failure === null ? "ok" : "failed";
   deps.metrics.observeJobRun(job.id, outcome, durationMs / 1000);
-  deps.activity.recordJobRun(job.id, { startedAt, durationMs, outcome });
   const fields = { job: job.id, outcome, duration_ms: Math.round(durationMs * 100) / 100 };
   if (failure !== null) deps.log.warn("job run", { ...fields, error: failure });
   else deps.log.info("job run", { ...fields, result: summary(result) });
+  let recorded = false;
   try {
     const replica = replicaName(deps.config);
     await recordSharedJobRun(deps.db, job.id, { startedAt, durationMs, outcome, replica });
+    recorded = true;
   } catch (error) {
     // This server's health check still shows the run; the others show the one before it.
     deps.log.warn("job run not recorded in the database", { job: job.id, error });
   }
+  deps.activity.recordJobRun(job.id, { startedAt, durationMs, outcome, recorded });
 }
 
 /** What a job returned, when it is a count or a record of counts (rows purged, devices marked). */

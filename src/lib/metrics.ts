@@ -241,7 +241,7 @@ function createPoolMetrics(registers: Registry[]): (pool: ConnectionPoolSnapshot
   );
   const retries = new Counter({
     name: "bulwark_db_transaction_retries_total",
-    help: "Transactions run again after PostgreSQL refused them for a serialization failure or a deadlock.",
+    help: "Transactions run again after PostgreSQL refused them for a serialization failure or a deadlock, or (enrollments) a unique value another server inserted first.",
     registers,
   });
   return (pool) => {

@@ -3,6 +3,8 @@ export interface JobRunRecord {
   startedAt: Date;
   durationMs: number;
   outcome: "ok" | "failed";
+  /** Whether the run is in the database's job_runs, where every server reads it. */
+  recorded: boolean;
 }
 
 /**

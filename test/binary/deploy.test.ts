@@ -33,8 +33,9 @@ import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { SQL } from "bun";
 import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
-import { sharedPgCluster } from "../helpers/pg-cluster";
+import { freePort, sharedPgCluster } from "../helpers/pg-cluster";
 import { enrollWithCertificate, forgeCertificate, selfSignedCertificate } from "../helpers/pki";
+import { type HaproxyOptions, type RunningProxy, startHaproxy } from "../helpers/replicas";
 
 const ROOT = resolve(import.meta.dir, "../..");
 const DEPLOY = join(ROOT, "deploy");
@@ -434,6 +435,81 @@ describe("deploy/compose.replicas.yml", () => {
     });
     expect(`${check.stdout}${check.stderr}`).toContain("Configuration file is valid");
     expect(check.exitCode).toBe(0);
+  });
+});
+
+describe("deploy/haproxy-replicas.cfg in plain HTTP", () => {
+  // Two servers that answer with the headers they received stand for the replicas; curl sends from
+  // 127.0.0.1 (a client) or 127.0.0.2 (the load balancer before HAProxy).
+  const echoes = [0, 1].map(() =>
+    Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: (request) =>
+        Response.json({
+          forwarded_for: request.headers.get("x-forwarded-for"),
+          client_cert: request.headers.get("client-cert"),
+        }),
+    }),
+  );
+  const proxies: RunningProxy[] = [];
+  afterAll(async () => {
+    for (const proxy of proxies) await proxy.stop();
+    for (const echo of echoes) echo.stop(true);
+  });
+
+  async function proxyWith(options: HaproxyOptions) {
+    const proxy = await startHaproxy(
+      await freePort(),
+      echoes.map((echo) => `127.0.0.1:${echo.port}`),
+      options,
+    );
+    proxies.push(proxy);
+    // curl runs beside this process's event loop, which answers as the replicas.
+    return async (from: string) => {
+      const sent = Bun.spawn(
+        [
+          "curl",
+          "-sS",
+          "--interface",
+          from,
+          "-H",
+          "X-Forwarded-For: 203.0.113.9",
+          "-H",
+          "Client-Cert: :Zm9yZ2Vk:",
+          `${proxy.url}/api/v1/users/me`,
+        ],
+        { stdout: "pipe", stderr: "pipe" },
+      );
+      const [code, out, err] = await Promise.all([
+        sent.exited,
+        new Response(sent.stdout).text(),
+        new Response(sent.stderr).text(),
+      ]);
+      expect(code, err).toBe(0);
+      return JSON.parse(out) as { forwarded_for: string; client_cert: string | null };
+    };
+  }
+
+  test("as shipped, a client's X-Forwarded-For and Client-Cert are removed", async () => {
+    const send = await proxyWith({});
+    for (const from of ["127.0.0.1", "127.0.0.2"])
+      expect(await send(from)).toEqual({ forwarded_for: from, client_cert: null });
+  });
+
+  test("BULWARK_TRUSTED_UPSTREAM passes on that address's X-Forwarded-For only, and no Client-Cert", async () => {
+    const send = await proxyWith({ trustedUpstream: "127.0.0.2" });
+    expect(await send("127.0.0.2")).toEqual({ forwarded_for: "203.0.113.9, 127.0.0.2", client_cert: null });
+    expect(await send("127.0.0.1")).toEqual({ forwarded_for: "127.0.0.1", client_cert: null });
+  });
+
+  test("with BULWARK_UPSTREAM_CLIENT_CERT too, that address's Client-Cert is passed on, nobody else's", async () => {
+    const send = await proxyWith({ trustedUpstream: "127.0.0.2", upstreamClientCert: true });
+    expect(await send("127.0.0.2")).toEqual({
+      forwarded_for: "203.0.113.9, 127.0.0.2",
+      client_cert: ":Zm9yZ2Vk:",
+    });
+    expect(await send("127.0.0.1")).toEqual({ forwarded_for: "127.0.0.1", client_cert: null });
   });
 });
 

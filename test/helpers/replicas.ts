@@ -21,10 +21,12 @@ export interface HaproxyOptions {
   /** Goes before the command (the benchmark's `taskset`). */
   prefix?: string[];
   /**
-   * BULWARK_TRUSTED_UPSTREAM: the address whose X-Forwarded-For and Client-Cert headers HAProxy passes
-   * on, as from a load balancer that ends TLS before it. The HTTP suites' client plays that part.
+   * BULWARK_TRUSTED_UPSTREAM: the address whose X-Forwarded-For HAProxy passes on, as from a load
+   * balancer that ends TLS before it. The HTTP suites' client plays that part.
    */
   trustedUpstream?: string;
+  /** BULWARK_UPSTREAM_CLIENT_CERT: that balancer's Client-Cert is passed on too. */
+  upstreamClientCert?: boolean;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function startHaproxy(
     BULWARK_REPLICA_1: replicas[0] as string,
     BULWARK_REPLICA_2: replicas[1] as string,
     ...(options.trustedUpstream ? { BULWARK_TRUSTED_UPSTREAM: options.trustedUpstream } : {}),
+    ...(options.upstreamClientCert ? { BULWARK_UPSTREAM_CLIENT_CERT: "1" } : {}),
   };
   const child = Bun.spawn([...(options.prefix ?? []), "haproxy", "-db", "-f", HAPROXY_REPLICAS_CFG], {
     env,
@@ -93,7 +96,7 @@ export async function startReplicaSet(
   binary: string,
   folder: string,
   env: Record<string, string>,
-  options: Pick<HaproxyOptions, "trustedUpstream"> = {},
+  options: Pick<HaproxyOptions, "trustedUpstream" | "upstreamClientCert"> = {},
 ): Promise<ReplicaSet> {
   const port = await freePort();
   const baseUrl = env.BULWARK_SERVER_BASE_URL ?? `http://localhost:${port}`;

@@ -341,10 +341,11 @@ async function createExecutableTestApp(overrides: DeepPartial<Config>): Promise<
   });
   const binary = await executablePath();
   // Behind HAProxy the suites' client stands for a load balancer that ends TLS before it: the
-  // X-Forwarded-For and Client-Cert headers it sends are passed on (BULWARK_TRUSTED_UPSTREAM).
+  // X-Forwarded-For and Client-Cert headers it sends are passed on (BULWARK_TRUSTED_UPSTREAM and
+  // BULWARK_UPSTREAM_CLIENT_CERT; test/binary/deploy.test.ts checks that nobody else's are).
   const server =
     TEST_TARGET === "replicas"
-      ? await startReplicaSet(binary, folder, env, { trustedUpstream: "127.0.0.1" })
+      ? await startReplicaSet(binary, folder, env, { trustedUpstream: "127.0.0.1", upstreamClientCert: true })
       : await startServer(binary, folder, env);
   await awaitRoomInRateLimitWindow(settings);
   const config = loadConfig({

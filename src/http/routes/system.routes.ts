@@ -106,25 +106,37 @@ async function readOutbox(deps: AppDeps): Promise<OutboxState | null> {
   }
 }
 
-/** The jobs' last runs recorded in the database; none when they cannot be read (health says why). */
+let isJobRunsReadFailing = false;
+
+/**
+ * The jobs' last runs recorded in the database; when they cannot be read (logged once until they can),
+ * none, and each server shows its own.
+ */
 async function readJobRuns(deps: AppDeps): Promise<Map<string, SharedJobRun>> {
   try {
-    return await readSharedJobRuns(deps.db);
-  } catch {
+    const runs = await readSharedJobRuns(deps.db);
+    isJobRunsReadFailing = false;
+    return runs;
+  } catch (error) {
+    if (!isJobRunsReadFailing) deps.log.warn("health: the jobs' last runs could not be read", { error });
+    isJobRunsReadFailing = true;
     return new Map();
   }
 }
 
 /**
- * The later of a job's last run recorded in the database and this server's own (which stands alone
- * when recording it failed).
+ * A job's last run: the one recorded in the database, unless this server's own run could not be
+ * recorded and is newer (or there is none), which it then shows alone.
  */
 function latestRun(
   shared: SharedJobRun | undefined,
   own: JobRunRecord | null,
   replica: string,
 ): SharedJobRun | null {
-  if (own && (!shared || own.startedAt > shared.startedAt)) return { ...own, replica };
+  if (own && !own.recorded && (!shared || own.startedAt > shared.startedAt)) {
+    const { recorded: _, ...run } = own;
+    return { ...run, replica };
+  }
   return shared ?? null;
 }
 
@@ -142,8 +154,9 @@ export function systemRoutes(deps: AppDeps) {
       "/api/v1/health",
       async ({ set }) => {
         const isDatabaseOk = await checkDatabase(deps);
-        const outbox = isDatabaseOk ? await readOutbox(deps) : null;
-        const runs = isDatabaseOk ? await readJobRuns(deps) : new Map<string, SharedJobRun>();
+        const [outbox, runs] = isDatabaseOk
+          ? await Promise.all([readOutbox(deps), readJobRuns(deps)])
+          : [null, new Map<string, SharedJobRun>()];
         const dispatcher = dispatcherState(deps);
         const isStarting = deps.activity.isStarting;
         const isHealthy = isDatabaseOk && outbox !== null && dispatcher !== "stalled" && !isStarting;
