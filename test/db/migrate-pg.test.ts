@@ -39,6 +39,7 @@ test("every PostgreSQL migration drizzle-kit's journal lists is embedded, in jou
     "0001_triggers",
     "0002_device_list_anchors",
     "0003_replica_coordination",
+    "0004_job_runs",
   ]);
   for (const migration of embeddedPgMigrations)
     expect(migration.sql).toBe(readFileSync(join(folder, `${migration.tag}.sql`), "utf8"));

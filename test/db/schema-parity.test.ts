@@ -100,6 +100,7 @@ function readSqliteCatalog(sqlite: Database): Catalog {
             : override === "instant" || (override !== "text" && column.name.endsWith("_at"))
               ? "timestamptz(3)"
               : 'text collate "C"';
+      else if (column.type.toLowerCase() === "real") type = "double precision";
       else type = `no mapping for ${column.type}`;
       // A primary key's columns are NOT NULL on PostgreSQL whatever the declaration says.
       const isNotNull = column.notnull === 1 || column.pk > 0;
