@@ -438,6 +438,8 @@ describe("deploy/compose.replicas.yml", () => {
   });
 });
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
 describe("deploy/haproxy-replicas.cfg in plain HTTP", () => {
   // Two servers that answer with the headers they received stand for the replicas; curl sends from
   // 127.0.0.1 (a client) or 127.0.0.2 (the load balancer before HAProxy).
@@ -449,6 +451,7 @@ describe("deploy/haproxy-replicas.cfg in plain HTTP", () => {
         Response.json({
           forwarded_for: request.headers.get("x-forwarded-for"),
           client_cert: request.headers.get("client-cert"),
+          request_id: request.headers.get("x-request-id"),
         }),
     }),
   );
@@ -487,9 +490,51 @@ describe("deploy/haproxy-replicas.cfg in plain HTTP", () => {
         new Response(sent.stderr).text(),
       ]);
       expect(code, err).toBe(0);
-      return JSON.parse(out) as { forwarded_for: string; client_cert: string | null };
+      const { request_id, ...forwarded } = JSON.parse(out) as {
+        forwarded_for: string;
+        client_cert: string | null;
+        request_id: string;
+      };
+      expect(request_id).toMatch(UUID);
+      return forwarded;
     };
   }
+
+  test("a client's X-Request-ID reaches the replica when Bulwark accepts it; otherwise HAProxy's UUID does", async () => {
+    await proxyWith({});
+    const proxy = proxies.at(-1) as RunningProxy;
+    const seen = async (ids: string[]) => {
+      const headers = new Headers();
+      for (const id of ids) headers.append("x-request-id", id);
+      const answer = (await (await fetch(`${proxy.url}/`, { headers })).json()) as { request_id: string };
+      return answer.request_id;
+    };
+    expect(await seen(["trace.42_a-B"])).toBe("trace.42_a-B");
+    for (const refused of [[], ['bad"id'], ["x".repeat(129)], ["one", "two"]])
+      expect(await seen(refused)).toMatch(UUID);
+  });
+
+  test("HAProxy's own 503 is Bulwark's error body, with the request id in it and in X-Request-ID", async () => {
+    // Nothing listens on these ports: every replica refuses the connection.
+    const proxy = await startHaproxy(await freePort(), [
+      `127.0.0.1:${await freePort()}`,
+      `127.0.0.1:${await freePort()}`,
+    ]);
+    proxies.push(proxy);
+    for (const sent of ["trace-503", undefined]) {
+      const response = await fetch(`${proxy.url}/api/v1/users/me`, {
+        headers: sent ? { "x-request-id": sent } : {},
+      });
+      expect(response.status).toBe(503);
+      const id = response.headers.get("x-request-id") as string;
+      expect(id).toMatch(sent ?? UUID);
+      expect(await response.json()).toMatchObject({
+        code: 503,
+        reason: "no_replica_available",
+        request_id: id,
+      });
+    }
+  });
 
   test("as shipped, a client's X-Forwarded-For and Client-Cert are removed", async () => {
     const send = await proxyWith({});
