@@ -64,7 +64,9 @@ export async function verifyBothSignatures(request: ReceivedRequest, secret: str
 
 /**
  * Delivers what is due to `receiver`: in-process by running the dispatcher until nothing is left, against
- * the executable by waiting (up to 15 s) for its own dispatcher to have sent `expected` requests.
+ * the executable by waiting (up to 15 s) for its own dispatcher to have sent `expected` requests and
+ * recorded their outcome (it logs each attempt once the receiver's answer is stored and counted, a
+ * moment after the receiver has the request).
  */
 export async function deliverWebhooks(t: TestApp, receiver: WebhookReceiver, expected: number) {
   if (t.target === "in-process") {
@@ -74,4 +76,7 @@ export async function deliverWebhooks(t: TestApp, receiver: WebhookReceiver, exp
   }
   const deadline = Date.now() + 15_000;
   while (receiver.received.length < expected && Date.now() < deadline) await Bun.sleep(50);
+  const recorded = () =>
+    t.logLines.filter((line) => line.includes('"msg":"webhook delivery attempt"')).length;
+  while (recorded() < expected && Date.now() < deadline) await Bun.sleep(20);
 }
