@@ -106,22 +106,23 @@ async function readOutbox(deps: AppDeps): Promise<OutboxState | null> {
   }
 }
 
-let isJobRunsReadFailing = false;
-
 /**
- * The jobs' last runs recorded in the database; when they cannot be read (logged once until they can),
- * none, and each server shows its own.
+ * Reads the jobs' last runs recorded in the database; when they cannot be read (logged once until they
+ * can), none, and each server shows its own.
  */
-async function readJobRuns(deps: AppDeps): Promise<Map<string, SharedJobRun>> {
-  try {
-    const runs = await readSharedJobRuns(deps.db);
-    isJobRunsReadFailing = false;
-    return runs;
-  } catch (error) {
-    if (!isJobRunsReadFailing) deps.log.warn("health: the jobs' last runs could not be read", { error });
-    isJobRunsReadFailing = true;
-    return new Map();
-  }
+function jobRunsReader(deps: AppDeps): () => Promise<Map<string, SharedJobRun>> {
+  let isFailing = false;
+  return async () => {
+    try {
+      const runs = await readSharedJobRuns(deps.db);
+      isFailing = false;
+      return runs;
+    } catch (error) {
+      if (!isFailing) deps.log.warn("health: the jobs' last runs could not be read", { error });
+      isFailing = true;
+      return new Map();
+    }
+  };
 }
 
 /**
@@ -149,13 +150,14 @@ function isMetricsTokenValid(expected: string, authorization: string | null): bo
 
 /** Health check, Prometheus metrics and the JWKS document; no user authentication. */
 export function systemRoutes(deps: AppDeps) {
+  const readJobRuns = jobRunsReader(deps);
   return new Elysia({ tags: ["System"] })
     .get(
       "/api/v1/health",
       async ({ set }) => {
         const isDatabaseOk = await checkDatabase(deps);
         const [outbox, runs] = isDatabaseOk
-          ? await Promise.all([readOutbox(deps), readJobRuns(deps)])
+          ? await Promise.all([readOutbox(deps), readJobRuns()])
           : [null, new Map<string, SharedJobRun>()];
         const dispatcher = dispatcherState(deps);
         const isStarting = deps.activity.isStarting;
