@@ -6,7 +6,12 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildExecutable } from "./build-executable";
-import { generateConsoleApiTypes, SCHEMA_FILE } from "./generate-console-api";
+import {
+  ANSWER_SCHEMAS_FILE,
+  generateAgentAnswerSchemas,
+  generateConsoleApiTypes,
+  SCHEMA_FILE,
+} from "./generate-console-api";
 
 /** `--musl`: dist/bulwark-musl as well, for Alpine and other musl systems. */
 const withMusl = process.argv.includes("--musl");
@@ -14,6 +19,11 @@ const consoleTypes = await generateConsoleApiTypes();
 if (readFileSync(SCHEMA_FILE, "utf8") !== consoleTypes) {
   writeFileSync(SCHEMA_FILE, consoleTypes);
   console.log("updated src/console/api/schema.d.ts from the OpenAPI document");
+}
+const answerSchemas = await generateAgentAnswerSchemas();
+if (readFileSync(ANSWER_SCHEMAS_FILE, "utf8") !== answerSchemas) {
+  writeFileSync(ANSWER_SCHEMAS_FILE, answerSchemas);
+  console.log("updated src/agent/answer-schemas.generated.ts from the OpenAPI document");
 }
 const dist = join(import.meta.dir, "..", "dist");
 rmSync(dist, { recursive: true, force: true });

@@ -22,7 +22,7 @@ const FLAG_HELP = {
     "ID",
     "this machine's stable id (default: the firmware's product_uuid, else ROOT/etc/machine-id)",
   ],
-  "work-dir": ["DIR", "a folder a wipe empties (repeatable; default STATE/work)"],
+  "work-dir": ["DIR", "a folder a wipe empties besides the policy's wipe.work_paths (repeatable)"],
   "ca-file": [
     "PEM",
     "the CA certificate(s) that signed the server's TLS certificate, when the system does not trust it",

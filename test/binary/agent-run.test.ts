@@ -50,6 +50,7 @@ beforeAll(async () => {
     policy_data: {
       storage: { external_storage_allowed: false },
       network: { blocked_domains: ["tracker.example.net"] },
+      wipe: { work_paths: ["/srv/work"] },
     },
   });
 }, 120_000);
@@ -137,27 +138,30 @@ describe("bulwark agent run --once", () => {
     expect(outcome("storage.encryption_required")).toBe("reported");
   });
 
-  test("a setting that fails (wg-quick not installed): exit 5, one line naming it and what to install", async () => {
+  test("a setting that fails (wg-quick cannot bring the tunnel up): exit 5, one line naming it and why", async () => {
     const machine = await enrolledMachine();
-    // A PATH without wg-quick: the tunnel cannot be brought up, everything else is enforced.
-    const noTools = mkdtempSync(join(tmpdir(), "bulwark-no-tools-"));
+    // wg-quick as a kernel without WireGuard answers it; everything else is enforced.
+    const tools = mkdtempSync(join(tmpdir(), "bulwark-tools-"));
+    writeFileSync(
+      join(tools, "wg-quick"),
+      "#!/bin/sh\necho 'RTNETLINK answers: Operation not supported' >&2\nexit 1\n",
+      { mode: 0o755 },
+    );
     const run = runCommand(
       binary,
       ["agent", "run", "--once", "--root", machine.root, "--state-dir", machine.stateDir],
       tmpdir(),
-      { PATH: noTools },
+      { PATH: tools },
     );
     expect(run.code, run.stderr).toBe(5);
-    expectOneLine(
-      run.stderr,
-      "; 1 setting failed: tunnel (wg-quick is not installed: install wireguard-tools)",
-    );
+    expectOneLine(run.stderr, "; 1 setting failed: tunnel (");
+    expect(run.stderr).toContain("RTNETLINK answers: Operation not supported");
     expect(run.stderr).toMatch(/^bulwark: checked in; compliance \w+; 1 setting failed/);
     expect(readFileSync(join(machine.root, "etc/modprobe.d/bulwark.conf"), "utf8")).toContain(
       "install usb-storage /bin/false",
     );
     const status = agent(machine.root, machine.stateDir, "status");
-    expect(status.stdout).toContain("tunnel: failed (wg-quick is not installed: install wireguard-tools)");
+    expect(status.stdout).toContain("tunnel: failed (");
   });
 
   test("--dry-run changes nothing under ROOT or in the state folder, and prints what it would write", async () => {
@@ -339,8 +343,8 @@ describe("bulwark agent run --once", () => {
     const machine = await enrolledMachine();
     const before = snapshot(machine.root);
     expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
-    // The work folder the enrollment named by default, with files, a folder and another file system mounted in it.
-    const work = join(machine.stateDir, "work");
+    // The policy's work folder, with files, a folder and another file system mounted in it.
+    const work = join(machine.root, "srv/work");
     mkdirSync(join(work, "projects/q3"), { recursive: true });
     writeFileSync(join(work, "projects/q3/plan.txt"), "confidential");
     writeFileSync(join(work, "notes.txt"), "confidential");
@@ -359,7 +363,10 @@ describe("bulwark agent run --once", () => {
       expect(run.stderr).toContain("wiped (laptop stolen)");
       expect(readdirSync(work)).toEqual(["share"]);
       expect(readFileSync(join(share, "on-another-disk.txt"), "utf8")).toBe("not ours to erase");
-      expect(snapshot(machine.root)).toEqual(before);
+      expect(snapshot(machine.root)).toEqual({
+        ...before,
+        "srv/work/share/on-another-disk.txt": "644 not ours to erase",
+      });
       const polled = await callServer(
         server,
         "GET",

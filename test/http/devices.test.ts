@@ -285,6 +285,7 @@ describe("POST /devices/:id/wipe and GET /devices/:id/wipe/:wipe_id", () => {
       initiated_by: org.adminEmail,
       completed_at: null,
       error: null,
+      report: null,
     });
     const command = (await checkIn(t, enrolled.device_token)).body.commands[0];
     expect(command).toMatchObject({ wipe_id: wipe.body.wipe_id, notify_user: true, reason: "stolen" });

@@ -424,7 +424,7 @@ describe("templates", () => {
       expect(template.name.length).toBeGreaterThan(0);
       expect(template.description.length).toBeGreaterThan(20);
       expect(template.recommended_for.length).toBeGreaterThan(0);
-      expect(Object.keys(template.policy_data)).toEqual(["dlp", "network", "usb", "storage"]);
+      expect(Object.keys(template.policy_data)).toEqual(["dlp", "network", "usb", "storage", "wipe"]);
     }
     expect(response.body.data[0].policy_data.dlp.screenshot_allowed).toBe(false);
   });

@@ -259,6 +259,50 @@ describe("policy_data rules, on create", () => {
     expect(after.body.total).toBe(before.body.total);
   });
 
+  test("wipe.work_paths: home and absolute paths with globs pass; system folders, .. and ** are refused", async () => {
+    const accepted = await t.request("POST", "/api/v1/policies", {
+      token,
+      body: {
+        name: "Work paths",
+        policy_data: {
+          wipe: { work_paths: ["~/Work", "~/.mozilla/firefox/*.work", "/srv/projects/*/private"] },
+        },
+      },
+    });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(201);
+    expect(accepted.body.policy_data.wipe.work_paths).toEqual([
+      "~/Work",
+      "~/.mozilla/firefox/*.work",
+      "/srv/projects/*/private",
+    ]);
+    const refused = await t.request("POST", "/api/v1/policies", {
+      token,
+      body: {
+        name: "Bad work paths",
+        policy_data: {
+          wipe: { work_paths: ["Work", "/etc/ssl", "~/../root", "~/a/**/b", "/", "~/*", "~/Work", "~/Work"] },
+        },
+      },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.reason).toBe("policy_invalid");
+    expect(
+      refused.body.errors.map((error: { field: string; message: string }) => [error.field, error.message]),
+    ).toEqual([
+      // The shape is checked first, then the rules.
+      ["policy_data.wipe.work_paths.4", "must be at least 2 characters"],
+      ["policy_data.wipe.work_paths.0", "must start with / (an absolute path) or ~/ (in each user's home)"],
+      ["policy_data.wipe.work_paths.1", "must not be in /etc: a wipe erases work data, never the system"],
+      [
+        "policy_data.wipe.work_paths.2",
+        "must name a folder or file below / or ~/, without empty, . or .. components (and no trailing /)",
+      ],
+      ["policy_data.wipe.work_paths.3", "** is not supported: write one glob per level (~/x/*/y)"],
+      ["policy_data.wipe.work_paths.5", "must not match a whole home (~/*)"],
+      ["policy_data.wipe.work_paths.7", "duplicate value"],
+    ]);
+  });
+
   test("valid wildcard domains, USB ids and patterns are accepted", async () => {
     const response = await t.request("POST", "/api/v1/policies", {
       token,
@@ -439,7 +483,9 @@ describe("the OpenAPI document", () => {
     const document = (await t.request("GET", "/api/v1/openapi.json")).body;
     const input = document.components.schemas.PolicyDataInput;
     expect(input.additionalProperties).toBe(false);
-    expect(Object.keys(input.properties)).toEqual(["dlp", "network", "usb", "storage"]);
+    expect(Object.keys(input.properties)).toEqual(["dlp", "network", "usb", "storage", "wipe"]);
+    expect(input.properties.wipe.properties.work_paths).toMatchObject({ type: "array", maxItems: 100 });
+    expect(input.properties.network.properties.blocked_domains.items.pattern).toStartWith("^(\\*\\.)?");
     const dlp = input.properties.dlp.properties;
     expect(dlp.clipboard_direction.enum).toEqual(["none", "work_to_personal", "personal_to_work", "both"]);
     expect(dlp.sensitive_data_patterns).toMatchObject({ type: "array", maxItems: 100 });

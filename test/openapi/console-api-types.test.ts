@@ -4,8 +4,17 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import { generateConsoleApiTypes, SCHEMA_FILE } from "../../scripts/generate-console-api";
+import {
+  ANSWER_SCHEMAS_FILE,
+  generateAgentAnswerSchemas,
+  generateConsoleApiTypes,
+  SCHEMA_FILE,
+} from "../../scripts/generate-console-api";
 
 test("the console's generated API types match the OpenAPI document (npm run build regenerates them)", async () => {
   expect(readFileSync(SCHEMA_FILE, "utf8")).toBe(await generateConsoleApiTypes());
+}, 60_000);
+
+test("the agent's answer schemas match the OpenAPI document (npm run build regenerates them)", async () => {
+  expect(readFileSync(ANSWER_SCHEMAS_FILE, "utf8")).toBe(await generateAgentAnswerSchemas());
 }, 60_000);

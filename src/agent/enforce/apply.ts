@@ -2,8 +2,10 @@
  * Carries an enforcement plan out under ROOT, recording every file in the undo journal before its first
  * change, and undoes it all again (`undoAll`: unenroll and wipe).
  */
+
 import { lstatSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import { findProgram } from "../find-program";
 import {
   type Journal,
   type JournalEntry,
@@ -52,11 +54,15 @@ export function notInstalled(program: string): string {
   return `${program} is not installed${from ? `: install ${from}` : ""}`;
 }
 
-/** Runs the command as a child process, without a shell; a program not on PATH throws `notInstalled`. */
+/**
+ * Runs the command as a child process, without a shell; a program neither on PATH nor in the system's
+ * program folders throws `notInstalled`.
+ */
 export const runCommand: CommandRunner = async (argv, stdin) => {
   const program = argv[0] ?? "";
-  if (Bun.which(program) === null) throw new Error(notInstalled(program));
-  const child = Bun.spawn(argv, {
+  const found = findProgram(program);
+  if (found === null) throw new Error(notInstalled(program));
+  const child = Bun.spawn([found, ...argv.slice(1)], {
     stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
     stdout: "pipe",
     stderr: "pipe",

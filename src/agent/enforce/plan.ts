@@ -360,7 +360,17 @@ const PLANNERS: Record<PolicySettingName, (input: PlanInput) => Planned> = {
   "storage.external_storage_allowed": planExternalStorage,
   "storage.cloud_sync_allowed": unsupported("cloud sync clients are not controlled by the agent on Linux"),
   "storage.max_file_size_mb": unsupported("file transfers are not inspected by the agent on Linux"),
+  "wipe.work_paths": planWorkPaths,
 };
+
+/** The work paths change nothing until a wipe: reported, with what a wipe would erase. */
+function planWorkPaths(input: PlanInput): Planned {
+  const paths = input.policy.wipe?.work_paths ?? [];
+  if (paths.length === 0)
+    return planned("reported", "the policy names no work paths: a wipe erases no files");
+  const inHomes = paths.some((path) => path.startsWith("~/")) ? " (~ is each local user's home)" : "";
+  return planned("reported", `a wipe erases ${paths.join(", ")}${inHomes}; nothing is changed before one`);
+}
 
 function planTunnel(input: PlanInput): Planned {
   const { vpn, machine, options } = input;

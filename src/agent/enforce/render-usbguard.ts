@@ -19,8 +19,14 @@ const CLASS_CODES: Record<UsbDeviceClass, string | null> = {
 };
 
 /** The classes among `classes` that no usbguard rule can express. */
+/** A class's interface code; null for a class without one and for a name that is no class at all. */
+function classCode(name: string): string | null {
+  // Own properties only: "constructor" or "__proto__" from a hostile answer is no class.
+  return Object.hasOwn(CLASS_CODES, name) ? (CLASS_CODES[name as UsbDeviceClass] ?? null) : null;
+}
+
 export function unmappableUsbClasses(classes: readonly UsbDeviceClass[]): UsbDeviceClass[] {
-  return classes.filter((name) => CLASS_CODES[name] === null);
+  return classes.filter((name) => classCode(name) === null);
 }
 
 /**
@@ -42,7 +48,7 @@ export function renderUsbguardRules(
     if (/^[0-9a-f]{4}:[0-9a-f]{4}$/i.test(id)) lines.push(`allow id ${id.toLowerCase()}`);
   }
   for (const name of classes) {
-    const code = CLASS_CODES[name];
+    const code = classCode(name);
     if (code !== null && name !== "hub") lines.push(`allow with-interface one-of { ${code}:*:* }`);
   }
   lines.push("block", "");

@@ -2,7 +2,7 @@ import type { PolicyData } from "../../domain/policies/policy-document";
 
 /** A policy setting's name as the enforcement report gives it: `section.key`. */
 export type PolicySettingName = {
-  [Section in keyof PolicyData]: `${Section}${"."}${keyof PolicyData[Section] & string}`;
+  [Section in keyof PolicyData]-?: `${Section}${"."}${keyof NonNullable<PolicyData[Section]> & string}`;
 }[keyof PolicyData];
 
 /**
@@ -29,6 +29,7 @@ export const POLICY_SETTINGS = [
   "storage.external_storage_allowed",
   "storage.cloud_sync_allowed",
   "storage.max_file_size_mb",
+  "wipe.work_paths",
 ] as const satisfies readonly PolicySettingName[];
 
 /** The tunnel is reported beside the policy settings: it follows the server's VPN settings, not the policy. */

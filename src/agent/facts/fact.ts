@@ -1,3 +1,4 @@
+import { findProgram } from "../find-program";
 /** What one collector found: the value when it could be determined, and why (or why not) in words. */
 export interface FactReading<T> {
   /** Left out when it cannot be determined: the agent never guesses. */
@@ -31,9 +32,10 @@ export type ProgramRunner = (argv: string[]) => Promise<ProgramResult>;
 
 /** Runs `argv` without a shell and with no input; a program that is not installed exits with code 127. */
 export const runProgram: ProgramRunner = async (argv) => {
-  if (!Bun.which(argv[0] ?? "")) return { code: 127, stdout: "", stderr: `${argv[0]}: not installed` };
+  const found = findProgram(argv[0] ?? "");
+  if (found === null) return { code: 127, stdout: "", stderr: `${argv[0]}: not installed` };
   // Killed with its collector's time limit, so that a hung program does not outlive the command.
-  const child = Bun.spawn(argv, {
+  const child = Bun.spawn([found, ...argv.slice(1)], {
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",

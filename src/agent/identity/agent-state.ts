@@ -29,7 +29,7 @@ export interface AgentState {
   certificate_expires_at: string | null;
   /** enrolled; needs_enrollment (the server no longer knows this identity); wiped (a wipe completed). */
   state: "enrolled" | "needs_enrollment" | "wiped";
-  /** Folders a wipe empties (enroll --work-dir; default STATE/work). */
+  /** Folders a wipe empties besides the policy's work paths (enroll --work-dir; machine paths, not under ROOT). */
   work_dirs: string[];
   tunnel: TunnelSettings | null;
   enrolled_at: string;

@@ -1,5 +1,6 @@
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { agentApi, answerOf } from "../agent-api";
+import { checkAnswer } from "../check-answer";
 import type { AgentState } from "./agent-state";
 import { makeCertificateRequest } from "./certificate-request";
 import { ServerCaError, serverCaOf } from "./server-ca";
@@ -87,7 +88,10 @@ export async function renewDeviceCertificate(
   state: AgentState,
 ): Promise<{ expiresAt: string }> {
   const request = await makeCertificateRequest(state.device_id);
-  const renewed = answerOf(await api.POST("/api/v1/agent/certificate", { body: { csr: request.csrPem } }));
+  const renewed = checkAnswer(
+    "renewedCertificate",
+    answerOf(await api.POST("/api/v1/agent/certificate", { body: { csr: request.csrPem } })),
+  );
   writeFileAtomic(paths.certificateKey, request.privateKeyPem);
   writeFileAtomic(paths.certificate, renewed.device_certificate);
   return { expiresAt: renewed.certificate_expires_at };

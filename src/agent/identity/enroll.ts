@@ -2,6 +2,7 @@ import { join, resolve } from "node:path";
 import { generateWireGuardKeyPair } from "../../lib/wireguard";
 import { VERSION } from "../../version";
 import { agentApi, answerOf, UnexpectedAnswer } from "../agent-api";
+import { checkAnswer } from "../check-answer";
 import { type AgentState, readAgentState, writeAgentState } from "./agent-state";
 import { makeCertificateRequest } from "./certificate-request";
 import { readServerCa, ServerCaError } from "./server-ca";
@@ -102,26 +103,29 @@ async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<Ag
   const wireGuard = generateWireGuardKeyPair();
   const certificateRequest = options.withCertificate ? await makeCertificateRequest(hardwareId) : null;
   const api = agentApi(options.server, { ca });
-  const enrolled = answerOf(
-    await api
-      .POST("/api/v1/devices/enroll", {
-        body: {
-          enrollment_token: options.token,
-          device_name: deviceName,
-          platform: "linux",
-          agent_version: VERSION,
-          hardware_id: hardwareId,
-          ...(options.osVersion ? { os_version: options.osVersion } : {}),
-          public_key: wireGuard.publicKey,
-          ...(certificateRequest ? { csr: certificateRequest.csrPem } : {}),
-        },
-      })
-      .catch((error: unknown) => {
-        // A success that is not JSON (a web page served for any path).
-        if (error instanceof SyntaxError)
-          throw new UnexpectedAnswer("it answered a success that is not JSON");
-        throw error;
-      }),
+  const enrolled = checkAnswer(
+    "enrollment",
+    answerOf(
+      await api
+        .POST("/api/v1/devices/enroll", {
+          body: {
+            enrollment_token: options.token,
+            device_name: deviceName,
+            platform: "linux",
+            agent_version: VERSION,
+            hardware_id: hardwareId,
+            ...(options.osVersion ? { os_version: options.osVersion } : {}),
+            public_key: wireGuard.publicKey,
+            ...(certificateRequest ? { csr: certificateRequest.csrPem } : {}),
+          },
+        })
+        .catch((error: unknown) => {
+          // A success that is not JSON (a web page served for any path).
+          if (error instanceof SyntaxError)
+            throw new UnexpectedAnswer("it answered a success that is not JSON");
+          throw error;
+        }),
+    ),
   );
   if (typeof enrolled?.id !== "string" || typeof enrolled.device_token !== "string" || !enrolled.vpn_config)
     throw new UnexpectedAnswer("its answer is not an enrollment");
@@ -147,7 +151,7 @@ async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<Ag
     device_token_expires_at: enrolled.device_token_expires_at,
     certificate_expires_at: enrolled.certificate_expires_at ?? null,
     state: "enrolled",
-    work_dirs: options.workDirs.length > 0 ? options.workDirs : [paths.work],
+    work_dirs: options.workDirs,
     tunnel: {
       endpoint: vpn.endpoint,
       address: vpn.address,

@@ -29,7 +29,6 @@ export function statePaths(stateDir: string) {
     certificate: join(stateDir, "device.crt"),
     /** A copy of enroll's --ca-file: the CA that verifies the server's TLS certificate. */
     serverCa: join(stateDir, "server-ca.pem"),
-    work: join(stateDir, "work"),
   };
 }
 

@@ -1,6 +1,7 @@
 import type { PolicyData } from "../../domain/policies/policy-document";
 import { VERSION } from "../../version";
 import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
+import { checkAnswer, InvalidAnswer } from "../check-answer";
 import type { CommandRunner } from "../enforce/apply";
 import { enforcePolicy } from "../enforce/enforce";
 import { collectFacts } from "../facts/collect-facts";
@@ -101,6 +102,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
       paths,
       state,
       wipe: interrupted,
+      workPaths: interrupted.work_paths ?? [],
       now: now(),
       ...(options.runner ? { runner: options.runner } : {}),
     });
@@ -123,15 +125,18 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     policyVersion: number | null;
     enforcement: EnforcementOutcome[];
   }) =>
-    answerOf(
-      await api.POST("/api/v1/agent/checkin", {
-        body: {
-          agent_version: VERSION,
-          ...report.machine,
-          ...(report.policyVersion !== null ? { policy_version: report.policyVersion } : {}),
-          ...(report.enforcement.length > 0 ? { enforcement: report.enforcement } : {}),
-        },
-      }),
+    checkAnswer(
+      "checkIn",
+      answerOf(
+        await api.POST("/api/v1/agent/checkin", {
+          body: {
+            agent_version: VERSION,
+            ...report.machine,
+            ...(report.policyVersion !== null ? { policy_version: report.policyVersion } : {}),
+            ...(report.enforcement.length > 0 ? { enforcement: report.enforcement } : {}),
+          },
+        }),
+      ),
     );
 
   let answer: Awaited<ReturnType<typeof checkIn>> | null = null;
@@ -158,6 +163,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
       paths,
       state,
       wipe,
+      workPaths: answer.policy.policy_data.wipe?.work_paths ?? [],
       now: now(),
       ...(options.runner ? { runner: options.runner } : {}),
     });
@@ -235,7 +241,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   // A device token that expires within 30 days is replaced now (the new one is saved before any use).
   if (answer && !failure && Date.parse(state.device_token_expires_at) - now().getTime() < TOKEN_RENEWAL_MS) {
     try {
-      const rotated = answerOf(await api.POST("/api/v1/agent/token", {}));
+      const rotated = checkAnswer("rotatedToken", answerOf(await api.POST("/api/v1/agent/token", {})));
       state.device_token = rotated.device_token;
       state.device_token_expires_at = rotated.device_token_expires_at;
       writeAgentState(paths, state);
@@ -301,7 +307,12 @@ async function renewCertificateWhenDue(
     status.certificate_refused = null;
     status.certificate_renewal_error = null;
   } catch (error) {
-    if (!(error instanceof ServerRefusal) && !(error instanceof ServerUnreachable)) throw error;
+    if (
+      !(error instanceof ServerRefusal) &&
+      !(error instanceof ServerUnreachable) &&
+      !(error instanceof InvalidAnswer)
+    )
+      throw error;
     status.certificate_renewal_error = { message: error.message, at: now.toISOString() };
   }
 }
@@ -318,14 +329,21 @@ function recordFailure(
   now: Date,
   random: () => number,
 ): CycleResult {
-  if (!(error instanceof ServerRefusal) && !(error instanceof ServerUnreachable)) throw error;
+  if (
+    !(error instanceof ServerRefusal) &&
+    !(error instanceof ServerUnreachable) &&
+    !(error instanceof InvalidAnswer)
+  )
+    throw error;
   status.failures += 1;
   const message =
     error instanceof ServerUnreachable
       ? `the server could not be reached: ${error.message}`
-      : `the server refused the check-in: ${error.message}${error.requestId ? ` [request ${error.requestId}]` : ""}${
-          error.reason === "device_token_invalid" ? `; ${UNKNOWN_DEVICE}` : ""
-        }`;
+      : error instanceof InvalidAnswer
+        ? error.message
+        : `the server refused the check-in: ${error.message}${error.requestId ? ` [request ${error.requestId}]` : ""}${
+            error.reason === "device_token_invalid" ? `; ${UNKNOWN_DEVICE}` : ""
+          }`;
   status.last_error = {
     message,
     request_id: error instanceof ServerRefusal ? (error.requestId ?? null) : null,

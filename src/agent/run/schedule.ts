@@ -1,6 +1,8 @@
 /** The longest wait between two failed check-ins, before its jitter: 15 minutes. */
 export const MAX_BACKOFF_SECONDS = 15 * 60;
 const FIRST_BACKOFF_SECONDS = 5;
+/** The shortest wait between two check-ins the agent keeps, whatever the server asks: a fleet never floods it. */
+export const MIN_CHECKIN_SECONDS = 5;
 /** 401s for longer than this (or one that says the device was wiped) mean the server forgot this identity. */
 export const UNAUTHENTICATED_GIVE_UP_SECONDS = 60 * 60;
 
@@ -9,7 +11,7 @@ export const UNAUTHENTICATED_GIVE_UP_SECONDS = 60 * 60;
  * ±10% so that agents started together (a fleet after a power cut) do not check in together.
  */
 export function nextCheckInDelay(nextCheckInSeconds: number, random: () => number = Math.random): number {
-  return nextCheckInSeconds * (0.9 + 0.2 * random());
+  return Math.max(MIN_CHECKIN_SECONDS, nextCheckInSeconds) * (0.9 + 0.2 * random());
 }
 
 /**

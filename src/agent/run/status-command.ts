@@ -49,6 +49,14 @@ export function statusCommand(options: { stateDir: string; json: boolean }): voi
     return;
   }
   lines.push(`Device ${state.device_name} (${state.device_id}) of ${state.server}: ${state.state}`);
+  if (state.state === "wiped") {
+    lines.push(
+      "Its work data was erased and its enforcement undone; it checks in no more: enroll it again to manage it.",
+    );
+    lines.push(`Last check-in: ${status.last_checkin_at ?? "never"}`);
+    console.log(lines.join("\n"));
+    return;
+  }
   if (state.state === "needs_enrollment")
     lines.push("The server no longer knows this device: enroll it again. The last policy stays enforced.");
   lines.push(

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
 import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
@@ -7,12 +7,19 @@ import { OTHER_TUNNEL_INTERFACE, tunnelOwnership } from "../enforce/tunnel-inter
 import { type AgentState, writeAgentState } from "../identity/agent-state";
 import { deviceApi } from "../identity/device-certificate";
 import { readIfPresent, removeFiles, type StatePaths, writeFileAtomic } from "../identity/state-folder";
-import { readRuntimeStatus } from "./runtime-status";
+import { type ErasureReport, eraseWorkTargets, workTargets } from "./erase-work-profile";
+import { type NotificationReport, notifyUsers } from "./notify-users";
+import { EMPTY_STATUS, readRuntimeStatus, writeRuntimeStatus } from "./runtime-status";
 
 /** A wipe under way (wipe.json in the state folder): a crash resumes it at the next start. */
 export interface WipeJournal {
   wipe_id: string;
   reason: string;
+  notify_user?: boolean;
+  /** The policy's work paths when the wipe began: a resumed wipe erases the same ones. */
+  work_paths?: string[];
+  /** The notice was shown (a resumed wipe does not show it twice): whom it reached. */
+  notification?: NotificationReport;
   started_at: string;
 }
 
@@ -23,35 +30,6 @@ export function wipeJournalPath(paths: StatePaths): string {
 export function readWipeJournal(paths: StatePaths): WipeJournal | null {
   const text = readIfPresent(wipeJournalPath(paths));
   return text === null ? null : (JSON.parse(text) as WipeJournal);
-}
-
-/**
- * Empties a work folder without crossing into other mounts: entries on another file system (a mounted
- * share, a USB disk) are left alone, as are the folder itself and links (removed, never followed).
- * Returns what could not be removed.
- */
-export function emptyFolder(folder: string): string[] {
-  if (!existsSync(folder)) return [];
-  const device = statSync(folder).dev;
-  const failures: string[] = [];
-  const visit = (path: string) => {
-    for (const name of readdirSync(path)) {
-      const entry = join(path, name);
-      const stat = lstatSync(entry);
-      if (stat.dev !== device) continue;
-      try {
-        if (stat.isDirectory()) {
-          visit(entry);
-          // A folder holding another mount's point stays (not empty); others go.
-          if (readdirSync(entry).length === 0) rmdirSync(entry);
-        } else rmSync(entry, { force: true });
-      } catch (error) {
-        failures.push(`${entry}: ${(error as Error).message}`);
-      }
-    }
-  };
-  visit(folder);
-  return failures;
 }
 
 /**
@@ -83,7 +61,9 @@ export async function carryOutWipe(options: {
   root: string;
   paths: StatePaths;
   state: AgentState;
-  wipe: { wipe_id: string; reason: string };
+  wipe: { wipe_id: string; reason: string; notify_user?: boolean };
+  /** The policy's `wipe.work_paths` (`~/Work`, `/srv/work/*`): what the work profile is on this machine. */
+  workPaths: readonly string[];
   now: Date;
   runner?: CommandRunner;
 }): Promise<string> {
@@ -91,14 +71,31 @@ export async function carryOutWipe(options: {
   const journal: WipeJournal = readWipeJournal(paths) ?? {
     wipe_id: options.wipe.wipe_id,
     reason: options.wipe.reason,
+    notify_user: options.wipe.notify_user ?? false,
+    work_paths: [...options.workPaths],
     started_at: options.now.toISOString(),
   };
   writeFileAtomic(wipeJournalPath(paths), `${JSON.stringify(journal)}\n`);
   const problems: string[] = [];
   const runner = options.runner ?? runSystemCommand;
+  // The people at the machine are told first, once (a resumed wipe keeps the first count).
+  if (journal.notify_user && !journal.notification) {
+    journal.notification = await notifyUsers(async (argv) => {
+      try {
+        const result = await runner(argv);
+        return { code: result.exitCode, stdout: result.stdout, stderr: result.stderr };
+      } catch (error) {
+        return { code: 127, stdout: "", stderr: (error as Error).message };
+      }
+    }, journal.reason);
+    writeFileAtomic(wipeJournalPath(paths), `${JSON.stringify(journal)}\n`);
+  }
   const tunnel = await takeTunnelDown(root, paths, runner);
   if (tunnel.error) problems.push(tunnel.error);
-  for (const folder of state.work_dirs) problems.push(...emptyFolder(folder));
+  const erased = eraseWorkTargets(
+    workTargets(root, journal.work_paths ?? options.workPaths, state.work_dirs),
+  );
+  problems.push(...erased.failures);
   const undone = undoAll(root, paths.dir);
   problems.push(...undone.failed.map((failure) => `${failure.path}: ${failure.error}`));
 
@@ -108,7 +105,15 @@ export async function carryOutWipe(options: {
     answerOf(
       await api.POST("/api/v1/agent/wipes/{wipe_id}/complete", {
         params: { path: { wipe_id: journal.wipe_id } },
-        body: success ? { success: true } : { success: false, error: problems.join("; ").slice(0, 2000) },
+        body: {
+          ...(success ? { success: true } : { success: false, error: problems.join("; ").slice(0, 2000) }),
+          report: {
+            paths: erased.paths.slice(0, 1000),
+            files: erased.files,
+            bytes: erased.bytes,
+            notification: journal.notification ?? { requested: false, sessions: 0, methods: [] },
+          },
+        },
       }),
     );
   } catch (error) {
@@ -124,6 +129,20 @@ export async function carryOutWipe(options: {
   if (!success) return `the wipe failed: ${problems.join("; ")}`;
   removeFiles([paths.wireGuardKey, paths.certificateKey, paths.certificate]);
   writeAgentState(paths, { ...state, state: "wiped", device_token: "", tunnel: null });
-  const note = tunnel.note ? `; ${tunnel.note}` : "";
-  return `wiped (${journal.reason}): work folders emptied, enforcement undone, identity deleted${note}`;
+  // Nothing is enforced and nothing is scheduled any more: status says only what is true now.
+  const before = readRuntimeStatus(paths.status);
+  writeRuntimeStatus(paths.status, { ...EMPTY_STATUS, last_checkin_at: before.last_checkin_at });
+  const told = journal.notification
+    ? `; ${journal.notification.sessions} session${journal.notification.sessions === 1 ? "" : "s"} notified${journal.notification.detail ? ` (${journal.notification.detail})` : ""}`
+    : "";
+  const note = `${told}${tunnel.note ? `; ${tunnel.note}` : ""}`;
+  return `wiped (${journal.reason}): ${describeErasure(erased)}, enforcement undone, identity deleted${note}`;
+}
+
+/** "3 files (12 KiB) erased in 2 work paths", or that there was nothing to erase. */
+export function describeErasure(report: ErasureReport): string {
+  const erased = report.paths.filter((path) => path.outcome === "erased");
+  if (report.paths.length === 0) return "no work paths to erase (the policy names none)";
+  const files = `${report.files} file${report.files === 1 ? "" : "s"} (${report.bytes} bytes)`;
+  return `${files} erased in ${erased.length} of ${report.paths.length} work path${report.paths.length === 1 ? "" : "s"}`;
 }

@@ -173,7 +173,7 @@ export interface paths {
         put?: never;
         /**
          * Report the outcome of a wipe command
-         * @description success: the wipe is completed, the device wiped, its device token and certificates revoked. Failure: the wipe is failed and the device keeps its status. 409 unless the wipe is pending.
+         * @description success: the wipe is completed, the device wiped, its device token and certificates revoked. Failure: the wipe is failed and the device keeps its status. 409 unless the wipe is pending. `report` says what the device erased, path by path, and whom it notified; it is shown as it was sent on GET /devices/:id/wipe/:wipe_id.
          */
         post: operations["postApiV1AgentWipesByWipe_idComplete"];
         delete?: never;
@@ -2275,6 +2275,36 @@ export interface components {
             initiated_by: string;
             notify_user: boolean;
             reason: string;
+            /** @description What the agent reported erasing and whom it told; null until it answers, or from an agent that sent no report */
+            report: {
+                bytes: number;
+                /** @description Files and links deleted in all */
+                files: number;
+                /** @description Whom the device told, never more than it did */
+                notification: {
+                    detail?: string;
+                    /** @description desktop: a notification on a graphical session's bus; wall: a message to terminals */
+                    methods: ("desktop" | "wall")[];
+                    /** @description The wipe asked for the user to be notified */
+                    requested: boolean;
+                    /** @description Logged-in sessions that were shown the notice */
+                    sessions: number;
+                };
+                /** @description Each work path of the policy (each user's, for ~/ paths) and --work-dir */
+                paths: {
+                    /** @description The size of the files deleted */
+                    bytes: number;
+                    detail?: string;
+                    /** @description Files and links deleted */
+                    files: number;
+                    /** @description Folders removed inside it */
+                    folders: number;
+                    /** @enum {string} */
+                    outcome: "erased" | "absent" | "not_followed" | "failed";
+                    /** @description A work path as found on the device (/home/ann/Work) */
+                    path: string;
+                }[];
+            } | null;
             /** @enum {string} */
             status: "pending" | "completed" | "failed" | "timed_out";
             /**
@@ -3122,6 +3152,7 @@ export interface components {
             network: components["schemas"]["NetworkSettings"];
             storage: components["schemas"]["StorageSettings"];
             usb: components["schemas"]["UsbSettings"];
+            wipe?: components["schemas"]["WipeSettings"];
         };
         /** @description Policy settings by section; omitted sections and settings take their defaults. */
         PolicyDataInput: {
@@ -3184,6 +3215,14 @@ export interface components {
                 audit_only?: boolean;
                 /** @description USB devices allowed by vendor:product identifier. */
                 whitelist?: string[];
+            };
+            /**
+             * WipeSettings
+             * @description What a wipe erases on a device. Absent only from versions saved before the section existed, which name no work paths.
+             */
+            wipe?: {
+                /** @description The work profile on Linux: what a wipe erases. Empty: a wipe erases no files (it still undoes the enforcement, takes the tunnel down and deletes the device's identity), and says so. */
+                work_paths?: string[];
             };
         };
         /**
@@ -3948,6 +3987,36 @@ export interface components {
             initiated_by: string;
             notify_user: boolean;
             reason: string;
+            /** @description What the agent reported erasing and whom it told; null until it answers, or from an agent that sent no report */
+            report: {
+                bytes: number;
+                /** @description Files and links deleted in all */
+                files: number;
+                /** @description Whom the device told, never more than it did */
+                notification: {
+                    detail?: string;
+                    /** @description desktop: a notification on a graphical session's bus; wall: a message to terminals */
+                    methods: ("desktop" | "wall")[];
+                    /** @description The wipe asked for the user to be notified */
+                    requested: boolean;
+                    /** @description Logged-in sessions that were shown the notice */
+                    sessions: number;
+                };
+                /** @description Each work path of the policy (each user's, for ~/ paths) and --work-dir */
+                paths: {
+                    /** @description The size of the files deleted */
+                    bytes: number;
+                    detail?: string;
+                    /** @description Files and links deleted */
+                    files: number;
+                    /** @description Folders removed inside it */
+                    folders: number;
+                    /** @enum {string} */
+                    outcome: "erased" | "absent" | "not_followed" | "failed";
+                    /** @description A work path as found on the device (/home/ann/Work) */
+                    path: string;
+                }[];
+            } | null;
             /** @enum {string} */
             status: "pending" | "completed" | "failed" | "timed_out";
             /**
@@ -3955,6 +4024,36 @@ export interface components {
              * @description UUID
              */
             wipe_id: string;
+        };
+        /** WipeReport */
+        WipeReport: {
+            bytes: number;
+            /** @description Files and links deleted in all */
+            files: number;
+            /** @description Whom the device told, never more than it did */
+            notification: {
+                detail?: string;
+                /** @description desktop: a notification on a graphical session's bus; wall: a message to terminals */
+                methods: ("desktop" | "wall")[];
+                /** @description The wipe asked for the user to be notified */
+                requested: boolean;
+                /** @description Logged-in sessions that were shown the notice */
+                sessions: number;
+            };
+            /** @description Each work path of the policy (each user's, for ~/ paths) and --work-dir */
+            paths: {
+                /** @description The size of the files deleted */
+                bytes: number;
+                detail?: string;
+                /** @description Files and links deleted */
+                files: number;
+                /** @description Folders removed inside it */
+                folders: number;
+                /** @description erased: emptied (a folder) or deleted (a file or link); absent: nothing there; not_followed: reached through a symbolic link or not a folder, left alone; failed: see detail */
+                outcome: "erased" | "absent" | "not_followed" | "failed";
+                /** @description A work path as found on the device (/home/ann/Work) */
+                path: string;
+            }[];
         };
         /** WipeRequested */
         WipeRequested: {
@@ -3973,6 +4072,14 @@ export interface components {
              * @description UUID
              */
             wipe_id: string;
+        };
+        /**
+         * WipeSettings
+         * @description What a wipe erases on a device. Absent only from versions saved before the section existed, which name no work paths.
+         */
+        WipeSettings: {
+            /** @description The work profile on Linux: what a wipe erases. Empty: a wipe erases no files (it still undoes the enforcement, takes the tunnel down and deletes the device's identity), and says so. */
+            work_paths: string[];
         };
     };
     responses: never;
@@ -4089,7 +4196,9 @@ export type SchemaWebhookDelivery = components['schemas']['WebhookDelivery'];
 export type SchemaWebhookTestData = components['schemas']['WebhookTestData'];
 export type SchemaWebhookTestResult = components['schemas']['WebhookTestResult'];
 export type SchemaWipe = components['schemas']['Wipe'];
+export type SchemaWipeReport = components['schemas']['WipeReport'];
 export type SchemaWipeRequested = components['schemas']['WipeRequested'];
+export type SchemaWipeSettings = components['schemas']['WipeSettings'];
 export type HeaderRetryAfter = components['headers']['Retry-After'];
 export type HeaderXRateLimitLimit = components['headers']['X-RateLimit-Limit'];
 export type HeaderXRateLimitRemaining = components['headers']['X-RateLimit-Remaining'];
@@ -4782,6 +4891,7 @@ export interface operations {
                 "application/json": {
                     /** @description What went wrong */
                     error?: string;
+                    report?: components["schemas"]["WipeReport"];
                     /** @description true: the work profile is wiped; false: it could not be */
                     success: boolean;
                 };

@@ -190,6 +190,7 @@ export const wipes = pgTable(
     initiatedAt: instant("initiated_at").notNull(),
     completedAt: instant("completed_at"),
     error: bytewiseText("error"),
+    report: jsonDocument("report").$type<GetColumnData<typeof sqlite.wipes.report, "raw">>(),
   },
   (table) => [
     index("wipes_device_status_idx").on(table.deviceId, table.status, table.initiatedAt),

@@ -205,6 +205,8 @@ export const wipes = sqliteTable(
     initiatedAt: text("initiated_at").notNull(),
     completedAt: text("completed_at"),
     error: text("error"),
+    /** What the agent reported it erased and whom it notified (WipeReport); null when it sent none. */
+    report: text("report", { mode: "json" }).$type<Record<string, unknown>>(),
   },
   (table) => [
     // A device's pending wipes, oldest first (check-in, wipe request); also serves deletes by device.

@@ -11,7 +11,7 @@ import { revokeDeviceCertificates } from "../pki/device-certificates";
 import { appendDeviceLog } from "./append-device-log";
 import type { DevicePrincipal } from "./authenticate-device";
 import { deviceEventData, findDevice } from "./device-views";
-import { toWipeView, type WipeView } from "./wipe-view";
+import { toWipeView, type WipeReport, type WipeView } from "./wipe-view";
 
 /**
  * The agent's report on a wipe command. Success: the wipe is `completed`, the device `wiped` and every
@@ -23,7 +23,7 @@ export async function completeWipe(
   caller: DevicePrincipal,
   actor: Actor,
   wipeId: string,
-  input: { success: boolean; error?: string },
+  input: { success: boolean; error?: string; report?: WipeReport },
 ): Promise<WipeView> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
@@ -48,9 +48,25 @@ export async function completeWipe(
       : { status: "failed" as const, error: input.error ?? "the agent reported a failure" };
     await tx
       .update(wipes)
-      .set({ status: outcome.status, completedAt: timestamp, error: outcome.error })
+      .set({
+        status: outcome.status,
+        completedAt: timestamp,
+        error: outcome.error,
+        report: input.report ?? null,
+      })
       .where(eq(wipes.id, wipe.id));
-    const details = { wipe_id: wipe.id, reason: wipe.reason, error: outcome.error };
+    const details = {
+      wipe_id: wipe.id,
+      reason: wipe.reason,
+      error: outcome.error,
+      ...(input.report
+        ? {
+            files_erased: input.report.files,
+            bytes_erased: input.report.bytes,
+            users_notified: input.report.notification.sessions,
+          }
+        : {}),
+    };
     if (input.success) {
       await tx
         .update(devices)
@@ -79,6 +95,12 @@ export async function completeWipe(
       targetId: device.id,
       details,
     });
-    return toWipeView({ ...wipe, status: outcome.status, completedAt: timestamp, error: outcome.error });
+    return toWipeView({
+      ...wipe,
+      status: outcome.status,
+      completedAt: timestamp,
+      error: outcome.error,
+      report: input.report ?? null,
+    });
   });
 }

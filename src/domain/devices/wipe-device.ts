@@ -68,6 +68,7 @@ export async function requestDeviceWipe(
       initiatedAt: toIso(now),
       completedAt: null,
       error: null,
+      report: null,
     };
     await tx.insert(wipes).values(row);
     const details = { wipe_id: row.id, reason: row.reason, notify_user: row.notifyUser };

@@ -10,6 +10,64 @@ const WipeStatusSchema = literalUnion(WIPE_STATUSES, {
   description: "timed_out: not confirmed within devices.wipe_timeout_seconds",
 });
 
+/** What the agent reported a wipe erased on the device, path by path, and whom it told. */
+const WipeReportFields = {
+  paths: Type.Array(
+    Type.Object({
+      path: Type.String({
+        maxLength: 4096,
+        description: "A work path as found on the device (/home/ann/Work)",
+      }),
+      outcome: Type.Union(
+        [
+          Type.Literal("erased"),
+          Type.Literal("absent"),
+          Type.Literal("not_followed"),
+          Type.Literal("failed"),
+        ],
+        {
+          description:
+            "erased: emptied (a folder) or deleted (a file or link); absent: nothing there; " +
+            "not_followed: reached through a symbolic link or not a folder, left alone; failed: see detail",
+        },
+      ),
+      files: Type.Integer({ minimum: 0, description: "Files and links deleted" }),
+      bytes: Type.Integer({ minimum: 0, description: "The size of the files deleted" }),
+      folders: Type.Integer({ minimum: 0, description: "Folders removed inside it" }),
+      detail: Type.Optional(Type.String({ maxLength: 500 })),
+    }),
+    {
+      maxItems: 1000,
+      description: "Each work path of the policy (each user's, for ~/ paths) and --work-dir",
+    },
+  ),
+  files: Type.Integer({ minimum: 0, description: "Files and links deleted in all" }),
+  bytes: Type.Integer({ minimum: 0 }),
+  notification: Type.Object(
+    {
+      requested: Type.Boolean({ description: "The wipe asked for the user to be notified" }),
+      sessions: Type.Integer({
+        minimum: 0,
+        description: "Logged-in sessions that were shown the notice",
+      }),
+      methods: Type.Array(Type.Union([Type.Literal("desktop"), Type.Literal("wall")]), {
+        maxItems: 2,
+        uniqueItems: true,
+        description: "desktop: a notification on a graphical session's bus; wall: a message to terminals",
+      }),
+      detail: Type.Optional(Type.String({ maxLength: 500 })),
+    },
+    { description: "Whom the device told, never more than it did" },
+  ),
+};
+
+export const WipeReportSchema = Type.Object(WipeReportFields, {
+  title: "WipeReport",
+  additionalProperties: false,
+});
+
+export type WipeReport = Static<typeof WipeReportSchema>;
+
 export const WipeSchema = Type.Object(
   {
     wipe_id: Uuid,
@@ -23,6 +81,11 @@ export const WipeSchema = Type.Object(
       description: "When the wipe completed, failed or timed out",
     }),
     error: Type.Union([Type.String(), Type.Null()]),
+    // The fields again, untitled: a titled schema in a nullable union would make its component nullable.
+    report: Type.Union([Type.Object(WipeReportFields, { additionalProperties: false }), Type.Null()], {
+      description:
+        "What the agent reported erasing and whom it told; null until it answers, or from an agent that sent no report",
+    }),
   },
   { title: "Wipe" },
 );
@@ -41,5 +104,6 @@ export function toWipeView(row: WipeRow): WipeView {
     initiated_by: row.initiatedBy,
     completed_at: row.completedAt,
     error: row.error,
+    report: (row.report as WipeReport | null) ?? null,
   };
 }

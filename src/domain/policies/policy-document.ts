@@ -12,6 +12,8 @@ export const POLICY_LIMITS = {
   domains: 1000,
   domainLength: 253,
   usbWhitelistEntries: 500,
+  workPaths: 100,
+  workPathLength: 1024,
   maxFileSizeMb: 1_048_576,
 } as const;
 
@@ -82,9 +84,14 @@ export const DlpSettingsSchema = Type.Object(
   { title: "DlpSettings", additionalProperties: false, description: "Data loss prevention settings." },
 );
 
+/** A host name of two labels or more (the last not all digits), optionally behind `*.`; any case. */
+export const DOMAIN_PATTERN =
+  "^(\\*\\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+(?![0-9]+$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$";
+
 const DomainSchema = Type.String({
   minLength: 1,
   maxLength: POLICY_LIMITS.domainLength,
+  pattern: DOMAIN_PATTERN,
   description: "A host name such as example.com, or *.example.com for every subdomain.",
 });
 
@@ -148,6 +155,37 @@ export const StorageSettingsSchema = Type.Object(
   { title: "StorageSettings", additionalProperties: false, description: "Storage settings." },
 );
 
+/** What a wipe erases on a device. */
+export const WipeSettingsSchema = Type.Object(
+  {
+    work_paths: Type.Array(
+      Type.String({
+        minLength: 2,
+        maxLength: POLICY_LIMITS.workPathLength,
+        description:
+          "An absolute path (/srv/work) or one in each local user's home (~/Work, ~/.config/Slack); a " +
+          "component may be a glob (*, ?, [...]) such as ~/.mozilla/firefox/*.work. A folder is emptied, a " +
+          "file deleted; symbolic links are removed, never followed, and other mounts are left alone. " +
+          "System folders (/etc, /usr, /boot, ...) are refused.",
+      }),
+      {
+        maxItems: POLICY_LIMITS.workPaths,
+        uniqueItems: true,
+        description:
+          "The work profile on Linux: what a wipe erases. Empty: a wipe erases no files (it still undoes " +
+          "the enforcement, takes the tunnel down and deletes the device's identity), and says so.",
+      },
+    ),
+  },
+  {
+    title: "WipeSettings",
+    additionalProperties: false,
+    description:
+      "What a wipe erases on a device. Absent only from versions saved before the section existed, which " +
+      "name no work paths.",
+  },
+);
+
 /** The complete policy document, as stored with every policy version. */
 export const PolicyDataSchema = Type.Object(
   {
@@ -155,6 +193,7 @@ export const PolicyDataSchema = Type.Object(
     network: NetworkSettingsSchema,
     usb: UsbSettingsSchema,
     storage: StorageSettingsSchema,
+    wipe: Type.Optional(WipeSettingsSchema),
   },
   { title: "PolicyData", additionalProperties: false, description: "Policy settings by section." },
 );
@@ -165,6 +204,7 @@ export type DlpSettings = Static<typeof DlpSettingsSchema>;
 export type NetworkSettings = Static<typeof NetworkSettingsSchema>;
 export type UsbSettings = Static<typeof UsbSettingsSchema>;
 export type StorageSettings = Static<typeof StorageSettingsSchema>;
+export type WipeSettings = Static<typeof WipeSettingsSchema>;
 export type ClipboardDirection = DlpSettings["clipboard_direction"];
 export type UsbDeviceClass = UsbSettings["allowed_classes"][number];
 
@@ -175,6 +215,7 @@ export const PolicyDataInputSchema = Type.Object(
     network: Type.Optional(Type.Partial(NetworkSettingsSchema)),
     usb: Type.Optional(Type.Partial(UsbSettingsSchema)),
     storage: Type.Optional(Type.Partial(StorageSettingsSchema)),
+    wipe: Type.Optional(Type.Partial(WipeSettingsSchema)),
   },
   {
     additionalProperties: false,

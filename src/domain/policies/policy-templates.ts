@@ -68,6 +68,7 @@ const STRICT: PolicyTemplate = {
       cloud_sync_allowed: false,
       max_file_size_mb: 10,
     },
+    wipe: { work_paths: ["~/Work"] },
   },
 };
 
@@ -105,6 +106,7 @@ const BALANCED: PolicyTemplate = {
       cloud_sync_allowed: true,
       max_file_size_mb: 100,
     },
+    wipe: { work_paths: ["~/Work"] },
   },
 };
 
@@ -137,6 +139,7 @@ const BYOD: PolicyTemplate = {
       cloud_sync_allowed: true,
       max_file_size_mb: 1024,
     },
+    wipe: { work_paths: ["~/Work"] },
   },
 };
 

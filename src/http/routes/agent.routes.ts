@@ -226,7 +226,11 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
     .post(
       "/wipes/:wipe_id/complete",
       ({ params, body, device, actor }) =>
-        completeWipe(deps, device, actor, params.wipe_id, { success: body.success, error: body.error }),
+        completeWipe(deps, device, actor, params.wipe_id, {
+          success: body.success,
+          error: body.error,
+          ...(body.report ? { report: body.report } : {}),
+        }),
       {
         device: true,
         params: WipeIdParams,
@@ -236,7 +240,9 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
           summary: "Report the outcome of a wipe command",
           description:
             "success: the wipe is completed, the device wiped, its device token and certificates revoked. Failure: " +
-            "the wipe is failed and the device keeps its status. 409 unless the wipe is pending.",
+            "the wipe is failed and the device keeps its status. 409 unless the wipe is pending. `report` " +
+            "says what the device erased, path by path, and whom it notified; it is shown as it was sent " +
+            "on GET /devices/:id/wipe/:wipe_id.",
         },
       },
     );

@@ -5,6 +5,7 @@ import {
   MissingRulesSchema,
   ViolationSchema,
 } from "../../domain/devices/evaluate-compliance";
+import { WipeReportSchema } from "../../domain/devices/wipe-view";
 import { PolicyDataSchema } from "../../domain/policies/policy-document";
 import { Timestamp, Uuid } from "../schemas/common";
 import { DeviceStatusSchema } from "./devices.schemas";
@@ -65,7 +66,7 @@ export const CheckInResponse = Type.Object(
         "diskEncrypted): kept, but not judged. Empty when every fact was known.",
     }),
     vpn_config: PeerSettingsSchema,
-    next_checkin_seconds: Type.Integer({ description: "When to check in next" }),
+    next_checkin_seconds: Type.Integer({ minimum: 1, maximum: 86400, description: "When to check in next" }),
   },
   { title: "CheckInResult" },
 );
@@ -75,6 +76,7 @@ export const WipeIdParams = Type.Object({ wipe_id: Type.String() });
 export const CompleteWipeBody = Type.Object({
   success: Type.Boolean({ description: "true: the work profile is wiped; false: it could not be" }),
   error: Type.Optional(Type.String({ minLength: 1, maxLength: 2000, description: "What went wrong" })),
+  report: Type.Optional(WipeReportSchema),
 });
 
 export const RotatedDeviceTokenSchema = Type.Object(

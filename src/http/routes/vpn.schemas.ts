@@ -14,16 +14,22 @@ const PeerSettingsFields = {
       "The VPN server's WireGuard public key: the [Peer] PublicKey. Replaced once, when the installation " +
       "gets its second organization",
   }),
-  allowed_ips: Type.Array(Type.String(), {
+  allowed_ips: Type.Array(Type.String({ maxLength: 64 }), {
+    maxItems: 256,
     description:
       "Networks routed through the tunnel: vpn.allowed_ips, else 0.0.0.0/0 when the device's policy " +
       "has network.vpn_required without network.split_tunnel, else the device's organization's subnet " +
       "of the pool, with the server's own address (/32) when it lies outside that subnet",
   }),
-  dns: Type.Array(Type.String(), {
+  dns: Type.Array(Type.String({ maxLength: 253 }), {
+    maxItems: 32,
     description: "DNS servers or search domains for the tunnel; may be empty",
   }),
-  persistent_keepalive: Type.Integer({ description: "Seconds between keepalives (0: off)" }),
+  persistent_keepalive: Type.Integer({
+    minimum: 0,
+    maximum: 65535,
+    description: "Seconds between keepalives (0: off)",
+  }),
 };
 
 /** The peer settings the check-in repeats. */
@@ -81,7 +87,10 @@ export const VpnServerConfigSchema = Type.Object(
         device_id: Uuid,
         device_name: Type.String(),
         public_key: Type.String(),
-        allowed_ips: Type.Array(Type.String(), { description: "The device's address, e.g. 10.100.0.2/32" }),
+        allowed_ips: Type.Array(Type.String({ maxLength: 64 }), {
+          maxItems: 256,
+          description: "The device's address, e.g. 10.100.0.2/32",
+        }),
       }),
       { description: "Every device of the organization that is not suspended or wiped, by address" },
     ),

@@ -89,8 +89,8 @@ describe("describePolicyChanges", () => {
 
 describe("isSamePolicyDocument", () => {
   test("compares settings deeply, ignoring key order", () => {
-    const { dlp, network, usb, storage } = structuredClone(DEFAULT_POLICY_DATA);
-    expect(isSamePolicyDocument(DEFAULT_POLICY_DATA, { storage, usb, network, dlp })).toBe(true);
+    const { dlp, network, usb, storage, wipe } = structuredClone(DEFAULT_POLICY_DATA);
+    expect(isSamePolicyDocument(DEFAULT_POLICY_DATA, { wipe, storage, usb, network, dlp })).toBe(true);
   });
 
   test("any changed setting or array item makes them differ", () => {

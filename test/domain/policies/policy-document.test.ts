@@ -30,9 +30,13 @@ describe("policy document schemas", () => {
     });
   });
 
-  test("the complete schema requires every setting; the input schema none", () => {
-    walk(PolicyDataSchema, "policy_data", (node) => {
-      if (node.type === "object") expect(node.required).toEqual(Object.keys(node.properties));
+  test("the complete schema requires every setting (but the wipe section, which older versions lack); the input schema none", () => {
+    walk(PolicyDataSchema, "policy_data", (node, path) => {
+      if (node.type !== "object") return;
+      const sections = Object.keys(node.properties);
+      expect(node.required).toEqual(
+        path === "policy_data" ? sections.filter((key) => key !== "wipe") : sections,
+      );
     });
     walk(PolicyDataInputSchema, "policy_data", (node) => {
       if (node.type === "object") expect(node.required ?? []).toEqual([]);

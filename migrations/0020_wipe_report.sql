@@ -1,0 +1,1 @@
+ALTER TABLE `wipes` ADD `report` text;

@@ -1,0 +1,182 @@
+/**
+ * The agent acts only on answers that pass the agent API's own schema: a hostile or broken server (here
+ * a proxy in front of a real `bulwark serve` that rewrites the check-in's answer) changes nothing on the
+ * machine, and the agent says which field was wrong. The answers the attack on the agent sent: class
+ * names from Object.prototype, a hosts file of 40,000 names, `localhost`, an interval of 0, no vpn_config.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines, snapshot } from "../helpers/agent-machine";
+import { buildBinary, callServer, type RunningServer, startServer } from "../helpers/binary";
+
+const ADMIN = { email: "answers-admin@example.com", password: "correct-horse-battery" };
+
+let binary: string;
+let server: RunningServer;
+let adminToken: string;
+/** How the proxy rewrites the next check-in answers (null: passes them on). */
+let rewrite: ((answer: Record<string, any>) => unknown) | null = null;
+let checkIns = 0;
+let proxy: ReturnType<typeof Bun.serve>;
+
+beforeAll(async () => {
+  binary = await buildBinary();
+  server = await startServer(binary, mkdtempSync(join(tmpdir(), "bulwark-agent-answers-")), {
+    BULWARK_ADMIN_EMAIL: ADMIN.email,
+    BULWARK_ADMIN_PASSWORD: ADMIN.password,
+    BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
+    BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
+    BULWARK_VPN_ENDPOINT: "vpn.bulwark-test.net:51820",
+  });
+  adminToken = (await callServer<{ token: string }>(server, "POST", "/api/v1/auth/login", undefined, ADMIN))
+    .token;
+  proxy = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(request) {
+      const url = new URL(request.url);
+      const upstream = await fetch(`${server.url}${url.pathname}${url.search}`, {
+        method: request.method,
+        headers: request.headers,
+        body: request.method === "GET" ? undefined : await request.arrayBuffer(),
+      });
+      if (url.pathname !== "/api/v1/agent/checkin" || upstream.status !== 200 || rewrite === null)
+        return upstream;
+      checkIns += 1;
+      const answer = await upstream.json();
+      return Response.json(rewrite(answer));
+    },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  proxy?.stop(true);
+  await server?.stop();
+  removeMachines();
+});
+
+/** Runs the agent without blocking this process, which serves the proxy it talks to. */
+async function agent(root: string, stateDir: string, ...args: string[]) {
+  const child = Bun.spawn([binary, "agent", ...args, "--root", root, "--state-dir", stateDir], {
+    cwd: tmpdir(),
+    env: { PATH: process.env.PATH ?? "", HOME: tmpdir() },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
+async function enrolledThroughProxy() {
+  const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.luks, {
+    files: {
+      "etc/hostname": "answers-laptop\n",
+      "etc/machine-id": `${crypto.randomUUID().replaceAll("-", "")}\n`,
+      "etc/hosts": "127.0.0.1 localhost\n",
+    },
+  });
+  const stateDir = join(mkdtempSync(join(tmpdir(), "bulwark-agent-state-")), "state");
+  const { token } = await callServer<{ token: string }>(
+    server,
+    "POST",
+    "/api/v1/enrollment-tokens",
+    adminToken,
+    {},
+  );
+  rewrite = null;
+  const enrolled = await agent(
+    root,
+    stateDir,
+    "enroll",
+    "--server",
+    `http://127.0.0.1:${proxy.port}`,
+    "--token",
+    token,
+  );
+  expect(enrolled.code, enrolled.stderr).toBe(0);
+  return { root, stateDir };
+}
+
+const HOSTILE: [string, (answer: Record<string, any>) => unknown, string][] = [
+  [
+    "USB classes that are Object.prototype's names",
+    (answer) => {
+      answer.policy.policy_data.usb.allowed_classes = ["constructor", "__proto__"];
+      return answer;
+    },
+    'policy.policy_data.usb.allowed_classes[0]: "constructor" is not one of',
+  ],
+  [
+    "40,000 blocked names",
+    (answer) => {
+      answer.policy.policy_data.network.blocked_domains = Array.from(
+        { length: 40_000 },
+        (_, i) => `n${i}.example.com`,
+      );
+      return answer;
+    },
+    "policy.policy_data.network.blocked_domains: 40000 items, more than 1000",
+  ],
+  [
+    "localhost as a blocked name",
+    (answer) => {
+      answer.policy.policy_data.network.blocked_domains = ["localhost"];
+      return answer;
+    },
+    'policy.policy_data.network.blocked_domains[0]: "localhost" is not of the allowed form',
+  ],
+  [
+    "an interval of 0",
+    (answer) => ({ ...answer, next_checkin_seconds: 0 }),
+    "next_checkin_seconds: 0 is below 1",
+  ],
+  [
+    "vpn_config null",
+    (answer) => ({ ...answer, vpn_config: null }),
+    "vpn_config: must be an object, not null",
+  ],
+];
+
+describe("a check-in answer that breaks the agent API's schema", () => {
+  for (const [what, change, problem] of HOSTILE)
+    test(`${what}: nothing changes, and the agent names the field`, async () => {
+      const { root, stateDir } = await enrolledThroughProxy();
+      const before = snapshot(root);
+      rewrite = change;
+      const run = await agent(root, stateDir, "run", "--once", "--no-tunnel");
+      expect(run.code, run.stderr).toBe(1);
+      expect(run.stderr).toContain("the server's checkIn answer is not valid, so nothing was changed");
+      expect(run.stderr).toContain(problem);
+      expect(snapshot(root)).toEqual(before);
+      const status = JSON.parse((await agent(root, stateDir, "status", "--json")).stdout);
+      expect(status.last_error.message).toContain(problem);
+      expect(status.policy).toBeNull();
+
+      // The same server answering as it should: the policy is enforced.
+      rewrite = null;
+      const healed = await agent(root, stateDir, "run", "--once", "--no-tunnel");
+      expect(healed.code, healed.stderr).toBe(0);
+      expect(snapshot(root)).not.toEqual(before);
+    });
+
+  test("a policy kept from an earlier answer stays as it was while answers are invalid", async () => {
+    const { root, stateDir } = await enrolledThroughProxy();
+    expect((await agent(root, stateDir, "run", "--once", "--no-tunnel")).code).toBe(0);
+    const enforced = snapshot(root);
+    const seen = checkIns;
+    rewrite = (answer) => {
+      answer.policy.policy_data.usb.allowed_classes = ["constructor"];
+      answer.policy.version += 1;
+      return answer;
+    };
+    expect((await agent(root, stateDir, "run", "--once", "--no-tunnel")).code).toBe(1);
+    expect(checkIns).toBe(seen + 1);
+    expect(snapshot(root)).toEqual(enforced);
+  });
+});
