@@ -90,8 +90,8 @@ function problemsOf(schema: Schema, value: unknown, path: string, problems: stri
     if (schema.maxLength !== undefined && value.length > schema.maxLength)
       problems.push(`${here}: longer than ${schema.maxLength} characters`);
     if (schema.pattern !== undefined) {
-      let pattern = patterns.get(schema.pattern);
-      if (!pattern) patterns.set(schema.pattern, (pattern = new RegExp(schema.pattern, "u")));
+      const pattern = patterns.get(schema.pattern) ?? new RegExp(schema.pattern, "u");
+      patterns.set(schema.pattern, pattern);
       if (!pattern.test(value)) problems.push(`${here}: ${describe(value)} is not of the allowed form`);
     }
     const format = schema.format ? FORMATS[schema.format] : undefined;

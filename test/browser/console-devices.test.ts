@@ -255,6 +255,8 @@ describe("console devices", () => {
       const progress = page.getByRole("region", { name: "Wipe in progress" });
       await progress.getByRole("status").filter({ hasText: "Pending" }).waitFor();
       await progress.getByText("Left the company").waitFor();
+      // Asked for is not done: nobody has been told anything yet.
+      await progress.getByText("Asked for; the agent tells the people logged in first").waitFor();
 
       // The agent receives the command at its check-in and confirms it.
       const checkedIn = await checkIn("Dover tablet", COMPLIANT_FACTS);
@@ -262,12 +264,36 @@ describe("console devices", () => {
       expect(command).toBeDefined();
       const completed = await harness.api("POST", `/api/v1/agent/wipes/${command?.wipe_id}/complete`, {
         token: dover?.token,
-        body: { success: true },
+        body: {
+          success: true,
+          report: {
+            paths: [
+              { path: "/home/ann/Work", outcome: "erased", files: 3, bytes: 2048, folders: 1 },
+              {
+                path: "/home/ann/.config/Slack",
+                outcome: "not_followed",
+                files: 0,
+                bytes: 0,
+                folders: 0,
+                detail: "/home/ann/.config is a symbolic link; not followed",
+              },
+            ],
+            files: 3,
+            bytes: 2048,
+            notification: { requested: true, sessions: 0, methods: [], detail: "no one was logged in" },
+          },
+        },
       });
       expect(completed.status).toBe(200);
 
       const finished = page.getByRole("region", { name: "Latest wipe" });
       await finished.getByRole("status").filter({ hasText: "Completed" }).waitFor();
+      // The console says what the agent reported, and no more.
+      await finished.getByText("0 logged-in sessions shown the notice: no one was logged in").waitFor();
+      await finished.getByText("3 files (2.0 KiB) in 1 of 2 work paths").waitFor();
+      const rows = finished.getByRole("row");
+      await rows.filter({ hasText: "/home/ann/Work" }).filter({ hasText: "Erased" }).waitFor();
+      await rows.filter({ hasText: "/home/ann/.config/Slack" }).filter({ hasText: "Not followed" }).waitFor();
       await page.locator(".page-header").getByText("Wiped").waitFor();
       await page
         .getByRole("list", { name: /^Activity/ })
