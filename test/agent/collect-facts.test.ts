@@ -25,6 +25,7 @@ test("every fact the agent collects is one the check-in takes, and what it sends
       disk_encrypted: true,
       vpn_connected: false,
       usb_storage_blocked: true,
+      usb_devices_blocked: false,
       screenshots_blocked: false,
     },
   });
@@ -45,7 +46,11 @@ test("a collector that hangs or fails leaves out its own fact only, with the rea
     timeLimitMs: 200,
   });
   expect(collected.os_version).toBe("debian 12");
-  expect(collected.facts).toEqual({ usb_storage_blocked: false, screenshots_blocked: false });
+  expect(collected.facts).toEqual({
+    usb_storage_blocked: false,
+    usb_devices_blocked: false,
+    screenshots_blocked: false,
+  });
   expect(collected.notes.vpn_connected).toBe("not read within 0.2 s");
   expect(collected.notes.disk_encrypted).toMatch(/^cannot be read: \/sys\/dev\/block\/254:0 leads out of /);
 });

@@ -95,7 +95,7 @@ describe("usb_storage_blocked", () => {
     const rules = {
       files: {
         "etc/usbguard/rules.d/50-bulwark.conf":
-          "allow with-interface equals { 09:00:* }\nallow with-interface one-of { 03:*:* }\nblock\n",
+          "allow with-interface 09:00:*\nallow with-interface one-of { 03:*:* }\nblock\n",
       },
     };
     const active = programs({ "systemctl is-active": { stdout: "active\n" } });

@@ -5,6 +5,7 @@
 
 import { lstatSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
+import type { ProgramRunner } from "../facts/fact";
 import { findProgram } from "../find-program";
 import {
   type Journal,
@@ -74,6 +75,18 @@ export const runCommand: CommandRunner = async (argv, stdin) => {
   ]);
   return { exitCode, stdout, stderr };
 };
+
+/** The runner as the fact readers take it: a program that is not installed exits 127 instead of throwing. */
+export function programRunnerOf(runner: CommandRunner): ProgramRunner {
+  return async (argv) => {
+    try {
+      const result = await runner(argv);
+      return { code: result.exitCode, stdout: result.stdout, stderr: result.stderr };
+    } catch (error) {
+      return { code: 127, stdout: "", stderr: (error as Error).message };
+    }
+  };
+}
 
 /** A setting's outcome as the check-in reports it. */
 export interface SettingResult {

@@ -3,10 +3,21 @@
  * apply (or, for a dry run, only print the plan: nothing under ROOT or in the state folder changes).
  */
 import type { PolicyData } from "../../domain/policies/policy-document";
-import { applyPlan, type CommandRunner, readMachineState, type SettingResult } from "./apply";
+import type { ProgramRunner } from "../facts/fact";
+import { readDaemonRules, ruleLines, runsRules } from "../facts/usbguard-daemon";
+import {
+  applyPlan,
+  type CommandRunner,
+  programRunnerOf,
+  readMachineState,
+  runCommand,
+  type SettingResult,
+} from "./apply";
 import { formatPlan } from "./format-plan";
 import { type EnforcementFacts, type PlanOptions, planEnforcement, type SettingPlan } from "./plan";
 import type { VpnSettings } from "./render-wireguard";
+import { pathUnderRoot, readFileState } from "./safe-files";
+import { MANAGED_FILES } from "./settings";
 import type { InterfaceIdentity } from "./tunnel-interface";
 
 export interface EnforceRequest {
@@ -54,5 +65,55 @@ export async function enforcePolicy(request: EnforceRequest): Promise<EnforceRes
     ...tunnel,
     ...(request.runner ? { runner: request.runner } : {}),
   });
+  await confirmUsbguardRuns(
+    root,
+    policy,
+    plan,
+    applied.results,
+    programRunnerOf(request.runner ?? runCommand),
+  );
   return { plan, text, ...applied };
+}
+
+/** The USB settings whose rules usbguard's daemon must run to be in effect. */
+const USBGUARD_SETTINGS = new Set(["usb.allowed", "usb.whitelist", "usb.allowed_classes"]);
+
+/**
+ * `usb.allowed = false` is enforced only when usbguard's daemon runs the agent's rules, as the daemon
+ * lists them: a written file blocks nothing while usbguard is stopped, or before it reads the file. After
+ * the rules changed, a running usbguard is restarted (`systemctl try-restart`), since it reads its rule
+ * folder when it starts. Otherwise the USB settings that were to be enforced fail, saying why.
+ */
+async function confirmUsbguardRuns(
+  root: string,
+  policy: PolicyData,
+  plan: readonly SettingPlan[],
+  results: SettingResult[],
+  run: ProgramRunner,
+): Promise<void> {
+  const usb = results.find((result) => result.setting === "usb.allowed");
+  if (policy.usb.allowed || policy.usb.audit_only || usb?.outcome !== "enforced") return;
+  const text = readFileState(pathUnderRoot(root, MANAGED_FILES.usbguard));
+  const ours = text === null ? [] : ruleLines(text.bytes.toString("utf8"));
+  let daemon = await readDaemonRules(run);
+  const changed = plan.some((entry) => entry.setting === "usb.allowed" && entry.changes.length > 0);
+  if (changed && !("problem" in daemon) && !runsRules(daemon.rules, ours)) {
+    await run(["systemctl", "try-restart", "usbguard"]);
+    daemon = await readDaemonRules(run);
+  }
+  const problem =
+    "problem" in daemon
+      ? daemon.problem
+      : runsRules(daemon.rules, ours)
+        ? null
+        : `${MANAGED_FILES.usbguard} is written, but usbguard's daemon has not loaded it (restart it: systemctl restart usbguard; its RuleFolder must be /etc/usbguard/rules.d)`;
+  for (const result of results) {
+    if (!USBGUARD_SETTINGS.has(result.setting) || result.outcome !== "enforced") continue;
+    if (problem === null) {
+      if (result.setting === "usb.allowed") result.detail += "; usbguard's daemon runs them";
+    } else {
+      result.outcome = "failed";
+      result.detail = result.setting === "usb.allowed" ? problem : `not in effect: ${problem}`;
+    }
+  }
 }

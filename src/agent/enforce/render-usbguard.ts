@@ -40,8 +40,9 @@ export function renderUsbguardRules(
 ): string {
   const lines = [
     "# Written by the Bulwark agent (usb.allowed = false); usbguard reads it when it starts.",
+    "# Each rule is in usbguard's own form, as `usbguard list-rules` prints it back.",
     "# Hubs, so that allowed devices behind them work:",
-    "allow with-interface equals { 09:00:* }",
+    "allow with-interface 09:00:*",
   ];
   for (const id of whitelist) {
     // The server checks the form; a value that is not vendor:product is never written into the rules.

@@ -5,6 +5,7 @@ import { readFirewallEnabled } from "./firewall";
 import { readOsVersion } from "./os-version";
 import { readScreenLockEnabled } from "./screen-lock";
 import { readUsbStorageBlocked } from "./usb-storage";
+import { readUsbDevicesBlocked } from "./usbguard-daemon";
 import { readVpnConnection } from "./vpn-connection";
 
 /** The facts of the check-in (the server's `DeviceFacts`), in the order `agent facts` prints them. */
@@ -12,6 +13,7 @@ export const FACT_NAMES = [
   "disk_encrypted",
   "vpn_connected",
   "usb_storage_blocked",
+  "usb_devices_blocked",
   "screenshots_blocked",
   "firewall_enabled",
   "screen_lock_enabled",
@@ -61,6 +63,7 @@ export async function collectFacts(root: string, options: CollectOptions = {}): 
         ? readVpnConnection(await MachineTree.open("/"), { ...live, isLive: true })
         : readVpnConnection(tree, live),
     usb_storage_blocked: () => readUsbStorageBlocked(tree, live),
+    usb_devices_blocked: () => readUsbDevicesBlocked(tree, live),
     screenshots_blocked: async () => ({
       value: false,
       detail: "Linux has no control that blocks screenshots",

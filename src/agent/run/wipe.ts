@@ -1,7 +1,12 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
-import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
+import {
+  type CommandRunner,
+  programRunnerOf,
+  runCommand as runSystemCommand,
+  undoAll,
+} from "../enforce/apply";
 import { MANAGED_FILES } from "../enforce/settings";
 import { OTHER_TUNNEL_INTERFACE, tunnelOwnership } from "../enforce/tunnel-interface";
 import { type AgentState, writeAgentState } from "../identity/agent-state";
@@ -80,14 +85,7 @@ export async function carryOutWipe(options: {
   const runner = options.runner ?? runSystemCommand;
   // The people at the machine are told first, once (a resumed wipe keeps the first count).
   if (journal.notify_user && !journal.notification) {
-    journal.notification = await notifyUsers(async (argv) => {
-      try {
-        const result = await runner(argv);
-        return { code: result.exitCode, stdout: result.stdout, stderr: result.stderr };
-      } catch (error) {
-        return { code: 127, stdout: "", stderr: (error as Error).message };
-      }
-    }, journal.reason);
+    journal.notification = await notifyUsers(programRunnerOf(runner), journal.reason);
     writeFileAtomic(wipeJournalPath(paths), `${JSON.stringify(journal)}\n`);
   }
   const tunnel = await takeTunnelDown(root, paths, runner);

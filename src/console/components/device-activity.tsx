@@ -42,6 +42,7 @@ const KEY_LABELS: Record<string, string> = {
   vpn_ip: "VPN IP",
   vpn_connected: "VPN connected",
   usb_storage_blocked: "USB storage blocked",
+  usb_devices_blocked: "USB devices blocked",
   hardware_id: "Hardware ID",
   policy_id: "Policy",
   previous_policy_id: "Previous policy",

@@ -12,6 +12,7 @@ const FACT_LABELS: Record<string, string> = {
   screen_lock_enabled: "Screen lock",
   firewall_enabled: "Firewall on",
   usb_storage_blocked: "USB storage blocked",
+  usb_devices_blocked: "USB devices blocked",
   screenshots_blocked: "Screenshots blocked",
 };
 

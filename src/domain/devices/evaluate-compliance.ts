@@ -25,7 +25,20 @@ export const DeviceFactsSchema = Type.Object(
     vpn_connected: Type.Optional(Type.Boolean({ description: "The WireGuard tunnel is up." })),
     screen_lock_enabled: Type.Optional(Type.Boolean({ description: "A screen lock is configured." })),
     firewall_enabled: Type.Optional(Type.Boolean({ description: "The host firewall is on." })),
-    usb_storage_blocked: Type.Optional(Type.Boolean({ description: "USB mass storage is blocked." })),
+    usb_storage_blocked: Type.Optional(
+      Type.Boolean({
+        description:
+          "USB mass storage is blocked (on Linux: the storage drivers cannot load, or usbguard blocks class 08). " +
+          "Judges storage.external_storage_allowed = false.",
+      }),
+    ),
+    usb_devices_blocked: Type.Optional(
+      Type.Boolean({
+        description:
+          "USB devices other than the policy's whitelist and allowed classes are blocked (on Linux: usbguard's " +
+          "daemon runs with the agent's rules loaded, as the daemon reports them). Judges usb.allowed = false.",
+      }),
+    ),
     screenshots_blocked: Type.Optional(
       Type.Boolean({ description: "Screenshots of the work profile are blocked." }),
     ),
@@ -101,8 +114,8 @@ export type ComplianceReport = Static<typeof ComplianceReportSchema>;
 export interface CompliancePolicy {
   dlp: { screenshot_allowed: boolean };
   network: { vpn_required: boolean };
-  usb: { allowed: boolean };
-  storage: { encryption_required: boolean };
+  usb: { allowed: boolean; audit_only: boolean };
+  storage: { encryption_required: boolean; external_storage_allowed: boolean };
 }
 
 /** What is known about a device: its platform, last reported OS version and facts, and its policy. */
@@ -178,10 +191,22 @@ export function evaluateCompliance(input: ComplianceInput): ComplianceEvaluation
       violation: { rule: "network.vpn_required", required: true, actual: false, severity: "high" },
     },
     {
-      isNeeded: !policy.usb.allowed,
-      fact: facts.usb_storage_blocked,
+      // audit_only: USB use is logged, not blocked, so nothing is required to block it.
+      isNeeded: !policy.usb.allowed && !policy.usb.audit_only,
+      fact: facts.usb_devices_blocked,
       isMet: (blocked) => blocked,
       violation: { rule: "usb.allowed", required: false, actual: true, severity: "high" },
+    },
+    {
+      isNeeded: !policy.storage.external_storage_allowed,
+      fact: facts.usb_storage_blocked,
+      isMet: (blocked) => blocked,
+      violation: {
+        rule: "storage.external_storage_allowed",
+        required: false,
+        actual: true,
+        severity: "high",
+      },
     },
     {
       isNeeded: !policy.dlp.screenshot_allowed,

@@ -64,8 +64,9 @@ describe("the usbguard rules", () => {
     expect(rules).toBe(
       [
         "# Written by the Bulwark agent (usb.allowed = false); usbguard reads it when it starts.",
+        "# Each rule is in usbguard's own form, as `usbguard list-rules` prints it back.",
         "# Hubs, so that allowed devices behind them work:",
-        "allow with-interface equals { 09:00:* }",
+        "allow with-interface 09:00:*",
         "allow id 046d:c52b",
         "allow id 1050:0407",
         "allow with-interface one-of { 03:*:* }",
@@ -77,10 +78,13 @@ describe("the usbguard rules", () => {
     );
     const parsed = parseUsbguardRules(rules);
     expect(parsed.exitCode).toBe(0);
-    // The parser prints each rule as it understood it.
-    expect(parsed.output).toContain("OUTPUT: allow id 1050:0407");
-    expect(parsed.output).toContain("OUTPUT: allow with-interface one-of { 0e:*:* }");
-    expect(parsed.output).toContain("OUTPUT: block");
+    // The parser prints each rule as it understood it, in usbguard's own form: the same text, so that
+    // the daemon's list of the rules it runs can be compared with the file line for line.
+    const pairs = [...parsed.output.matchAll(/^INPUT: (.*)\nOUTPUT: (.*)$/gm)]
+      .map(([, input, output]) => [input, output])
+      .filter(([input]) => !input?.startsWith("#"));
+    expect(pairs).toHaveLength(7);
+    for (const [input, output] of pairs) expect(output).toBe(input as string);
   });
 
   test("every class a policy can allow makes a rule usbguard reads", () => {

@@ -14,15 +14,15 @@ import { checkOsVersion, parseMajorVersion } from "../../../src/domain/devices/p
 const STRICT_POLICY: CompliancePolicy = {
   dlp: { screenshot_allowed: false },
   network: { vpn_required: true },
-  usb: { allowed: false },
-  storage: { encryption_required: true },
+  usb: { allowed: false, audit_only: false },
+  storage: { encryption_required: true, external_storage_allowed: false },
 };
 
 const LENIENT_POLICY: CompliancePolicy = {
   dlp: { screenshot_allowed: true },
   network: { vpn_required: false },
-  usb: { allowed: true },
-  storage: { encryption_required: false },
+  usb: { allowed: true, audit_only: false },
+  storage: { encryption_required: false, external_storage_allowed: true },
 };
 
 const HEALTHY_FACTS = {
@@ -31,6 +31,7 @@ const HEALTHY_FACTS = {
   screen_lock_enabled: true,
   firewall_enabled: true,
   usb_storage_blocked: true,
+  usb_devices_blocked: true,
   screenshots_blocked: true,
 };
 
@@ -40,6 +41,7 @@ const UNHEALTHY_FACTS = {
   screen_lock_enabled: false,
   firewall_enabled: false,
   usb_storage_blocked: false,
+  usb_devices_blocked: false,
   screenshots_blocked: false,
 };
 
@@ -113,6 +115,7 @@ describe("evaluateCompliance", () => {
         "storage.encryption_required",
         "network.vpn_required",
         "usb.allowed",
+        "storage.external_storage_allowed",
         "dlp.screenshot_allowed",
       ],
     });
@@ -144,6 +147,7 @@ describe("evaluateCompliance", () => {
         "storage.encryption_required",
         "network.vpn_required",
         "usb.allowed",
+        "storage.external_storage_allowed",
         "dlp.screenshot_allowed",
       ],
     });
@@ -160,7 +164,13 @@ describe("evaluateCompliance", () => {
       violations: [
         { rule: "storage.encryption_required", required: true, actual: false, severity: "critical" },
       ],
-      missing: ["os_version", "network.vpn_required", "usb.allowed", "dlp.screenshot_allowed"],
+      missing: [
+        "os_version",
+        "network.vpn_required",
+        "usb.allowed",
+        "storage.external_storage_allowed",
+        "dlp.screenshot_allowed",
+      ],
     });
   });
 
@@ -249,7 +259,7 @@ describe("evaluateCompliance", () => {
   }> = [
     {
       rule: "storage.encryption_required",
-      policy: { ...LENIENT_POLICY, storage: { encryption_required: true } },
+      policy: { ...LENIENT_POLICY, storage: { encryption_required: true, external_storage_allowed: true } },
       facts: { disk_encrypted: false },
       violation: { rule: "storage.encryption_required", required: true, actual: false, severity: "critical" },
     },
@@ -261,9 +271,20 @@ describe("evaluateCompliance", () => {
     },
     {
       rule: "usb.allowed",
-      policy: { ...LENIENT_POLICY, usb: { allowed: false } },
-      facts: { usb_storage_blocked: false },
+      policy: { ...LENIENT_POLICY, usb: { allowed: false, audit_only: false } },
+      facts: { usb_devices_blocked: false },
       violation: { rule: "usb.allowed", required: false, actual: true, severity: "high" },
+    },
+    {
+      rule: "storage.external_storage_allowed",
+      policy: { ...LENIENT_POLICY, storage: { encryption_required: false, external_storage_allowed: false } },
+      facts: { usb_storage_blocked: false },
+      violation: {
+        rule: "storage.external_storage_allowed",
+        required: false,
+        actual: true,
+        severity: "high",
+      },
     },
     {
       rule: "dlp.screenshot_allowed",
@@ -272,6 +293,26 @@ describe("evaluateCompliance", () => {
       violation: { rule: "dlp.screenshot_allowed", required: false, actual: true, severity: "medium" },
     },
   ];
+
+  test("usb.allowed = false with audit_only logs USB use and blocks nothing: no fact is required", () => {
+    const auditOnly = { ...LENIENT_POLICY, usb: { allowed: false, audit_only: true } };
+    expect(
+      evaluateCompliance({ platform: "linux", facts: { usb_devices_blocked: false }, policy: auditOnly }),
+    ).toEqual({
+      status: "compliant",
+      violations: [],
+      missing: [],
+    });
+  });
+
+  test("usb_storage_blocked alone no longer satisfies usb.allowed = false: nothing may block other devices", () => {
+    const result = evaluateCompliance({
+      platform: "linux",
+      facts: { usb_storage_blocked: true },
+      policy: { ...LENIENT_POLICY, usb: { allowed: false, audit_only: false } },
+    });
+    expect(result).toEqual({ status: "unknown", violations: [], missing: ["usb.allowed"] });
+  });
 
   for (const { rule, policy, facts, violation } of singleRules) {
     describe(rule, () => {
@@ -313,6 +354,7 @@ describe("evaluateCompliance", () => {
       ["critical", "os_version"],
       ["critical", "storage.encryption_required"],
       ["high", "network.vpn_required"],
+      ["high", "storage.external_storage_allowed"],
       ["high", "usb.allowed"],
       ["medium", "dlp.screenshot_allowed"],
     ]);
@@ -351,7 +393,7 @@ describe("schemas", () => {
       facts: UNHEALTHY_FACTS,
       policy: STRICT_POLICY,
     });
-    expect(result.violations).toHaveLength(5);
+    expect(result.violations).toHaveLength(6);
     for (const violation of result.violations) expect(Value.Check(ViolationSchema, violation)).toBe(true);
     expect(Value.Check(ViolationSchema, { rule: "x", required: true, actual: 1, severity: "high" })).toBe(
       false,
