@@ -46,6 +46,7 @@ describe("bulwark agent facts --root DIR --json", () => {
           disk_encrypted: encrypted,
           vpn_connected: false,
           usb_storage_blocked: false,
+          usb_devices_blocked: false,
           screenshots_blocked: false,
         },
       });
@@ -57,6 +58,7 @@ describe("bulwark agent facts --root DIR --json", () => {
     expect(factsOf(OS_RELEASES.fedora, ...ROOT_DEVICES.overlay).facts).toEqual({
       vpn_connected: false,
       usb_storage_blocked: false,
+      usb_devices_blocked: false,
       screenshots_blocked: false,
     });
     const root = buildMachine(OS_RELEASES.debian, ...ROOT_DEVICES.escapingLink);
@@ -65,7 +67,12 @@ describe("bulwark agent facts --root DIR --json", () => {
     const escaped = facts("--json", "--root", root);
     expect(JSON.parse(escaped.stdout)).toEqual({
       os_version: "debian 12",
-      facts: { vpn_connected: false, usb_storage_blocked: false, screenshots_blocked: false },
+      facts: {
+        vpn_connected: false,
+        usb_storage_blocked: false,
+        usb_devices_blocked: false,
+        screenshots_blocked: false,
+      },
     });
   }, 30_000);
 
@@ -93,6 +100,7 @@ test("without --json: one line per fact, its value and how it was read, or unkno
     "disk_encrypted",
     "vpn_connected",
     "usb_storage_blocked",
+    "usb_devices_blocked",
     "screenshots_blocked",
     "firewall_enabled",
     "screen_lock_enabled",

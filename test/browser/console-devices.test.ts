@@ -24,6 +24,7 @@ const COMPLIANT_FACTS = {
   screen_lock_enabled: true,
   firewall_enabled: true,
   usb_storage_blocked: true,
+  usb_devices_blocked: true,
   screenshots_blocked: true,
 };
 

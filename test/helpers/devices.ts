@@ -107,6 +107,7 @@ export const HEALTHY_FACTS = {
   screen_lock_enabled: true,
   firewall_enabled: true,
   usb_storage_blocked: true,
+  usb_devices_blocked: true,
   screenshots_blocked: true,
 };
 

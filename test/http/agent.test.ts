@@ -136,13 +136,19 @@ describe("POST /agent/checkin", () => {
       });
       const response = await checkIn(t, enrolled.device_token, {
         os_version: "8.1",
-        facts: { disk_encrypted: true, vpn_connected: false, usb_storage_blocked: false },
+        facts: {
+          disk_encrypted: true,
+          vpn_connected: false,
+          usb_storage_blocked: false,
+          usb_devices_blocked: false,
+        },
       });
       expect(response.body.compliance).toEqual({
         status: "non_compliant",
         violations: [
           { rule: "os_version", required: ">= 10", actual: "8.1", severity: "critical" },
           { rule: "network.vpn_required", required: true, actual: false, severity: "high" },
+          { rule: "storage.external_storage_allowed", required: false, actual: true, severity: "high" },
           { rule: "usb.allowed", required: false, actual: true, severity: "high" },
         ],
         missing: [],
@@ -376,7 +382,7 @@ describe("POST /agent/checkin", () => {
       await checkIn(t, enrolled.device_token, { facts: vpnDown });
       expect(await changes()).toHaveLength(1);
       // Another rule broken too: still non_compliant, but the violations changed.
-      await checkIn(t, enrolled.device_token, { facts: { ...vpnDown, usb_storage_blocked: false } });
+      await checkIn(t, enrolled.device_token, { facts: { ...vpnDown, usb_devices_blocked: false } });
       expect(await changes()).toHaveLength(2);
       expect((await changes())[1]?.data).toMatchObject({
         previous_status: "non_compliant",

@@ -488,12 +488,12 @@ describe("GET and PUT /devices/:id/policy", () => {
 
   inProcessTest("re-evaluates compliance against the newly assigned policy", async () => {
     const { org, enrolled, admin } = await organizationWithDevice();
-    // USB storage is open: fine under a policy allowing USB, a violation under the default (usb.allowed false).
+    // USB devices are open: fine under a policy allowing USB, a violation under the default (usb.allowed false).
     const open = await createTestPolicy(t, org.adminToken, "Open", {
       usb: { allowed: true, whitelist: [], allowed_classes: [], audit_only: false },
     });
     await t.request("PUT", `${device(enrolled.id)}/policy`, { token: admin, body: { policy_id: open.id } });
-    await checkIn(t, enrolled.device_token, { facts: { ...HEALTHY_FACTS, usb_storage_blocked: false } });
+    await checkIn(t, enrolled.device_token, { facts: { ...HEALTHY_FACTS, usb_devices_blocked: false } });
     const compliance = async () =>
       (await t.request("GET", `${device(enrolled.id)}/compliance`, { token: admin })).body;
     expect((await compliance()).status).toBe("compliant");
@@ -551,7 +551,13 @@ describe("GET /devices/:id/compliance", () => {
       status: "unknown",
       last_check: null,
       violations: [],
-      missing: ["os_version", "storage.encryption_required", "network.vpn_required", "usb.allowed"],
+      missing: [
+        "os_version",
+        "storage.encryption_required",
+        "network.vpn_required",
+        "usb.allowed",
+        "storage.external_storage_allowed",
+      ],
     });
   });
 

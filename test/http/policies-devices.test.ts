@@ -259,7 +259,12 @@ describe("re-evaluation after a policy change", () => {
       const reporting = await insertDevice(org.organizationId, {
         policyId,
         osVersion: "6.8",
-        facts: { disk_encrypted: true, vpn_connected: true, usb_storage_blocked: true },
+        facts: {
+          disk_encrypted: true,
+          vpn_connected: true,
+          usb_storage_blocked: true,
+          usb_devices_blocked: true,
+        },
       });
       t.clock.advanceSeconds(60);
       await t.request("PUT", `/api/v1/policies/${policyId}`, {
@@ -288,7 +293,12 @@ describe("re-evaluation after a policy change", () => {
         token,
         body: { policy_data: { storage: { encryption_required: false } } },
       });
-      const facts = { disk_encrypted: false, vpn_connected: true, usb_storage_blocked: true };
+      const facts = {
+        disk_encrypted: false,
+        vpn_connected: true,
+        usb_storage_blocked: true,
+        usb_devices_blocked: true,
+      };
       const fallsBack = await insertDevice(org.organizationId, { policyId, facts, complianceStale: false });
       // Already on the default and fresh: nothing changed for it, so it is not touched.
       const alreadyDefault = await insertDevice(org.organizationId, {
@@ -316,7 +326,12 @@ describe("re-evaluation after a policy change", () => {
       token,
       body: { policy_data: { storage: { encryption_required: false } } },
     });
-    const facts = { disk_encrypted: false, vpn_connected: true, usb_storage_blocked: true };
+    const facts = {
+      disk_encrypted: false,
+      vpn_connected: true,
+      usb_storage_blocked: true,
+      usb_devices_blocked: true,
+    };
     const unassigned = await insertDevice(org.organizationId, { facts, complianceStatus: "non_compliant" });
     await t.request("PUT", "/api/v1/policies/default", { token, body: { policy_id: policyId } });
     expect(await deviceRow(unassigned)).toMatchObject({
