@@ -237,13 +237,18 @@ export async function removeInstalledService(options: {
   root: string;
   stateDir: string;
   runner?: CommandRunner;
+  /** Called from the service itself: systemd is asked to stop it without waiting (it is this process). */
+  fromService?: boolean;
 }): Promise<string[]> {
   const record = readInstalledService(options.stateDir);
   if (record === null) return [];
   const runner = options.runner ?? runSystemCommand;
   const withSystemd = isThisMachine(options.root) && existsSync(SYSTEMD_RUNNING);
   if (withSystemd) {
-    const failure = await systemctl(runner, "disable", "--now", SERVICE);
+    const failure = await systemctl(
+      runner,
+      ...(options.fromService ? ["disable", "--now", "--no-block", SERVICE] : ["disable", "--now", SERVICE]),
+    );
     if (failure !== null) throw new AgentExit(`${failure}; run bulwark agent unenroll again`, 1);
   }
   const lines: string[] = [];

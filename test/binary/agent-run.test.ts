@@ -389,6 +389,49 @@ describe("bulwark agent run --once", () => {
     }
   });
 
+  test("unenroll while the server is away: restored and kept so (unenroll_pending), the server told once it is back", async () => {
+    const machine = await enrolledMachine();
+    const before = snapshot(machine.root);
+    expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
+    expect(snapshot(machine.root)).not.toEqual(before);
+    // The server goes away (the state points at a port where nothing listens).
+    const statePath = join(machine.stateDir, "state.json");
+    const state = JSON.parse(readFileSync(statePath, "utf8"));
+    writeFileSync(statePath, JSON.stringify({ ...state, server: "http://127.0.0.1:9" }));
+
+    const unenrolled = agent(machine.root, machine.stateDir, "unenroll");
+    expect(unenrolled.code, unenrolled.stderr).toBe(4);
+    expect(unenrolled.stderr).toContain("the machine is restored and nothing is enforced any more");
+    expect(snapshot(machine.root)).toEqual(before);
+    const pending = JSON.parse(agent(machine.root, machine.stateDir, "status", "--json").stdout);
+    expect(pending).toMatchObject({ state: "unenroll_pending", enforcement: [], policy: null });
+    expect(agent(machine.root, machine.stateDir, "status").stdout).toContain(
+      "Unenrolled here: the machine is restored and nothing is enforced; the server has not been told yet.",
+    );
+
+    // The service's next cycles enforce nothing: they only try to tell the server, backing off.
+    const retried = agent(machine.root, machine.stateDir, "run", "--once");
+    expect(retried.code).toBe(1);
+    expect(retried.stderr).toContain("unenroll pending: the machine is restored and nothing is enforced");
+    expect(snapshot(machine.root)).toEqual(before);
+    const afterTwo = JSON.parse(agent(machine.root, machine.stateDir, "status", "--json").stdout);
+    expect(afterTwo.last_error.message).toContain("127.0.0.1:9");
+    expect(Date.parse(afterTwo.next_checkin_at)).toBeGreaterThan(Date.now());
+
+    // The server is back: the cycle tells it, and the device and the state are gone.
+    const pendingState = JSON.parse(readFileSync(statePath, "utf8"));
+    writeFileSync(statePath, JSON.stringify({ ...pendingState, server: state.server }));
+    const told = agent(machine.root, machine.stateDir, "run", "--once");
+    expect(told.code, told.stderr).toBe(0);
+    expect(told.stderr).toContain("the server was told");
+    expect(readdirSync(machine.stateDir)).toEqual([]);
+    expect(snapshot(machine.root)).toEqual(before);
+    const gone = await fetch(`${server.url}/api/v1/devices/${machine.deviceId}`, {
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
+    expect(gone.status).toBe(404);
+  });
+
   test("without an enrollment, run and status say so", () => {
     const root = buildMachine(OS_RELEASES.debian);
     const stateDir = join(mkdtempSync(join(tmpdir(), "bulwark-agent-state-")), "none");

@@ -27,8 +27,11 @@ export interface AgentState {
   device_token_expires_at: string;
   /** When the device certificate (device.crt) expires; null without one. */
   certificate_expires_at: string | null;
-  /** enrolled; needs_enrollment (the server no longer knows this identity); wiped (a wipe completed). */
-  state: "enrolled" | "needs_enrollment" | "wiped";
+  /**
+   * enrolled; needs_enrollment (the server no longer knows this identity); wiped (a wipe completed);
+   * unenroll_pending (unenroll restored the machine, the server is yet to be told: nothing is enforced).
+   */
+  state: "enrolled" | "needs_enrollment" | "wiped" | "unenroll_pending";
   /** Folders a wipe empties besides the policy's work paths (enroll --work-dir; machine paths, not under ROOT). */
   work_dirs: string[];
   tunnel: TunnelSettings | null;

@@ -2,7 +2,7 @@ import type { PolicyData } from "../../domain/policies/policy-document";
 import { VERSION } from "../../version";
 import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
 import { checkAnswer, InvalidAnswer } from "../check-answer";
-import type { CommandRunner } from "../enforce/apply";
+import { type CommandRunner, runCommand as runSystemCommand } from "../enforce/apply";
 import { enforcePolicy } from "../enforce/enforce";
 import { collectFacts } from "../facts/collect-facts";
 import { checkInFacts } from "../facts-command";
@@ -14,6 +14,7 @@ import {
   renewDeviceCertificate,
 } from "../identity/device-certificate";
 import { readIfPresent, type StatePaths, statePaths } from "../identity/state-folder";
+import { finishUnenroll, leaveServer, recordUnenrollFailure } from "./leave-server";
 import {
   type EnforcementOutcome,
   type RuntimeStatus,
@@ -93,6 +94,8 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
       delaySeconds: 3600,
       message: "this device was wiped: enroll it again to manage it",
     };
+  if (state.state === "unenroll_pending")
+    return await leaveAfterUnenroll(options, paths, state, now(), random);
   const status = readRuntimeStatus(paths.status);
   // A wipe a crash interrupted resumes before anything else.
   const interrupted = readWipeJournal(paths);
@@ -282,6 +285,56 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   writeRuntimeStatus(paths.status, status);
   writeAgentState(paths, state);
   return result;
+}
+
+/**
+ * An unenroll whose server was away: the machine is restored and nothing is enforced; each cycle tries
+ * to tell the server (backoff between tries), and once it knows, removes the service and the state.
+ */
+async function leaveAfterUnenroll(
+  options: CycleOptions,
+  paths: StatePaths,
+  state: AgentState,
+  now: Date,
+  random: () => number,
+): Promise<CycleResult> {
+  if (options.dryRun)
+    return {
+      isCheckedIn: false,
+      delaySeconds: 0,
+      message: "dry run: would tell the server this device left",
+    };
+  const refusal = await leaveServer(paths, state);
+  if (refusal === null) {
+    const lines = await finishUnenroll({
+      root: options.root,
+      stateDir: options.stateDir,
+      runner: options.runner ?? runSystemCommand,
+      fromService: true,
+    });
+    return {
+      isCheckedIn: true,
+      delaySeconds: 0,
+      message: [
+        `Unenrolled ${state.device_name} (${state.device_id}): the server was told; the machine was restored at unenroll`,
+        ...lines,
+      ].join("; "),
+    };
+  }
+  const failures = recordUnenrollFailure(paths, refusal, now);
+  const delaySeconds = backoffDelay(
+    failures,
+    refusal instanceof ServerRefusal ? refusal.retryAfterSeconds : null,
+    random,
+  );
+  const status = readRuntimeStatus(paths.status);
+  status.next_checkin_at = new Date(now.getTime() + delaySeconds * 1000).toISOString();
+  writeRuntimeStatus(paths.status, status);
+  return {
+    isCheckedIn: false,
+    delaySeconds,
+    message: `unenroll pending: the machine is restored and nothing is enforced; the server could not be told (${refusal.message}), tried again in ${Math.round(delaySeconds)} s`,
+  };
 }
 
 /**

@@ -49,6 +49,19 @@ export function statusCommand(options: { stateDir: string; json: boolean }): voi
     return;
   }
   lines.push(`Device ${state.device_name} (${state.device_id}) of ${state.server}: ${state.state}`);
+  if (state.state === "unenroll_pending") {
+    lines.push(
+      "Unenrolled here: the machine is restored and nothing is enforced; the server has not been told yet.",
+    );
+    const next = status.next_checkin_at ? `; tried again at ${status.next_checkin_at}` : "";
+    if (status.last_error)
+      lines.push(
+        `The server could not be told at ${status.last_error.at}: ${status.last_error.message}${next}`,
+      );
+    lines.push("The service tells it when it can; bulwark agent unenroll tries again now.");
+    console.log(lines.join("\n"));
+    return;
+  }
   if (state.state === "wiped") {
     lines.push(
       "Its work data was erased and its enforcement undone; it checks in no more: enroll it again to manage it.",

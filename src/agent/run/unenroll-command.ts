@@ -1,14 +1,12 @@
-import { readdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
-import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
+import { ServerRefusal, ServerUnreachable } from "../agent-api";
 import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
 import { AgentExit } from "../enroll-command";
-import { readAgentState } from "../identity/agent-state";
-import { deviceApi } from "../identity/device-certificate";
+import { readAgentState, writeAgentState } from "../identity/agent-state";
 import { statePaths } from "../identity/state-folder";
 import { withStateLock } from "../identity/state-lock";
 import { readInstalledService, removeInstalledService } from "../install-service";
 import { NotEnrolledError } from "./cycle";
+import { finishUnenroll, isPassing, leaveServer, recordUnenrollFailure } from "./leave-server";
 import { takeTunnelDown } from "./wipe";
 
 /**
@@ -51,29 +49,24 @@ async function unenroll(options: { root: string; stateDir: string; runner?: Comm
       `could not restore ${undone.failed.map((failure) => `${failure.path} (${failure.error})`).join(", ")}; run unenroll again`,
       1,
     );
-  if (state.state === "enrolled") {
-    try {
-      const api = deviceApi(paths, state, { now: new Date() });
-      const result = await api.DELETE("/api/v1/agent/device", {});
-      if (result.response.status !== 204) answerOf(result);
-    } catch (error) {
-      if (error instanceof ServerUnreachable)
-        throw new AgentExit(
-          `the machine is restored, but ${error.message}: run unenroll again when the server is reachable (or an administrator retires the device)`,
-          4,
-        );
-      if (error instanceof ServerRefusal && error.status !== 401)
-        throw new AgentExit(
-          `the server refused: ${error.message}; the machine is restored, the identity kept`,
-          3,
-        );
-      // 401: the server no longer knows this device; there is nothing left to leave.
-      if (!(error instanceof ServerRefusal)) throw error;
+  if (state.state === "enrolled" || state.state === "unenroll_pending") {
+    const refusal = await leaveServer(paths, state);
+    if (refusal instanceof ServerUnreachable || (refusal instanceof ServerRefusal && isPassing(refusal))) {
+      // Restored, and so it stays: the service's next cycle tells the server instead of enforcing again.
+      writeAgentState(paths, { ...state, state: "unenroll_pending" });
+      recordUnenrollFailure(paths, refusal, new Date());
+      throw new AgentExit(
+        `the machine is restored and nothing is enforced any more, but ${refusal.message}: the service tells the server when it can (or run unenroll again; an administrator may retire the device)`,
+        4,
+      );
     }
+    if (refusal !== null)
+      throw new AgentExit(
+        `the server refused: ${refusal.message}; the machine is restored, the identity kept`,
+        3,
+      );
   }
   // The service goes last: until everything else is done, it keeps the device managed.
-  for (const line of await removeInstalledService(service)) console.error(line);
-  for (const name of readdirSync(options.stateDir))
-    rmSync(join(options.stateDir, name), { recursive: true, force: true });
+  for (const line of await finishUnenroll(service)) console.error(line);
   console.error(`Unenrolled ${state.device_name} (${state.device_id}): the machine is as before enrollment`);
 }
