@@ -110,12 +110,22 @@ export function agentApi(
   const certificate = options.certificate && baseUrl.startsWith("https:") ? options.certificate : null;
   let isCertificateRefused = certificate === null;
   let credential: "device_certificate" | "device_token" | null = null;
+  /** The server's clock less this machine's, from the last answer's Date header (to the second). */
+  let clockOffsetMs: number | null = null;
 
   const send = async (request: Request, tls: { ca?: string; cert?: string; key?: string }) => {
     if (options.caProblem)
       throw new ServerUnreachable(`${new URL(request.url).origin}: ${options.caProblem}`);
     try {
-      return await fetch(request, { tls, signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) } as RequestInit);
+      const sentAt = Date.now();
+      const response = await fetch(request, {
+        tls,
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      } as RequestInit);
+      const serverDate = Date.parse(response.headers.get("date") ?? "");
+      // The server's second, against the middle of the exchange on this machine's clock.
+      if (!Number.isNaN(serverDate)) clockOffsetMs = serverDate + 500 - (sentAt + Date.now()) / 2;
+      return response;
     } catch (error) {
       const url = new URL(request.url);
       throw new ServerUnreachable(`${url.origin}: ${describeRequestFailure(url, error)}`);
@@ -142,7 +152,10 @@ export function agentApi(
       return send(request, ca);
     },
   });
-  return Object.assign(client, { credential: () => credential });
+  return Object.assign(client, {
+    credential: () => credential,
+    clockOffsetMs: () => clockOffsetMs,
+  });
 }
 
 /** The answer's data, or the refusal it carries as a ServerRefusal. */

@@ -2,7 +2,9 @@
  * The agent's device certificate, from the built executable against a real `bulwark serve` that
  * terminates TLS (its certificate openssl's): the agent authenticates with the certificate in the TLS
  * handshake, falls back to its token when the server refuses the certificate, and renews it (a key made
- * on the machine) when it is revoked or 30 days before it expires (the agent run a year on by faketime).
+ * on the machine) when it is revoked or 30 days before it expires by the server's clock (server and
+ * agent run 340 days on under libfaketime), once a day at most; an agent whose own clock alone is far
+ * off renews nothing and says so.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -154,24 +156,114 @@ test("a revoked certificate (suspended, then unsuspended) is refused; the agent 
   expect(status(machine)).toMatchObject({ credential: "device_certificate", certificate_refused: null });
 }, 60_000);
 
-test("30 days before it expires the certificate is renewed with a new key made on the machine", async () => {
+test("a machine clock 340 days ahead of the server's renews and rotates nothing, at any run, and says so", async () => {
   const machine = await enrolledMachine();
-  const oldKey = readFileSync(join(machine.stateDir, "device.key"), "utf8");
   const first = (await device(machine.deviceId)).certificate;
-  // Less than 30 days left: the agent, run 340 days on, renews (and rotates its token, due as well).
-  const run = agent(machine, ["run", "--once", "--no-tunnel"], "+340 days");
-  expect(run.code, run.stderr).toBe(0);
-  const renewed = (await device(machine.deviceId)).certificate;
-  expect(renewed.serial).not.toBe(first.serial);
-  expect(renewed.revoked).toBe(false);
-  expect(readFileSync(join(machine.stateDir, "device.key"), "utf8")).not.toBe(oldKey);
-  const audit = await callServer(server, "GET", "/api/v1/audit-logs?action=device.token_rotate", adminToken);
-  expect(audit.data.map((entry: { target: { id: string } }) => entry.target.id)).toContain(machine.deviceId);
-  // Nothing is due at the next run: the certificate is the one in use.
-  expect(agent(machine, ["run", "--once", "--no-tunnel"]).code).toBe(0);
-  expect((await device(machine.deviceId)).certificate.serial).toBe(renewed.serial);
-  expect(status(machine).credential).toBe("device_certificate");
+  const token = JSON.parse(readFileSync(join(machine.stateDir, "state.json"), "utf8")).device_token;
+  // By this machine's clock the certificate and the token have 25 days left; by the server's, 365.
+  for (let run = 0; run < 2; run++) {
+    const ran = agent(machine, ["run", "--once", "--no-tunnel"], "+340 days");
+    expect(ran.code, ran.stderr).toBe(0);
+  }
+  expect((await device(machine.deviceId)).certificate.serial).toBe(first.serial);
+  expect(JSON.parse(readFileSync(join(machine.stateDir, "state.json"), "utf8")).device_token).toBe(token);
+  const rotations = await callServer(
+    server,
+    "GET",
+    "/api/v1/audit-logs?action=device.token_rotate",
+    adminToken,
+  );
+  expect(rotations.data.map((entry: { target: { id: string } }) => entry.target.id)).not.toContain(
+    machine.deviceId,
+  );
+  // Said on the machine and on the device's page.
+  expect(agent(machine, ["status"], "+340 days").stdout).toContain(
+    "Warning: this machine's clock is 340 days ahead of the server's",
+  );
+  expect(status(machine).clock_offset_seconds).toBeLessThan(-339 * 86400);
+  expect((await device(machine.deviceId)).enforcement.settings).toContainEqual({
+    setting: "clock",
+    outcome: "reported",
+    detail: expect.stringContaining("warning: this machine's clock is 340 days ahead of the server's"),
+  });
 }, 60_000);
+
+/** libfaketime for a process started directly (the server), as the faketime command sets it. */
+function fakeTimeEnvironment(offset: string): Record<string, string> {
+  const library = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
+    .map((folder) => join(folder, "faketime", "libfaketimeMT.so.1"))
+    .find((path) => existsSync(path));
+  if (!library) throw new Error("libfaketimeMT.so.1 not found (npm test installs faketime)");
+  return { LD_PRELOAD: library, FAKETIME: offset, FAKETIME_DONT_RESET: "1" };
+}
+
+test("30 days before it expires by the server's clock the certificate is renewed with a new key made on the machine, once", async () => {
+  // A server of its own, started again 340 days on (its clock too), on the same database.
+  const own = mkdtempSync(join(tmpdir(), "bulwark-agent-tls-later-"));
+  const environment = {
+    BULWARK_SERVER_TLS_CERT: join(folder, "server.crt"),
+    BULWARK_SERVER_TLS_KEY: join(folder, "server.key"),
+    BULWARK_ADMIN_EMAIL: ADMIN.email,
+    BULWARK_ADMIN_PASSWORD: ADMIN.password,
+    BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
+    BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
+  };
+  const today = await startServer(binary, own, environment, { ca: serverTls.certificate });
+  let later: RunningServer | null = null;
+  try {
+    const admin = (await callServer(today, "POST", "/api/v1/auth/login", undefined, ADMIN)).token;
+    const { token } = await callServer(today, "POST", "/api/v1/enrollment-tokens", admin, {});
+    const { machine } = await freshMachine("tls-later");
+    const enrolled = agent(machine, [
+      "enroll",
+      "--server",
+      today.url,
+      "--token",
+      token,
+      "--ca-file",
+      CA_FILE,
+    ]);
+    expect(enrolled.code, enrolled.stderr).toBe(0);
+    const deviceId = enrolled.stdout.trim();
+    const oldKey = readFileSync(join(machine.stateDir, "device.key"), "utf8");
+    const first = (await callServer(today, "GET", `/api/v1/devices/${deviceId}`, admin)).certificate;
+    await today.stop();
+
+    later = await startServer(
+      binary,
+      own,
+      { ...environment, ...fakeTimeEnvironment("+340d") },
+      {
+        ca: serverTls.certificate,
+      },
+    );
+    const statePath = join(machine.stateDir, "state.json");
+    const state = JSON.parse(readFileSync(statePath, "utf8"));
+    writeFileSync(statePath, JSON.stringify({ ...state, server: later.url }), { mode: 0o600 });
+    const laterAdmin = (await callServer(later, "POST", "/api/v1/auth/login", undefined, ADMIN)).token;
+
+    const run = agent(machine, ["run", "--once", "--no-tunnel"], "+340 days");
+    expect(run.code, run.stderr).toBe(0);
+    const renewed = (await callServer(later, "GET", `/api/v1/devices/${deviceId}`, laterAdmin)).certificate;
+    expect(renewed.serial).not.toBe(first.serial);
+    expect(renewed.revoked).toBe(false);
+    expect(readFileSync(join(machine.stateDir, "device.key"), "utf8")).not.toBe(oldKey);
+    const audit = await callServer(later, "GET", "/api/v1/audit-logs?action=device.token_rotate", laterAdmin);
+    expect(audit.data.map((entry: { target: { id: string } }) => entry.target.id)).toContain(deviceId);
+    // Nothing is due at the next run: the certificate is the one in use, and the clocks agree.
+    expect(agent(machine, ["run", "--once", "--no-tunnel"], "+340 days").code).toBe(0);
+    expect(
+      (await callServer(later, "GET", `/api/v1/devices/${deviceId}`, laterAdmin)).certificate.serial,
+    ).toBe(renewed.serial);
+    const after = JSON.parse(agent(machine, ["status", "--json"], "+340 days").stdout);
+    expect(after.credential).toBe("device_certificate");
+    expect(Math.abs(after.clock_offset_seconds)).toBeLessThan(60);
+  } finally {
+    await later?.stop();
+    await today.stop();
+    rmSync(own, { recursive: true, force: true });
+  }
+}, 90_000);
 
 test("over plain http the certificate cannot be presented: the token is used, and status says why", async () => {
   const plain = await startServer(binary, mkdtempSync(join(tmpdir(), "bulwark-agent-plain-")), {

@@ -28,6 +28,34 @@ import { carryOutWipe, readWipeJournal } from "./wipe";
 const TOKEN_RENEWAL_MS = 30 * 24 * 3600 * 1000;
 /** A refused or failed certificate renewal is tried again this much later. */
 const CERTIFICATE_RENEWAL_RETRY_MS = 3600 * 1000;
+/** Credentials are renewed at most this often, whatever the clocks say. */
+const RENEWAL_MIN_INTERVAL_MS = 24 * 3600 * 1000;
+/** A clock further than this from the server's is said in status and in the enforcement report. */
+const CLOCK_SKEW_WARNING_MS = 60 * 1000;
+
+/** "3 days ahead of", "2 minutes behind": how this machine's clock stands to the server's. */
+export function describeClockSkew(offsetMs: number): string {
+  const seconds = Math.abs(offsetMs) / 1000;
+  const [value, unit] =
+    seconds >= 2 * 86400
+      ? [seconds / 86400, "days"]
+      : seconds >= 2 * 3600
+        ? [seconds / 3600, "hours"]
+        : seconds >= 120
+          ? [seconds / 60, "minutes"]
+          : [seconds, "seconds"];
+  return `${Math.round(value)} ${unit} ${offsetMs < 0 ? "ahead of" : "behind"}`;
+}
+
+/** The enforcement report's entry for a clock far from the server's, or null when it is close. */
+function clockEntry(offsetMs: number | null): EnforcementOutcome | null {
+  if (offsetMs === null || Math.abs(offsetMs) <= CLOCK_SKEW_WARNING_MS) return null;
+  return {
+    setting: "clock",
+    outcome: "reported",
+    detail: `warning: this machine's clock is ${describeClockSkew(offsetMs)} the server's: certificates and tokens are renewed by the server's clock, but TLS, logs and time-based codes use this one; fix it (timedatectl set-ntp true)`,
+  };
+}
 
 export interface CycleOptions {
   root: string;
@@ -115,8 +143,10 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   const factOptions = { liveTunnel: !options.noTunnel };
   const collected = await collectFacts(options.root, factOptions);
   const machine = checkInFacts(collected);
+  // The server's time, as far as it is known: every decision about credentials is taken by it.
+  const serverNow = () => new Date(now().getTime() + (status.clock_offset_ms ?? 0));
   const api = deviceApi(paths, state, {
-    now: now(),
+    now: serverNow(),
     certificateRefusedAt: status.certificate_refused?.at ?? null,
     onCertificateRefused: (reason) => {
       status.certificate_refused = { reason, at: now().toISOString() };
@@ -154,6 +184,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     } catch (error) {
       failure = recordFailure(error, state, status, now(), random);
     }
+    status.clock_offset_ms = api.clockOffsetMs() ?? status.clock_offset_ms;
   }
 
   // A wipe comes before any enforcement: the device stops being managed.
@@ -214,6 +245,8 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     status.tunnel_interface = enforced.broughtUp;
     enforcement = enforced.results.map(({ setting, outcome, detail }) => ({ setting, outcome, detail }));
     failed = enforcement.filter((entry) => entry.outcome === "failed");
+    const clock = clockEntry(status.clock_offset_ms);
+    if (clock) enforcement.push(clock);
   }
   if (options.dryRun) {
     return {
@@ -241,19 +274,26 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   status.applied_policy_version = appliedVersion;
   status.enforcement = enforcement;
 
-  // A device token that expires within 30 days is replaced now (the new one is saved before any use).
-  if (answer && !failure && Date.parse(state.device_token_expires_at) - now().getTime() < TOKEN_RENEWAL_MS) {
+  // A device token that expires within 30 days (by the server's clock) is replaced now, once a day at
+  // most (the new one is saved before any use).
+  if (
+    answer &&
+    !failure &&
+    Date.parse(state.device_token_expires_at) - serverNow().getTime() < TOKEN_RENEWAL_MS &&
+    !isRecent(status.token_rotated_at, serverNow())
+  ) {
     try {
       const rotated = checkAnswer("rotatedToken", answerOf(await api.POST("/api/v1/agent/token", {})));
       state.device_token = rotated.device_token;
       state.device_token_expires_at = rotated.device_token_expires_at;
+      status.token_rotated_at = serverNow().toISOString();
       writeAgentState(paths, state);
     } catch (error) {
       failure = recordFailure(error, state, status, now(), random);
     }
   }
 
-  if (answer && !failure) await renewCertificateWhenDue(api, paths, state, status, now());
+  if (answer && !failure) await renewCertificateWhenDue(api, paths, state, status, serverNow());
 
   let result: CycleResult;
   if (answer && !failure) {
@@ -351,12 +391,14 @@ async function renewCertificateWhenDue(
 ): Promise<void> {
   const read = readDeviceCertificate(paths, now);
   if (!needsCertificateRenewal(state, read, status.certificate_refused?.reason ?? null, now)) return;
+  if (isRecent(status.certificate_renewed_at, now)) return;
   const lastError = status.certificate_renewal_error ? Date.parse(status.certificate_renewal_error.at) : null;
   if (lastError !== null && now.getTime() - lastError < CERTIFICATE_RENEWAL_RETRY_MS) return;
   try {
     const renewed = await renewDeviceCertificate(api, paths, state);
     state.certificate_expires_at = renewed.expiresAt;
     writeAgentState(paths, state);
+    status.certificate_renewed_at = now.toISOString();
     status.certificate_refused = null;
     status.certificate_renewal_error = null;
   } catch (error) {
@@ -368,6 +410,13 @@ async function renewCertificateWhenDue(
       throw error;
     status.certificate_renewal_error = { message: error.message, at: now.toISOString() };
   }
+}
+
+/** Whether `at` (an ISO time, or null) lies less than a day before `now`, or after it. */
+function isRecent(at: string | null, now: Date): boolean {
+  if (at === null) return false;
+  const elapsed = now.getTime() - Date.parse(at);
+  return Number.isNaN(elapsed) ? false : elapsed < RENEWAL_MIN_INTERVAL_MS;
 }
 
 /**

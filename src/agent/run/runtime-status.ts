@@ -42,6 +42,11 @@ export interface RuntimeStatus {
   certificate_renewal_error: { message: string; at: string } | null;
   /** The tunnel's interface this enrollment brought up: the only one it reconfigures or takes down. */
   tunnel_interface: InterfaceIdentity | null;
+  /** The server's clock less this machine's at the last check-in (ms): credentials are renewed by the server's. */
+  clock_offset_ms: number | null;
+  /** When (the server's time) the device token was last rotated, and the certificate last renewed: once a day at most. */
+  token_rotated_at: string | null;
+  certificate_renewed_at: string | null;
 }
 
 export const EMPTY_STATUS: RuntimeStatus = {
@@ -58,6 +63,9 @@ export const EMPTY_STATUS: RuntimeStatus = {
   certificate_refused: null,
   certificate_renewal_error: null,
   tunnel_interface: null,
+  clock_offset_ms: null,
+  token_rotated_at: null,
+  certificate_renewed_at: null,
 };
 
 export function readRuntimeStatus(path: string): RuntimeStatus {

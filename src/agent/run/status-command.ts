@@ -1,6 +1,7 @@
 import { readAgentState } from "../identity/agent-state";
 import { readDeviceCertificate } from "../identity/device-certificate";
 import { statePaths } from "../identity/state-folder";
+import { describeClockSkew } from "./cycle";
 import { readRuntimeStatus } from "./runtime-status";
 
 /**
@@ -37,6 +38,7 @@ export function statusCommand(options: { stateDir: string; json: boolean }): voi
     certificate_problem: certificate.problem,
     certificate_refused: status.certificate_refused,
     certificate_renewal_error: status.certificate_renewal_error,
+    clock_offset_seconds: status.clock_offset_ms === null ? null : Math.round(status.clock_offset_ms / 1000),
   };
   if (options.json) {
     console.log(JSON.stringify(report, null, 2));
@@ -82,6 +84,10 @@ export function statusCommand(options: { stateDir: string; json: boolean }): voi
     lines.push(`Not checking in since ${at}: ${message}${request}`);
   }
   lines.push(...credentialLines(report));
+  if (status.clock_offset_ms !== null && Math.abs(status.clock_offset_ms) > 60_000)
+    lines.push(
+      `Warning: this machine's clock is ${describeClockSkew(status.clock_offset_ms)} the server's (fix it: timedatectl set-ntp true); credentials are renewed by the server's clock.`,
+    );
   if (status.policy) lines.push(`Policy ${status.policy.id}, version ${status.policy.version}`);
   if (status.compliance) {
     lines.push(`Compliance: ${status.compliance.status}`);
