@@ -11,12 +11,21 @@ import type { AppDeps } from "./app-deps";
 export const REFRESH_COOKIE = "bulwark_refresh";
 const REFRESH_COOKIE_PATH = "/api/v1/auth";
 
+/**
+ * The refresh cookie's shadow, which the console's pages can read: set and cleared with it, for as long,
+ * holding no secret (always `1`). The page cannot see the httpOnly cookie, so without this it could only
+ * learn that there is none by a refresh that fails; with it, a browser that never signed in sends none.
+ * Scripts of the page learn only that this browser holds a session, which a refresh would tell them too.
+ */
+export const SIGNED_IN_COOKIE = "bulwark_signed_in";
+const SIGNED_IN_COOKIE_PATH = "/console";
+
 /** The request field that asks for the refresh token in the cookie. */
 export const RefreshCookieField = {
   refresh_cookie: Type.Optional(
     Type.Boolean({
       description:
-        "For browser apps: set the refresh token as an httpOnly, SameSite=Strict cookie (bulwark_refresh, path /api/v1/auth) instead of returning it; POST /auth/refresh and /auth/logout then take it from the cookie",
+        "For browser apps: set the refresh token as an httpOnly, SameSite=Strict cookie (bulwark_refresh, path /api/v1/auth) instead of returning it; POST /auth/refresh and /auth/logout then take it from the cookie. A second cookie, bulwark_signed_in=1 (path /console, not httpOnly, no secret), is set and cleared with it, so the console's page knows whether a refresh is worth trying",
     }),
   ),
 };
@@ -37,12 +46,14 @@ export function withRefreshCookie<T extends TObject>(schema: T, title: string) {
 
 type Headers = Record<string, string | number | string[] | undefined>;
 
-/** Adds Set-Cookie for `value` (`null` clears the cookie). */
+/** Adds Set-Cookie for `value` and its signed-in marker (`null` clears both). */
 function setRefreshCookie(deps: AppDeps, headers: Headers, value: string | null): void {
   const secure = deps.config.server.base_url.startsWith("https:") ? "; Secure" : "";
   const maxAge = value === null ? 0 : deps.config.auth.refresh_token_ttl_seconds;
-  headers["set-cookie"] =
-    `${REFRESH_COOKIE}=${value ?? ""}; Path=${REFRESH_COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure}`;
+  headers["set-cookie"] = [
+    `${REFRESH_COOKIE}=${value ?? ""}; Path=${REFRESH_COOKIE_PATH}; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure}`,
+    `${SIGNED_IN_COOKIE}=${value === null ? "" : "1"}; Path=${SIGNED_IN_COOKIE_PATH}; Max-Age=${maxAge}; SameSite=Strict${secure}`,
+  ];
 }
 
 /** The tokens answer as asked: unchanged, or with the refresh token moved into the cookie. */

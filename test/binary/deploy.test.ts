@@ -32,6 +32,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { SQL } from "bun";
+import { isInNetworks, parseIpAddress, parseIpNetwork } from "../../src/lib/ip-networks";
 import { buildBinary, callServer as call, type RunningServer, startServer } from "../helpers/binary";
 import { freePort, sharedPgCluster } from "../helpers/pg-cluster";
 import { enrollWithCertificate, forgeCertificate, selfSignedCertificate } from "../helpers/pki";
@@ -377,16 +378,27 @@ describe("deploy/compose.postgres.yml", () => {
 });
 
 describe("deploy/compose.replicas.yml", () => {
-  type Service = { environment: Record<string, string>; volumes?: string[]; networks?: string[] };
+  type Service = {
+    environment: Record<string, string>;
+    volumes?: string[];
+    networks?: string[] | Record<string, { ipv4_address?: string } | null>;
+  };
   const compose = Bun.YAML.parse(readFileSync(join(DEPLOY, "compose.replicas.yml"), "utf8")) as {
     services: Record<string, Service>;
-    networks: { bulwark: { ipam: { config: { subnet: string }[] } } };
+    networks: { bulwark: { ipam: { config: { subnet: string; ip_range?: string }[] } } };
+  };
+  /** Whether the IPv4 or IPv6 address lies in the network (CIDR notation). */
+  const isInCidr = (address: string, cidr: string) => {
+    const parsedAddress = parseIpAddress(address);
+    const network = parseIpNetwork(cidr);
+    if (!parsedAddress || !network) throw new Error(`not an address in a network: ${address} in ${cidr}`);
+    return isInNetworks(parsedAddress, [network]);
   };
   /** A value as Compose gives it when the variable is unset: `${NAME:-default}` is `default`. */
   const unset = (value: string) => value.replace(/\$\{[A-Z_]+:-([^}]*)\}/g, "$1");
   const replicas = ["bulwark-1", "bulwark-2"].map((name) => compose.services[name] as Service);
 
-  test("both replicas share the database, the key file's volume and the public URL, have names of their own, and trust only the file's network", () => {
+  test("both replicas share the database, the key file's volume and the public URL, have names of their own, and trust only HAProxy's address", () => {
     const [first, second] = replicas.map((service) =>
       Object.fromEntries(Object.entries(service.environment).map(([key, value]) => [key, unset(value)])),
     ) as [Record<string, string>, Record<string, string>];
@@ -406,9 +418,16 @@ describe("deploy/compose.replicas.yml", () => {
     expect(dirname(first.BULWARK_DATABASE_KEY_FILE ?? "")).toBe(
       replicas[0]?.volumes?.[0]?.split(":")[1] as string,
     );
-    expect(first.BULWARK_SERVER_TRUSTED_PROXIES).toBe(
-      compose.networks.bulwark.ipam.config[0]?.subnet as string,
-    );
+    // Only HAProxy's fixed address (a /32), never the network: another container on it (postgres, a
+    // replica, anything added later) must not be believed when it claims a client's address.
+    const haproxyNetworks = compose.services.haproxy?.networks as Record<string, { ipv4_address?: string }>;
+    const haproxyAddress = haproxyNetworks.bulwark?.ipv4_address as string;
+    expect(haproxyAddress).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+    expect(first.BULWARK_SERVER_TRUSTED_PROXIES).toBe(`${haproxyAddress}/32`);
+    // The address is on the network, and outside the range Docker hands out to the other containers.
+    const [network] = compose.networks.bulwark.ipam.config;
+    expect(isInCidr(haproxyAddress, network?.subnet as string)).toBe(true);
+    expect(isInCidr(haproxyAddress, network?.ip_range as string)).toBe(false);
     // The executable accepts each replica's environment as it stands (the password file aside).
     for (const env of [first, second]) {
       const check = run([binary, "config", "check"], { ...env, BULWARK_DATABASE_PASSWORD_FILE: "" });

@@ -2,8 +2,9 @@
  * An administrator's day in the console, end to end, in Chromium against the built executable: sign in
  * with a password and an authenticator code, see a newly enrolled laptop on the dashboard and in the
  * list, open it, fix a policy the server refuses, see the new version in its history, wipe the laptop
- * and watch it become wiped when its agent reports, and read all of it in the audit log. The pages'
- * own suites (console-*.test.ts) go deeper; this one is the path through them.
+ * and watch it become wiped when its agent reports (and leave the dashboard's compliance counts), and
+ * read all of it in the audit log. The pages' own suites (console-*.test.ts) go deeper; this one is the
+ * path through them.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
@@ -146,6 +147,17 @@ test("sign in with an authenticator code, see an enrolled laptop, fix a policy, 
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Dashboard" }).click();
     await page.getByRole("heading", { level: 1, name: "Dashboard" }).waitFor();
     await page.getByRole("navigation", { name: "Main" }).waitFor({ state: "hidden" });
+    // The wiped laptop counts under Wiped, and in no compliance count: it is not managed any more.
+    await page.getByRole("link", { name: /^Wiped\s+1\s+devices/ }).waitFor();
+    await page
+      .getByRole("heading", {
+        level: 2,
+        name: "Devices by compliance (0 managed; wiped devices are not counted)",
+      })
+      .waitFor();
+    for (const compliance of ["Compliant", "Non-compliant", "Unknown"])
+      await page.getByRole("link", { name: new RegExp(`^${compliance}\\s+0\\s+devices`) }).waitFor();
+    await page.getByText("Every device that reported is compliant.").waitFor();
     await page.getByRole("region", { name: "The ten latest audit log entries" }).waitFor();
     expect(await accessibilityViolations(page)).toEqual([]);
     await page.getByRole("button", { name: "Menu" }).click();

@@ -1,7 +1,8 @@
 /**
  * Browser sessions (the console's): with `refresh_cookie: true` the refresh token goes into an httpOnly,
  * SameSite=Strict cookie scoped to /api/v1/auth that page scripts cannot read; refresh and sign-out take
- * it from there, and only from this server's own pages (Origin).
+ * it from there, and only from this server's own pages (Origin). A marker the page can read
+ * (bulwark_signed_in) comes and goes with it.
  */
 import { describe, expect, test } from "bun:test";
 import { enableTotp, unusedCode } from "../helpers/mfa";
@@ -17,13 +18,19 @@ function ownOrigin(accessToken: string): string {
   return new URL(claims.iss).origin;
 }
 
-/** The bulwark_refresh cookie's value and attributes from a Set-Cookie header. */
-function refreshCookie(headers: Headers): { value: string; attributes: string[] } | null {
-  const header = headers.getSetCookie().find((cookie) => cookie.startsWith("bulwark_refresh="));
+/** A cookie's value and attributes from the Set-Cookie headers (bulwark_refresh unless named). */
+function refreshCookie(
+  headers: Headers,
+  name = "bulwark_refresh",
+): { value: string; attributes: string[] } | null {
+  const header = headers.getSetCookie().find((cookie) => cookie.startsWith(`${name}=`));
   if (!header) return null;
   const [pair = "", ...attributes] = header.split(";").map((part) => part.trim());
-  return { value: pair.slice("bulwark_refresh=".length), attributes };
+  return { value: pair.slice(`${name}=`.length), attributes };
 }
+
+/** The readable marker the console's page checks before it tries a refresh. */
+const signedInCookie = (headers: Headers) => refreshCookie(headers, "bulwark_signed_in");
 
 async function cookieSignIn(t: TestApp, email: string) {
   const response = await t.request("POST", "/api/v1/auth/login", {
@@ -63,11 +70,38 @@ describe("browser sessions", () => {
     expect((await t.request("GET", "/api/v1/users/me", { token: response.body.token })).status).toBe(200);
   });
 
+  test("beside it, a marker the console's page can read says a session is there, holding no secret", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const response = await cookieSignIn(t, org.adminEmail);
+    const marker = signedInCookie(response.headers);
+    expect(marker?.value).toBe("1");
+    expect(marker?.attributes).toEqual(
+      expect.arrayContaining(["Path=/console", "SameSite=Strict", "Max-Age=2592000"]),
+    );
+    // Readable by the page's script (that is its purpose), so it must not be the refresh token.
+    expect(marker?.attributes).not.toContain("HttpOnly");
+    expect(marker?.value).not.toBe(refreshCookie(response.headers)?.value);
+    // Renewed at every refresh by cookie, for as long as the refresh cookie.
+    const refreshed = await refreshWithCookie(
+      t,
+      refreshCookie(response.headers)?.value ?? "",
+      ownOrigin(response.body.token),
+    );
+    expect(signedInCookie(refreshed.headers)).toEqual(marker);
+    // A sign-in that keeps its refresh token in the body sets neither.
+    const scripted = await t.request("POST", "/api/v1/auth/login", {
+      body: { email: org.adminEmail, password: TEST_PASSWORD },
+    });
+    expect(scripted.headers.getSetCookie()).toEqual([]);
+  });
+
   test("over https the cookie is Secure", async () => {
     const t = await newApp({ server: { base_url: "https://bulwark.example.com" } });
     const org = await t.createOrganization();
-    const cookie = refreshCookie((await cookieSignIn(t, org.adminEmail)).headers);
-    expect(cookie?.attributes).toContain("Secure");
+    const signedIn = await cookieSignIn(t, org.adminEmail);
+    expect(refreshCookie(signedIn.headers)?.attributes).toContain("Secure");
+    expect(signedInCookie(signedIn.headers)?.attributes).toContain("Secure");
   });
 
   test("a refresh by cookie from the console's page rotates the cookie", async () => {
@@ -210,6 +244,11 @@ describe("browser sessions", () => {
     expect(refreshCookie(logout.headers)).toEqual({
       value: "",
       attributes: expect.arrayContaining(["Max-Age=0", "Path=/api/v1/auth"]),
+    });
+    // The page's marker goes with it: a reload goes to sign-in without trying a refresh.
+    expect(signedInCookie(logout.headers)).toEqual({
+      value: "",
+      attributes: expect.arrayContaining(["Max-Age=0", "Path=/console"]),
     });
     expect((await refreshWithCookie(t, cookie, ownOrigin(signedIn.body.token))).status).toBe(401);
     expect((await t.request("GET", "/api/v1/users/me", { token: signedIn.body.token })).status).toBe(401);

@@ -209,14 +209,12 @@ describe("GET /devices/summary", () => {
     expect(afterSuspension.total).toBe(3);
     expect(afterSuspension.by_status).toEqual({ online: 2, offline: 0, suspended: 1, wiped: 0, pending: 0 });
 
-    // Wiped, then deleted: counted as wiped until it is gone.
+    // Wiped, then deleted: counted as wiped until it is gone, and no longer in the compliance counts.
     await wipeDevice(t, org.adminToken, first, "retired");
-    expect((await summary()).by_status).toEqual({
-      online: 1,
-      offline: 0,
-      suspended: 1,
-      wiped: 1,
-      pending: 0,
+    expect(await summary()).toEqual({
+      total: 3,
+      by_status: { online: 1, offline: 0, suspended: 1, wiped: 1, pending: 0 },
+      by_compliance: { compliant: 0, non_compliant: 1, unknown: 1 },
     });
     expect((await t.request("DELETE", `${DEVICES}/${first.id}`, { token: org.adminToken })).status).toBe(204);
     expect(await summary()).toEqual({
@@ -228,6 +226,63 @@ describe("GET /devices/summary", () => {
     // The other organization sees only its own device.
     const theirs = await t.request("GET", `${DEVICES}/summary`, { token: other.adminToken });
     expect(theirs.body).toMatchObject({ total: 1, by_status: { online: 1 } });
+  });
+
+  test("a wiped device leaves the non-compliant count and the non-compliant list; a retired one leaves everything", async () => {
+    const t = await newApp();
+    const org = await t.createOrganization();
+    const summary = async () =>
+      (await t.request("GET", `${DEVICES}/summary`, { token: org.adminToken })).body as {
+        total: number;
+        by_status: Record<string, number>;
+        by_compliance: Record<string, number>;
+      };
+    const unencrypted = { facts: { ...HEALTHY_FACTS, disk_encrypted: false } };
+    const lost = await enrollDevice(t, org.adminToken, { device_name: "Lost laptop" });
+    const stolen = await enrollDevice(t, org.adminToken, { device_name: "Stolen laptop" });
+    const kept = await enrollDevice(t, org.adminToken, { device_name: "Kept laptop" });
+    for (const device of [lost, stolen, kept]) await checkIn(t, device.device_token, unencrypted);
+    expect((await summary()).by_compliance).toEqual({ compliant: 0, non_compliant: 3, unknown: 0 });
+
+    // Wiped while non-compliant: the device still says what it last reported, but it is no longer managed.
+    await wipeDevice(t, org.adminToken, lost, "lost on a train");
+    const wiped = await t.request("GET", `${DEVICES}/${lost.id}`, { token: org.adminToken });
+    expect(wiped.body).toMatchObject({ status: "wiped", compliance: { status: "non_compliant" } });
+    expect(await summary()).toEqual({
+      total: 3,
+      by_status: { online: 2, offline: 0, suspended: 0, wiped: 1, pending: 0 },
+      by_compliance: { compliant: 0, non_compliant: 2, unknown: 0 },
+    });
+    // The dashboard's number opens the list it counts: the wiped device is not in it, under any value.
+    expect(await listedNames(t, org.adminToken, { compliance: "non_compliant" })).toEqual([
+      "Kept laptop",
+      "Stolen laptop",
+    ]);
+    for (const compliance of ["compliant", "unknown"])
+      expect(await listedNames(t, org.adminToken, { compliance })).toEqual([]);
+    expect(await listedNames(t, org.adminToken, { compliance: "non_compliant", status: "wiped" })).toEqual(
+      [],
+    );
+    expect(await listedNames(t, org.adminToken, { status: "wiped" })).toEqual(["Lost laptop"]);
+    // Paged, the total still counts what the filter lists.
+    const firstPage = await t.request("GET", `${DEVICES}?compliance=non_compliant&page_size=1`, {
+      token: org.adminToken,
+    });
+    expect(firstPage.body).toMatchObject({ total: 2, total_pages: 2 });
+
+    // Retired (never wiped): gone from every count; the wiped one, deleted: gone too.
+    const retired = await t.request("POST", `${DEVICES}/${stolen.id}/retire`, {
+      token: org.adminToken,
+      body: { reason: "stolen, never checked in again" },
+    });
+    expect(retired.status).toBe(200);
+    expect((await t.request("DELETE", `${DEVICES}/${lost.id}`, { token: org.adminToken })).status).toBe(204);
+    expect(await summary()).toEqual({
+      total: 1,
+      by_status: { online: 1, offline: 0, suspended: 0, wiped: 0, pending: 0 },
+      by_compliance: { compliant: 0, non_compliant: 1, unknown: 0 },
+    });
+    expect(await listedNames(t, org.adminToken, { compliance: "non_compliant" })).toEqual(["Kept laptop"]);
   });
 
   test("is its own route, not a device id; a device is still found by its id", async () => {

@@ -62,18 +62,41 @@ export function whenMfaSetupRequired(handler: () => void): void {
 }
 
 /**
- * A new access token from the refresh cookie (httpOnly: the page never sees the refresh token). Tabs
- * take turns through a Web Lock: two tabs presenting the same single-use token at once would look like
- * theft and end the session.
+ * The cookie the server sets and clears with the httpOnly refresh cookie (SIGNED_IN_COOKIE of
+ * src/http/browser-session.ts): its presence is the page's only sign that a refresh cookie exists.
+ */
+const SIGNED_IN_COOKIE = "bulwark_signed_in";
+
+/** Whether this browser holds a refresh cookie, as far as the page can tell (its readable shadow). */
+function hasRefreshCookie(): boolean {
+  return document.cookie.split(";").some((part) => part.trim() === `${SIGNED_IN_COOKIE}=1`);
+}
+
+/** Forgets a shadow whose refresh cookie the server no longer takes (ended, expired, or gone). */
+function forgetRefreshCookie(): void {
+  // biome-ignore lint/suspicious/noDocumentCookie: one synchronous write of a marker with no secret; the Cookie Store API is asynchronous and younger than some browsers the console serves
+  document.cookie = `${SIGNED_IN_COOKIE}=; Path=/console; Max-Age=0; SameSite=Strict`;
+}
+
+/**
+ * A new access token from the refresh cookie (httpOnly: the page never sees the refresh token). Without
+ * the cookie's shadow nothing is asked: a browser that never signed in sends no refresh bound to fail.
+ * Tabs take turns through a Web Lock: two tabs presenting the same single-use token at once would look
+ * like theft and end the session.
  */
 export function refreshAccessToken(): Promise<boolean> {
   refreshing ??= (async () => {
     const attempt = async () => {
+      // Read inside the lock: a tab that waited may find the session ended (signed out) meanwhile.
+      if (!hasRefreshCookie()) return false;
       const response = await fetch("/api/v1/auth/refresh", {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
         body: "{}",
       });
+      // 400: no refresh cookie came with the shadow; 401: the session is over. Either way, next time
+      // the page knows without asking.
+      if (response.status === 400 || response.status === 401) forgetRefreshCookie();
       if (!response.ok) return false;
       const body = (await response.json()) as { token: string };
       accessToken = body.token;

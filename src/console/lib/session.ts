@@ -53,8 +53,9 @@ export async function startSession(token: string, mfaSetupRequired = false): Pro
 }
 
 /**
- * On page load: a session survives a reload through the refresh cookie. A refresh does not say whether
- * the organization still waits for this user's first factor; the organization's own answer does.
+ * On page load: a session survives a reload through the refresh cookie; a browser without one goes
+ * straight to sign-in, asking nothing (refreshAccessToken). A refresh does not say whether the
+ * organization still waits for this user's first factor; the organization's own answer does.
  */
 export async function resumeSession(): Promise<void> {
   if (!(await refreshAccessToken())) {

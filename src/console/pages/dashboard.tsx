@@ -27,7 +27,10 @@ function Stat({ label, value, href, badge }: { label: string; value: number; hre
   );
 }
 
-/** What needs attention now: devices by status and compliance, the non-compliant ones, recent events. */
+/**
+ * What needs attention now: devices by status and compliance, the non-compliant ones, recent events.
+ * Compliance counts and lists managed devices only: a wiped device shows under Wiped, not as a problem.
+ */
 export function DashboardPage(_: PageProps) {
   const session = useStore(sessionStore);
   const summary = useApi(() => unwrap(api.GET("/api/v1/devices/summary")), []);
@@ -74,7 +77,13 @@ export function DashboardPage(_: PageProps) {
             </div>
           </section>
           <section aria-labelledby="by-compliance">
-            <h2 id="by-compliance">Devices by compliance</h2>
+            <h2 id="by-compliance">
+              Devices by compliance{" "}
+              <span class="muted small">
+                ({formatNumber(counts.total - counts.by_status.wiped)} managed
+                {counts.by_status.wiped > 0 ? "; wiped devices are not counted" : ""})
+              </span>
+            </h2>
             <div class="grid stats">
               {COMPLIANCE.map((compliance) => (
                 <Stat

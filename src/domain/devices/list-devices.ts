@@ -1,4 +1,4 @@
-import { and, count, desc, eq, type SQL, sql } from "drizzle-orm";
+import { and, count, desc, eq, ne, type SQL, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { containsText } from "../../db/dialect";
 import { firstRow } from "../../db/first-row";
@@ -13,6 +13,7 @@ export interface DeviceListFilter {
   status?: DeviceStatus;
   platform?: Platform;
   userId?: string;
+  /** Managed devices (not wiped) of this compliance status, as the summary counts them. */
   compliance?: DeviceRow["complianceStatus"];
   /** Part of the device name, matched case-insensitively (ASCII letters) and literally: `%` is a percent. */
   nameContains?: string;
@@ -93,6 +94,7 @@ async function countDevices(db: DbOrTx, organizationId: string, filter: DeviceLi
                 filter.status ? eq(deviceCounts.status, filter.status) : undefined,
                 filter.platform ? eq(deviceCounts.platform, filter.platform) : undefined,
                 filter.compliance ? eq(deviceCounts.complianceStatus, filter.compliance) : undefined,
+                filter.compliance ? ne(deviceCounts.status, "wiped") : undefined,
               ),
             ),
         )
@@ -116,7 +118,10 @@ function filterConditions(db: DbOrTx, filter: DeviceListFilter): SQL[] {
   if (filter.status) conditions.push(eq(devices.status, filter.status));
   if (filter.platform) conditions.push(eq(devices.platform, filter.platform));
   if (filter.userId) conditions.push(eq(devices.userId, filter.userId));
-  if (filter.compliance) conditions.push(eq(devices.complianceStatus, filter.compliance));
+  // A wiped device is no longer managed: its last evaluation is history, not the fleet's compliance
+  // (summarize-devices.ts counts it the same way, so a dashboard number lists exactly its devices).
+  if (filter.compliance)
+    conditions.push(eq(devices.complianceStatus, filter.compliance), ne(devices.status, "wiped"));
   if (filter.nameContains !== undefined)
     conditions.push(containsText(db, devices.deviceName, filter.nameContains));
   return conditions;

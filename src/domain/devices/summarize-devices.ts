@@ -1,5 +1,5 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { eq, sql } from "drizzle-orm";
+import { and, eq, ne, sql } from "drizzle-orm";
 import type { DbOrTx } from "../../db/client";
 import { COMPLIANCE_STATUSES, DEVICE_STATUSES } from "../../db/schema/enums";
 import { deviceCounts } from "../../db/tables";
@@ -22,7 +22,7 @@ export const DeviceSummarySchema = Type.Object(
     by_status: countsOf(DEVICE_STATUSES, "Devices in each status; the counts add up to total"),
     by_compliance: countsOf(
       COMPLIANCE_STATUSES,
-      "Devices by their last compliance evaluation; add up to total",
+      "Managed devices (every status but wiped) by their last compliance evaluation; add up to total minus by_status.wiped. A wiped device is no longer managed: it counts in by_status.wiped only, whatever it last reported",
     ),
   },
   { title: "DeviceSummary" },
@@ -39,7 +39,10 @@ export function selectStatusCounts(db: DbOrTx, organizationId: string) {
     .groupBy(deviceCounts.status);
 }
 
-/** Devices of the organization by compliance, added up from the counts kept by triggers (device_counts). */
+/**
+ * Managed devices of the organization (not wiped) by compliance, added up from the counts kept by
+ * triggers (device_counts), which keep the status beside the compliance.
+ */
 export function selectComplianceCounts(db: DbOrTx, organizationId: string) {
   return db
     .select({
@@ -47,14 +50,16 @@ export function selectComplianceCounts(db: DbOrTx, organizationId: string) {
       count: sql<number>`sum(${deviceCounts.count})`.mapWith(Number),
     })
     .from(deviceCounts)
-    .where(eq(deviceCounts.organizationId, organizationId))
+    .where(and(eq(deviceCounts.organizationId, organizationId), ne(deviceCounts.status, "wiped")))
     .groupBy(deviceCounts.complianceStatus);
 }
 
 /**
  * How many of the organization's devices are in each status and each compliance status, every key
- * present. Both come from the same kept counts, so they add up to the same total; at a million devices
- * this reads a few dozen rows, not the devices.
+ * present. Compliance is counted for managed devices only: a wiped device's last evaluation (often the
+ * very reason it was wiped) says nothing about the fleet any more. Retired and deleted devices are gone
+ * from both. Both come from the same kept counts; at a million devices this reads a few dozen rows, not
+ * the devices.
  */
 export async function summarizeDevices(deps: DomainDeps, organizationId: string): Promise<DeviceSummary> {
   const statuses = await selectStatusCounts(deps.db, organizationId);
