@@ -15,6 +15,8 @@ import Registry from "prom-client/lib/registry";
 export interface Metrics {
   observeRequest(method: string, route: string, status: number, seconds: number): void;
   countCheckIn(compliance: string): void;
+  /** An enrollment refused, by the reason its answer gave. */
+  countEnrollmentRefusal(reason: string): void;
   /** A group commit of check-ins: how many it held. */
   observeCheckInBatch(size: number): void;
   countDeliveryAttempt(outcome: string): void;
@@ -76,6 +78,12 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
     name: "bulwark_device_checkins_total",
     help: "Agent check-ins accepted, by the compliance they left the device in.",
     labelNames: ["compliance"],
+    registers,
+  });
+  const enrollmentRefusals = new Counter({
+    name: "bulwark_enrollments_refused_total",
+    help: "Device enrollments refused, by reason (enrollment_token_unknown, enrollment_token_expired, enrollment_token_revoked, enrollment_token_used_up, hardware_id_enrolled, public_key_taken, vpn_pool_exhausted).",
+    labelNames: ["reason"],
     registers,
   });
   const deliveryAttempts = new Counter({
@@ -182,6 +190,9 @@ export function createMetrics(version: string, startedAt: Date): Metrics {
     },
     countCheckIn(compliance) {
       checkIns.inc({ compliance });
+    },
+    countEnrollmentRefusal(reason) {
+      enrollmentRefusals.inc({ reason });
     },
     observeCheckInBatch(size) {
       checkInBatchSize.observe(size);

@@ -1,6 +1,9 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createPrivateKey, createPublicKey, diffieHellman, generateKeyPairSync } from "node:crypto";
+import { eq } from "drizzle-orm";
+import { auditLogs } from "../../src/db/tables";
 import { parseCidr, parseIpv4 } from "../../src/lib/ipv4";
+import { hashSecret } from "../../src/lib/secrets";
 import {
   createDeviceTestApp,
   createEnrollmentToken,
@@ -10,10 +13,14 @@ import {
   recordedEvents,
   wipeDevice,
 } from "../helpers/devices";
-import { inProcessTest } from "../helpers/test-app";
+import { inProcessTest, type TestApp } from "../helpers/test-app";
 
 const t = await createDeviceTestApp();
-afterAll(() => t.close());
+// Refusals are read back from /metrics and from the audit log at the address the caller forwarded.
+const audited = await createDeviceTestApp({ metrics: { enabled: true }, server: { trust_proxy: true } });
+afterAll(async () => {
+  await Promise.all([t.close(), audited.close()]);
+});
 
 const ENROLL = "/api/v1/devices/enroll";
 
@@ -406,4 +413,159 @@ describe("POST /devices/enroll", () => {
     // The token was never used, so it still enrolls.
     expect((await t.request("POST", ENROLL, { body: enrollBody(token) })).status).toBe(201);
   });
+});
+
+/** bulwark_enrollments_refused_total for `reason`, added up over every server (each replica counts its own). */
+async function refusalsCounted(app: TestApp, reason: string): Promise<number> {
+  const texts = await Promise.all(
+    (await app.fetchEach("/metrics")).map(async (response) => {
+      expect(response.status).toBe(200);
+      return response.text();
+    }),
+  );
+  const series = `bulwark_enrollments_refused_total{reason="${reason}"} `;
+  return texts.reduce((sum, text) => {
+    const line = text.split("\n").find((each) => each.startsWith(series));
+    return sum + (line ? Number(line.slice(series.length)) : 0);
+  }, 0);
+}
+
+let addressCounter = 0;
+
+/**
+ * Sends an enrollment that the server refuses with `status` and `reason`, from an address of its own,
+ * and returns that address after checking that the refusal was counted once in /metrics.
+ */
+async function refuseEnrollment(
+  body: Record<string, unknown>,
+  status: number,
+  reason: string,
+): Promise<string> {
+  const address = `198.51.100.${++addressCounter}`;
+  const before = await refusalsCounted(audited, reason);
+  const refused = await audited.request("POST", ENROLL, { body, headers: { "x-forwarded-for": address } });
+  expect(refused.status).toBe(status);
+  expect(refused.body.reason).toBe(reason);
+  expect(await refusalsCounted(audited, reason)).toBe(before + 1);
+  return address;
+}
+
+/** The organization's failed device.enroll entries from `address`, as its admin reads them. */
+async function refusalEntries(adminToken: string, address: string) {
+  const audit = await audited.request("GET", "/api/v1/audit-logs?action=device.enroll&outcome=failure", {
+    token: adminToken,
+  });
+  expect(audit.status).toBe(200);
+  return (audit.body.data as { ip: string | null }[]).filter((entry) => entry.ip === address);
+}
+
+/** Neither the enrollment token nor its digest appears anywhere in `entries`. */
+function expectNoSecret(entries: unknown, token: string) {
+  const text = JSON.stringify(entries);
+  expect(text).not.toContain(token);
+  expect(text).not.toContain(hashSecret(token));
+}
+
+describe("refused enrollments are audited and counted", () => {
+  for (const kind of ["used_up", "revoked"] as const) {
+    test(`a ${kind.replace("_", "-")} token: a device.enroll failure with the reason and the address, counted in /metrics`, async () => {
+      const org = await audited.createOrganization();
+      const { id, token } = await createEnrollmentToken(audited, org.adminToken);
+      if (kind === "used_up") {
+        expect((await audited.request("POST", ENROLL, { body: enrollBody(token) })).status).toBe(201);
+      } else {
+        const revoke = await audited.request("DELETE", `/api/v1/enrollment-tokens/${id}`, {
+          token: org.adminToken,
+        });
+        expect(revoke.status).toBe(204);
+      }
+      const body = enrollBody(token, { hardware_id: `HW-${kind}` });
+      const address = await refuseEnrollment(body, 401, `enrollment_token_${kind}`);
+
+      const entries = await refusalEntries(org.adminToken, address);
+      expect(entries).toHaveLength(1);
+      expect(structuredClone(entries[0])).toMatchObject({
+        action: "device.enroll",
+        outcome: "failure",
+        actor: { type: "anonymous", id: null, label: body.device_name },
+        target: { type: "enrollment_token", id },
+        ip: address,
+        details: { reason: `enrollment_token_${kind}`, hardware_id: `HW-${kind}`, platform: "macos" },
+      });
+      expectNoSecret(entries, token);
+    });
+  }
+
+  inProcessTest(
+    "an expired token: a device.enroll failure with the reason and the address, counted in /metrics",
+    async () => {
+      const org = await audited.createOrganization();
+      const { id, token } = await createEnrollmentToken(audited, org.adminToken, { expires_in_hours: 1 });
+      audited.clock.advanceSeconds(3600);
+      const address = await refuseEnrollment(enrollBody(token), 401, "enrollment_token_expired");
+
+      const entries = await refusalEntries(org.adminToken, address);
+      expect(entries).toHaveLength(1);
+      expect(structuredClone(entries[0])).toMatchObject({
+        outcome: "failure",
+        target: { type: "enrollment_token", id },
+        details: { reason: "enrollment_token_expired" },
+      });
+      expectNoSecret(entries, token);
+    },
+  );
+
+  test("a hardware_id already enrolled: a device.enroll failure naming the device that holds it, counted in /metrics", async () => {
+    const org = await audited.createOrganization();
+    const first = await enrollDevice(audited, org.adminToken, { hardware_id: "SERIAL-AUDITED" });
+    const { id, token } = await createEnrollmentToken(audited, org.adminToken);
+    const address = await refuseEnrollment(
+      enrollBody(token, { hardware_id: "SERIAL-AUDITED" }),
+      409,
+      "hardware_id_enrolled",
+    );
+
+    const entries = await refusalEntries(org.adminToken, address);
+    expect(entries).toHaveLength(1);
+    expect(structuredClone(entries[0])).toMatchObject({
+      outcome: "failure",
+      actor: { type: "anonymous" },
+      target: { type: "enrollment_token", id },
+      details: { reason: "hardware_id_enrolled", hardware_id: "SERIAL-AUDITED", device_id: first.id },
+    });
+    expectNoSecret(entries, token);
+    // The refusal was rolled back (the token is unused), its audit entry was not.
+    const tokens = await audited.request("GET", "/api/v1/enrollment-tokens", { token: org.adminToken });
+    expect(tokens.body.data.find((each: { id: string }) => each.id === id).uses).toBe(0);
+  });
+
+  test("an unknown token: counted in /metrics, and in no organization's audit log (it belongs to none)", async () => {
+    const org = await audited.createOrganization();
+    const token = `bwe_${crypto.randomUUID()}`;
+    const address = await refuseEnrollment(enrollBody(token), 401, "enrollment_token_unknown");
+    expect(await refusalEntries(org.adminToken, address)).toEqual([]);
+  });
+
+  inProcessTest(
+    "an unknown token: a device.enroll failure without organization, with the reason and the address",
+    async () => {
+      const token = `bwe_${crypto.randomUUID()}`;
+      const body = enrollBody(token);
+      const address = await refuseEnrollment(body, 401, "enrollment_token_unknown");
+
+      const rows = await audited.deps.db.select().from(auditLogs).where(eq(auditLogs.ip, address));
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({
+        organizationId: null,
+        actorType: "anonymous",
+        actorLabel: body.device_name,
+        action: "device.enroll",
+        outcome: "failure",
+        targetType: null,
+        targetId: null,
+        details: { reason: "enrollment_token_unknown", hardware_id: body.hardware_id, platform: "macos" },
+      });
+      expectNoSecret(rows, token);
+    },
+  );
 });

@@ -82,6 +82,23 @@ export async function findEnrollmentTokenId(db: DbOrTx, token: string): Promise<
 }
 
 /**
+ * The id and organization of the enrollment token with this value, whatever its state, or null: what
+ * the audit entry of a refused enrollment names (never the value).
+ */
+export async function findEnrollmentToken(
+  db: DbOrTx,
+  token: string,
+): Promise<{ id: string; organizationId: string } | null> {
+  const row = await firstRow(
+    db
+      .select({ id: enrollmentTokens.id, organizationId: enrollmentTokens.organizationId })
+      .from(enrollmentTokens)
+      .where(eq(enrollmentTokens.tokenHash, hashSecret(token))),
+  );
+  return row ?? null;
+}
+
+/**
  * The organization (id and name) of a usable enrollment token, or null: read before the enrollment
  * transaction to sign a device certificate with that organization's CA. An unusable token signs nothing.
  */

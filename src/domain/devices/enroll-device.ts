@@ -25,6 +25,7 @@ import { type DeviceVpnConfig, devicePeerSettings, deviceVpnConfig } from "../vp
 import { organizationAddressBlock, organizationVpnSubnet } from "../vpn/organization-subnets";
 import { allocateVpnAddress } from "./allocate-vpn-address";
 import { appendDeviceLog } from "./append-device-log";
+import { auditEnrollmentRefusal, enrollmentRefusalReason } from "./audit-enrollment-refusal";
 import { DEVICE_TOKEN_PREFIX } from "./authenticate-device";
 import { describePublicKeyProblem } from "./check-public-key";
 import { consumeEnrollmentToken, enrollmentTokenOrganization } from "./consume-enrollment-token";
@@ -80,7 +81,8 @@ export function selectPublicKeyHolder(db: DbOrTx, publicKey: string) {
  * VPN address from the organization's subnet, assigns the token's policy (else the default) and issues the device token, all in one
  * transaction. A low-order public key is refused (400). The private key is returned, not kept. With a
  * CSR, the certificate is signed before the transaction (signing is asynchronous) for the device id
- * chosen in advance, and stored in it; a refused enrollment leaves it unsigned or unstored.
+ * chosen in advance, and stored in it; a refused enrollment leaves it unsigned or unstored. A refusal
+ * (the token's state, a hardware id or key taken, no address left) is audited after the rollback.
  */
 export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): Promise<EnrollmentResult> {
   const keyProblem = input.publicKey === undefined ? undefined : describePublicKeyProblem(input.publicKey);
@@ -99,7 +101,9 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
   const certificate =
     input.csr === undefined ? undefined : await signEnrollmentCertificate(deps, input, deviceId, now);
 
-  return await withTransaction(
+  // The device holding the hardware id, for the refusal's audit entry.
+  let hardwareIdHolder: string | undefined;
+  const enrollment = withTransaction<EnrollmentResult>(
     deps.db,
     async (tx) => {
       const token = await consumeEnrollmentToken(tx, now, input.enrollmentToken);
@@ -119,6 +123,7 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
           ),
       );
       if (enrolled) {
+        hardwareIdHolder = enrolled.id;
         throw new ConflictError(
           "hardware_id_enrolled",
           "a device with this hardware_id is already enrolled",
@@ -248,6 +253,12 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
     // one's check and its insert: the insert then fails, and the run again refuses the key with a 409.
     { isolation: "read committed", retryUniqueViolations: true },
   );
+  return await enrollment.catch(async (error: unknown) => {
+    // The refusal rolled the enrollment back: its audit entry is written after, in a transaction of its own.
+    const reason = enrollmentRefusalReason(error);
+    if (reason) await auditEnrollmentRefusal(deps, now, { ...input, hardwareIdHolder }, reason);
+    throw error;
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { assignDevicePolicy } from "../../domain/devices/assign-device-policy";
+import { enrollmentRefusalReason } from "../../domain/devices/audit-enrollment-refusal";
 import { bulkDeviceAction } from "../../domain/devices/bulk-device-action";
 import { changeDeviceStatus } from "../../domain/devices/change-device-status";
 import { deleteDevice } from "../../domain/devices/delete-device";
@@ -47,9 +48,9 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
     .use(security)
     .post(
       "/enroll",
-      ({ body, request, set }) => {
+      async ({ body, request, set }) => {
         set.status = 201;
-        return enrollDevice(deps, {
+        return await enrollDevice(deps, {
           enrollmentToken: body.enrollment_token,
           deviceName: body.device_name,
           platform: body.platform,
@@ -59,6 +60,10 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
           publicKey: body.public_key,
           csr: body.csr,
           ip: requestState(request).ip,
+        }).catch((error: unknown) => {
+          const reason = enrollmentRefusalReason(error);
+          if (reason) deps.metrics.countEnrollmentRefusal(reason);
+          throw error;
         });
       },
       {
@@ -75,7 +80,11 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
             "is not PKCS#10 PEM, not ECDSA P-256 or RSA 2048+, or not signed by its key (the token is " +
             "not used). 401: unknown, expired, revoked or used-up enrollment " +
             "token; 409: hardware_id already enrolled (and not wiped) in the organization, public_key " +
-            "held by another device not wiped (`public key already in use`), or the VPN address pool is exhausted.",
+            "held by another device not wiped (`public key already in use`), or the VPN address pool is exhausted. " +
+            "Each of these refusals is audited as device.enroll with outcome failure (the reason in " +
+            "details.reason, the caller's address, the token by id and its organization; an unknown token's " +
+            "entry has no organization) and counted in bulwark_enrollments_refused_total by reason; " +
+            "the token itself is never recorded.",
         },
       },
     )
@@ -100,7 +109,9 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
           summary: "List devices, newest enrolled first",
           description:
             "Every filter given must hold (status, platform, user_id, compliance, q). q finds devices by a part " +
-            "of their name. 400 naming the parameter for a value outside its enum or bounds.",
+            "of their name. compliance lists managed devices only, as GET /devices/summary counts them: a " +
+            "wiped device keeps its last compliance_status but matches no compliance filter. 400 naming the " +
+            "parameter for a value outside its enum or bounds.",
         },
       },
     )
@@ -110,7 +121,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
       detail: {
         summary: "Count the organization's devices by status and by compliance",
         description:
-          "Every status and compliance value is listed, zeros included; each group adds up to total (wiped devices count until deleted).",
+          "Every status and compliance value is listed, zeros included. by_status adds up to total (wiped devices count until deleted); by_compliance counts only managed devices and adds up to total minus by_status.wiped: a wiped device is not compliant, non-compliant or unknown any more. Retired and deleted devices are in neither.",
       },
     })
     .post(
