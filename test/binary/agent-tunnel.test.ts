@@ -193,6 +193,18 @@ test("agent run brings the tunnel up through wg-quick, traffic and handshakes cr
   const startedAt = Math.floor(Date.now() / 1000);
   const first = agent("run", "--once");
   expect({ code: first.code, stderr: first.stderr }).toMatchObject({ code: 0 });
+  // The cycle that brought the tunnel up reports it as it is then: connected, with the vpn_required row
+  // read from that fact (before, both said "not connected" until the next interval).
+  const reported = await callServer(running, "GET", `/api/v1/devices/${deviceId}`, adminToken);
+  expect(reported.facts.vpn_connected).toBe(true);
+  expect(reported.enforcement.settings).toContainEqual({
+    setting: "network.vpn_required",
+    outcome: "reported",
+    detail: "required; vpn_connected=true",
+  });
+  expect(reported.compliance.violations.map((violation: { rule: string }) => violation.rule)).not.toContain(
+    "network.vpn_required",
+  );
   expect(readFileSync(join(root, "etc/wireguard/bulwark.conf"), "utf8")).toContain(
     `Endpoint = ${ENDPOINT_ADDRESS}:${LISTEN_PORT}`,
   );

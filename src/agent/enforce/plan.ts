@@ -179,6 +179,28 @@ function planVpnRequired({ policy, facts }: PlanInput): Planned {
   return planned("reported", `required; ${fact}`);
 }
 
+/** The settings whose outcome is only read from the facts: planned again from the facts after enforcement. */
+const READ_FROM_FACTS: Partial<Record<PolicySettingName, (input: PlanInput) => Planned>> = {
+  "storage.encryption_required": planEncryption,
+  "network.vpn_required": planVpnRequired,
+};
+
+/**
+ * A setting's outcome and detail from the facts as they are now (after enforcement brought the tunnel
+ * up, say), or null for a setting whose outcome does not come from the facts.
+ */
+export function reportFromFacts(
+  setting: string,
+  input: Pick<PlanInput, "policy" | "facts">,
+): { outcome: EnforcementOutcome; detail: string } | null {
+  const plan = Object.hasOwn(READ_FROM_FACTS, setting)
+    ? READ_FROM_FACTS[setting as PolicySettingName]
+    : undefined;
+  if (!plan) return null;
+  const { outcome, detail } = plan(input as PlanInput);
+  return { outcome, detail };
+}
+
 function planExternalStorage(input: PlanInput): Planned {
   const path = MANAGED_FILES.modprobe;
   if (input.policy.storage.external_storage_allowed)

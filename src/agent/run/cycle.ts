@@ -4,7 +4,10 @@ import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
 import { checkAnswer, InvalidAnswer } from "../check-answer";
 import { type CommandRunner, runCommand as runSystemCommand } from "../enforce/apply";
 import { enforcePolicy } from "../enforce/enforce";
+import { reportFromFacts } from "../enforce/plan";
 import { collectFacts } from "../facts/collect-facts";
+import { runProgram } from "../facts/fact";
+import { readVpnConnection } from "../facts/vpn-connection";
 import { checkInFacts } from "../facts-command";
 import { type AgentState, readAgentState, writeAgentState } from "../identity/agent-state";
 import {
@@ -14,6 +17,7 @@ import {
   renewDeviceCertificate,
 } from "../identity/device-certificate";
 import { readIfPresent, type StatePaths, statePaths } from "../identity/state-folder";
+import { MachineTree } from "../root-path";
 import { finishUnenroll, leaveServer, recordUnenrollFailure } from "./leave-server";
 import {
   type EnforcementOutcome,
@@ -89,6 +93,24 @@ const UNKNOWN_DEVICE =
 export class NotEnrolledError extends Error {
   /** The CLI's usage code, as for a missing flag. */
   readonly exitCode = 2;
+}
+
+/** How long a tunnel just brought up is given for its first handshake before the facts are read. */
+const FIRST_HANDSHAKE_WAIT_MS = 5_000;
+
+/** Waits (a little) until the live tunnel has a handshake: its vpn_connected reads true, or time is up. */
+async function awaitFirstHandshake(): Promise<void> {
+  const live = await MachineTree.open("/");
+  const deadline = Date.now() + FIRST_HANDSHAKE_WAIT_MS;
+  while (Date.now() < deadline) {
+    const reading = await readVpnConnection(live, {
+      isLive: true,
+      runProgram,
+      nowSeconds: Math.floor(Date.now() / 1000),
+    });
+    if (reading.value === true) return;
+    await Bun.sleep(200);
+  }
 }
 
 /** The enforcement to report, in the order the planner gives, compared by value with the last report. */
@@ -226,6 +248,8 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   }
   let enforcement = status.enforcement;
   let failed: EnforcementOutcome[] = [];
+  // The facts as they are after enforcement (the storage rule in force, the tunnel up): what is reported.
+  let enforcedFacts = collected;
   if (status.policy) {
     const enforced = await enforcePolicy({
       root: options.root,
@@ -244,6 +268,17 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     if (options.dryRun) (options.print ?? console.log)(enforced.text);
     status.tunnel_interface = enforced.broughtUp;
     enforcement = enforced.results.map(({ setting, outcome, detail }) => ({ setting, outcome, detail }));
+    if (!options.dryRun && enforced.plan.some((plan) => plan.changes.length > 0 || plan.tunnel.length > 0)) {
+      // A tunnel just brought up has its first handshake within a moment: waited for, so that the
+      // report says connected in this cycle rather than the next.
+      if (enforced.plan.some((plan) => plan.tunnel.includes("up"))) await awaitFirstHandshake();
+      enforcedFacts = await collectFacts(options.root, factOptions);
+      const policy = status.policy.policy_data as unknown as PolicyData;
+      enforcement = enforcement.map((entry) => {
+        const again = reportFromFacts(entry.setting, { policy, facts: enforcedFacts.facts });
+        return again ? { ...entry, ...again } : entry;
+      });
+    }
     failed = enforcement.filter((entry) => entry.outcome === "failed");
     const clock = clockEntry(status.clock_offset_ms);
     if (clock) enforcement.push(clock);
@@ -256,15 +291,17 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     };
   }
 
-  // A newly applied version or changed enforcement is reported now, not a whole interval later.
+  // A newly applied version, changed enforcement or facts the enforcement changed are reported now, not
+  // a whole interval later.
   const appliedVersion = status.policy?.version ?? null;
+  const enforcedMachine = checkInFacts(enforcedFacts);
   if (
     answer &&
-    (appliedVersion !== status.applied_policy_version || !sameEnforcement(enforcement, status.enforcement))
+    (appliedVersion !== status.applied_policy_version ||
+      !sameEnforcement(enforcement, status.enforcement) ||
+      JSON.stringify(enforcedMachine) !== JSON.stringify(machine))
   ) {
     try {
-      // What the enforcement changed (the storage rule in force, the tunnel up) shows in the facts now.
-      const enforcedMachine = checkInFacts(await collectFacts(options.root, factOptions));
       answer = await checkIn({ machine: enforcedMachine, policyVersion: appliedVersion, enforcement });
       status.compliance = { status: answer.compliance.status, violations: answer.compliance.violations };
     } catch (error) {
