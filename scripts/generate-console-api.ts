@@ -21,6 +21,7 @@ export const ANSWER_SCHEMAS_FILE = join(ROOT, "src", "agent", "answer-schemas.ge
 /** The answers the agent checks, by the name it uses: [path, method, status]. */
 const AGENT_ANSWERS = {
   checkIn: ["/api/v1/agent/checkin", "post", "200"],
+  checkInPreview: ["/api/v1/agent/checkin", "get", "200"],
   enrollment: ["/api/v1/devices/enroll", "post", "201"],
   rotatedToken: ["/api/v1/agent/token", "post", "200"],
   renewedCertificate: ["/api/v1/agent/certificate", "post", "200"],

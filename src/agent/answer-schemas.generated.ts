@@ -402,6 +402,312 @@ export const ANSWER_SCHEMAS = {
       }
     }
   },
+  "checkInPreview": {
+    "type": "object",
+    "required": [
+      "device_id",
+      "policy",
+      "commands",
+      "vpn_config"
+    ],
+    "properties": {
+      "device_id": {
+        "format": "uuid",
+        "type": "string"
+      },
+      "policy": {
+        "type": "object",
+        "required": [
+          "id",
+          "name",
+          "version",
+          "policy_data"
+        ],
+        "properties": {
+          "id": {
+            "format": "uuid",
+            "type": "string"
+          },
+          "name": {
+            "type": "string"
+          },
+          "version": {
+            "type": "integer"
+          },
+          "policy_data": {
+            "additionalProperties": false,
+            "type": "object",
+            "required": [
+              "dlp",
+              "network",
+              "usb",
+              "storage"
+            ],
+            "properties": {
+              "dlp": {
+                "additionalProperties": false,
+                "type": "object",
+                "required": [
+                  "clipboard_sharing",
+                  "clipboard_direction",
+                  "screenshot_allowed",
+                  "print_allowed",
+                  "sensitive_data_patterns"
+                ],
+                "properties": {
+                  "clipboard_sharing": {
+                    "type": "boolean"
+                  },
+                  "clipboard_direction": {
+                    "type": "string",
+                    "enum": [
+                      "none",
+                      "work_to_personal",
+                      "personal_to_work",
+                      "both"
+                    ]
+                  },
+                  "screenshot_allowed": {
+                    "type": "boolean"
+                  },
+                  "print_allowed": {
+                    "type": "boolean"
+                  },
+                  "sensitive_data_patterns": {
+                    "maxItems": 100,
+                    "uniqueItems": true,
+                    "type": "array",
+                    "items": {
+                      "minLength": 1,
+                      "maxLength": 500,
+                      "type": "string"
+                    }
+                  }
+                }
+              },
+              "network": {
+                "additionalProperties": false,
+                "type": "object",
+                "required": [
+                  "vpn_required",
+                  "vpn_always_on",
+                  "allowed_domains",
+                  "blocked_domains",
+                  "split_tunnel"
+                ],
+                "properties": {
+                  "vpn_required": {
+                    "type": "boolean"
+                  },
+                  "vpn_always_on": {
+                    "type": "boolean"
+                  },
+                  "allowed_domains": {
+                    "maxItems": 1000,
+                    "uniqueItems": true,
+                    "type": "array",
+                    "items": {
+                      "minLength": 1,
+                      "maxLength": 253,
+                      "pattern": "^(\\*\\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+(?![0-9]+$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$",
+                      "type": "string"
+                    }
+                  },
+                  "blocked_domains": {
+                    "maxItems": 1000,
+                    "uniqueItems": true,
+                    "type": "array",
+                    "items": {
+                      "minLength": 1,
+                      "maxLength": 253,
+                      "pattern": "^(\\*\\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+(?![0-9]+$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$",
+                      "type": "string"
+                    }
+                  },
+                  "split_tunnel": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "usb": {
+                "additionalProperties": false,
+                "type": "object",
+                "required": [
+                  "allowed",
+                  "whitelist",
+                  "allowed_classes",
+                  "audit_only"
+                ],
+                "properties": {
+                  "allowed": {
+                    "type": "boolean"
+                  },
+                  "whitelist": {
+                    "maxItems": 500,
+                    "uniqueItems": true,
+                    "type": "array",
+                    "items": {
+                      "pattern": "^[0-9a-fA-F]{4}:[0-9a-fA-F]{4}$",
+                      "type": "string"
+                    }
+                  },
+                  "allowed_classes": {
+                    "maxItems": 11,
+                    "uniqueItems": true,
+                    "type": "array",
+                    "items": {
+                      "type": "string",
+                      "enum": [
+                        "hid",
+                        "audio",
+                        "video",
+                        "mass_storage",
+                        "printer",
+                        "communications",
+                        "smart_card",
+                        "wireless",
+                        "hub",
+                        "imaging",
+                        "other"
+                      ]
+                    }
+                  },
+                  "audit_only": {
+                    "type": "boolean"
+                  }
+                }
+              },
+              "storage": {
+                "additionalProperties": false,
+                "type": "object",
+                "required": [
+                  "encryption_required",
+                  "external_storage_allowed",
+                  "cloud_sync_allowed",
+                  "max_file_size_mb"
+                ],
+                "properties": {
+                  "encryption_required": {
+                    "type": "boolean"
+                  },
+                  "external_storage_allowed": {
+                    "type": "boolean"
+                  },
+                  "cloud_sync_allowed": {
+                    "type": "boolean"
+                  },
+                  "max_file_size_mb": {
+                    "minimum": 0,
+                    "maximum": 1048576,
+                    "type": "integer"
+                  }
+                }
+              },
+              "wipe": {
+                "additionalProperties": false,
+                "type": "object",
+                "required": [
+                  "work_paths"
+                ],
+                "properties": {
+                  "work_paths": {
+                    "maxItems": 100,
+                    "uniqueItems": true,
+                    "type": "array",
+                    "items": {
+                      "minLength": 2,
+                      "maxLength": 1024,
+                      "type": "string"
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      },
+      "commands": {
+        "type": "array",
+        "items": {
+          "type": "object",
+          "required": [
+            "type",
+            "wipe_id",
+            "reason",
+            "notify_user",
+            "initiated_at"
+          ],
+          "properties": {
+            "type": {
+              "const": "wipe",
+              "type": "string"
+            },
+            "wipe_id": {
+              "format": "uuid",
+              "type": "string"
+            },
+            "reason": {
+              "type": "string"
+            },
+            "notify_user": {
+              "type": "boolean"
+            },
+            "initiated_at": {
+              "format": "date-time",
+              "type": "string"
+            }
+          }
+        }
+      },
+      "vpn_config": {
+        "type": "object",
+        "required": [
+          "endpoint",
+          "public_key",
+          "address",
+          "server_public_key",
+          "allowed_ips",
+          "dns",
+          "persistent_keepalive"
+        ],
+        "properties": {
+          "endpoint": {
+            "type": "string"
+          },
+          "public_key": {
+            "type": "string"
+          },
+          "address": {
+            "type": "string"
+          },
+          "server_public_key": {
+            "type": "string"
+          },
+          "allowed_ips": {
+            "maxItems": 256,
+            "type": "array",
+            "items": {
+              "maxLength": 64,
+              "type": "string"
+            }
+          },
+          "dns": {
+            "maxItems": 32,
+            "type": "array",
+            "items": {
+              "maxLength": 253,
+              "type": "string"
+            }
+          },
+          "persistent_keepalive": {
+            "minimum": 0,
+            "maximum": 65535,
+            "type": "integer"
+          }
+        }
+      }
+    }
+  },
   "enrollment": {
     "type": "object",
     "required": [

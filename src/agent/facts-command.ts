@@ -12,10 +12,11 @@ export function checkInFacts(collected: CollectedFacts): {
 
 /**
  * `bulwark agent facts`: the facts the next check-in would send; as JSON, or one line per fact with its
- * value and how it was read, or `unknown: <reason>` for one left out.
+ * value and how it was read, or `unknown: <reason>` for one left out. The tunnel is read as `run` reads
+ * it: on the running machine, whatever ROOT is.
  */
 export async function printFacts(options: { root: string; json: boolean }): Promise<void> {
-  const collected = await collectFacts(options.root);
+  const collected = await collectFacts(options.root, { liveTunnel: true });
   if (options.json) {
     console.log(JSON.stringify(checkInFacts(collected), null, 2));
     return;

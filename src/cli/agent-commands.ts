@@ -125,7 +125,8 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
     summary:
       "check in, enforce the policy, report it; again every next_checkin_seconds (±10%), backing off when\n" +
       "the server is away (the last policy stays enforced). --once: one cycle, exit 1 when it could not\n" +
-      "check in (5: a setting failed); --dry-run: print what would change and change nothing; --no-tunnel:\n" +
+      "check in (5: a setting failed); --dry-run: no check-in, read the server's policy and print what a run\n" +
+      "would change, changing nothing; --no-tunnel:\n" +
       "never bring the tunnel up. Without --once it ends with exit 6 when it finds no enrollment",
     flags: COMMON_FLAGS,
     switches: ["once", "dry-run", "no-tunnel"],

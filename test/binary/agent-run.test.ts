@@ -167,7 +167,7 @@ describe("bulwark agent run --once", () => {
     expect(status.stdout).toContain("tunnel: failed (");
   });
 
-  test("--dry-run changes nothing under ROOT or in the state folder, and prints what it would write", async () => {
+  test("--dry-run changes nothing under ROOT, in the state folder or on the server, and says what a run would do", async () => {
     const machine = await enrolledMachine();
     // A first cycle brings the policy; then the policy changes and a dry run shows the change only.
     expect(agent(machine.root, machine.stateDir, "run", "--once", "--no-tunnel").code).toBe(0);
@@ -178,11 +178,34 @@ describe("bulwark agent run --once", () => {
     try {
       const rootBefore = snapshot(machine.root);
       const stateBefore = snapshot(machine.stateDir);
+      const deviceBefore = await callServer(server, "GET", `/api/v1/devices/${machine.deviceId}`, adminToken);
+      const logsBefore = await callServer(
+        server,
+        "GET",
+        `/api/v1/devices/${machine.deviceId}/logs`,
+        adminToken,
+      );
+      await Bun.sleep(1100);
       const dry = agent(machine.root, machine.stateDir, "run", "--dry-run", "--no-tunnel");
       expect(dry.code, dry.stderr).toBe(0);
+      // The server's current policy, said in the conditional.
       expect(dry.stdout).toContain("+0.0.0.0 ads.example.org");
+      expect(dry.stdout).toStartWith("Nothing was changed. What a run would do, setting by setting:\n");
+      expect(dry.stdout).toContain("network.blocked_domains: would be enforced: ");
+      expect(dry.stderr).toContain("dry run: planned the server's current policy version");
       expect(snapshot(machine.root)).toEqual(rootBefore);
       expect(snapshot(machine.stateDir)).toEqual(stateBefore);
+      // No check-in: the server saw nothing (last seen, facts, log as they were).
+      const deviceAfter = await callServer(server, "GET", `/api/v1/devices/${machine.deviceId}`, adminToken);
+      expect(deviceAfter.last_seen).toBe(deviceBefore.last_seen);
+      expect(deviceAfter.enforcement).toEqual(deviceBefore.enforcement);
+      const logsAfter = await callServer(
+        server,
+        "GET",
+        `/api/v1/devices/${machine.deviceId}/logs`,
+        adminToken,
+      );
+      expect(logsAfter.total).toBe(logsBefore.total);
     } finally {
       await callServer(server, "PUT", `/api/v1/policies/${policy.id}`, adminToken, {
         policy_data: { network: { blocked_domains: ["tracker.example.net"] } },

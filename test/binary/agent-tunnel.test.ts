@@ -205,6 +205,8 @@ test("agent run brings the tunnel up through wg-quick, traffic and handshakes cr
   expect(reported.compliance.violations.map((violation: { rule: string }) => violation.rule)).not.toContain(
     "network.vpn_required",
   );
+  // `facts` says what the next check-in sends: the tunnel read where run reads it, whatever ROOT is.
+  expect(JSON.parse(agent("facts", "--json").stdout).facts.vpn_connected).toBe(true);
   expect(readFileSync(join(root, "etc/wireguard/bulwark.conf"), "utf8")).toContain(
     `Endpoint = ${ENDPOINT_ADDRESS}:${LISTEN_PORT}`,
   );

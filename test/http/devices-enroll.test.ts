@@ -98,7 +98,12 @@ describe("POST /devices/enroll", () => {
         status: "unknown",
         last_check: device.body.enrolled_at,
         violations: [],
-        missing: ["storage.encryption_required", "network.vpn_required", "usb.allowed"],
+        missing: [
+          "storage.encryption_required",
+          "network.vpn_required",
+          "usb.allowed",
+          "storage.external_storage_allowed",
+        ],
       },
     });
     expect(JSON.stringify(device.body)).not.toContain(response.body.vpn_config.private_key);
@@ -228,7 +233,12 @@ describe("POST /devices/enroll", () => {
       status: "non_compliant",
       last_check: expect.any(String),
       violations: [{ rule: "os_version", required: ">= 15", actual: "14.8", severity: "critical" }],
-      missing: ["storage.encryption_required", "network.vpn_required", "usb.allowed"],
+      missing: [
+        "storage.encryption_required",
+        "network.vpn_required",
+        "usb.allowed",
+        "storage.external_storage_allowed",
+      ],
     });
   });
 

@@ -47,7 +47,12 @@ inProcessTest(
     expect(first.body.compliance).toEqual({
       status: "unknown",
       violations: [],
-      missing: ["storage.encryption_required", "network.vpn_required", "usb.allowed"],
+      missing: [
+        "storage.encryption_required",
+        "network.vpn_required",
+        "usb.allowed",
+        "storage.external_storage_allowed",
+      ],
     });
 
     // The agent reports the policy applied: policy.applied is logged once for that version. The next

@@ -131,10 +131,18 @@ const COMMANDS = {
 /** The whole plan for people: one line per setting, then its file diffs and commands. */
 export function formatPlan(plans: readonly SettingPlan[]): string {
   const blocks = plans.map((plan) => {
-    const lines = [`${plan.setting}: ${plan.outcome}: ${plan.detail}`];
+    const lines = [`${plan.setting}: ${CONDITIONAL[plan.outcome]}: ${plan.detail}`];
     for (const change of plan.changes) lines.push(formatFileChange(change));
-    for (const action of plan.tunnel) lines.push(`$ ${COMMANDS[action]}`);
+    for (const action of plan.tunnel) lines.push(`would run: ${COMMANDS[action]}`);
     return lines.join("\n");
   });
-  return `${blocks.join("\n")}\n`;
+  return `Nothing was changed. What a run would do, setting by setting:\n${blocks.join("\n")}\n`;
 }
+
+/** A plan is what would happen: each outcome said in the conditional. */
+const CONDITIONAL: Record<SettingPlan["outcome"], string> = {
+  enforced: "would be enforced",
+  reported: "would be reported",
+  unsupported: "unsupported",
+  failed: "would fail",
+};

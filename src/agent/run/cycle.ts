@@ -1,10 +1,11 @@
 import type { PolicyData } from "../../domain/policies/policy-document";
 import { VERSION } from "../../version";
-import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
+import { type AgentSchemas, answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
 import { checkAnswer, InvalidAnswer } from "../check-answer";
 import { type CommandRunner, runCommand as runSystemCommand } from "../enforce/apply";
 import { enforcePolicy } from "../enforce/enforce";
 import { reportFromFacts } from "../enforce/plan";
+import { LIVE_INTERFACES, TUNNEL_INTERFACE, TUNNEL_SETTING } from "../enforce/settings";
 import { collectFacts } from "../facts/collect-facts";
 import { runProgram } from "../facts/fact";
 import { readVpnConnection } from "../facts/vpn-connection";
@@ -108,7 +109,8 @@ async function awaitFirstHandshake(): Promise<void> {
       runProgram,
       nowSeconds: Math.floor(Date.now() / 1000),
     });
-    if (reading.value === true) return;
+    // Connected, or nothing to wait for (no interface, or one that is down).
+    if (reading.value === true || !(await live.exists(`${LIVE_INTERFACES}/${TUNNEL_INTERFACE}`))) return;
     await Bun.sleep(200);
   }
 }
@@ -195,14 +197,21 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     );
 
   let answer: Awaited<ReturnType<typeof checkIn>> | null = null;
+  // What the server brings: the check-in's answer, or for a dry run its preview (nothing recorded).
+  let brought: Pick<AgentSchemas["CheckInResult"], "policy" | "commands" | "vpn_config"> | null = null;
   let failure: CycleResult | null = null;
   if (state.state === "enrolled") {
     try {
-      answer = await checkIn({
-        machine,
-        policyVersion: status.applied_policy_version,
-        enforcement: status.enforcement,
-      });
+      if (options.dryRun)
+        brought = checkAnswer("checkInPreview", answerOf(await api.GET("/api/v1/agent/checkin", {})));
+      else {
+        answer = await checkIn({
+          machine,
+          policyVersion: status.applied_policy_version,
+          enforcement: status.enforcement,
+        });
+        brought = answer;
+      }
     } catch (error) {
       failure = recordFailure(error, state, status, now(), random);
     }
@@ -210,10 +219,16 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   }
 
   // A wipe comes before any enforcement: the device stops being managed.
-  const wipe = answer?.commands.find((command) => command.type === "wipe");
-  if (answer && wipe) {
-    if (options.dryRun)
-      return { isCheckedIn: true, delaySeconds: 0, message: `dry run: would wipe (${wipe.reason})` };
+  const wipe = brought?.commands.find((command) => command.type === "wipe");
+  if (brought && wipe) {
+    if (!answer) {
+      const paths = brought.policy.policy_data.wipe?.work_paths ?? [];
+      return {
+        isCheckedIn: true,
+        delaySeconds: 0,
+        message: `dry run: a wipe is pending (${wipe.reason}): a run would erase ${paths.length > 0 ? paths.join(", ") : "no work paths (the policy names none)"}, undo every enforcement and delete this device's identity; nothing was changed or sent`,
+      };
+    }
     const message = await carryOutWipe({
       root: options.root,
       paths,
@@ -230,20 +245,21 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     };
   }
   // The policy to enforce: the answer's, else the last one kept (offline, it stays in force).
-  if (answer) {
+  if (brought) {
     status.policy = {
-      id: answer.policy.id,
-      version: answer.policy.version,
-      policy_data: answer.policy.policy_data,
+      id: brought.policy.id,
+      version: brought.policy.version,
+      policy_data: brought.policy.policy_data,
     };
-    status.compliance = { status: answer.compliance.status, violations: answer.compliance.violations };
+    if (answer)
+      status.compliance = { status: answer.compliance.status, violations: answer.compliance.violations };
     state.tunnel = {
-      endpoint: answer.vpn_config.endpoint,
-      address: answer.vpn_config.address,
-      server_public_key: answer.vpn_config.server_public_key,
-      allowed_ips: answer.vpn_config.allowed_ips,
-      dns: answer.vpn_config.dns,
-      persistent_keepalive: answer.vpn_config.persistent_keepalive,
+      endpoint: brought.vpn_config.endpoint,
+      address: brought.vpn_config.address,
+      server_public_key: brought.vpn_config.server_public_key,
+      allowed_ips: brought.vpn_config.allowed_ips,
+      dns: brought.vpn_config.dns,
+      persistent_keepalive: brought.vpn_config.persistent_keepalive,
     };
   }
   let enforcement = status.enforcement;
@@ -271,7 +287,9 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     if (!options.dryRun && enforced.plan.some((plan) => plan.changes.length > 0 || plan.tunnel.length > 0)) {
       // A tunnel just brought up has its first handshake within a moment: waited for, so that the
       // report says connected in this cycle rather than the next.
-      if (enforced.plan.some((plan) => plan.tunnel.includes("up"))) await awaitFirstHandshake();
+      const tunnelUp = enforced.plan.some((plan) => plan.tunnel.includes("up"));
+      const tunnelResult = enforced.results.find((result) => result.setting === TUNNEL_SETTING);
+      if (tunnelUp && tunnelResult?.outcome === "enforced") await awaitFirstHandshake();
       enforcedFacts = await collectFacts(options.root, factOptions);
       const policy = status.policy.policy_data as unknown as PolicyData;
       enforcement = enforcement.map((entry) => {
@@ -284,10 +302,13 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     if (clock) enforcement.push(clock);
   }
   if (options.dryRun) {
+    const planned = status.policy ? `policy version ${status.policy.version}` : "no policy";
     return {
-      isCheckedIn: answer !== null,
+      isCheckedIn: brought !== null,
       delaySeconds: 0,
-      message: answer ? "dry run: checked in, nothing changed" : (failure?.message ?? "dry run"),
+      message: brought
+        ? `dry run: planned the server's current ${planned}; nothing was changed, and nothing was sent but a read of the policy`
+        : `${failure?.message ?? "not enrolled"}; dry run: planned the ${planned} kept from the last check-in, nothing was changed`,
     };
   }
 

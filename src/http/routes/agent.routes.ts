@@ -3,6 +3,7 @@ import { Elysia } from "elysia";
 import type { DevicePrincipal } from "../../domain/devices/authenticate-device";
 import { completeWipe } from "../../domain/devices/complete-wipe";
 import { normalizeEnforcement, splitReportedFacts } from "../../domain/devices/device-report";
+import { previewCheckIn } from "../../domain/devices/preview-check-in";
 import { rotateDeviceToken } from "../../domain/devices/rotate-device-token";
 import { unenrollDevice } from "../../domain/devices/unenroll-device";
 import { ValidationError } from "../../domain/errors";
@@ -15,6 +16,7 @@ import { requestState, type securityPlugin } from "../plugins/security";
 import { errorResponses, Uuid } from "../schemas/common";
 import {
   CheckInBody,
+  CheckInPreviewSchema,
   CheckInResponse,
   CompleteWipeBody,
   RotatedDeviceTokenSchema,
@@ -187,6 +189,18 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
           "committed (check-ins arriving together share one transaction); 503 database_unavailable " +
           "when it could not be saved: check in again. Returns the current policy, pending wipe commands and " +
           "the VPN peer settings (vpn_config: rewrite the tunnel when they changed).",
+      },
+    })
+    .get("/checkin", ({ device }) => previewCheckIn(deps, device), {
+      device: true,
+      response: { 200: CheckInPreviewSchema, ...errorResponses(400, 401, 429, 503) },
+      detail: {
+        summary: "Preview a check-in",
+        description:
+          "Authorization: Bearer <device_token>, or the device certificate. What POST /agent/checkin " +
+          "would answer about the device's current policy, pending wipe commands and VPN settings, " +
+          "recording nothing: last_seen, facts, compliance and the device's log stay as they are. For " +
+          "an agent's dry run (bulwark agent run --dry-run).",
       },
     })
     .post("/token", ({ device, actor }) => rotateDeviceToken(deps, actor, device), {

@@ -71,6 +71,19 @@ export const CheckInResponse = Type.Object(
   { title: "CheckInResult" },
 );
 
+export const CheckInPreviewSchema = Type.Object(
+  {
+    device_id: CheckInResponse.properties.device_id,
+    policy: CheckInResponse.properties.policy,
+    commands: CheckInResponse.properties.commands,
+    vpn_config: CheckInResponse.properties.vpn_config,
+  },
+  {
+    title: "CheckInPreview",
+    description: "What a check-in would answer about the device's policy, commands and VPN settings",
+  },
+);
+
 export const WipeIdParams = Type.Object({ wipe_id: Type.String() });
 
 export const CompleteWipeBody = Type.Object({

@@ -376,7 +376,7 @@ test("a dry run changes nothing under ROOT or in the state folder, and prints th
       "+# BEGIN bulwark",
     ].join("\n"),
   );
-  expect(text).toContain("$ wg-quick up /etc/wireguard/bulwark.conf");
+  expect(text).toContain("would run: wg-quick up /etc/wireguard/bulwark.conf");
   expect(text).toContain("PrivateKey = (the device's private key, not shown)");
   expect(text).not.toContain(DEVICE_KEYS.privateKey);
 
