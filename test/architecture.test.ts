@@ -25,6 +25,12 @@ const FORBIDDEN: Record<string, { folders: string[]; packages: string[]; typesAl
     packages: ["elysia", "@elysiajs/openapi", "drizzle-orm", "bun:sqlite"],
     typesAllowed: true,
   },
+  // The VPN peer sync runs on the WireGuard server and knows the server only through GET /vpn/peers.
+  "vpn-sync": {
+    folders: ["domain", "db", "http", "jobs", "cli", "config", "console", "boot", "app"],
+    packages: ["elysia", "@elysiajs/openapi", "drizzle-orm", "bun:sqlite"],
+    typesAllowed: true,
+  },
 };
 
 /** Every import of every .ts file below `folder`, as [file, imported specifier, whether type-only]. */

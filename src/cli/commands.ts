@@ -13,6 +13,7 @@ import { orgSsoDomainCommand } from "./org-sso-domain";
 import { restoreCommand } from "./restore";
 import { serveCommand } from "./serve";
 import { vpnServerConfigCommand } from "./vpn-server-config";
+import { vpnInstallServiceCommand, vpnSyncCommand } from "./vpn-sync";
 
 /** Every command, in the order `bulwark help` lists them. */
 export const COMMANDS: readonly Command[] = [
@@ -78,6 +79,35 @@ export const COMMANDS: readonly Command[] = [
     positionals: 0,
     needsConfig: true,
     run: (config) => vpnServerConfigCommand(config as Config),
+  },
+  {
+    name: "vpn sync",
+    usage:
+      "vpn sync --server URL --api-key-file FILE... [--interface wg0] [--interval SECONDS] [--ca-file PEM] [--once]",
+    summary:
+      "on the WireGuard server: keep the interface's peers equal to the server's list (GET /api/v1/vpn/peers,\n" +
+      "every 3 s by default, a 304 when nothing changed) with `wg set`, never touching the interface's own\n" +
+      "key, port or addresses; one log line per change. The file holds API keys with the vpn:read scope,\n" +
+      "one per line (one per organization using this server). While the server is away the peers stay and\n" +
+      "it retries, 1 s doubling to 60 s. --once: one pass, exit 1 when it could not finish",
+    flags: ["server", "api-key-file", "interface", "interval", "ca-file"],
+    switches: ["once"],
+    positionals: 0,
+    needsConfig: false,
+    run: (_config, args) => vpnSyncCommand(args),
+  },
+  {
+    name: "vpn install-service",
+    usage:
+      "vpn install-service --server URL --api-key-file FILE... [--interface wg0] [--interval SECONDS] [--ca-file PEM] [--root DIR]",
+    summary:
+      "install `vpn sync` as a systemd service (deploy/bulwark-vpn-sync.service): the executable copied to\n" +
+      "/usr/local/bin/bulwark, the keys to /etc/bulwark/vpn-sync.key (0600), the unit enabled and started\n" +
+      "(exit 2 without systemd, nothing written); --root DIR writes the files under DIR only",
+    flags: ["server", "api-key-file", "interface", "interval", "ca-file", "root"],
+    positionals: 0,
+    needsConfig: false,
+    run: (_config, args) => vpnInstallServiceCommand(args),
   },
   {
     name: "backup",

@@ -43,7 +43,8 @@ test("a redirect says where its Location points and which parameters it carries,
   )) {
     for (const [method, operation] of Object.entries(item)) {
       const statuses = Object.keys(operation.responses);
-      for (const status of statuses.filter((code) => code.startsWith("3"))) {
+      // 304 Not Modified answers a conditional GET (GET /vpn/peers); it is no redirect.
+      for (const status of statuses.filter((code) => code.startsWith("3") && code !== "304")) {
         redirects.push(`${method} ${path} ${status}`);
         expect({
           path,

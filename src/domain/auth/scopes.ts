@@ -9,6 +9,9 @@ export const SCOPES = [
   "users:read",
   "users:write",
   "audit:read",
+  // The VPN server's peer list and nothing else: the key `bulwark vpn sync` runs with on the VPN host.
+  // No role but admin (which implies every scope) carries it, so only an admin can create such a key.
+  "vpn:read",
   "admin",
 ] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -1,22 +1,15 @@
-import { and, asc, count, eq, inArray, isNotNull } from "drizzle-orm";
+import { and, count, eq, isNotNull } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { devices, organizations } from "../../db/tables";
+import { organizations } from "../../db/tables";
 import { formatCidr, formatIpv4, parseCidr } from "../../lib/ipv4";
 import { recordAudit } from "../audit/record-audit";
 import type { Actor, DomainDeps } from "../deps";
 import { vpnAddressPool } from "../devices/allocate-vpn-address";
 import { vpnServerAddress } from "./organization-subnets";
 import { wireGuardServerPrivateKey, wireGuardServerPublicKey } from "./server-key";
+import { type VpnServerPeer, vpnServerPeers } from "./vpn-peers";
 import { formatWgQuick } from "./wg-quick";
-
-/** One peer of the VPN server: a device that may use the tunnel. */
-export interface VpnServerPeer {
-  device_id: string;
-  device_name: string;
-  public_key: string;
-  allowed_ips: string[];
-}
 
 /** GET /vpn/server-config. */
 export interface VpnServerConfig {
@@ -34,9 +27,6 @@ export interface VpnServerConfig {
   peers: VpnServerPeer[];
   wg_quick: string;
 }
-
-/** Statuses whose devices are peers: a suspended or wiped device has no tunnel (a deleted one no row). */
-const PEER_STATUSES = ["online", "offline", "pending"] as const;
 
 /**
  * The wg-quick PostUp and PostDown commands that keep organizations apart on the server: an nftables
@@ -101,30 +91,7 @@ export async function vpnServerConfig(
       .flatMap((row) => parseCidr(row.vpnSubnet ?? "") ?? [])
       .sort((a, b) => a.network - b.network)
       .map(formatCidr);
-    const rows = await tx
-      .select({
-        id: devices.id,
-        name: devices.deviceName,
-        publicKey: devices.vpnPublicKey,
-        address: devices.vpnAddress,
-      })
-      .from(devices)
-      .where(
-        and(
-          organizationId === null ? undefined : eq(devices.organizationId, organizationId),
-          inArray(devices.status, [...PEER_STATUSES]),
-          isNotNull(devices.vpnAddress),
-        ),
-      )
-      .orderBy(asc(devices.vpnAddress));
-    const peers = rows.map(
-      (row): VpnServerPeer => ({
-        device_id: row.id,
-        device_name: row.name,
-        public_key: row.publicKey,
-        allowed_ips: [`${formatIpv4(row.address ?? 0)}/32`],
-      }),
-    );
+    const peers = await vpnServerPeers(tx, organizationId);
     const serverPublicKey = await wireGuardServerPublicKey(deps);
     const rules = forwardingRules(addressPool, subnets);
     const wgQuick = formatWgQuick([

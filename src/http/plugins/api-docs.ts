@@ -218,6 +218,8 @@ export function buildOpenApiDocument(app: AnyElysia, version: string): OpenApiDo
       const responses = operation.responses ?? {};
       for (const [status, response] of Object.entries(responses)) {
         if (status === "204") responses[status] = { description: response.description ?? "No content" };
+        // Not Modified (a conditional GET whose If-None-Match still holds) has no body either.
+        if (status === "304") responses[status] = { description: response.description ?? "Not modified" };
         // Redirects (single sign-on) have no body: where they go is the Location header, which the route
         // describes in its schema (redirectResponse); OpenAPI wants that description on the header.
         if (status === "302" || status === "303") {

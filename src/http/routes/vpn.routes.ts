@@ -1,10 +1,21 @@
+import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { listVpnPeers, VpnPeersSchema } from "../../domain/vpn/vpn-peers";
 import { vpnServerConfig } from "../../domain/vpn/vpn-server-config";
 import { VpnSettingsSchema, vpnSettings } from "../../domain/vpn/vpn-settings";
 import type { AppDeps } from "../app-deps";
 import type { securityPlugin } from "../plugins/security";
 import { errorResponses } from "../schemas/common";
 import { VpnServerConfigSchema } from "./vpn.schemas";
+
+/** Whether an If-None-Match header names `etag` (or is `*`): weak and strong forms compare alike. */
+function matchesEtag(ifNoneMatch: string | null, etag: string): boolean {
+  if (ifNoneMatch === null) return false;
+  return ifNoneMatch
+    .split(",")
+    .map((candidate) => candidate.trim().replace(/^W\//, ""))
+    .some((candidate) => candidate === "*" || candidate === etag);
+}
 
 /** /api/v1/vpn: the WireGuard server's side of the devices' tunnels. */
 export function vpnRoutes(deps: AppDeps, security: ReturnType<typeof securityPlugin>) {
@@ -22,6 +33,36 @@ export function vpnRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
           "check warn about it too).",
       },
     })
+    .get(
+      "/peers",
+      async ({ principal, request, set }) => {
+        const peers = await listVpnPeers(deps, principal.organizationId);
+        const etag = `"${peers.version}"`;
+        set.headers.etag = etag;
+        if (!matchesEtag(request.headers.get("if-none-match"), etag)) return peers;
+        set.status = 304;
+        return undefined;
+      },
+      {
+        access: "vpn:read",
+        response: {
+          200: VpnPeersSchema,
+          304: Type.Void({ description: "Not modified: the list is still the one If-None-Match names" }),
+          ...errorResponses(401, 403, 429, 503),
+        },
+        detail: {
+          summary: "The WireGuard server's peers, without its private key",
+          description:
+            "What the VPN server must hold for this organization's devices: one peer per device that is " +
+            "not suspended or wiped (deleted and retired devices are gone), the server's public key, " +
+            "address and listen port, read at the moment of the call. It never carries a private key " +
+            "and is not audited, so a VPN host may poll it every few seconds with an API key that has " +
+            "only the vpn:read scope: `bulwark vpn sync` does, and keeps the interface's peers equal to " +
+            'it (docs/vpn.md). The answer\'s ETag is its version: sent back as If-None-Match: "<version>", ' +
+            "an unchanged list is a 304 without a body.",
+        },
+      },
+    )
     .get(
       "/server-config",
       ({ principal, actor }) => vpnServerConfig(deps, actor, { organizationId: principal.organizationId }),
@@ -41,7 +82,8 @@ export function vpnRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
             "set, your server keeps its key. Its PostUp installs nftables rules that drop forwarding " +
             "between organizations' subnets (organization_subnets). Apply it with `wg-quick up wg0` the " +
             "first time, then `wg syncconf wg0 <(wg-quick strip wg0)` after writing it to " +
-            "/etc/wireguard/wg0.conf (docs/vpn.md). Each export is audited (vpn.server_config_export). 503 " +
+            "/etc/wireguard/wg0.conf (docs/vpn.md), or let `bulwark vpn sync` keep the peers current from " +
+            "GET /vpn/peers. Each export is audited (vpn.server_config_export). 503 " +
             "vpn_server_key_unreadable when the key file beside the database does not open the private key.",
         },
       },
