@@ -78,7 +78,9 @@ function inlineReferences(value: unknown, components: Record<string, unknown>): 
   }
   const out: Record<string, unknown> = {};
   for (const [key, item] of Object.entries(record)) {
-    if (key === "description" || key === "title" || key === "examples") continue;
+    // additionalProperties goes too: an agent ignores the fields a newer server adds, as it must.
+    if (key === "description" || key === "title" || key === "examples" || key === "additionalProperties")
+      continue;
     // A `properties` map's keys are field names (a field may be called description): kept, each inlined.
     out[key] =
       key === "properties" && typeof item === "object" && item !== null

@@ -48,7 +48,6 @@ export const ANSWER_SCHEMAS = {
             "type": "integer"
           },
           "policy_data": {
-            "additionalProperties": false,
             "type": "object",
             "required": [
               "dlp",
@@ -58,7 +57,6 @@ export const ANSWER_SCHEMAS = {
             ],
             "properties": {
               "dlp": {
-                "additionalProperties": false,
                 "type": "object",
                 "required": [
                   "clipboard_sharing",
@@ -99,7 +97,6 @@ export const ANSWER_SCHEMAS = {
                 }
               },
               "network": {
-                "additionalProperties": false,
                 "type": "object",
                 "required": [
                   "vpn_required",
@@ -143,7 +140,6 @@ export const ANSWER_SCHEMAS = {
                 }
               },
               "usb": {
-                "additionalProperties": false,
                 "type": "object",
                 "required": [
                   "allowed",
@@ -191,7 +187,6 @@ export const ANSWER_SCHEMAS = {
                 }
               },
               "storage": {
-                "additionalProperties": false,
                 "type": "object",
                 "required": [
                   "encryption_required",
@@ -217,7 +212,6 @@ export const ANSWER_SCHEMAS = {
                 }
               },
               "wipe": {
-                "additionalProperties": false,
                 "type": "object",
                 "required": [
                   "work_paths"
@@ -435,7 +429,6 @@ export const ANSWER_SCHEMAS = {
             "type": "integer"
           },
           "policy_data": {
-            "additionalProperties": false,
             "type": "object",
             "required": [
               "dlp",
@@ -445,7 +438,6 @@ export const ANSWER_SCHEMAS = {
             ],
             "properties": {
               "dlp": {
-                "additionalProperties": false,
                 "type": "object",
                 "required": [
                   "clipboard_sharing",
@@ -486,7 +478,6 @@ export const ANSWER_SCHEMAS = {
                 }
               },
               "network": {
-                "additionalProperties": false,
                 "type": "object",
                 "required": [
                   "vpn_required",
@@ -530,7 +521,6 @@ export const ANSWER_SCHEMAS = {
                 }
               },
               "usb": {
-                "additionalProperties": false,
                 "type": "object",
                 "required": [
                   "allowed",
@@ -578,7 +568,6 @@ export const ANSWER_SCHEMAS = {
                 }
               },
               "storage": {
-                "additionalProperties": false,
                 "type": "object",
                 "required": [
                   "encryption_required",
@@ -604,7 +593,6 @@ export const ANSWER_SCHEMAS = {
                 }
               },
               "wipe": {
-                "additionalProperties": false,
                 "type": "object",
                 "required": [
                   "work_paths"

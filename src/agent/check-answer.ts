@@ -1,7 +1,7 @@
 /**
  * Checks a server's answer against the agent API's own schema (src/agent/answer-schemas.generated.ts,
- * from the OpenAPI document) before the agent acts on it: the types, the required fields, no unknown
- * fields where the API has none, and the limits the server itself enforces (list sizes, string lengths,
+ * from the OpenAPI document) before the agent acts on it: the types, the required fields, and the limits
+ * the server itself enforces (list sizes, string lengths,
  * patterns such as a blocked domain's, enums such as a USB class). Lookups are own properties only, so a
  * `__proto__` or `constructor` key is a field like any other. An answer that does not pass changes
  * nothing on the machine and is reported with the path of its first problems.
@@ -14,7 +14,6 @@ interface Schema {
   type?: string;
   properties?: Record<string, Schema>;
   required?: readonly string[];
-  additionalProperties?: boolean;
   items?: Schema;
   maxItems?: number;
   minItems?: number;
@@ -123,9 +122,9 @@ function problemsOf(schema: Schema, value: unknown, path: string, problems: stri
       if (!Object.hasOwn(record, name)) problems.push(`${path ? `${path}.` : ""}${name}: missing`);
     for (const name of Object.keys(record)) {
       const field = `${path ? `${path}.` : ""}${name}`;
+      // A field this agent does not know (a newer server's) is left alone: the agent never reads it.
       if (Object.hasOwn(properties, name))
         problemsOf(properties[name] as Schema, record[name], field, problems);
-      else if (schema.additionalProperties === false) problems.push(`${field}: not a field of this answer`);
     }
   }
 }

@@ -31,6 +31,21 @@ export async function enrollCommand(options: EnrollCommandOptions): Promise<void
   }
   if (server.protocol !== "https:" && server.protocol !== "http:")
     throw new EnrollUsageError(`--server ${options.server}: must be an http(s) URL`);
+  if (options.caFile && options.caSha256)
+    throw new EnrollUsageError("--ca-file and --ca-sha256 both name the server's CA: give one");
+  if (server.protocol === "http:") {
+    if (options.caSha256 || options.caFile)
+      throw new EnrollUsageError(`--server ${options.server} is plain http: a CA has nothing to verify`);
+    if (!isLoopback(server.hostname)) {
+      const unprotected =
+        "the device token, the policies and wipe commands it receives, and the reports it sends would cross the network unprotected: anyone on the way could read them or change them";
+      if (!options.insecureHttp)
+        throw new EnrollUsageError(
+          `--server ${options.server} is plain http: ${unprotected}. Use the server's https:// address (with --ca-file or --ca-sha256 for a private CA), or accept this with --insecure-http`,
+        );
+      console.error(`Warning: ${options.server} is plain http (--insecure-http): ${unprotected}`);
+    }
+  }
   const { os_version } = await collectFacts(options.root);
   try {
     const state = await enrollMachine({
@@ -57,6 +72,12 @@ export async function enrollCommand(options: EnrollCommandOptions): Promise<void
       throw new AgentExit(`${error.message}; nothing was sent to the server`, error.exitCode);
     throw error;
   }
+}
+
+/** Whether the host is this machine (localhost, 127.0.0.0/8, ::1): plain http there crosses no network. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
 }
 
 /** Answers that routing on this server never gives: the enrollment route is not at this URL. */

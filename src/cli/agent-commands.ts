@@ -27,13 +27,24 @@ const FLAG_HELP = {
     "PEM",
     "the CA certificate(s) that signed the server's TLS certificate, when the system does not trust it",
   ],
+  "ca-sha256": [
+    "HEX",
+    "the SHA-256 of the server's CA, as the console shows it: fetched from the server and trusted only when it matches",
+  ],
+  "insecure-http": [
+    "",
+    "enroll over plain http to a server on another machine, knowing that tokens, policies and wipe commands travel unprotected",
+  ],
   "no-certificate": ["", "enroll with the device token alone, without a device certificate"],
   force: ["", "enroll again over an enrolled state folder (the server's old device must be retired first)"],
   once: [
     "",
     "run one cycle and exit: 0 when it checked in and enforced every setting, 5 when a setting failed, 1 when it could not check in",
   ],
-  "dry-run": ["", "print what the policy would change and change nothing (implies --once)"],
+  "dry-run": [
+    "",
+    "no check-in: read the server's policy and print what a run would change, changing nothing (implies --once)",
+  ],
   "no-tunnel": ["", "write the tunnel's file but never bring the tunnel up or down"],
   json: ["", "print JSON instead of text"],
   root: ["DIR", "the machine's root folder (default /): every path the agent reads or writes is under it"],
@@ -85,13 +96,15 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
   {
     name: "agent enroll",
     usage:
-      "agent enroll --server URL --token TOKEN [--name NAME] [--hardware-id ID] [--work-dir DIR]... [--ca-file PEM] [--no-certificate] [--force]",
+      "agent enroll --server URL --token TOKEN [--name NAME] [--hardware-id ID] [--work-dir DIR]... [--ca-file PEM | --ca-sha256 HEX] [--insecure-http] [--no-certificate] [--force]",
     summary:
       "enroll this machine with an enrollment token: its keys are made here and never sent; prints the\n" +
       "device id. Exit 3: the server refused (its reason is printed); 4: the server could not be reached,\n" +
-      "or the URL is not a Bulwark server's. Nothing is written unless the server enrolled it",
-    flags: [...COMMON_FLAGS, "server", "token", "name", "hardware-id", "work-dir", "ca-file"],
-    switches: ["no-certificate", "force"],
+      "or the URL is not a Bulwark server's. Nothing is written unless the server enrolled it. A plain\n" +
+      "http:// server that is not this machine is refused unless --insecure-http; --ca-sha256 pins the\n" +
+      "server's CA by the SHA-256 the console shows",
+    flags: [...COMMON_FLAGS, "server", "token", "name", "hardware-id", "work-dir", "ca-file", "ca-sha256"],
+    switches: ["no-certificate", "force", "insecure-http"],
     positionals: 0,
     needsConfig: false,
     run: async (_config, args) => {
@@ -108,6 +121,8 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
           hardwareId: args.flags.get("hardware-id"),
           workDirs: args.repeated.get("work-dir") ?? [],
           caFile: args.flags.get("ca-file"),
+          caSha256: args.flags.get("ca-sha256"),
+          insecureHttp: args.switches.has("insecure-http"),
           withCertificate: !args.switches.has("no-certificate"),
           force: args.switches.has("force"),
           root: rootOf(args),

@@ -90,6 +90,7 @@ export const REASONS = [
   "webhook_not_found",
   "wipe_not_found",
   "agent_download_unavailable",
+  "server_ca_unavailable",
   // Rules of the domain
   "policy_invalid",
   "email_taken",
@@ -146,6 +147,7 @@ export type Reason = (typeof REASONS)[number];
 const NOT_FOUND_REASONS = {
   "API key": "api_key_not_found",
   "agent executable": "agent_download_unavailable",
+  "server CA": "server_ca_unavailable",
   device: "device_not_found",
   "enrollment token": "enrollment_token_not_found",
   "data-protection request": "gdpr_request_not_found",

@@ -1,3 +1,5 @@
+import { X509Certificate } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { NotFoundError } from "../domain/errors";
 import { VERSION } from "../version";
 
@@ -67,4 +69,26 @@ async function digestFile(path: string): Promise<string> {
   const hasher = new Bun.CryptoHasher("sha256");
   for await (const chunk of Bun.file(path).stream()) hasher.update(chunk);
   return hasher.digest("hex");
+}
+
+/** One PEM certificate block. */
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n[\s\S]*?-----END CERTIFICATE-----/g;
+
+/**
+ * The certificate at the top of the chain Bulwark's own TLS serves (the last of server.tls_cert: the
+ * root, for a chain that ends in it, or the certificate itself when self-signed), and its SHA-256 (of
+ * the DER, hex): what `bulwark agent enroll --ca-sha256` pins. 404 server_ca_unavailable when Bulwark
+ * does not terminate TLS (a proxy in front does: its CA is the proxy's business).
+ */
+export function serverCaCertificate(certFile: string): { pem: string; sha256: string } {
+  if (certFile === "")
+    throw new NotFoundError(
+      "server CA",
+      "this server does not terminate TLS (server.tls_cert is not set): give agents the CA of whatever does, with --ca-file",
+    );
+  const blocks = readFileSync(certFile, "utf8").match(PEM_CERTIFICATE) ?? [];
+  const top = blocks.at(-1);
+  if (top === undefined) throw new NotFoundError("server CA", "server.tls_cert holds no PEM certificate");
+  const sha256 = new X509Certificate(top).fingerprint256.replaceAll(":", "").toLowerCase();
+  return { pem: `${top}\n`, sha256 };
 }

@@ -160,4 +160,47 @@ describe("bulwark agent enroll", () => {
     expect(idless.code).toBe(2);
     expect(idless.stderr).toContain("--hardware-id");
   });
+
+  test("a plain http server on another machine is refused before anything is sent, unless --insecure-http", async () => {
+    // 192.0.2.1 (TEST-NET-1) is never contacted: the refusal comes before any request.
+    const folder = stateFolder();
+    const refused = enroll(laptop(), folder, "--server", "http://192.0.2.1:9", "--token", "bwe_x");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      "--server http://192.0.2.1:9 is plain http: the device token, the policies",
+    );
+    expect(refused.stderr).toContain("or accept this with --insecure-http");
+    expect(existsSync(folder)).toBe(false);
+    // A CA has nothing to verify over http; two CAs are one too many.
+    const pinned = enroll(
+      laptop(),
+      stateFolder(),
+      "--server",
+      server.url,
+      "--token",
+      "bwe_x",
+      "--ca-sha256",
+      "ab",
+    );
+    expect(pinned.code).toBe(2);
+    expect(pinned.stderr).toContain("is plain http: a CA has nothing to verify");
+    const both = enroll(
+      laptop(),
+      stateFolder(),
+      "--server",
+      "https://127.0.0.1:9",
+      "--token",
+      "bwe_x",
+      "--ca-file",
+      "x.pem",
+      "--ca-sha256",
+      "ab",
+    );
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("--ca-file and --ca-sha256 both name the server's CA");
+    // This machine (loopback) crosses no network: plain http is taken, with no warning.
+    const local = enroll(laptop(), stateFolder(), "--server", server.url, "--token", await enrollmentToken());
+    expect(local.code, local.stderr).toBe(0);
+    expect(local.stderr).not.toContain("Warning");
+  });
 });

@@ -265,6 +265,61 @@ test("30 days before it expires by the server's clock the certificate is renewed
   }
 }, 90_000);
 
+test("--ca-sha256 pins the server's CA as the console shows it: the right digest enrolls, another writes nothing", async () => {
+  const answer = await fetch(`${server.url}/api/v1/agent/server-ca`, {
+    tls: { ca: serverTls.certificate },
+  } as RequestInit);
+  expect(answer.status).toBe(200);
+  const offered = await answer.text();
+  const digest = answer.headers.get("x-bulwark-sha256") ?? "";
+  // openssl's own reading of the certificate the server offers, as a console would show it.
+  const openssl = Bun.spawnSync(["openssl", "x509", "-noout", "-fingerprint", "-sha256"], {
+    stdin: Buffer.from(offered),
+  });
+  const fingerprint = openssl.stdout.toString().trim().split("=")[1] ?? "";
+  expect(fingerprint.replaceAll(":", "").toLowerCase()).toBe(digest);
+
+  const { machine, token } = await freshMachine("tls-pinned");
+  const pinned = agent(machine, [
+    "enroll",
+    "--server",
+    server.url,
+    "--token",
+    token,
+    "--ca-sha256",
+    fingerprint,
+  ]);
+  expect(pinned.code, pinned.stderr).toBe(0);
+  expect(readFileSync(join(machine.stateDir, "server-ca.pem"), "utf8")).toContain(offered.trim());
+  machine.deviceId = pinned.stdout.trim();
+  expect(agent(machine, ["run", "--once", "--no-tunnel"]).code).toBe(0);
+
+  const other = await freshMachine("tls-wrong-pin");
+  const wrong = agent(other.machine, [
+    "enroll",
+    "--server",
+    server.url,
+    "--token",
+    other.token,
+    "--ca-sha256",
+    "00".repeat(32),
+  ]);
+  expect(wrong.code).toBe(4);
+  expect(wrong.stderr).toContain("is not the one --ca-sha256 names: this may not be your server");
+  expect(existsSync(other.machine.stateDir)).toBe(false);
+  // Nothing was enrolled with the token: it still works.
+  const retry = agent(other.machine, [
+    "enroll",
+    "--server",
+    server.url,
+    "--token",
+    other.token,
+    "--ca-file",
+    CA_FILE,
+  ]);
+  expect(retry.code, retry.stderr).toBe(0);
+}, 60_000);
+
 test("over plain http the certificate cannot be presented: the token is used, and status says why", async () => {
   const plain = await startServer(binary, mkdtempSync(join(tmpdir(), "bulwark-agent-plain-")), {
     BULWARK_ADMIN_EMAIL: ADMIN.email,

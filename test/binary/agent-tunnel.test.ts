@@ -35,8 +35,12 @@ const LISTEN_PORT = 40_000 + Math.floor(Math.random() * 20_000);
 /** The VPN server's underlay address, on its end of the veth pair. */
 const ENDPOINT_ADDRESS = "198.18.0.1";
 const SERVER_TUNNEL_ADDRESS = "10.215.0.1";
-/** Where the agent finds the API inside the device's namespace (the relay's listening end). */
-const DEVICE_API = "http://127.0.0.1:8000";
+/**
+ * Where the agent finds the API from the device's namespace: across the veth pair, on the server's
+ * namespace's address (a relay there), as a laptop reaches a server over a network. Plain http across a
+ * network is refused unless the agent is told --insecure-http.
+ */
+const DEVICE_API = `http://${ENDPOINT_ADDRESS}:8000`;
 const ADMIN = { email: "tunnel-admin@example.com", password: "correct-horse-battery" };
 const ENV = {
   BULWARK_ADMIN_EMAIL: ADMIN.email,
@@ -125,11 +129,11 @@ beforeAll(async () => {
     }),
   );
   await waitFor("the relay's socket", () => Bun.spawnSync(["test", "-S", socket]).exitCode === 0);
-  const deviceRelay = `socat TCP-LISTEN:8000,bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${socket}`;
+  const networkRelay = `socat TCP-LISTEN:8000,bind=${ENDPOINT_ADDRESS},fork,reuseaddr UNIX-CONNECT:${socket}`;
   relays.push(
-    Bun.spawn(["ip", "netns", "exec", DEVICE_NS, ...deviceRelay.split(" ")], { stderr: "inherit" }),
+    Bun.spawn(["ip", "netns", "exec", SERVER_NS, ...networkRelay.split(" ")], { stderr: "inherit" }),
   );
-  await waitFor("the device's relay", () => inNs(DEVICE_NS, ["ss", "-Hltn", "sport = :8000"]).stdout !== "");
+  await waitFor("the server's relay", () => inNs(SERVER_NS, ["ss", "-Hltn", "sport = :8000"]).stdout !== "");
 }, 120_000);
 
 afterAll(async () => {
@@ -177,8 +181,13 @@ test("agent run brings the tunnel up through wg-quick, traffic and handshakes cr
     inNs(DEVICE_NS, [binary, "agent", ...args, "--root", root, "--state-dir", stateDir]);
 
   const { token } = await callServer(running, "POST", "/api/v1/enrollment-tokens", adminToken, {});
-  const enrolled = agent("enroll", "--server", DEVICE_API, "--token", token);
+  // Plain http across the network: refused as it stands, taken when the administrator says so.
+  const refused = agent("enroll", "--server", DEVICE_API, "--token", token);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("is plain http");
+  const enrolled = agent("enroll", "--server", DEVICE_API, "--token", token, "--insecure-http");
   expect({ code: enrolled.code, stderr: enrolled.stderr }).toMatchObject({ code: 0 });
+  expect(enrolled.stderr).toContain(`Warning: ${DEVICE_API} is plain http (--insecure-http)`);
   const deviceId = enrolled.stdout.trim();
   const devicePublicKey = wgPubkey(readFileSync(join(stateDir, "wg.key"), "utf8").trim());
 
@@ -246,7 +255,7 @@ test("agent run brings the tunnel up through wg-quick, traffic and handshakes cr
   const other = (...args: string[]) =>
     inNs(DEVICE_NS, [binary, "agent", ...args, "--root", otherRoot, "--state-dir", otherState]);
   const otherToken = (await callServer(running, "POST", "/api/v1/enrollment-tokens", adminToken, {})).token;
-  expect(other("enroll", "--server", DEVICE_API, "--token", otherToken).code).toBe(0);
+  expect(other("enroll", "--server", DEVICE_API, "--token", otherToken, "--insecure-http").code).toBe(0);
   const otherRun = other("run", "--once");
   expect(otherRun.code, otherRun.stderr).toBe(5);
   expect(otherRun.stderr).toContain("1 setting failed: tunnel (bulwark to 198.18.0.1:");

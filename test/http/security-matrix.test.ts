@@ -165,6 +165,7 @@ describe("every route", () => {
         // The executable an enrolling machine fetches before it has any credential.
         "GET /api/v1/agent/download",
         "GET /api/v1/agent/download.sha256",
+        "GET /api/v1/agent/server-ca",
       ].sort(),
     );
   });

@@ -1,11 +1,12 @@
+import { X509Certificate } from "node:crypto";
 import { join, resolve } from "node:path";
 import { generateWireGuardKeyPair } from "../../lib/wireguard";
 import { VERSION } from "../../version";
-import { agentApi, answerOf, UnexpectedAnswer } from "../agent-api";
+import { agentApi, answerOf, ServerUnreachable, UnexpectedAnswer } from "../agent-api";
 import { checkAnswer } from "../check-answer";
 import { type AgentState, readAgentState, writeAgentState } from "./agent-state";
 import { makeCertificateRequest } from "./certificate-request";
-import { readServerCa, ServerCaError } from "./server-ca";
+import { PEM_CERTIFICATE, readServerCa, ServerCaError } from "./server-ca";
 import {
   claimStateFolder,
   prepareStateFolder,
@@ -26,6 +27,10 @@ export interface EnrollOptions {
   hardwareId?: string;
   workDirs: string[];
   caFile?: string;
+  /** The SHA-256 of the server's CA (hex, colons allowed): fetched from the server and kept when it matches. */
+  caSha256?: string;
+  /** Enroll over plain http to a server that is not this machine, knowingly. */
+  insecureHttp?: boolean;
   withCertificate: boolean;
   force: boolean;
   root: string;
@@ -52,6 +57,45 @@ function machineHardwareId(root: string): string | null {
     }
   };
   return readable("sys/class/dmi/id/product_uuid") ?? readable("etc/machine-id");
+}
+
+/**
+ * The server's CA pinned by its SHA-256 (`--ca-sha256`, from the administrator's console): fetched from
+ * `GET /api/v1/agent/server-ca` without trusting the connection, and kept only when its digest is the one
+ * given, so that whoever answers cannot substitute their own. Nothing else is sent before.
+ */
+async function caOfFingerprint(server: string, fingerprint: string): Promise<string> {
+  const wanted = fingerprint.replaceAll(":", "").toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(wanted))
+    throw new EnrollUsageError(`--ca-sha256 ${fingerprint}: not a SHA-256 (64 hex digits, colons allowed)`);
+  const url = `${server.replace(/\/+$/, "")}/api/v1/agent/server-ca`;
+  let text: string;
+  try {
+    const response = await fetch(url, {
+      tls: { rejectUnauthorized: false },
+      signal: AbortSignal.timeout(30_000),
+    } as RequestInit);
+    if (!response.ok)
+      throw new ServerUnreachable(
+        `${url} answered ${response.status}: the server offers no CA to pin (it does not terminate TLS itself?); give --ca-file`,
+      );
+    text = await response.text();
+  } catch (error) {
+    if (error instanceof ServerUnreachable) throw error;
+    throw new ServerUnreachable(`${url}: ${(error as Error).message}`);
+  }
+  const pinned = (text.match(PEM_CERTIFICATE) ?? []).find((block) => {
+    try {
+      return new X509Certificate(block).fingerprint256.replaceAll(":", "").toLowerCase() === wanted;
+    } catch {
+      return false;
+    }
+  });
+  if (pinned === undefined)
+    throw new ServerUnreachable(
+      `the CA ${url} offers is not the one --ca-sha256 names: this may not be your server (or its certificate changed); nothing was sent`,
+    );
+  return `${pinned}\n`;
 }
 
 /** The CA certificates of `--ca-file`, or a usage error naming the file and why it cannot be used. */
@@ -98,7 +142,11 @@ async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<Ag
     throw new EnrollUsageError(
       `no machine id in ${join(options.root, "sys/class/dmi/id/product_uuid")} or ${join(options.root, "etc/machine-id")}: give one with --hardware-id`,
     );
-  const ca = options.caFile ? caOfOption(options.caFile) : null;
+  const ca = options.caFile
+    ? caOfOption(options.caFile)
+    : options.caSha256
+      ? await caOfFingerprint(options.server, options.caSha256)
+      : null;
 
   const wireGuard = generateWireGuardKeyPair();
   const certificateRequest = options.withCertificate ? await makeCertificateRequest(hardwareId) : null;

@@ -4,7 +4,7 @@ import { isAbsolute } from "node:path";
 import type { AgentState } from "./agent-state";
 
 /** One PEM certificate (RFC 7468's "CERTIFICATE" label). */
-const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n[\s\S]*?-----END CERTIFICATE-----/g;
+export const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----\r?\n[\s\S]*?-----END CERTIFICATE-----/g;
 
 /** The server's CA file cannot be used: why, to be said naming it. */
 export class ServerCaError extends Error {}

@@ -69,7 +69,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Preview a check-in
+         * @description Authorization: Bearer <device_token>, or the device certificate. What POST /agent/checkin would answer about the device's current policy, pending wipe commands and VPN settings, recording nothing: last_seen, facts, compliance and the device's log stay as they are. For an agent's dry run (bulwark agent run --dry-run).
+         */
+        get: operations["getApiV1AgentCheckin"];
         put?: never;
         /**
          * Check in
@@ -134,6 +138,26 @@ export interface paths {
          * @description One line for `sha256sum -c` beside the downloaded file: `curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. 404 as for the download.
          */
         get: operations["getApiV1AgentDownload.sha256"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/agent/server-ca": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The CA that Bulwark's TLS certificate chains to
+         * @description The last certificate of server.tls_cert (the root of the chain, or the certificate itself when self-signed), with its SHA-256 (of the DER, hex) in X-Bulwark-SHA256. An agent enrolls with `--ca-sha256 <hex>`: it fetches this without trusting the connection, keeps it only when its SHA-256 is the one given (from the administrator's console), and trusts it from then on. 404 server_ca_unavailable when Bulwark does not terminate TLS itself.
+         */
+        get: operations["getApiV1AgentServer-ca"];
         put?: never;
         post?: never;
         delete?: never;
@@ -620,7 +644,7 @@ export interface paths {
         };
         /**
          * List devices, newest enrolled first
-         * @description Every filter given must hold (status, platform, user_id, compliance, q). q finds devices by a part of their name. 400 naming the parameter for a value outside its enum or bounds.
+         * @description Every filter given must hold (status, platform, user_id, compliance, q). q finds devices by a part of their name. compliance lists managed devices only, as GET /devices/summary counts them: a wiped device keeps its last compliance_status but matches no compliance filter. 400 naming the parameter for a value outside its enum or bounds.
          */
         get: operations["getApiV1Devices"];
         put?: never;
@@ -825,7 +849,7 @@ export interface paths {
         put?: never;
         /**
          * Enroll a device
-         * @description Called by the agent with an enrollment token in the body (no bearer). Returns the VPN configuration (with the wg_quick file), the assigned policy and the device token for the agent endpoints; with a csr, also a one-year client certificate (device_certificate) that can stand in for the device token. 400 also for a low-order public_key, and for a csr that is not PKCS#10 PEM, not ECDSA P-256 or RSA 2048+, or not signed by its key (the token is not used). 401: unknown, expired, revoked or used-up enrollment token; 409: hardware_id already enrolled (and not wiped) in the organization, public_key held by another device not wiped (`public key already in use`), or the VPN address pool is exhausted.
+         * @description Called by the agent with an enrollment token in the body (no bearer). Returns the VPN configuration (with the wg_quick file), the assigned policy and the device token for the agent endpoints; with a csr, also a one-year client certificate (device_certificate) that can stand in for the device token. 400 also for a low-order public_key, and for a csr that is not PKCS#10 PEM, not ECDSA P-256 or RSA 2048+, or not signed by its key (the token is not used). 401: unknown, expired, revoked or used-up enrollment token; 409: hardware_id already enrolled (and not wiped) in the organization, public_key held by another device not wiped (`public key already in use`), or the VPN address pool is exhausted. Each of these refusals is audited as device.enroll with outcome failure (the reason in details.reason, the caller's address, the token by id and its organization; an unknown token's entry has no organization) and counted in bulwark_enrollments_refused_total by reason; the token itself is never recorded.
          */
         post: operations["postApiV1DevicesEnroll"];
         delete?: never;
@@ -843,7 +867,7 @@ export interface paths {
         };
         /**
          * Count the organization's devices by status and by compliance
-         * @description Every status and compliance value is listed, zeros included; each group adds up to total (wiped devices count until deleted).
+         * @description Every status and compliance value is listed, zeros included. by_status adds up to total (wiped devices count until deleted); by_compliance counts only managed devices and adds up to total minus by_status.wiped: a wiped device is not compliant, non-compliant or unknown any more. Retired and deleted devices are in neither.
          */
         get: operations["getApiV1DevicesSummary"];
         put?: never;
@@ -1394,6 +1418,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/vpn/peers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The WireGuard server's peers, without its private key
+         * @description What the VPN server must hold for this organization's devices: one peer per device that is not suspended or wiped (deleted and retired devices are gone), the server's public key, address and listen port, read at the moment of the call. It never carries a private key and is not audited, so a VPN host may poll it every few seconds with an API key that has only the vpn:read scope: `bulwark vpn sync` does, and keeps the interface's peers equal to it (docs/vpn.md). The answer's ETag is its version: sent back as If-None-Match: "<version>", an unchanged list is a 304 without a body.
+         */
+        get: operations["getApiV1VpnPeers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/vpn/server-config": {
         parameters: {
             query?: never;
@@ -1403,7 +1447,7 @@ export interface paths {
         };
         /**
          * The WireGuard server's configuration
-         * @description The server's public key, address (the pool's first host), listen port and one peer per device of the organization that is not suspended or wiped (deleted devices are gone), read at the moment of the call: enrolling, suspending, unsuspending, wiping or deleting a device changes it at once. wg_quick is the server's wg-quick file, with the private key when Bulwark generated the pair (key_managed_by: bulwark) and this organization is the installation's only one (includes_private_key); with several organizations sharing the one server, the operator exports every peer and the key with `bulwark vpn server-config`. With vpn.server_public_key set, your server keeps its key. Its PostUp installs nftables rules that drop forwarding between organizations' subnets (organization_subnets). Apply it with `wg-quick up wg0` the first time, then `wg syncconf wg0 <(wg-quick strip wg0)` after writing it to /etc/wireguard/wg0.conf (docs/vpn.md). Each export is audited (vpn.server_config_export). 503 vpn_server_key_unreadable when the key file beside the database does not open the private key.
+         * @description The server's public key, address (the pool's first host), listen port and one peer per device of the organization that is not suspended or wiped (deleted devices are gone), read at the moment of the call: enrolling, suspending, unsuspending, wiping or deleting a device changes it at once. wg_quick is the server's wg-quick file, with the private key when Bulwark generated the pair (key_managed_by: bulwark) and this organization is the installation's only one (includes_private_key); with several organizations sharing the one server, the operator exports every peer and the key with `bulwark vpn server-config`. With vpn.server_public_key set, your server keeps its key. Its PostUp installs nftables rules that drop forwarding between organizations' subnets (organization_subnets). Apply it with `wg-quick up wg0` the first time, then `wg syncconf wg0 <(wg-quick strip wg0)` after writing it to /etc/wireguard/wg0.conf (docs/vpn.md), or let `bulwark vpn sync` keep the peers current from GET /vpn/peers. Each export is audited (vpn.server_config_export). 503 vpn_server_key_unreadable when the key file beside the database does not open the private key.
          */
         get: operations["getApiV1VpnServer-config"];
         put?: never;
@@ -1906,7 +1950,7 @@ export interface components {
                 /** @description Why this device failed, e.g. device not found */
                 error?: string;
                 /** @enum {string} */
-                reason?: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
+                reason?: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "server_ca_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
                 success: boolean;
                 /**
                  * Format: uuid
@@ -1915,6 +1959,47 @@ export interface components {
                 wipe_id?: string;
             }[];
             succeeded: number;
+        };
+        /**
+         * CheckInPreview
+         * @description What a check-in would answer about the device's policy, commands and VPN settings
+         */
+        CheckInPreview: {
+            /** @description Pending commands; confirm each wipe with POST /agent/wipes/:wipe_id/complete */
+            commands: {
+                /**
+                 * Format: date-time
+                 * @description ISO 8601 UTC timestamp
+                 */
+                initiated_at: string;
+                /** @description Tell the user before wiping */
+                notify_user: boolean;
+                reason: string;
+                /** @constant */
+                type: "wipe";
+                /**
+                 * Format: uuid
+                 * @description UUID
+                 */
+                wipe_id: string;
+            }[];
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            device_id: string;
+            /** @description The current policy, always sent; apply it when its id or version differs from yours */
+            policy: {
+                /**
+                 * Format: uuid
+                 * @description UUID
+                 */
+                id: string;
+                name: string;
+                policy_data: components["schemas"]["PolicyData"];
+                version: number;
+            };
+            vpn_config: components["schemas"]["VpnPeerSettings"];
         };
         /** CheckInResult */
         CheckInResult: {
@@ -2246,7 +2331,9 @@ export interface components {
             screen_lock_enabled?: boolean;
             /** @description Screenshots of the work profile are blocked. */
             screenshots_blocked?: boolean;
-            /** @description USB mass storage is blocked. */
+            /** @description USB devices other than the policy's whitelist and allowed classes are blocked (on Linux: usbguard's daemon runs with the agent's rules loaded, as the daemon reports them). Judges usb.allowed = false. */
+            usb_devices_blocked?: boolean;
+            /** @description USB mass storage is blocked (on Linux: the storage drivers cannot load, or usbguard blocks class 08). Judges storage.external_storage_allowed = false. */
             usb_storage_blocked?: boolean;
             /** @description The WireGuard tunnel is up. */
             vpn_connected?: boolean;
@@ -2439,7 +2526,7 @@ export interface components {
         };
         /** DeviceSummary */
         DeviceSummary: {
-            /** @description Devices by their last compliance evaluation; add up to total */
+            /** @description Managed devices (every status but wiped) by their last compliance evaluation; add up to total minus by_status.wiped. A wiped device is no longer managed: it counts in by_status.wiped only, whatever it last reported */
             by_compliance: {
                 compliant: number;
                 non_compliant: number;
@@ -2681,7 +2768,7 @@ export interface components {
             /** @description For people; may be reworded */
             message: string;
             /** @enum {string} */
-            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
+            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "server_ca_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
             /** @description The request's id, also in X-Request-Id and in the server's log */
             request_id: string;
         };
@@ -3336,7 +3423,7 @@ export interface components {
             /** @description For people; may be reworded */
             message: string;
             /** @enum {string} */
-            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
+            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "server_ca_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
             /** @description The request's id, also in X-Request-Id and in the server's log */
             request_id: string;
             /**
@@ -3449,7 +3536,9 @@ export interface components {
             screen_lock_enabled?: boolean;
             /** @description Screenshots of the work profile are blocked. */
             screenshots_blocked?: boolean;
-            /** @description USB mass storage is blocked. */
+            /** @description USB devices other than the policy's whitelist and allowed classes are blocked (on Linux: usbguard's daemon runs with the agent's rules loaded, as the daemon reports them). Judges usb.allowed = false. */
+            usb_devices_blocked?: boolean;
+            /** @description USB mass storage is blocked (on Linux: the storage drivers cannot load, or usbguard blocks class 08). Judges storage.external_storage_allowed = false. */
             usb_storage_blocked?: boolean;
             /** @description The WireGuard tunnel is up. */
             vpn_connected?: boolean;
@@ -3700,6 +3789,19 @@ export interface components {
              */
             updated_at: string;
         };
+        /** VpnPeers */
+        VpnPeers: {
+            /** @description The server's tunnel address: the pool's first host, e.g. 10.100.0.1/16 */
+            address: string;
+            /** @description vpn.endpoint's port */
+            listen_port: number;
+            /** @description Every device of the organization that is not suspended or wiped, by address */
+            peers: components["schemas"]["VpnServerPeer"][];
+            /** @description The key devices expect the server to have: when it is not the interface's own public key, install the key from `bulwark vpn server-config` (the list never carries a private key) */
+            server_public_key: string;
+            /** @description Changes whenever anything else in this answer does; also sent as the ETag (in quotes). Send it back as If-None-Match: "<version>" and an unchanged list is a 304 without a body */
+            version: string;
+        };
         /**
          * VpnPeerSettings
          * @description The current tunnel settings; rewrite the tunnel when any of them changed
@@ -3751,6 +3853,22 @@ export interface components {
             server_public_key: string;
             /** @description The server's wg-quick file: [Interface] with PrivateKey, Address, ListenPort, and PostUp/PostDown lines that install and remove an nftables table (inet bulwark_<interface>) dropping forwarding between organizations' subnets; one [Peer] per device */
             wg_quick: string;
+        };
+        /**
+         * VpnServerPeer
+         * @description A device that may use the tunnel: one peer of the VPN server
+         */
+        VpnServerPeer: {
+            /** @description The device's address, e.g. 10.100.0.2/32: the [Peer] AllowedIPs */
+            allowed_ips: string[];
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            device_id: string;
+            device_name: string;
+            /** @description The device's WireGuard public key: the [Peer] PublicKey */
+            public_key: string;
         };
         /** VpnSettings */
         VpnSettings: {
@@ -4102,6 +4220,7 @@ export interface components {
 export type SchemaApiKey = components['schemas']['ApiKey'];
 export type SchemaAuditLogEntry = components['schemas']['AuditLogEntry'];
 export type SchemaBulkResult = components['schemas']['BulkResult'];
+export type SchemaCheckInPreview = components['schemas']['CheckInPreview'];
 export type SchemaCheckInResult = components['schemas']['CheckInResult'];
 export type SchemaComplianceReport = components['schemas']['ComplianceReport'];
 export type SchemaComplianceStatus = components['schemas']['ComplianceStatus'];
@@ -4185,8 +4304,10 @@ export type SchemaStorageSettings = components['schemas']['StorageSettings'];
 export type SchemaTotpEnrolment = components['schemas']['TotpEnrolment'];
 export type SchemaUsbSettings = components['schemas']['UsbSettings'];
 export type SchemaUser = components['schemas']['User'];
+export type SchemaVpnPeers = components['schemas']['VpnPeers'];
 export type SchemaVpnPeerSettings = components['schemas']['VpnPeerSettings'];
 export type SchemaVpnServerConfig = components['schemas']['VpnServerConfig'];
+export type SchemaVpnServerPeer = components['schemas']['VpnServerPeer'];
 export type SchemaVpnSettings = components['schemas']['VpnSettings'];
 export type SchemaWebAuthnCreationOptions = components['schemas']['WebAuthnCreationOptions'];
 export type SchemaWebAuthnRegistrationCredential = components['schemas']['WebAuthnRegistrationCredential'];
@@ -4449,6 +4570,83 @@ export interface operations {
                 };
             };
             /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiV1AgentCheckin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What a check-in would answer about the device's policy, commands and VPN settings */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CheckInPreview"];
+                };
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4746,6 +4944,70 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description `<sha256 hex>  bulwark`, as sha256sum prints it */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getApiV1AgentServer-ca": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One PEM certificate */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5234,8 +5496,8 @@ export interface operations {
                     /** @description Lifetime in days (default 90) */
                     expires_in_days?: number;
                     name: string;
-                    /** @description Scopes for the key, no wider than your own: devices:read, devices:write, policies:read, policies:write, users:read, users:write, audit:read, admin */
-                    scopes: ("devices:read" | "devices:write" | "policies:read" | "policies:write" | "users:read" | "users:write" | "audit:read" | "admin")[];
+                    /** @description Scopes for the key, no wider than your own: devices:read, devices:write, policies:read, policies:write, users:read, users:write, audit:read, vpn:read, admin */
+                    scopes: ("devices:read" | "devices:write" | "policies:read" | "policies:write" | "users:read" | "users:write" | "audit:read" | "vpn:read" | "admin")[];
                 };
             };
         };
@@ -5463,7 +5725,7 @@ export interface operations {
                     /** @description The user's email address */
                     email: string;
                     password: string;
-                    /** @description For browser apps: set the refresh token as an httpOnly, SameSite=Strict cookie (bulwark_refresh, path /api/v1/auth) instead of returning it; POST /auth/refresh and /auth/logout then take it from the cookie */
+                    /** @description For browser apps: set the refresh token as an httpOnly, SameSite=Strict cookie (bulwark_refresh, path /api/v1/auth) instead of returning it; POST /auth/refresh and /auth/logout then take it from the cookie. A second cookie, bulwark_signed_in=1 (path /console, not httpOnly, no secret), is set and cleared with it, so the console's page knows whether a refresh is worth trying */
                     refresh_cookie?: boolean;
                 };
             };
@@ -6311,7 +6573,7 @@ export interface operations {
                     method: "totp" | "webauthn" | "recovery_code";
                     /** @description From POST /auth/login */
                     mfa_token: string;
-                    /** @description For browser apps: set the refresh token as an httpOnly, SameSite=Strict cookie (bulwark_refresh, path /api/v1/auth) instead of returning it; POST /auth/refresh and /auth/logout then take it from the cookie */
+                    /** @description For browser apps: set the refresh token as an httpOnly, SameSite=Strict cookie (bulwark_refresh, path /api/v1/auth) instead of returning it; POST /auth/refresh and /auth/logout then take it from the cookie. A second cookie, bulwark_signed_in=1 (path /console, not httpOnly, no secret), is set and cleared with it, so the console's page knows whether a refresh is worth trying */
                     refresh_cookie?: boolean;
                 };
             };
@@ -7063,7 +7325,7 @@ export interface operations {
                     code: string;
                     /** @description RFC 9207: the provider's iss parameter from the redirect, when it sent one */
                     iss?: string;
-                    /** @description For browser apps: set the refresh token as an httpOnly, SameSite=Strict cookie (bulwark_refresh, path /api/v1/auth) instead of returning it; POST /auth/refresh and /auth/logout then take it from the cookie */
+                    /** @description For browser apps: set the refresh token as an httpOnly, SameSite=Strict cookie (bulwark_refresh, path /api/v1/auth) instead of returning it; POST /auth/refresh and /auth/logout then take it from the cookie. A second cookie, bulwark_signed_in=1 (path /console, not httpOnly, no secret), is set and cleared with it, so the console's page knows whether a refresh is worth trying */
                     refresh_cookie?: boolean;
                     /** @description From the provider's redirect */
                     state: string;
@@ -7474,7 +7736,7 @@ export interface operations {
                 "application/json": {
                     /** @description From the ACS's redirect */
                     code: string;
-                    /** @description For browser apps: set the refresh token as an httpOnly, SameSite=Strict cookie (bulwark_refresh, path /api/v1/auth) instead of returning it; POST /auth/refresh and /auth/logout then take it from the cookie */
+                    /** @description For browser apps: set the refresh token as an httpOnly, SameSite=Strict cookie (bulwark_refresh, path /api/v1/auth) instead of returning it; POST /auth/refresh and /auth/logout then take it from the cookie. A second cookie, bulwark_signed_in=1 (path /console, not httpOnly, no secret), is set and cleared with it, so the console's page knows whether a refresh is worth trying */
                     refresh_cookie?: boolean;
                 };
             };
@@ -13546,6 +13808,94 @@ export interface operations {
                 };
             };
             /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApiV1VpnPeers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VpnPeers"];
+                };
+            };
+            /** @description Not modified: the list is still the one If-None-Match names */
+            304: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient permissions (details names the missing scope) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -9,7 +9,7 @@ import { unenrollDevice } from "../../domain/devices/unenroll-device";
 import { ValidationError } from "../../domain/errors";
 import { deviceCaCertificatePem } from "../../domain/pki/device-ca";
 import { renewDeviceCertificate } from "../../domain/pki/renew-device-certificate";
-import { agentExecutable, checksumLine, downloadHeaders } from "../agent-download";
+import { agentExecutable, checksumLine, downloadHeaders, serverCaCertificate } from "../agent-download";
 import type { AppDeps } from "../app-deps";
 import { jsonAnswer } from "../json-answer";
 import { requestState, type securityPlugin } from "../plugins/security";
@@ -149,6 +149,31 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
           description:
             "One line for `sha256sum -c` beside the downloaded file: " +
             "`curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. 404 as for the download.",
+          security: [],
+        },
+      },
+    )
+    .get(
+      "/server-ca",
+      () => {
+        const { pem, sha256 } = serverCaCertificate(deps.config.server.tls_cert);
+        return new Response(pem, {
+          headers: { "content-type": "application/x-pem-file", "x-bulwark-sha256": sha256 },
+        });
+      },
+      {
+        response: {
+          200: Type.String({ description: "One PEM certificate" }),
+          ...errorResponses(400, 404, 429),
+        },
+        detail: {
+          summary: "The CA that Bulwark's TLS certificate chains to",
+          description:
+            "The last certificate of server.tls_cert (the root of the chain, or the certificate itself when " +
+            "self-signed), with its SHA-256 (of the DER, hex) in X-Bulwark-SHA256. An agent enrolls with " +
+            "`--ca-sha256 <hex>`: it fetches this without trusting the connection, keeps it only when its " +
+            "SHA-256 is the one given (from the administrator's console), and trusts it from then on. " +
+            "404 server_ca_unavailable when Bulwark does not terminate TLS itself.",
           security: [],
         },
       },
