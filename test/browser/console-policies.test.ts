@@ -96,6 +96,53 @@ function versionCard(page: Page, version: number) {
 }
 
 describe("console policies", () => {
+  test("the editor says what each platform does with each setting, warns of a wildcard Linux cannot block, and edits the work paths", async () => {
+    const page = await harness.newPage();
+    await withScreenshotOnFailure(page, "policies platforms", async () => {
+      await signInThroughForm(page, harness.origin);
+      await page.goto(`${harness.origin}/console/policies/new`);
+      await page.getByRole("heading", { level: 1, name: "New policy" }).waitFor();
+      const support = (path: string) => page.locator(`.platform-support[data-setting="${path}"]`);
+      // From the table the agent plans by: DLP is not enforced on Linux, blocked domains are, with why.
+      expect(await support("dlp.screenshot_allowed").innerText()).toStartWith(
+        "Linux: not enforced (screenshots: Linux has no system-wide control for this",
+      );
+      expect(await support("network.blocked_domains").innerText()).toContain(
+        "Linux: enforced (each exact name",
+      );
+      expect(await support("usb.allowed").innerText()).toContain(
+        "Windows, macOS, Android, iOS: no Bulwark agent yet",
+      );
+      const blocked = page.getByLabel("Blocked domains");
+      await blocked.fill("tracker.example.net\n*.ads.example.com");
+      await support("network.blocked_domains")
+        .getByText("On Linux *.ads.example.com is not blocked")
+        .waitFor();
+
+      await page.getByLabel("Name", { exact: true }).fill("Engineering laptops");
+      const workPaths = page.getByLabel("Work paths");
+      expect(await workPaths.inputValue()).toBe("~/Work");
+      await workPaths.fill("~/Work\n~/.config/Slack\n/etc/secrets");
+      // The server refuses a system folder, on its line.
+      await page.getByRole("link", { name: /^Work paths: Line 3/ }).waitFor();
+      await workPaths.fill("~/Work\n~/.config/Slack");
+      await page.getByText("The settings are valid.").waitFor();
+      await page.getByRole("button", { name: "Create policy" }).click();
+      await page.getByRole("heading", { level: 1, name: "Engineering laptops" }).waitFor();
+      const list = await harness.api("GET", "/api/v1/policies?page_size=100", { token: adminToken });
+      const created = (list.body.data as { id: string; name: string }[]).find(
+        (policy) => policy.name === "Engineering laptops",
+      );
+      const policy = await harness.api("GET", `/api/v1/policies/${created?.id}`, { token: adminToken });
+      expect(policy.body.policy_data.wipe).toEqual({ work_paths: ["~/Work", "~/.config/Slack"] });
+      expect(policy.body.policy_data.network.blocked_domains).toEqual([
+        "tracker.example.net",
+        "*.ads.example.com",
+      ]);
+      expect(await accessibilityViolations(page)).toEqual([]);
+    });
+  }, 60_000);
+
   test("the editor shows the server's validation beside the setting, refuses to save, then saves; an edit is version 2 in History", async () => {
     const page = await harness.newPage();
     await withScreenshotOnFailure(page, "policies editor", async () => {

@@ -3,8 +3,10 @@
  * holds now, each setting's outcome and the exact file changes it implies. It reads and writes nothing;
  * `apply.ts` carries a plan out, `format-plan.ts` prints it (a dry run is a plan printed).
  */
+
 import type { PolicyData } from "../../domain/policies/policy-document";
 import { type Journal, type JournalEntry, journalEntry, originalOf } from "./journal";
+import { LINUX_SUPPORT } from "./platform-support";
 import {
   renderHostsSection,
   sortBlockedDomains,
@@ -145,8 +147,9 @@ function wholeFileChanges(
   ];
 }
 
-function unsupported(reason: string): (input: PlanInput) => Planned {
-  return () => planned("unsupported", reason);
+/** A setting Linux cannot enforce: unsupported, saying why in the platform table's words. */
+function unsupported(setting: PolicySettingName): (input: PlanInput) => Planned {
+  return () => planned("unsupported", LINUX_SUPPORT[setting].how);
 }
 
 function describeFact(name: keyof EnforcementFacts, value: boolean | undefined, meaning: string): string {
@@ -356,22 +359,15 @@ function planSplitTunnel({ policy, vpn }: PlanInput): Planned {
   );
 }
 
-const LINUX_HAS_NO_DLP =
-  "Linux has no system-wide control for this (X11 and each Wayland compositor decide for themselves)";
-
 const PLANNERS: Record<PolicySettingName, (input: PlanInput) => Planned> = {
-  "dlp.clipboard_sharing": unsupported(`the clipboard between work and personal apps: ${LINUX_HAS_NO_DLP}`),
-  "dlp.clipboard_direction": unsupported(`the clipboard's direction: ${LINUX_HAS_NO_DLP}`),
-  "dlp.screenshot_allowed": unsupported(`screenshots: ${LINUX_HAS_NO_DLP}`),
-  "dlp.print_allowed": unsupported("printing is not controlled by the agent on Linux in this version"),
-  "dlp.sensitive_data_patterns": unsupported("the agent does not inspect content on Linux"),
+  "dlp.clipboard_sharing": unsupported("dlp.clipboard_sharing"),
+  "dlp.clipboard_direction": unsupported("dlp.clipboard_direction"),
+  "dlp.screenshot_allowed": unsupported("dlp.screenshot_allowed"),
+  "dlp.print_allowed": unsupported("dlp.print_allowed"),
+  "dlp.sensitive_data_patterns": unsupported("dlp.sensitive_data_patterns"),
   "network.vpn_required": planVpnRequired,
-  "network.vpn_always_on": unsupported(
-    "blocking traffic while the tunnel is down is not done on Linux in this version",
-  ),
-  "network.allowed_domains": unsupported(
-    "allowing only some domains needs a filtering DNS resolver, which the agent does not run",
-  ),
+  "network.vpn_always_on": unsupported("network.vpn_always_on"),
+  "network.allowed_domains": unsupported("network.allowed_domains"),
   "network.blocked_domains": planBlockedDomains,
   "network.split_tunnel": planSplitTunnel,
   "usb.allowed": planUsbAllowed,
@@ -380,8 +376,8 @@ const PLANNERS: Record<PolicySettingName, (input: PlanInput) => Planned> = {
   "usb.audit_only": planUsbAuditOnly,
   "storage.encryption_required": planEncryption,
   "storage.external_storage_allowed": planExternalStorage,
-  "storage.cloud_sync_allowed": unsupported("cloud sync clients are not controlled by the agent on Linux"),
-  "storage.max_file_size_mb": unsupported("file transfers are not inspected by the agent on Linux"),
+  "storage.cloud_sync_allowed": unsupported("storage.cloud_sync_allowed"),
+  "storage.max_file_size_mb": unsupported("storage.max_file_size_mb"),
   "wipe.work_paths": planWorkPaths,
 };
 

@@ -1,4 +1,9 @@
 import type { Ref } from "preact";
+import {
+  LINUX_SUPPORT,
+  PLATFORMS_WITHOUT_AGENT,
+  type SupportOutcome,
+} from "../../agent/enforce/platform-support";
 import { Checkbox, Field } from "./form";
 import { messageFor, type PlacedProblem, type PolicyFormValues } from "./policy-form-model";
 import { POLICY_SECTIONS, SETTINGS_BY_PATH, type SettingDefinition } from "./policy-settings";
@@ -92,6 +97,44 @@ export function PolicyErrorSummary({
 }
 
 /** One setting's control, its hint (what it means) and its problems. */
+const OUTCOME_WORDS: Record<SupportOutcome, string> = {
+  enforced: "enforced",
+  reported: "checked and reported, not changed",
+  unsupported: "not enforced",
+};
+
+/**
+ * What each platform does with a setting, from the table the Linux agent plans by: said under the
+ * control, so that what a device will do is known before saving (and a wildcard domain Linux cannot
+ * block is named as it is typed).
+ */
+function PlatformSupport({ setting, value }: { setting: SettingDefinition; value: boolean | string }) {
+  const linux = Object.hasOwn(LINUX_SUPPORT, setting.path)
+    ? LINUX_SUPPORT[setting.path as keyof typeof LINUX_SUPPORT]
+    : null;
+  if (!linux) return null;
+  const wildcards =
+    setting.path === "network.blocked_domains"
+      ? String(value)
+          .split(/\r?\n/)
+          .map((line) => line.trim())
+          .filter((line) => line.startsWith("*."))
+      : [];
+  return (
+    <p class="hint platform-support" data-setting={setting.path}>
+      <span class={`support support-${linux.outcome}`}>Linux: {OUTCOME_WORDS[linux.outcome]}</span>
+      {` (${linux.how}). `}
+      {wildcards.length > 0 ? (
+        <strong class="support-warning">
+          On Linux {wildcards.join(", ")} {wildcards.length === 1 ? "is" : "are"} not blocked: only exact
+          names are.{" "}
+        </strong>
+      ) : null}
+      {`${PLATFORMS_WITHOUT_AGENT.platforms.join(", ")}: ${PLATFORMS_WITHOUT_AGENT.how}.`}
+    </p>
+  );
+}
+
 function SettingControl({
   setting,
   value,
@@ -107,61 +150,67 @@ function SettingControl({
 }) {
   if (setting.kind === "boolean") {
     return (
-      <Checkbox
-        label={setting.label}
-        hint={setting.hint}
-        error={error}
-        name={setting.path}
-        checked={value === true}
-        onChange={onChange}
-      />
+      <>
+        <Checkbox
+          label={setting.label}
+          hint={setting.hint}
+          error={error}
+          name={setting.path}
+          checked={value === true}
+          onChange={onChange}
+        />
+        <PlatformSupport setting={setting} value={value} />
+      </>
     );
   }
   const text = String(value);
   return (
-    <Field label={setting.label} hint={setting.hint} error={error}>
-      {(control) =>
-        setting.kind === "select" ? (
-          <select
-            {...control}
-            name={setting.path}
-            value={text}
-            disabled={isDisabled}
-            onChange={(event) => onChange(event.currentTarget.value)}
-          >
-            {setting.options?.map((option) => (
-              <option key={option.value} value={option.value}>
-                {option.label}
-              </option>
-            ))}
-          </select>
-        ) : setting.kind === "number" ? (
-          <input
-            {...control}
-            name={setting.path}
-            type="number"
-            inputMode="numeric"
-            min={0}
-            max={MAX_FILE_SIZE_MB}
-            step={1}
-            value={text}
-            onInput={(event) => onChange(event.currentTarget.value)}
-          />
-        ) : (
-          <textarea
-            {...control}
-            name={setting.path}
-            class="wide code"
-            rows={Math.min(12, Math.max(3, text.split("\n").length + 1))}
-            spellcheck={false}
-            autoCapitalize="off"
-            autoComplete="off"
-            value={text}
-            onInput={(event) => onChange(event.currentTarget.value)}
-          />
-        )
-      }
-    </Field>
+    <>
+      <Field label={setting.label} hint={setting.hint} error={error}>
+        {(control) =>
+          setting.kind === "select" ? (
+            <select
+              {...control}
+              name={setting.path}
+              value={text}
+              disabled={isDisabled}
+              onChange={(event) => onChange(event.currentTarget.value)}
+            >
+              {setting.options?.map((option) => (
+                <option key={option.value} value={option.value}>
+                  {option.label}
+                </option>
+              ))}
+            </select>
+          ) : setting.kind === "number" ? (
+            <input
+              {...control}
+              name={setting.path}
+              type="number"
+              inputMode="numeric"
+              min={0}
+              max={MAX_FILE_SIZE_MB}
+              step={1}
+              value={text}
+              onInput={(event) => onChange(event.currentTarget.value)}
+            />
+          ) : (
+            <textarea
+              {...control}
+              name={setting.path}
+              class="wide code"
+              rows={Math.min(12, Math.max(3, text.split("\n").length + 1))}
+              spellcheck={false}
+              autoCapitalize="off"
+              autoComplete="off"
+              value={text}
+              onInput={(event) => onChange(event.currentTarget.value)}
+            />
+          )
+        }
+      </Field>
+      <PlatformSupport setting={setting} value={value} />
+    </>
   );
 }
 

@@ -49,7 +49,7 @@ function section(
   };
 }
 
-/** The four sections of a policy and every setting in them, in the order docs/policies.md lists them. */
+/** The sections of a policy and every setting in them, in the order docs/policies.md lists them. */
 export const POLICY_SECTIONS: SectionDefinition[] = [
   section(
     "dlp",
@@ -168,6 +168,16 @@ export const POLICY_SECTIONS: SectionDefinition[] = [
       hint: "The largest file that may be transferred, in megabytes: a whole number from 0 to 1,048,576.",
     },
   ]),
+  section("wipe", "Wipe", "What a wipe erases on a device: the work profile.", [
+    {
+      key: "work_paths",
+      kind: "list",
+      label: "Work paths",
+      hint:
+        "One per line: ~/Work (in each local user's home), /srv/projects/*/private; a * or ? matches within " +
+        "one folder level. A folder is emptied, a file deleted. System folders are refused.",
+    },
+  ]),
 ];
 
 /** Every setting, by its path ("usb.whitelist"). */
@@ -177,7 +187,8 @@ export const SETTINGS_BY_PATH = new Map(
 
 /** A setting's value in a document. */
 export function readSetting(data: PolicyData, setting: SettingDefinition): unknown {
-  return (data[setting.section] as Record<string, unknown>)[setting.key];
+  // A version saved before a section existed (wipe) has none: its settings read as absent.
+  return (data[setting.section] as Record<string, unknown> | undefined)?.[setting.key];
 }
 
 function SettingValue({ setting, value }: { setting: SettingDefinition; value: unknown }) {

@@ -1,0 +1,96 @@
+/**
+ * What each platform does with each policy setting, in one table: the Linux agent's planner takes its
+ * reasons from it (a setting it cannot enforce says why in the same words), and the console's policy
+ * editor shows it beside each setting, so an administrator sees before saving what a device will do.
+ * Loaded by the agent and bundled into the console: it imports nothing at run time.
+ */
+import type { PolicySettingName } from "./settings";
+
+/** What a platform does with a setting: changes the machine, only checks and reports, or cannot. */
+export type SupportOutcome = "enforced" | "reported" | "unsupported";
+
+export interface SettingSupport {
+  outcome: SupportOutcome;
+  /** How it is enforced or checked, or why it cannot be. */
+  how: string;
+}
+
+const LINUX_HAS_NO_DLP =
+  "Linux has no system-wide control for this (X11 and each Wayland compositor decide for themselves)";
+
+/** The Linux agent, setting by setting (docs/agent.md says how each is enforced). */
+export const LINUX_SUPPORT: Record<PolicySettingName, SettingSupport> = {
+  "dlp.clipboard_sharing": {
+    outcome: "unsupported",
+    how: `the clipboard between work and personal apps: ${LINUX_HAS_NO_DLP}`,
+  },
+  "dlp.clipboard_direction": {
+    outcome: "unsupported",
+    how: `the clipboard's direction: ${LINUX_HAS_NO_DLP}`,
+  },
+  "dlp.screenshot_allowed": { outcome: "unsupported", how: `screenshots: ${LINUX_HAS_NO_DLP}` },
+  "dlp.print_allowed": {
+    outcome: "unsupported",
+    how: "printing is not controlled by the agent on Linux in this version",
+  },
+  "dlp.sensitive_data_patterns": {
+    outcome: "unsupported",
+    how: "the agent does not inspect content on Linux",
+  },
+  "network.vpn_required": {
+    outcome: "reported",
+    how: "judged by vpn_connected: the bulwark WireGuard tunnel up, with a handshake in the last 180 s",
+  },
+  "network.vpn_always_on": {
+    outcome: "unsupported",
+    how: "blocking traffic while the tunnel is down is not done on Linux in this version",
+  },
+  "network.allowed_domains": {
+    outcome: "unsupported",
+    how: "allowing only some domains needs a filtering DNS resolver, which the agent does not run",
+  },
+  "network.blocked_domains": {
+    outcome: "enforced",
+    how: "each exact name maps to 0.0.0.0 and :: in /etc/hosts; a wildcard (*.example.com) is not enforced, and programs with their own resolver or DNS over HTTPS are not stopped",
+  },
+  "network.split_tunnel": {
+    outcome: "reported",
+    how: "the server's VPN settings (AllowedIPs) decide what the tunnel carries",
+  },
+  "usb.allowed": {
+    outcome: "enforced",
+    how: "usbguard rules (hubs, the whitelist and the allowed classes, then block); in effect only while usbguard's daemon runs them, else failed",
+  },
+  "usb.whitelist": { outcome: "enforced", how: "one usbguard allow rule per vendor:product" },
+  "usb.allowed_classes": {
+    outcome: "enforced",
+    how: "one usbguard rule per class (other has no class code and is left out)",
+  },
+  "usb.audit_only": { outcome: "reported", how: "when on, nothing is blocked and no rules are written" },
+  "storage.encryption_required": {
+    outcome: "reported",
+    how: "judged by disk_encrypted (/ on dm-crypt, LUKS or LVM on LUKS); a running system cannot encrypt itself",
+  },
+  "storage.external_storage_allowed": {
+    outcome: "enforced",
+    how: "a modprobe rule: the usb-storage and uas drivers cannot load (one already loaded stays until it is unloaded or the machine restarts)",
+  },
+  "storage.cloud_sync_allowed": {
+    outcome: "unsupported",
+    how: "cloud sync clients are not controlled by the agent on Linux",
+  },
+  "storage.max_file_size_mb": {
+    outcome: "unsupported",
+    how: "file transfers are not inspected by the agent on Linux",
+  },
+  "wipe.work_paths": {
+    outcome: "enforced",
+    how: "erased when a wipe runs: folders emptied, files deleted, links never followed, other mounts left",
+  },
+};
+
+/** The platforms without a Bulwark agent yet, and what that means for every setting. */
+export const PLATFORMS_WITHOUT_AGENT = {
+  platforms: ["Windows", "macOS", "Android", "iOS"],
+  how: "no Bulwark agent yet: nothing is enforced there; the facts such a device reports are judged",
+} as const;
