@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -118,6 +118,17 @@ describe("enrollment tokens", () => {
       expect(await page.getByLabel("2. Enroll with the agent").inputValue()).toBe(
         `sudo ./bulwark agent enroll --server ${harness.origin} --token ${value}`,
       );
+      // The digest is in the command itself (read through the administrator's session), not fetched
+      // beside the file from the same server: sha256sum's own reading of the served executable.
+      const served256 = Bun.spawnSync(["sha256sum", await executablePath()])
+        .stdout.toString()
+        .split(" ")[0];
+      expect(fetchAgent).toContain(`echo "${served256}  bulwark" | sha256sum -c`);
+      expect(fetchAgent).not.toContain("download.sha256");
+      // What a device gets at enrollment, from the token's policy.
+      const atEnrollment = page.getByRole("region", { name: "At enrollment: Kiosk laptops" });
+      await atEnrollment.getByText("a wipe erases ~/Work").waitFor();
+      await atEnrollment.getByText("USB storage drivers cannot load").waitFor();
       // Run as shown, by bash with the real curl and sha256sum: the file fetched is the executable
       // serving the page, and its checksum is confirmed.
       const folder = mkdtempSync(join(tmpdir(), "bulwark-agent-fetch-"));
@@ -136,6 +147,15 @@ describe("enrollment tokens", () => {
         Buffer.compare(Buffer.from(await agent.arrayBuffer()), Buffer.from(await served.arrayBuffer())),
       ).toBe(0);
       expect(statSync(join(folder, "bulwark")).mode & 0o111).toBe(0o111);
+      // A file changed on the way fails the check and is not made executable.
+      const check = fetchAgent.split("\n")[1] ?? "";
+      const tampered = mkdtempSync(join(tmpdir(), "bulwark-agent-tampered-"));
+      writeFileSync(join(tampered, "bulwark"), "#!/bin/sh\necho owned\n", { mode: 0o644 });
+      const swapped = Bun.spawnSync(["bash", "-euo", "pipefail", "-c", check], { cwd: tampered });
+      expect(swapped.exitCode).not.toBe(0);
+      expect(swapped.stdout.toString()).toContain("bulwark: FAILED");
+      expect(statSync(join(tampered, "bulwark")).mode & 0o111).toBe(0);
+      rmSync(tampered, { recursive: true, force: true });
       rmSync(folder, { recursive: true, force: true });
       // The curl-only enrollment stays available, folded away.
       await page.getByText("Without the agent: enroll with curl").click();

@@ -2,8 +2,9 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { type ApiError, api, type Schemas, unwrap } from "../api/client";
 import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { formatDateTime, formatNumber } from "../lib/format";
+import { type Loaded, useApi } from "../lib/use-api";
 import { CopyField } from "./copy";
-import { ErrorNotice } from "./feedback";
+import { ErrorNotice, Loading } from "./feedback";
 import { Checkbox, Field } from "./form";
 import { type Choices, type EnrollmentChoices, userLabel } from "./integration-choices";
 import { shortId } from "./integration-labels";
@@ -18,17 +19,79 @@ const FIELDS = ["expires_in_hours", "max_uses", "policy_id", "user_id"];
  * lines only between members so it reads in the box; just the two command substitutions step outside
  * the quotes.
  */
-/** Fetches the agent (this server's executable) and checks it against the digest the server publishes. */
-export function agentDownloadCommand(origin: string): string {
-  return [
-    `curl -fsSLo bulwark ${origin}/api/v1/agent/download && chmod +x bulwark`,
-    `curl -fsS ${origin}/api/v1/agent/download.sha256 | sha256sum -c`,
-  ].join("\n");
+/**
+ * Fetches the agent (this server's executable) and checks it against `sha256`, the digest this page
+ * read through the administrator's own session: a digest fetched beside the file, from the same server,
+ * would be swapped with it by whoever can swap the file. Without a digest (a server run from source has
+ * no executable to offer) the check is left out, and the page says why.
+ */
+export function agentDownloadCommand(origin: string, sha256: string | null): string {
+  const fetchIt = `curl -fsSLo bulwark ${origin}/api/v1/agent/download`;
+  return sha256
+    ? [fetchIt, `echo "${sha256}  bulwark" | sha256sum -c && chmod +x bulwark`].join("\n")
+    : `${fetchIt} && chmod +x bulwark`;
 }
 
-/** Enrolls the machine with the agent fetched by agentDownloadCommand. */
-export function agentEnrollCommand(origin: string, token: string): string {
-  return `sudo ./bulwark agent enroll --server ${origin} --token ${token}`;
+/** Whether the host is this machine: plain http there crosses no network. */
+function isLoopbackHost(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+/**
+ * Enrolls the machine with the agent fetched by agentDownloadCommand: over https with the server's CA
+ * pinned by its SHA-256 when Bulwark serves TLS itself (`caSha256`); over plain http to another machine
+ * only with --insecure-http, which the page explains beside it.
+ */
+export function agentEnrollCommand(origin: string, token: string, caSha256: string | null = null): string {
+  const url = new URL(origin);
+  const extra =
+    url.protocol === "http:" && !isLoopbackHost(url.hostname)
+      ? " --insecure-http"
+      : url.protocol === "https:" && caSha256
+        ? ` --ca-sha256 ${caSha256}`
+        : "";
+  return `sudo ./bulwark agent enroll --server ${origin} --token ${token}${extra}`;
+}
+
+/** The agent's digest and the server CA's, as this page reads them (each null when there is none). */
+function useDigests(origin: string): Loaded<{ agent: string | null; serverCa: string | null }> {
+  return useApi(async () => {
+    const agent = await fetch(`${origin}/api/v1/agent/download.sha256`).then((answer) =>
+      answer.ok ? answer.text() : null,
+    );
+    const serverCa = origin.startsWith("https:")
+      ? await fetch(`${origin}/api/v1/agent/server-ca`).then((answer) =>
+          answer.ok ? answer.headers.get("x-bulwark-sha256") : null,
+        )
+      : null;
+    return { agent: agent?.split(/\s+/)[0] ?? null, serverCa };
+  }, [origin]);
+}
+
+type PolicyData = Schemas["PolicyData"];
+
+/** What the Linux agent changes on a machine that follows `data`, and what it only checks, in words. */
+export function linuxEnforcement(data: PolicyData): { enforced: string[]; checked: string[] } {
+  const enforced: string[] = ["the WireGuard tunnel to this server is brought up"];
+  const checked: string[] = [];
+  if (!data.usb.allowed && !data.usb.audit_only)
+    enforced.push(
+      "USB devices are blocked but for the whitelist and the allowed classes (usbguard must be installed and running)",
+    );
+  if (!data.storage.external_storage_allowed) enforced.push("USB storage drivers cannot load");
+  if (data.network.blocked_domains.length > 0)
+    enforced.push(
+      `${data.network.blocked_domains.length} blocked domain${data.network.blocked_domains.length === 1 ? "" : "s"} in /etc/hosts (exact names; wildcards are not blocked)`,
+    );
+  const workPaths = data.wipe?.work_paths ?? [];
+  enforced.push(
+    workPaths.length > 0
+      ? `a wipe erases ${workPaths.join(", ")}`
+      : "a wipe erases no files (the policy names no work paths)",
+  );
+  if (data.storage.encryption_required) checked.push("disk encryption");
+  if (data.network.vpn_required) checked.push("the tunnel being connected");
+  return { enforced, checked };
 }
 
 export function enrollCommand(origin: string, token: string): string {
@@ -227,6 +290,8 @@ export function ChoiceSelect<T extends { id: string }>({
 /** The new token, shown this once, with the command that enrolls a device with it. */
 export function EnrollmentTokenCreated({ token, onDone }: { token: CreatedToken; onDone: () => void }) {
   const heading = useRef<HTMLHeadingElement>(null);
+  const digests = useDigests(location.origin);
+  const isPlainHttpAcrossNetwork = location.protocol === "http:" && !isLoopbackHost(location.hostname);
   // Move focus to the result so keyboard and screen reader users land on what they must copy.
   useEffect(() => heading.current?.focus(), []);
   const uses =
@@ -247,12 +312,41 @@ export function EnrollmentTokenCreated({ token, onDone }: { token: CreatedToken;
       </div>
       <CopyField label="Enrollment token" value={token.token} isCode />
       <p class="muted small">Enroll a Linux machine with the agent: run both commands on it.</p>
-      <CopyField label="1. Fetch the agent" value={agentDownloadCommand(location.origin)} isCode />
-      <CopyField
-        label="2. Enroll with the agent"
-        value={agentEnrollCommand(location.origin, token.token)}
-        isCode
-      />
+      {digests.isLoading ? (
+        <Loading label="Reading the agent's digest" />
+      ) : (
+        <>
+          <CopyField
+            label="1. Fetch the agent"
+            value={agentDownloadCommand(location.origin, digests.data?.agent ?? null)}
+            isCode
+          />
+          <p class="muted small">
+            {digests.data?.agent
+              ? "The command checks the file against its SHA-256, read by this page through your own session: a file changed on the way is refused."
+              : "This server offers no agent to download (it runs from source: npm run build, then serve dist/bulwark), so there is no digest to check it against."}
+          </p>
+          <CopyField
+            label="2. Enroll with the agent"
+            value={agentEnrollCommand(location.origin, token.token, digests.data?.serverCa ?? null)}
+            isCode
+          />
+          {isPlainHttpAcrossNetwork ? (
+            <div class="notice notice-warn" role="note">
+              This server is plain http: the device's token, its policies and wipe commands will cross the
+              network unprotected, which is why the command says --insecure-http. Serve Bulwark over https
+              (server.tls_cert, or a proxy in front).
+            </div>
+          ) : null}
+          {digests.data?.serverCa ? (
+            <p class="muted small">
+              --ca-sha256 pins this server's certificate authority: the agent trusts only the CA with that
+              SHA-256.
+            </p>
+          ) : null}
+        </>
+      )}
+      <PolicyAtEnrollment policyId={token.policy_id} />
       <details>
         <summary>Without the agent: enroll with curl</summary>
         <CopyField
@@ -271,6 +365,33 @@ export function EnrollmentTokenCreated({ token, onDone }: { token: CreatedToken;
           Done
         </button>
       </div>
+    </section>
+  );
+}
+
+/** What a device enrolled with the token follows from the start, and what the Linux agent does with it. */
+function PolicyAtEnrollment({ policyId }: { policyId: string | null }) {
+  const policy = useApi(
+    () =>
+      policyId
+        ? unwrap(api.GET("/api/v1/policies/{id}", { params: { path: { id: policyId } } }))
+        : unwrap(api.GET("/api/v1/policies/default", {})),
+    [policyId],
+  );
+  if (!policy.data) return null;
+  const { enforced, checked } = linuxEnforcement(policy.data.policy_data);
+  return (
+    <section class="stack" aria-labelledby="policy-at-enrollment">
+      <h3 id="policy-at-enrollment">At enrollment: {policy.data.name}</h3>
+      <p class="muted small">On a Linux machine the agent then enforces:</p>
+      <ul>
+        {enforced.map((line) => (
+          <li key={line}>{line}</li>
+        ))}
+      </ul>
+      {checked.length > 0 ? (
+        <p class="muted small">It checks and reports, without changing: {checked.join(", ")}.</p>
+      ) : null}
     </section>
   );
 }
