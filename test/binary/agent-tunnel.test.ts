@@ -269,8 +269,20 @@ test("agent run brings the tunnel up through wg-quick, traffic and handshakes cr
   );
   expect(devicePingsServer()).toBe(true);
 
-  // The next cycle finds the tunnel up (nothing to redo) and reports it connected.
-  const second = agent("run", "--once");
+  // The next cycle finds the tunnel up (nothing to redo) and reports it connected; started with a PATH
+  // that has no program folder (as cron or a bare sudo may start it), it finds wg in the system's.
+  const second = inNs(DEVICE_NS, [
+    "env",
+    "PATH=/nonexistent",
+    binary,
+    "agent",
+    "run",
+    "--once",
+    "--root",
+    root,
+    "--state-dir",
+    stateDir,
+  ]);
   expect({ code: second.code, stderr: second.stderr }).toMatchObject({ code: 0 });
   const device = await callServer(running, "GET", `/api/v1/devices/${deviceId}`, adminToken);
   expect(device.facts.vpn_connected).toBe(true);

@@ -6,7 +6,7 @@
 import { lstatSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ProgramRunner } from "../facts/fact";
-import { findProgram } from "../find-program";
+import { findProgram, programEnvironment } from "../find-program";
 import {
   type Journal,
   type JournalEntry,
@@ -64,6 +64,7 @@ export const runCommand: CommandRunner = async (argv, stdin) => {
   const found = findProgram(program);
   if (found === null) throw new Error(notInstalled(program));
   const child = Bun.spawn([found, ...argv.slice(1)], {
+    env: programEnvironment(),
     stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
     stdout: "pipe",
     stderr: "pipe",

@@ -1,4 +1,4 @@
-import { findProgram } from "../find-program";
+import { findProgram, programEnvironment } from "../find-program";
 /** What one collector found: the value when it could be determined, and why (or why not) in words. */
 export interface FactReading<T> {
   /** Left out when it cannot be determined: the agent never guesses. */
@@ -36,6 +36,7 @@ export const runProgram: ProgramRunner = async (argv) => {
   if (found === null) return { code: 127, stdout: "", stderr: `${argv[0]}: not installed` };
   // Killed with its collector's time limit, so that a hung program does not outlive the command.
   const child = Bun.spawn([found, ...argv.slice(1)], {
+    env: programEnvironment(),
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
