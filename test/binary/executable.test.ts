@@ -253,6 +253,9 @@ describe("the command line", () => {
     }
     const started = await startServer(binary, folder);
     try {
+      // Said around the line that it listens, which is all startServer waits for: a moment more here.
+      for (let waited = 0; waited < 5000 && !started.output().includes("First run"); waited += 50)
+        await Bun.sleep(50);
       expect(started.output()).toContain(
         "First run: created the admin admin@bulwark.local with the password",
       );
