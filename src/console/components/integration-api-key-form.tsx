@@ -21,6 +21,10 @@ const SCOPES: readonly { scope: Scope; description: string }[] = [
   { scope: "users:read", description: "See users" },
   { scope: "users:write", description: "Create, change and delete users" },
   { scope: "audit:read", description: "Read the audit log" },
+  {
+    scope: "vpn:read",
+    description: "Only the VPN server's peer list: the key for bulwark vpn sync on the VPN host",
+  },
   { scope: "admin", description: "Everything, including webhooks and organization settings" },
 ];
 

@@ -18,6 +18,7 @@ export type Scope =
   | "users:read"
   | "users:write"
   | "audit:read"
+  | "vpn:read"
   | "admin";
 
 export interface Session {
