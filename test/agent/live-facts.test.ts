@@ -96,6 +96,8 @@ describe("usb_storage_blocked", () => {
       files: {
         "etc/usbguard/rules.d/50-bulwark.conf":
           "allow with-interface 09:00:*\nallow with-interface one-of { 03:*:* }\nblock\n",
+        // usbguard is installed (its daemon where the package puts it).
+        "usr/sbin/usbguard-daemon": "",
       },
     };
     const active = programs({ "systemctl is-active": { stdout: "active\n" } });
@@ -111,8 +113,20 @@ describe("usb_storage_blocked", () => {
       "read on the live machine only",
     );
     const storageAllowed = {
-      files: { "etc/usbguard/rules.d/50-bulwark.conf": "allow with-interface one-of { 08:*:* }\nblock\n" },
+      files: {
+        "etc/usbguard/rules.d/50-bulwark.conf": "allow with-interface one-of { 08:*:* }\nblock\n",
+        "usr/sbin/usbguard-daemon": "",
+      },
     };
+    // Without usbguard installed nothing runs the rules: false, whatever ROOT is, saying why.
+    const uninstalled = await readUsbStorageBlocked(
+      await tree({ files: { "etc/usbguard/rules.d/50-bulwark.conf": "block\n" } }),
+      offline,
+    );
+    expect(uninstalled).toEqual({
+      value: false,
+      detail: expect.stringContaining("blocks storage, but usbguard is not installed"),
+    });
     expect(
       (await readUsbStorageBlocked(await tree(storageAllowed), { isLive: true, runProgram: active.run }))
         .value,

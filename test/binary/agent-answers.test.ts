@@ -165,6 +165,37 @@ describe("a check-in answer that breaks the agent API's schema", () => {
       expect(snapshot(root)).not.toEqual(before);
     });
 
+  test("a wipe whose work paths name the system is refused by the agent itself: /etc stays, the wipe reports it", async () => {
+    const { root, stateDir } = await enrolledThroughProxy();
+    const etc = snapshot(join(root, "etc"));
+    expect((await agent(root, stateDir, "run", "--once", "--no-tunnel")).code).toBe(0);
+    const status = JSON.parse((await agent(root, stateDir, "status", "--json")).stdout);
+    const wipe = await callServer(server, "POST", `/api/v1/devices/${status.device_id}/wipe`, adminToken, {
+      reason: "test",
+    });
+    // The server refuses such paths in a policy; a server that lies (or a policy from before the rule) sends them anyway.
+    rewrite = (answer) => {
+      answer.policy.policy_data.wipe = { work_paths: ["/e?c", "/etc/ssl"] };
+      return answer;
+    };
+    const run = await agent(root, stateDir, "run", "--once", "--no-tunnel");
+    expect(run.stderr).toContain("the wipe failed");
+    expect(run.stderr).toContain("/e?c: refused by the agent: must start with a folder named in full");
+    rewrite = null;
+    // /etc is as before enrollment (the wipe undid the enforcement): nothing of it was erased.
+    expect(snapshot(join(root, "etc"))).toEqual(etc);
+    const polled = await callServer(
+      server,
+      "GET",
+      `/api/v1/devices/${status.device_id}/wipe/${wipe.wipe_id}`,
+      adminToken,
+    );
+    expect(polled.status).toBe("failed");
+    expect(polled.report.paths).toContainEqual(
+      expect.objectContaining({ path: "/etc/ssl", outcome: "failed", files: 0 }),
+    );
+  });
+
   test("a policy kept from an earlier answer stays as it was while answers are invalid", async () => {
     const { root, stateDir } = await enrolledThroughProxy();
     expect((await agent(root, stateDir, "run", "--once", "--no-tunnel")).code).toBe(0);

@@ -157,6 +157,14 @@ describe("a wipe erases the policy's work paths", () => {
 
     const polled = await wipeOf(deviceId, wipe.wipe_id);
     expect(polled.status).toBe("completed");
+    // The device's page claims nothing of what it reported before: not the tunnel, not a compliance.
+    const wiped = await callServer(server, "GET", `/api/v1/devices/${deviceId}`, adminToken);
+    expect(wiped).toMatchObject({
+      status: "wiped",
+      facts: null,
+      compliance: { status: "unknown", violations: [] },
+    });
+    expect(wiped.enforcement).toBeNull();
     const byPath = Object.fromEntries(
       polled.report.paths.map((entry: { path: string }) => [entry.path, entry]),
     );

@@ -280,7 +280,23 @@ describe("policy_data rules, on create", () => {
       body: {
         name: "Bad work paths",
         policy_data: {
-          wipe: { work_paths: ["Work", "/etc/ssl", "~/../root", "~/a/**/b", "/", "~/*", "~/Work", "~/Work"] },
+          wipe: {
+            work_paths: [
+              "Work",
+              "/etc/ssl",
+              "~/../root",
+              "~/a/**/b",
+              "/",
+              "~/*",
+              "~/Work",
+              "~/Work",
+              "/e?c/x",
+              "/home",
+              "/var/lib/app",
+              "/root/x",
+              "/*/ann",
+            ],
+          },
         },
       },
     });
@@ -299,6 +315,21 @@ describe("policy_data rules, on create", () => {
       ],
       ["policy_data.wipe.work_paths.3", "** is not supported: write one glob per level (~/x/*/y)"],
       ["policy_data.wipe.work_paths.5", "must not match a whole home (~/*)"],
+      [
+        "policy_data.wipe.work_paths.8",
+        "must start with a folder named in full (/srv/*/work, not /s*): a pattern there could match the system",
+      ],
+      [
+        "policy_data.wipe.work_paths.9",
+        "must name a folder inside /home (/home itself holds more than work data)",
+      ],
+      ["policy_data.wipe.work_paths.10", "must not be in /var: a wipe erases work data, never the system"],
+      ["policy_data.wipe.work_paths.11", "must not be in /root: a wipe erases work data, never the system"],
+      [
+        "policy_data.wipe.work_paths.12",
+        "must start with a folder named in full (/srv/*/work, not /s*): a pattern there could match the system",
+      ],
+      // Duplicates are named after every other problem.
       ["policy_data.wipe.work_paths.7", "duplicate value"],
     ]);
   });

@@ -35,6 +35,12 @@ export async function readUsbStorageBlocked(
     why.push(`${USBGUARD_RULE_FILE} does not block storage`);
     return known(false, why.join("; "));
   }
+  const isInstalled =
+    (await tree.exists("/usr/sbin/usbguard-daemon")) || (await tree.exists("/usr/bin/usbguard-daemon"));
+  if (!isInstalled) {
+    why.push(`${USBGUARD_RULE_FILE} blocks storage, but usbguard is not installed`);
+    return known(false, why.join("; "));
+  }
   if (!live.isLive)
     return unknown(
       `${USBGUARD_RULE_FILE} blocks storage; whether usbguard runs is read on the live machine only`,

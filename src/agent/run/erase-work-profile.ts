@@ -26,6 +26,7 @@ import {
   unlinkSync,
 } from "node:fs";
 import { join, posix } from "node:path";
+import { workPathProblem } from "../../lib/work-path-rules";
 
 /** What one work path came to: emptied (or deleted, for a file), absent, or not erased and why. */
 export interface ErasedPath {
@@ -58,6 +59,8 @@ export interface WorkTarget {
   anchorLabel: string;
   /** The components below the anchor, each a name or a glob (`*`, `?`, `[...]`); none are followed. */
   parts: string[];
+  /** Why the agent refuses this path (a system folder, a pattern at the top): nothing is erased for it. */
+  refused?: string;
 }
 
 const OPEN_FOLDER = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
@@ -285,6 +288,12 @@ export function eraseWorkTargets(targets: readonly WorkTarget[]): ErasureReport 
   const mounts = mountPoints();
   const report: ErasureReport = { paths: [], files: 0, bytes: 0, failures: [] };
   for (const target of targets) {
+    if (target.refused) {
+      const detail = `refused by the agent: ${target.refused}`;
+      report.paths.push({ path: target.label, outcome: "failed", files: 0, bytes: 0, folders: 0, detail });
+      report.failures.push(`${target.label}: ${detail}`);
+      continue;
+    }
     let matched = false;
     forEachMatch(
       target,
@@ -406,6 +415,12 @@ export function workTargets(
   const targets: WorkTarget[] = [];
   const users = workPaths.some((path) => path.startsWith("~/")) ? localUsers(root) : [];
   for (const path of workPaths) {
+    // Checked again here: an older policy, or a server that lies, must not point a wipe at the system.
+    const refused = workPathProblem(path);
+    if (refused !== undefined) {
+      targets.push({ label: path, anchor: root, anchorLabel: "/", parts: [], refused });
+      continue;
+    }
     if (path.startsWith("~/"))
       for (const user of users)
         targets.push({

@@ -16,6 +16,12 @@ export async function planCommand(options: { root: string; stateDir: string; jso
   const state = readAgentState(paths);
   if (!state)
     throw new NotEnrolledError(`${options.stateDir} holds no enrollment: run bulwark agent enroll first`);
+  if (state.state === "wiped")
+    throw new NotEnrolledError("this device was wiped: nothing is enforced; enroll it again to manage it");
+  if (state.state === "unenroll_pending")
+    throw new NotEnrolledError(
+      "this device is unenrolled (the server is yet to be told): nothing is enforced, nothing is planned",
+    );
   const status = readRuntimeStatus(paths.status);
   if (!status.policy)
     throw new NotEnrolledError(

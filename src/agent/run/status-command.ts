@@ -55,7 +55,7 @@ export function statusCommand(options: { stateDir: string; json: boolean }): voi
     lines.push(
       "Unenrolled here: the machine is restored and nothing is enforced; the server has not been told yet.",
     );
-    const next = status.next_checkin_at ? `; tried again at ${status.next_checkin_at}` : "";
+    const next = status.next_checkin_at ? `; next try at ${status.next_checkin_at}` : "";
     if (status.last_error)
       lines.push(
         `The server could not be told at ${status.last_error.at}: ${status.last_error.message}${next}`,

@@ -128,8 +128,8 @@ export async function carryOutWipe(options: {
   removeFiles([paths.wireGuardKey, paths.certificateKey, paths.certificate]);
   writeAgentState(paths, { ...state, state: "wiped", device_token: "", tunnel: null });
   // Nothing is enforced and nothing is scheduled any more: status says only what is true now.
-  const before = readRuntimeStatus(paths.status);
-  writeRuntimeStatus(paths.status, { ...EMPTY_STATUS, last_checkin_at: before.last_checkin_at });
+  // The check-in that brought the wipe (and the completion) were the last the server heard.
+  writeRuntimeStatus(paths.status, { ...EMPTY_STATUS, last_checkin_at: options.now.toISOString() });
   const told = journal.notification
     ? `; ${journal.notification.sessions} session${journal.notification.sessions === 1 ? "" : "s"} notified${journal.notification.detail ? ` (${journal.notification.detail})` : ""}`
     : "";

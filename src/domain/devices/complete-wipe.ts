@@ -14,8 +14,9 @@ import { deviceEventData, findDevice } from "./device-views";
 import { toWipeView, type WipeReport, type WipeView } from "./wipe-view";
 
 /**
- * The agent's report on a wipe command. Success: the wipe is `completed`, the device `wiped` and every
- * token of the device revoked (this very request is its last). Failure: the wipe is `failed` with the
+ * The agent's report on a wipe command. Success: the wipe is `completed`, the device `wiped` (its last
+ * facts, enforcement and compliance forgotten: none of them holds any more) and every token of the
+ * device revoked (this very request is its last). Failure: the wipe is `failed` with the
  * error and the device keeps its status, so a new wipe can be requested. 409 unless the wipe is pending.
  */
 export async function completeWipe(
@@ -68,9 +69,23 @@ export async function completeWipe(
         : {}),
     };
     if (input.success) {
+      // What the device last reported (the tunnel up, its compliance) is no longer so: it is forgotten
+      // rather than shown as the wiped device's state; the log keeps the history.
       await tx
         .update(devices)
-        .set({ status: "wiped", updatedAt: timestamp })
+        .set({
+          status: "wiped",
+          updatedAt: timestamp,
+          facts: null,
+          ignoredFacts: null,
+          enforcement: null,
+          enforcementReportedAt: null,
+          complianceStatus: "unknown",
+          complianceViolations: [],
+          complianceMissing: [],
+          complianceCheckedAt: null,
+          complianceStale: false,
+        })
         .where(eq(devices.id, device.id));
       await tx
         .update(deviceTokens)

@@ -1,5 +1,6 @@
 import { KindGuard, type TArray, type TObject, type TSchema } from "@sinclair/typebox";
 import { compileRe2Pattern } from "../../lib/re2-pattern";
+import { workPathProblem } from "../../lib/work-path-rules";
 import { type FieldError, ValidationError } from "../errors";
 import { mergePolicyData } from "./merge-policy-data";
 import { CLIPBOARD_DIRECTIONS, type PolicyData, PolicyDataSchema } from "./policy-document";
@@ -160,53 +161,11 @@ function checkRules(document: Record<string, unknown>, errors: FieldErrorList): 
   if (isRecord(wipe)) {
     const paths = validStringItems(wipe, ["wipe", "work_paths"], errors);
     for (const item of paths) {
-      const problem = describeWorkPathProblem(item.value);
+      const problem = workPathProblem(item.value);
       if (problem !== undefined) errors.add(item.path, problem, item.value);
     }
     reportDuplicates(paths, (value) => value, errors);
   }
-}
-
-/** Folders of the system a wipe must never empty (the first component of an absolute work path). */
-const SYSTEM_FOLDERS = new Set([
-  "bin",
-  "boot",
-  "dev",
-  "etc",
-  "lib",
-  "lib32",
-  "lib64",
-  "libx32",
-  "proc",
-  "run",
-  "sbin",
-  "sys",
-  "usr",
-]);
-
-/**
- * A work path is `~/...` (each local user's home) or absolute, in clean components (no empty, `.` or
- * `..`), each a name or a glob of `*`, `?` and closed `[...]`; never a whole home, `/`, a system folder
- * or the agent's state.
- */
-function describeWorkPathProblem(path: string): string | undefined {
-  const isHome = path.startsWith("~/");
-  if (!isHome && !path.startsWith("/"))
-    return "must start with / (an absolute path) or ~/ (in each user's home)";
-  const parts = (isHome ? path.slice(2) : path.slice(1)).split("/");
-  if (parts.length === 0 || parts.some((part) => part === "" || part === "." || part === ".."))
-    return "must name a folder or file below / or ~/, without empty, . or .. components (and no trailing /)";
-  if (parts.some((part) => part.includes("**")))
-    return "** is not supported: write one glob per level (~/x/*/y)";
-  if (parts.some((part) => part.includes("\\"))) return "must not contain a backslash";
-  if (parts.some((part) => /\[[^\]]*$/.test(part))) return "has a [ without its closing ]";
-  if (!isHome && SYSTEM_FOLDERS.has(parts[0] as string))
-    return `must not be in /${parts[0]}: a wipe erases work data, never the system`;
-  if (!isHome && path.startsWith("/var/lib/bulwark-agent")) return "must not be the agent's own state";
-  if (parts.length === 1 && /^[*?[]/.test(parts[0] as string) && !isHome)
-    return "must not match every top-level folder";
-  if (isHome && parts.length === 1 && parts[0] === "*") return "must not match a whole home (~/*)";
-  return undefined;
 }
 
 const USB_DEVICE_ID = /^[0-9a-f]{4}:[0-9a-f]{4}$/i;
