@@ -205,6 +205,68 @@ describe("a wipe erases the policy's work paths", () => {
     expect(logs.data[0].details).toMatchObject({ files_erased: 4, bytes_erased: 16 });
   });
 
+  test("notify_user: a logged-in terminal is shown the notice (wall), and the report counts the session it reached", async () => {
+    const root = machineWithUsers();
+    const { stateDir, deviceId } = await enroll(root);
+    write(root, "home/ann/Work/plan.txt", "12345");
+    // A real terminal: script(1) gives `sleep` a pseudo-terminal and logs all that appears on it.
+    const folder = mkdtempSync(join(tmpdir(), "bulwark-wipe-session-"));
+    const log = join(folder, "terminal.log");
+    const terminal = Bun.spawn(["script", "-q", "-f", "-c", "tty; sleep 60", log], {
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    try {
+      let tty = "";
+      for (let attempt = 0; attempt < 100 && tty === ""; attempt++) {
+        tty = /\/dev\/(pts\/\d+)/.exec(existsSync(log) ? readFileSync(log, "utf8") : "")?.[1] ?? "";
+        if (tty === "") await Bun.sleep(50);
+      }
+      expect(tty).not.toBe("");
+      // Ann logged in on it, as login(1) records a session in utmp (written by utmpdump from its text form).
+      const record = `[7] [${String(terminal.pid).padStart(5, "0")}] [ts/0] [ann     ] [${tty.padEnd(8)}] [                    ] [0.0.0.0        ] [2026-12-07T09:00:00,000000+00:00]\n`;
+      const utmp = join(folder, "utmp");
+      const dumped = Bun.spawnSync(["sh", "-c", `utmpdump -r > ${utmp}`], { stdin: Buffer.from(record) });
+      expect(dumped.exitCode).toBe(0);
+      const wipe = await requestWipe(deviceId, true);
+      // The agent runs in a mount namespace whose /run holds that utmp (no logind there: who and wall).
+      const run = Bun.spawnSync([
+        "unshare",
+        "-m",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        `mount -t tmpfs none /run && cp ${utmp} /run/utmp && exec "$0" "$@"`,
+        binary,
+        "agent",
+        "run",
+        "--once",
+        "--no-tunnel",
+        "--root",
+        root,
+        "--state-dir",
+        stateDir,
+      ]);
+      expect(run.exitCode, run.stderr.toString()).toBe(0);
+      expect(run.stderr.toString()).toContain("1 session notified");
+      for (
+        let attempt = 0;
+        attempt < 100 && !readFileSync(log, "utf8").includes("work data is being erased");
+        attempt++
+      )
+        await Bun.sleep(50);
+      expect(readFileSync(log, "utf8")).toContain("This computer's work data is being erased");
+      const polled = await wipeOf(deviceId, wipe.wipe_id);
+      expect(polled.report.notification).toEqual({ requested: true, sessions: 1, methods: ["wall"] });
+    } finally {
+      terminal.kill();
+      await terminal.exited;
+      rmSync(folder, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   test("a wipe without notify_user tells no one, and says so", async () => {
     const root = machineWithUsers();
     const { stateDir, deviceId } = await enroll(root);
