@@ -9,7 +9,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines, snapshot } from "../helpers/agent-machine";
-import { buildBinary, callServer, type RunningServer, startServer } from "../helpers/binary";
+import { buildBinary, callServer, type RunningServer, startAgentServer } from "../helpers/binary";
 
 const ADMIN = { email: "answers-admin@example.com", password: "correct-horse-battery" };
 
@@ -23,15 +23,7 @@ let proxy: ReturnType<typeof Bun.serve>;
 
 beforeAll(async () => {
   binary = await buildBinary();
-  server = await startServer(binary, mkdtempSync(join(tmpdir(), "bulwark-agent-answers-")), {
-    BULWARK_ADMIN_EMAIL: ADMIN.email,
-    BULWARK_ADMIN_PASSWORD: ADMIN.password,
-    BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
-    BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
-    BULWARK_VPN_ENDPOINT: "vpn.bulwark-test.net:51820",
-  });
-  adminToken = (await callServer<{ token: string }>(server, "POST", "/api/v1/auth/login", undefined, ADMIN))
-    .token;
+  ({ server, adminToken } = await startAgentServer(binary, "bulwark-agent-answers-", ADMIN));
   proxy = Bun.serve({
     port: 0,
     hostname: "127.0.0.1",

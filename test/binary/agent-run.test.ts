@@ -23,7 +23,7 @@ import {
   expectOneLine,
   type RunningServer,
   runCommand,
-  startServer,
+  startAgentServer,
 } from "../helpers/binary";
 
 const ADMIN = { email: "run-admin@example.com", password: "correct-horse-battery" };
@@ -35,15 +35,7 @@ let adminToken: string;
 
 beforeAll(async () => {
   binary = await buildBinary();
-  server = await startServer(binary, mkdtempSync(join(tmpdir(), "bulwark-agent-run-")), {
-    BULWARK_ADMIN_EMAIL: ADMIN.email,
-    BULWARK_ADMIN_PASSWORD: ADMIN.password,
-    BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
-    BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
-    BULWARK_VPN_ENDPOINT: "vpn.bulwark-test.net:51820",
-  });
-  adminToken = (await callServer<{ token: string }>(server, "POST", "/api/v1/auth/login", undefined, ADMIN))
-    .token;
+  ({ server, adminToken } = await startAgentServer(binary, "bulwark-agent-run-", ADMIN));
   // Storage blocked and one domain blocked, on top of the default policy.
   const policy = await callServer(server, "GET", "/api/v1/policies/default", adminToken);
   await callServer(server, "PUT", `/api/v1/policies/${policy.id}`, adminToken, {

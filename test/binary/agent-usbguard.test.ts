@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { ensureUsbguardRuleParser } from "../../scripts/test-tools";
 import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines } from "../helpers/agent-machine";
-import { buildBinary, callServer, type RunningServer, runCommand, startServer } from "../helpers/binary";
+import { buildBinary, callServer, type RunningServer, runCommand, startAgentServer } from "../helpers/binary";
 
 const ADMIN = { email: "usbguard-admin@example.com", password: "correct-horse-battery" };
 
@@ -25,15 +25,7 @@ let daemon: ReturnType<typeof Bun.spawn> | null = null;
 beforeAll(async () => {
   binary = await buildBinary();
   usbguard = dirname(dirname(dirname(ensureUsbguardRuleParser())));
-  server = await startServer(binary, mkdtempSync(join(tmpdir(), "bulwark-agent-usbguard-")), {
-    BULWARK_ADMIN_EMAIL: ADMIN.email,
-    BULWARK_ADMIN_PASSWORD: ADMIN.password,
-    BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
-    BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
-    BULWARK_VPN_ENDPOINT: "vpn.bulwark-test.net:51820",
-  });
-  adminToken = (await callServer<{ token: string }>(server, "POST", "/api/v1/auth/login", undefined, ADMIN))
-    .token;
+  ({ server, adminToken } = await startAgentServer(binary, "bulwark-agent-usbguard-", ADMIN));
 }, 120_000);
 
 afterAll(async () => {

@@ -20,7 +20,7 @@ import {
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines, snapshot } from "../helpers/agent-machine";
-import { buildBinary, callServer, type RunningServer, runCommand, startServer } from "../helpers/binary";
+import { buildBinary, callServer, type RunningServer, runCommand, startAgentServer } from "../helpers/binary";
 
 const ADMIN = { email: "wipe-admin@example.com", password: "correct-horse-battery" };
 const PASSWD = [
@@ -38,16 +38,9 @@ let adminToken: string;
 
 beforeAll(async () => {
   binary = await buildBinary();
-  server = await startServer(binary, mkdtempSync(join(tmpdir(), "bulwark-agent-wipe-")), {
-    BULWARK_ADMIN_EMAIL: ADMIN.email,
-    BULWARK_ADMIN_PASSWORD: ADMIN.password,
-    BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
-    BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
-    BULWARK_VPN_ENDPOINT: "vpn.bulwark-test.net:51820",
+  ({ server, adminToken } = await startAgentServer(binary, "bulwark-agent-wipe-", ADMIN, {
     BULWARK_RATE_LIMIT_ENROLLMENTS_PER_MINUTE: "1000",
-  });
-  adminToken = (await callServer<{ token: string }>(server, "POST", "/api/v1/auth/login", undefined, ADMIN))
-    .token;
+  }));
   const policy = await callServer(server, "GET", "/api/v1/policies/default", adminToken);
   await callServer(server, "PUT", `/api/v1/policies/${policy.id}`, adminToken, {
     policy_data: { wipe: { work_paths: WORK_PATHS } },

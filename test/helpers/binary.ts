@@ -140,6 +140,34 @@ export async function startServer(
   };
 }
 
+/**
+ * A server for the agent's tests, in a folder of its own: `admin` as its first admin (hashed cheaply),
+ * a VPN endpoint set, `env` on top; resolves once that admin is signed in.
+ */
+export async function startAgentServer(
+  binary: string,
+  prefix: string,
+  admin: { email: string; password: string },
+  env: Record<string, string> = {},
+): Promise<{ server: RunningServer; adminToken: string }> {
+  const server = await startServer(binary, mkdtempSync(join(tmpdir(), prefix)), {
+    BULWARK_ADMIN_EMAIL: admin.email,
+    BULWARK_ADMIN_PASSWORD: admin.password,
+    BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
+    BULWARK_AUTH_PASSWORD_HASH_ITERATIONS: "1",
+    BULWARK_VPN_ENDPOINT: "vpn.bulwark-test.net:51820",
+    ...env,
+  });
+  const { token } = await callServer<{ token: string }>(
+    server,
+    "POST",
+    "/api/v1/auth/login",
+    undefined,
+    admin,
+  );
+  return { server, adminToken: token };
+}
+
 /** A JSON request to a running server that must succeed (2xx); anything else throws with the answer. */
 export async function callServer<T = any>(
   server: RunningServer,
