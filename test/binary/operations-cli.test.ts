@@ -331,5 +331,5 @@ describe("bulwark org sso-domain", () => {
     expect(usage.code).toBe(2);
     expectOneLine(usage.stderr, "org sso-domain add|remove --org ORG DOMAIN");
     expect(run(["org", "sso-domain", "add", "x.test"], folder).code).toBe(2);
-  });
+  }, 30_000);
 });

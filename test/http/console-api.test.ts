@@ -244,10 +244,10 @@ describe("GET /devices/summary", () => {
     for (const device of [lost, stolen, kept]) await checkIn(t, device.device_token, unencrypted);
     expect((await summary()).by_compliance).toEqual({ compliant: 0, non_compliant: 3, unknown: 0 });
 
-    // Wiped while non-compliant: the device still says what it last reported, but it is no longer managed.
+    // Wiped while non-compliant: it is no longer managed, and what it last reported no longer holds.
     await wipeDevice(t, org.adminToken, lost, "lost on a train");
     const wiped = await t.request("GET", `${DEVICES}/${lost.id}`, { token: org.adminToken });
-    expect(wiped.body).toMatchObject({ status: "wiped", compliance: { status: "non_compliant" } });
+    expect(wiped.body).toMatchObject({ status: "wiped", facts: null, compliance: { status: "unknown" } });
     expect(await summary()).toEqual({
       total: 3,
       by_status: { online: 2, offline: 0, suspended: 0, wiped: 1, pending: 0 },
