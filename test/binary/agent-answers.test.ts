@@ -9,7 +9,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildMachine, OS_RELEASES, ROOT_DEVICES, removeMachines, snapshot } from "../helpers/agent-machine";
-import { buildBinary, callServer, type RunningServer, startAgentServer } from "../helpers/binary";
+import {
+  buildBinary,
+  callServer,
+  type RunningServer,
+  runCommandAsync,
+  startAgentServer,
+} from "../helpers/binary";
 
 const ADMIN = { email: "answers-admin@example.com", password: "correct-horse-battery" };
 
@@ -50,19 +56,8 @@ afterAll(async () => {
 });
 
 /** Runs the agent without blocking this process, which serves the proxy it talks to. */
-async function agent(root: string, stateDir: string, ...args: string[]) {
-  const child = Bun.spawn([binary, "agent", ...args, "--root", root, "--state-dir", stateDir], {
-    cwd: tmpdir(),
-    env: { PATH: process.env.PATH ?? "", HOME: tmpdir() },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { code, stdout, stderr };
+function agent(root: string, stateDir: string, ...args: string[]) {
+  return runCommandAsync(binary, ["agent", ...args, "--root", root, "--state-dir", stateDir], tmpdir());
 }
 
 async function enrolledThroughProxy() {

@@ -22,6 +22,7 @@ import {
   expectOneLine,
   type RunningServer,
   runCommand,
+  runCommandAsync,
   startServer,
 } from "../helpers/binary";
 
@@ -94,22 +95,6 @@ const enrollArgs = (url: string, token: string, root: string, stateDir: string) 
   ...["enroll", "--server", url, "--token", token],
   ...["--root", root, "--state-dir", stateDir],
 ];
-
-/** runCommand that lets this process's event loop run meanwhile (a server of the test's own answers). */
-async function runCommandAsync(binary: string, args: string[], cwd: string) {
-  const child = Bun.spawn([binary, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? "", HOME: cwd },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(child.stdout).text(),
-    new Response(child.stderr).text(),
-    child.exited,
-  ]);
-  return { code, stdout, stderr };
-}
 
 const enrollmentToken = async () =>
   (await callServer<{ token: string }>(server, "POST", "/api/v1/enrollment-tokens", adminToken, {})).token;

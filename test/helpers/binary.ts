@@ -199,6 +199,22 @@ export function runCommand(binary: string, args: string[], cwd: string, env: Rec
   return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
 }
 
+/** runCommand that lets this process's event loop run meanwhile (a server of the test's own answers). */
+export async function runCommandAsync(binary: string, args: string[], cwd: string) {
+  const child = Bun.spawn([binary, ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? "", HOME: cwd },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+    child.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
 /** stderr is exactly one line, `bulwark: ...` containing `expected`, with no stack trace. */
 export function expectOneLine(stderr: string, expected: string) {
   const lines = stderr.trim().split("\n");
