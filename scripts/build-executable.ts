@@ -34,41 +34,54 @@ export const BUILD_FLAGS = [
 ];
 
 /**
+ * The other systems an executable is built for, each with Bun's runtime for it (`bun build --target`):
+ * the npm package of that runtime, of the same version as the bun that builds, from the npm registry
+ * (the one registry our build machines reach; Bun would otherwise download it from GitHub).
+ */
+const CROSS_TARGETS = {
+  /** Alpine and other musl systems (dist/bulwark-musl). */
+  "linux-x64-musl": { package: "@oven/bun-linux-x64-musl", runtime: "bin/bun" },
+  /** Windows 10 and later, x64 (dist/bulwark-windows-x64.exe: the agent for Windows). */
+  "windows-x64": { package: "@oven/bun-windows-x64", runtime: "bin/bun.exe" },
+} as const;
+
+export type CrossTarget = keyof typeof CROSS_TARGETS;
+
+/**
  * Builds src/main.ts (or `entry`: a benchmark's baseline) into a standalone executable at `outfile` and
- * returns its path. `musl`: for Alpine and other musl systems, with Bun's musl runtime of the same
- * version from the npm registry (the one registry our build machines reach; Bun would otherwise
- * download it from GitHub).
+ * returns its path: for the build machine's own system, or for `target` (CROSS_TARGETS).
  */
 export async function buildExecutable(
   outfile: string,
-  options: { musl?: boolean; entry?: string } = {},
+  options: { target?: CrossTarget; entry?: string } = {},
 ): Promise<string> {
-  const target = options.musl
-    ? ["--target=bun-linux-x64-musl", `--compile-executable-path=${await muslRuntime()}`]
+  const cross = options.target
+    ? [
+        `--target=bun-${options.target}`,
+        `--compile-executable-path=${await npmRuntime(CROSS_TARGETS[options.target])}`,
+      ]
     : [];
-  await $`bun build ${BUILD_FLAGS} ${target} ${options.entry ?? "src/main.ts"} --outfile ${outfile}`
+  await $`bun build ${BUILD_FLAGS} ${cross} ${options.entry ?? "src/main.ts"} --outfile ${outfile}`
     .cwd(ROOT)
     .quiet();
   return outfile;
 }
 
 /**
- * Bun's musl runtime (`@oven/bun-linux-x64-musl`, the version of the bun that builds), fetched with
- * `npm pack` once into node_modules/.cache: npm will not install it on a glibc machine (its package
- * declares libc musl).
+ * Bun's runtime for another system (`@oven/bun-linux-x64-musl`, `@oven/bun-windows-x64`), of the version
+ * of the bun that builds, fetched with `npm pack` once into node_modules/.cache: npm will not install it
+ * on this machine (its package declares another os or libc).
  */
-async function muslRuntime(): Promise<string> {
+async function npmRuntime({ package: name, runtime }: { package: string; runtime: string }): Promise<string> {
   const version = (await $`bun --version`.cwd(ROOT).text()).trim();
-  const folder = join(ROOT, "node_modules", ".cache", `bun-linux-x64-musl-${version}`);
-  const runtime = join(folder, "package", "bin", "bun");
-  if (existsSync(runtime)) return runtime;
+  const folder = join(ROOT, "node_modules", ".cache", `${name.replace("@oven/", "")}-${version}`);
+  const path = join(folder, "package", runtime);
+  if (existsSync(path)) return path;
   mkdirSync(folder, { recursive: true });
   const packed = (
-    await $`npm pack --silent @oven/bun-linux-x64-musl@${version} --pack-destination ${folder}`
-      .cwd(folder)
-      .text()
+    await $`npm pack --silent ${name}@${version} --pack-destination ${folder}`.cwd(folder).text()
   ).trim();
   await $`tar -xzf ${packed.split("\n").at(-1) ?? ""}`.cwd(folder).quiet();
-  if (!existsSync(runtime)) throw new Error(`npm pack of @oven/bun-linux-x64-musl@${version} has no bin/bun`);
-  return runtime;
+  if (!existsSync(path)) throw new Error(`npm pack of ${name}@${version} has no ${runtime}`);
+  return path;
 }

@@ -1,11 +1,12 @@
 /**
  * Builds the single executable dist/bulwark (migrations, docs assets, the console and package.json
- * embedded). The console's API types are regenerated from the OpenAPI document first, so an API change
+ * embedded), and the same application for Windows, dist/bulwark-windows-x64.exe, which the server
+ * offers beside itself as the Windows agent (`GET /api/v1/agent/download?os=windows`). The console's API types are regenerated from the OpenAPI document first, so an API change
  * the console does not follow fails `npm run typecheck` (and CI) instead of a page at run time.
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildExecutable } from "./build-executable";
+import { buildExecutable, type CrossTarget } from "./build-executable";
 import {
   ANSWER_SCHEMAS_FILE,
   generateAgentAnswerSchemas,
@@ -27,10 +28,13 @@ if (readFileSync(ANSWER_SCHEMAS_FILE, "utf8") !== answerSchemas) {
 }
 const dist = join(import.meta.dir, "..", "dist");
 rmSync(dist, { recursive: true, force: true });
-const builds: { name: string; musl: boolean }[] = [{ name: "bulwark", musl: false }];
-if (withMusl) builds.push({ name: "bulwark-musl", musl: true });
-for (const { name, musl } of builds) {
-  const path = await buildExecutable(join(dist, name), { musl });
+const builds: { name: string; target?: CrossTarget }[] = [
+  { name: "bulwark" },
+  { name: "bulwark-windows-x64.exe", target: "windows-x64" },
+];
+if (withMusl) builds.push({ name: "bulwark-musl", target: "linux-x64-musl" });
+for (const { name, target } of builds) {
+  const path = await buildExecutable(join(dist, name), { target });
   const { size } = Bun.file(path);
   console.log(`built dist/${name} (${(size / 1024 / 1024).toFixed(1)} MiB)`);
 }

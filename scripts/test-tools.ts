@@ -31,6 +31,12 @@ const TOOLS = [
   { command: "systemd-analyze", package: "systemd", use: "verifying and rating deploy/bulwark.service" },
   { command: "nginx", package: "nginx", use: "the nginx example in front of the executable" },
   { command: "readelf", package: "binutils", use: "checking the musl executable's loader and libraries" },
+  { command: "wine", package: "wine", use: "running the Windows agent (Debian 12's Wine 8.0)" },
+  {
+    command: "x86_64-w64-mingw32-ld",
+    package: "binutils-mingw-w64-x86-64",
+    use: "linking the DLL Wine 8.0 lacks for the Windows agent (test/helpers/wine.ts)",
+  },
 ] as const;
 
 export function ensureTestTools(): void {

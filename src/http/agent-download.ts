@@ -1,60 +1,92 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { NotFoundError } from "../domain/errors";
 import { VERSION } from "../version";
+
+/** The systems the agent is offered for: `?os=` and `?arch=` of `GET /api/v1/agent/download`. */
+export interface AgentPlatform {
+  os: "linux" | "windows";
+  arch: "x64";
+}
 
 /** The executable `GET /api/v1/agent/download` serves, with its SHA-256 (hex). */
 export interface AgentExecutable {
   path: string;
+  /** The name an enrolling machine saves it as; `sha256sum -c` reads the same name from the checksum line. */
+  fileName: string;
   size: number;
   sha256: string;
 }
 
 /**
- * The file name an enrolling machine saves it as; `sha256sum -c` reads the same name from the
- * checksum line.
+ * The Windows agent, which the server serves from beside its own executable: `npm run build` makes
+ * dist/bulwark-windows-x64.exe beside dist/bulwark.
  */
-export const AGENT_FILE_NAME = "bulwark";
+export const WINDOWS_AGENT_FILE = "bulwark-windows-x64.exe";
 
-let known: { path: string; size: number; modified: number; sha256: Promise<string> } | null = null;
+/** Each file's digest, kept while its size and modification time stay as they were. */
+const known = new Map<string, { size: number; modified: number; sha256: Promise<string> }>();
 
 /**
- * The running executable, to hand to an enrolling machine: the server and the agent are one
- * executable, so an air-gapped site needs nothing else. Only the compiled executable (`bun build
- * --compile`, whose entry point lives in Bun's embedded file system) is served; under `npm start` the
- * running program is Bun itself, and the answer is 404 `agent_download_unavailable`. The digest is
- * computed once per file (streamed, not read whole) and again if the file was replaced.
+ * The agent for `platform`, to hand to an enrolling machine: the server and the agent are one
+ * executable, so an air-gapped site needs nothing else. For Linux, the running executable; for Windows,
+ * WINDOWS_AGENT_FILE beside it. Only the compiled executable (`bun build --compile`, whose entry point
+ * lives in Bun's embedded file system) offers either: under `npm start` the running program is Bun
+ * itself, and the answer is 404 `agent_download_unavailable`, as it is for a Windows file that is not
+ * there. Each file's digest is computed once (streamed, not read whole) and again if it was replaced.
  */
-export async function agentExecutable(): Promise<AgentExecutable> {
+export async function agentExecutable(
+  platform: AgentPlatform = { os: "linux", arch: "x64" },
+): Promise<AgentExecutable> {
+  const isWindows = platform.os === "windows";
   if (!isCompiled())
     throw new NotFoundError(
       "agent executable",
-      "this server runs from source (npm start): build the executable with `npm run build` and serve dist/bulwark to offer it",
+      isWindows
+        ? `this server runs from source (npm start): build with \`npm run build\` and serve dist/bulwark, which offers dist/${WINDOWS_AGENT_FILE} beside it`
+        : "this server runs from source (npm start): build the executable with `npm run build` and serve dist/bulwark to offer it",
     );
-  const path = process.execPath;
-  const stat = await Bun.file(path).stat();
-  if (!known || known.path !== path || known.size !== stat.size || known.modified !== stat.mtimeMs) {
-    known = { path, size: stat.size, modified: stat.mtimeMs, sha256: digestFile(path) };
+  const path = isWindows ? join(dirname(process.execPath), WINDOWS_AGENT_FILE) : process.execPath;
+  const stat = await Bun.file(path)
+    .stat()
+    .catch(() => null);
+  if (!stat?.isFile())
+    throw new NotFoundError(
+      "agent executable",
+      isWindows
+        ? `put ${WINDOWS_AGENT_FILE} in ${dirname(path)}, beside this server's executable (\`npm run build\` makes dist/${WINDOWS_AGENT_FILE} beside dist/bulwark)`
+        : `this server's executable cannot be read at ${path}`,
+    );
+  let entry = known.get(path);
+  if (!entry || entry.size !== stat.size || entry.modified !== stat.mtimeMs) {
+    entry = { size: stat.size, modified: stat.mtimeMs, sha256: digestFile(path) };
+    known.set(path, entry);
   }
-  const current = known;
+  const current = entry;
   try {
-    return { path, size: current.size, sha256: await current.sha256 };
+    return {
+      path,
+      fileName: isWindows ? "bulwark.exe" : "bulwark",
+      size: current.size,
+      sha256: await current.sha256,
+    };
   } catch (error) {
-    if (known === current) known = null;
+    if (known.get(path) === current) known.delete(path);
     throw error;
   }
 }
 
-/** The `sha256sum` line of the executable: `<hex>  bulwark`. */
+/** The `sha256sum` line of the executable: `<hex>  bulwark` (`bulwark.exe` for Windows). */
 export function checksumLine(executable: AgentExecutable): string {
-  return `${executable.sha256}  ${AGENT_FILE_NAME}\n`;
+  return `${executable.sha256}  ${executable.fileName}\n`;
 }
 
 /** The download's headers: a file to save, its digest and the version it is. */
 export function downloadHeaders(executable: AgentExecutable): Record<string, string> {
   return {
     "content-type": "application/octet-stream",
-    "content-disposition": `attachment; filename="${AGENT_FILE_NAME}"`,
+    "content-disposition": `attachment; filename="${executable.fileName}"`,
     "x-bulwark-version": VERSION,
     "x-bulwark-sha256": executable.sha256,
   };

@@ -11,7 +11,7 @@ import { buildExecutable } from "../../scripts/build-executable";
 
 test("npm run build:musl makes a musl executable of the same application", async () => {
   const musl = await buildExecutable(join(mkdtempSync(join(tmpdir(), "bulwark-musl-")), "bulwark-musl"), {
-    musl: true,
+    target: "linux-x64-musl",
   });
   const headers = Bun.spawnSync(["readelf", "--program-headers", "--dynamic", musl]).stdout.toString();
   expect(headers).toContain("[Requesting program interpreter: /lib/ld-musl-x86_64.so.1]");

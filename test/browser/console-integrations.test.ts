@@ -2,11 +2,12 @@
  * The console's integration pages in a real browser, against the built executable: enrollment tokens
  * (the token and enroll command shown once, then revoked), webhooks (a test event reaching a real
  * receiver and its delivery in the table), and API keys (the key shown once, then revoked). What the
- * page shows is then used the way a device, a receiver or a script would use it.
+ * page shows is then used the way a device, a receiver or a script would use it. The server is a copy
+ * of the executable in a folder of its own, so the test decides whether a Windows agent sits beside it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -27,6 +28,14 @@ interface Received {
 let harness: ConsoleHarness;
 let receiver: ReturnType<typeof Bun.serve>;
 const received: Received[] = [];
+const serverFolder = mkdtempSync(join(tmpdir(), "bulwark-console-agent-"));
+const served = join(serverFolder, "bulwark");
+/**
+ * What the server offers as its Windows agent: a stand-in, since the page only shows its digest and the
+ * commands (test/binary/windows-build.test.ts serves the real build).
+ */
+const windowsAgent = join(serverFolder, "bulwark-windows-x64.exe");
+const WINDOWS_STAND_IN = "MZ: a stand-in for bulwark-windows-x64.exe\n";
 
 beforeAll(async () => {
   // A webhook receiver on loopback: the server accepts it only with allow_private_targets.
@@ -38,12 +47,15 @@ beforeAll(async () => {
       return new Response("ok");
     },
   });
-  harness = await startConsoleHarness({ BULWARK_WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" });
+  copyFileSync(await executablePath(), served);
+  writeFileSync(windowsAgent, WINDOWS_STAND_IN);
+  harness = await startConsoleHarness({ BULWARK_WEBHOOKS_ALLOW_PRIVATE_TARGETS: "true" }, { binary: served });
 }, 120_000);
 
 afterAll(async () => {
   await harness?.stop();
   receiver?.stop(true);
+  rmSync(serverFolder, { recursive: true, force: true });
 });
 
 async function signedInPage(
@@ -120,11 +132,28 @@ describe("enrollment tokens", () => {
       );
       // The digest is in the command itself (read through the administrator's session), not fetched
       // beside the file from the same server: sha256sum's own reading of the served executable.
-      const served256 = Bun.spawnSync(["sha256sum", await executablePath()])
-        .stdout.toString()
-        .split(" ")[0];
+      const served256 = Bun.spawnSync(["sha256sum", served]).stdout.toString().split(" ")[0];
       expect(fetchAgent).toContain(`echo "${served256}  bulwark" | sha256sum -c`);
       expect(fetchAgent).not.toContain("download.sha256");
+      // Beside them, the Windows commands for an elevated PowerShell: the file beside the server, its
+      // digest read by the page (not fetched beside the file), then enroll and install the service.
+      const windowsDigest = new Bun.CryptoHasher("sha256").update(WINDOWS_STAND_IN).digest("hex");
+      const windowsUrl = `${harness.origin}/api/v1/agent/download?os=windows&arch=x64`;
+      expect(await page.getByLabel("1. Fetch bulwark.exe").inputValue()).toBe(
+        [
+          `Invoke-WebRequest -UseBasicParsing -OutFile bulwark.exe "${windowsUrl}"`,
+          `if ((Get-FileHash bulwark.exe -Algorithm SHA256).Hash -ne "${windowsDigest}") { Remove-Item bulwark.exe; throw "bulwark.exe is not the file this server offers: removed" }`,
+        ].join("\n"),
+      );
+      expect(await page.getByLabel("2. Enroll with bulwark.exe and install its service").inputValue()).toBe(
+        [
+          `.\\bulwark.exe agent enroll --server ${harness.origin} --token ${value}`,
+          ".\\bulwark.exe agent install-service",
+        ].join("\n"),
+      );
+      // The address in the command serves that file.
+      const windowsDownload = await fetch(windowsUrl);
+      expect([windowsDownload.status, await windowsDownload.text()]).toEqual([200, WINDOWS_STAND_IN]);
       // What a device gets at enrollment, from the token's policy.
       const atEnrollment = page.getByRole("region", { name: "At enrollment: Kiosk laptops" });
       await atEnrollment.getByText("a wipe erases ~/Work").waitFor();
@@ -141,10 +170,10 @@ describe("enrollment tokens", () => {
       expect([await fetched.exited, await new Response(fetched.stderr).text()]).toEqual([0, ""]);
       expect(checked).toBe("bulwark: OK\n");
       const agent = Bun.file(join(folder, "bulwark"));
-      const served = Bun.file(await executablePath());
-      expect(agent.size).toBe(served.size);
+      const running = Bun.file(served);
+      expect(agent.size).toBe(running.size);
       expect(
-        Buffer.compare(Buffer.from(await agent.arrayBuffer()), Buffer.from(await served.arrayBuffer())),
+        Buffer.compare(Buffer.from(await agent.arrayBuffer()), Buffer.from(await running.arrayBuffer())),
       ).toBe(0);
       expect(statSync(join(folder, "bulwark")).mode & 0o111).toBe(0o111);
       // A file changed on the way fails the check and is not made executable.
@@ -218,6 +247,32 @@ describe("enrollment tokens", () => {
       expect(await field.getAttribute("aria-invalid")).toBe("true");
       expect(await page.getByRole("heading", { name: "Token created" }).count()).toBe(0);
     });
+  }, 30_000);
+
+  test("without a Windows agent beside the server, the page says so and where it goes, with no command", async () => {
+    rmSync(windowsAgent);
+    try {
+      const page = await signedInPage("/enrollment-tokens");
+      await withScreenshotOnFailure(page, "integrations enrollment token no windows agent", async () => {
+        await page.getByRole("button", { name: "Create token" }).click();
+        await page.getByRole("heading", { name: "Token created" }).waitFor();
+        await page.getByLabel("1. Fetch the agent").waitFor();
+        await page
+          .getByRole("note")
+          .filter({
+            hasText: `This server offers no Windows agent: put bulwark-windows-x64.exe in ${serverFolder}, beside this server's executable`,
+          })
+          .waitFor();
+        const commands = await page
+          .locator("textarea")
+          .evaluateAll((areas) => areas.map((area) => (area as HTMLTextAreaElement).value));
+        expect(commands.filter((command) => command.includes("bulwark.exe"))).toEqual([]);
+        expect(commands.some((command) => command.includes("sudo ./bulwark agent enroll"))).toBe(true);
+        expect(await accessibilityViolations(page)).toEqual([]);
+      });
+    } finally {
+      writeFileSync(windowsAgent, WINDOWS_STAND_IN);
+    }
   }, 30_000);
 });
 

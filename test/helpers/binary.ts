@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { buildExecutable } from "../../scripts/build-executable";
 import { noteServerLog } from "./server-errors";
 
@@ -19,6 +19,25 @@ export function executablePath(): Promise<string> {
 }
 
 export const buildBinary = executablePath;
+
+let windowsBuilt: Promise<string> | null = null;
+
+/**
+ * The Windows executable under test: TEST_WINDOWS_EXECUTABLE when set, else the
+ * bulwark-windows-x64.exe beside the executable under test when it is not older than it (both made by
+ * one `npm run build`), else one built once per run by the same function, for the same target.
+ */
+export function windowsExecutablePath(): Promise<string> {
+  windowsBuilt ??= (async () => {
+    if (process.env.TEST_WINDOWS_EXECUTABLE) return process.env.TEST_WINDOWS_EXECUTABLE;
+    const linux = await executablePath();
+    const beside = join(dirname(linux), "bulwark-windows-x64.exe");
+    if (existsSync(beside) && statSync(beside).mtimeMs >= statSync(linux).mtimeMs) return beside;
+    const folder = mkdtempSync(join(tmpdir(), "bulwark-windows-"));
+    return buildExecutable(join(folder, "bulwark-windows-x64.exe"), { target: "windows-x64" });
+  })();
+  return windowsBuilt;
+}
 
 /**
  * For a test file whose servers run one after another on one data folder (killed, then restarted):

@@ -38,9 +38,17 @@ export interface ConsoleHarness {
   stop(): Promise<void>;
 }
 
-export async function startConsoleHarness(env: Record<string, string> = {}): Promise<ConsoleHarness> {
+/**
+ * Starts the executable under test (or `options.binary`: a copy, for a test that decides what sits
+ * beside it) on a folder of its own, and a browser.
+ */
+export async function startConsoleHarness(
+  env: Record<string, string> = {},
+  options: { binary?: string } = {},
+): Promise<ConsoleHarness> {
+  const binary = options.binary ?? (await executablePath());
   const folder = mkdtempSync(join(tmpdir(), "bulwark-console-"));
-  const server = await startServer(await executablePath(), folder, {
+  const server = await startServer(binary, folder, {
     BULWARK_ADMIN_EMAIL: ADMIN.email,
     BULWARK_ADMIN_PASSWORD: ADMIN.password,
     BULWARK_AUTH_PASSWORD_HASH_MEMORY_KIB: "64",
@@ -57,7 +65,7 @@ export async function startConsoleHarness(env: Record<string, string> = {}): Pro
     browser,
     api,
     async operator(args) {
-      return runCommand(await executablePath(), args, folder);
+      return runCommand(binary, args, folder);
     },
     async adminToken() {
       if (token) return token;

@@ -159,5 +159,40 @@ describe("GET /agent/download", () => {
         expect(response.body.details).toContain("npm run build");
       }
     });
+
+    test("from source, the Windows agent is a 404 that says which file a built server offers", async () => {
+      for (const path of ["/api/v1/agent/download", "/api/v1/agent/download.sha256"]) {
+        const response = await t.request("GET", `${path}?os=windows&arch=x64`);
+        expect([path, response.status, response.body.reason]).toEqual([
+          path,
+          404,
+          "agent_download_unavailable",
+        ]);
+        expect(response.body.details).toContain("npm run build");
+        expect(response.body.details).toContain("dist/bulwark-windows-x64.exe");
+      }
+    });
   }
+
+  test("another os or arch is a 400 naming the parameter, in the JSON error body", async () => {
+    for (const path of ["/api/v1/agent/download", "/api/v1/agent/download.sha256"]) {
+      for (const [query, field] of [
+        ["os=macos", "os"],
+        ["os=Windows", "os"],
+        ["os=windows&arch=arm64", "arch"],
+        ["arch=x86_64", "arch"],
+      ] as const) {
+        const response = await t.request("GET", `${path}?${query}`);
+        expect([path, query, response.status, response.body.code, response.body.reason]).toEqual([
+          path,
+          query,
+          400,
+          400,
+          "validation_failed",
+        ]);
+        expect(response.headers.get("content-type")).toContain("application/json");
+        expect(response.body.details).toContain(field);
+      }
+    }
+  });
 });

@@ -114,8 +114,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Download the agent (this server's executable)
-         * @description The server and the device agent are one executable (`bulwark agent ...`): this serves the running one, so a machine that can reach the server needs nothing else to enroll: `curl -fsSLo bulwark <server>/api/v1/agent/download && chmod +x bulwark`. Public, like the executable itself. Headers: X-Bulwark-Version, X-Bulwark-SHA256 (hex; also at /agent/download.sha256). 404 agent_download_unavailable when the server runs from source (npm start) rather than as the built executable.
+         * Download the agent (this server's executable, or its Windows build)
+         * @description The server and the device agent are one executable (`bulwark agent ...`): this serves the running one, so a machine that can reach the server needs nothing else to enroll: `curl -fsSLo bulwark <server>/api/v1/agent/download && chmod +x bulwark`. With ?os=windows (&arch=x64, the default and for now the only one) it serves the Windows build found beside the running executable, bulwark-windows-x64.exe (`npm run build` makes it in dist/ beside dist/bulwark), saved as bulwark.exe; from an elevated PowerShell: `Invoke-WebRequest -UseBasicParsing -OutFile bulwark.exe "<server>/api/v1/agent/download?os=windows&arch=x64"`. Public, like the executable itself. Headers: X-Bulwark-Version (the server's), X-Bulwark-SHA256 (hex; also at /agent/download.sha256 with the same query). 400 for another os or arch. 404 agent_download_unavailable when the server runs from source (npm start) rather than as the built executable, or, for Windows, when bulwark-windows-x64.exe is not beside it (the details say which folder).
          */
         get: operations["getApiV1AgentDownload"];
         put?: never;
@@ -135,7 +135,7 @@ export interface paths {
         };
         /**
          * The agent download's SHA-256
-         * @description One line for `sha256sum -c` beside the downloaded file: `curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. 404 as for the download.
+         * @description One line for `sha256sum -c` beside the downloaded file: `curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. For Windows, ?os=windows&arch=x64 gives the line of bulwark.exe; compare its first word with `(Get-FileHash bulwark.exe -Algorithm SHA256).Hash` in PowerShell (which prints it in capitals). 400 and 404 as for the download.
          */
         get: operations["getApiV1AgentDownload.sha256"];
         put?: never;
@@ -4872,14 +4872,17 @@ export interface operations {
     };
     getApiV1AgentDownload: {
         parameters: {
-            query?: never;
+            query?: {
+                arch?: "x64";
+                os?: "linux" | "windows";
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The bulwark executable (Linux) */
+            /** @description The bulwark executable: for Linux (`bulwark`) or, with ?os=windows, Windows (`bulwark.exe`) */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4936,14 +4939,17 @@ export interface operations {
     };
     "getApiV1AgentDownload.sha256": {
         parameters: {
-            query?: never;
+            query?: {
+                arch?: "x64";
+                os?: "linux" | "windows";
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description `<sha256 hex>  bulwark`, as sha256sum prints it */
+            /** @description `<sha256 hex>  bulwark` (`bulwark.exe` with ?os=windows), as sha256sum prints it */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -14,12 +14,6 @@ export type CreatedToken = Schemas["CreatedEnrollmentToken"];
 const FIELDS = ["expires_in_hours", "max_uses", "policy_id", "user_id"];
 
 /**
- * The command a Linux device runs to enroll itself (docs/agent-api.md): its host name as the device
- * name and its machine id as the stable hardware id. The JSON body stays in single quotes, broken over
- * lines only between members so it reads in the box; just the two command substitutions step outside
- * the quotes.
- */
-/**
  * Fetches the agent (this server's executable) and checks it against `sha256`, the digest this page
  * read through the administrator's own session: a digest fetched beside the file, from the same server,
  * would be swapped with it by whoever can swap the file. Without a digest (a server run from source has
@@ -32,17 +26,29 @@ export function agentDownloadCommand(origin: string, sha256: string | null): str
     : `${fetchIt} && chmod +x bulwark`;
 }
 
+/**
+ * Fetches the Windows agent in PowerShell and checks it against `sha256`, read by this page as for
+ * Linux: a file that differs is removed, so the next command finds nothing to run. PowerShell's `-ne`
+ * ignores case (Get-FileHash prints the digest in capitals).
+ */
+export function windowsDownloadCommand(origin: string, sha256: string): string {
+  return [
+    `Invoke-WebRequest -UseBasicParsing -OutFile bulwark.exe "${origin}/api/v1/agent/download?os=windows&arch=x64"`,
+    `if ((Get-FileHash bulwark.exe -Algorithm SHA256).Hash -ne "${sha256}") { Remove-Item bulwark.exe; throw "bulwark.exe is not the file this server offers: removed" }`,
+  ].join("\n");
+}
+
 /** Whether the host is this machine: plain http there crosses no network. */
 function isLoopbackHost(hostname: string): boolean {
   return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
 }
 
 /**
- * Enrolls the machine with the agent fetched by agentDownloadCommand: over https with the server's CA
- * pinned by its SHA-256 when Bulwark serves TLS itself (`caSha256`); over plain http to another machine
- * only with --insecure-http, which the page explains beside it.
+ * `agent enroll`'s flags besides the server and the token: the server's CA pinned by its SHA-256 over
+ * https when Bulwark serves TLS itself (`caSha256`); over plain http to another machine,
+ * --insecure-http, which the page explains beside it.
  */
-export function agentEnrollCommand(origin: string, token: string, caSha256: string | null = null): string {
+function enrollFlags(origin: string, token: string, caSha256: string | null): string {
   const url = new URL(origin);
   const extra =
     url.protocol === "http:" && !isLoopbackHost(url.hostname)
@@ -50,21 +56,57 @@ export function agentEnrollCommand(origin: string, token: string, caSha256: stri
       : url.protocol === "https:" && caSha256
         ? ` --ca-sha256 ${caSha256}`
         : "";
-  return `sudo ./bulwark agent enroll --server ${origin} --token ${token}${extra}`;
+  return `--server ${origin} --token ${token}${extra}`;
 }
 
-/** The agent's digest and the server CA's, as this page reads them (each null when there is none). */
-function useDigests(origin: string): Loaded<{ agent: string | null; serverCa: string | null }> {
+/** Enrolls the machine with the agent fetched by agentDownloadCommand (see enrollFlags). */
+export function agentEnrollCommand(origin: string, token: string, caSha256: string | null = null): string {
+  return `sudo ./bulwark agent enroll ${enrollFlags(origin, token, caSha256)}`;
+}
+
+/**
+ * Enrolls a Windows machine with the agent fetched by windowsDownloadCommand, from an elevated
+ * PowerShell, and installs it as a service.
+ */
+export function windowsEnrollCommand(origin: string, token: string, caSha256: string | null = null): string {
+  return [
+    `.\\bulwark.exe agent enroll ${enrollFlags(origin, token, caSha256)}`,
+    ".\\bulwark.exe agent install-service",
+  ].join("\n");
+}
+
+/**
+ * What this page reads from the server before showing the commands: the digests of the Linux and
+ * Windows agents and of the server's CA (each null when there is none), and when there is no Windows
+ * agent, what the server says about it.
+ */
+interface Digests {
+  agent: string | null;
+  windowsAgent: string | null;
+  windowsUnavailable: string | null;
+  serverCa: string | null;
+}
+
+function useDigests(origin: string): Loaded<Digests> {
   return useApi(async () => {
+    const digestOf = async (answer: Response) => (await answer.text()).split(/\s+/)[0] ?? null;
     const agent = await fetch(`${origin}/api/v1/agent/download.sha256`).then((answer) =>
-      answer.ok ? answer.text() : null,
+      answer.ok ? digestOf(answer) : null,
     );
+    const windows = await fetch(`${origin}/api/v1/agent/download.sha256?os=windows&arch=x64`);
+    const windowsAgent = windows.ok ? await digestOf(windows) : null;
+    const windowsUnavailable = windows.ok
+      ? null
+      : await windows
+          .json()
+          .then((body: { details?: string }) => body.details ?? null)
+          .catch(() => null);
     const serverCa = origin.startsWith("https:")
       ? await fetch(`${origin}/api/v1/agent/server-ca`).then((answer) =>
           answer.ok ? answer.headers.get("x-bulwark-sha256") : null,
         )
       : null;
-    return { agent: agent?.split(/\s+/)[0] ?? null, serverCa };
+    return { agent, windowsAgent, windowsUnavailable, serverCa };
   }, [origin]);
 }
 
@@ -94,6 +136,12 @@ export function linuxEnforcement(data: PolicyData): { enforced: string[]; checke
   return { enforced, checked };
 }
 
+/**
+ * The command a Linux device runs to enroll itself (docs/agent-api.md): its host name as the device
+ * name and its machine id as the stable hardware id. The JSON body stays in single quotes, broken over
+ * lines only between members so it reads in the box; just the two command substitutions step outside
+ * the quotes.
+ */
 export function enrollCommand(origin: string, token: string): string {
   return [
     `curl -X POST ${origin}/api/v1/devices/enroll \\`,
@@ -331,10 +379,38 @@ export function EnrollmentTokenCreated({ token, onDone }: { token: CreatedToken;
             value={agentEnrollCommand(location.origin, token.token, digests.data?.serverCa ?? null)}
             isCode
           />
+          <p class="muted small">
+            Enroll a Windows machine with the agent: run both in PowerShell as Administrator.
+          </p>
+          {digests.data?.windowsAgent ? (
+            <>
+              <CopyField
+                label="1. Fetch bulwark.exe"
+                value={windowsDownloadCommand(location.origin, digests.data.windowsAgent)}
+                isCode
+              />
+              <p class="muted small">
+                The second line checks the file against its SHA-256, read by this page through your own
+                session, and removes a file changed on the way.
+              </p>
+              <CopyField
+                label="2. Enroll with bulwark.exe and install its service"
+                value={windowsEnrollCommand(location.origin, token.token, digests.data.serverCa)}
+                isCode
+              />
+            </>
+          ) : (
+            <div class="notice" role="note">
+              This server offers no Windows agent:{" "}
+              {digests.data?.windowsUnavailable ??
+                "npm run build makes dist/bulwark-windows-x64.exe, which the server serves from beside its executable"}
+              .
+            </div>
+          )}
           {isPlainHttpAcrossNetwork ? (
             <div class="notice notice-warn" role="note">
               This server is plain http: the device's token, its policies and wipe commands will cross the
-              network unprotected, which is why the command says --insecure-http. Serve Bulwark over https
+              network unprotected, which is why the commands say --insecure-http. Serve Bulwark over https
               (server.tls_cert, or a proxy in front).
             </div>
           ) : null}

@@ -15,6 +15,7 @@ import { jsonAnswer } from "../json-answer";
 import { requestState, type securityPlugin } from "../plugins/security";
 import { errorResponses, Uuid } from "../schemas/common";
 import {
+  AgentDownloadQuery,
   CheckInBody,
   CheckInPreviewSchema,
   CheckInResponse,
@@ -111,44 +112,64 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
     )
     .get(
       "/download",
-      async () => {
-        const executable = await agentExecutable();
+      async ({ query }) => {
+        const executable = await agentExecutable({ os: query.os ?? "linux", arch: query.arch ?? "x64" });
         return new Response(Bun.file(executable.path), { headers: downloadHeaders(executable) });
       },
       {
+        query: AgentDownloadQuery,
         response: {
-          200: Type.String({ format: "binary", description: "The bulwark executable (Linux)" }),
+          200: Type.String({
+            format: "binary",
+            description:
+              "The bulwark executable: for Linux (`bulwark`) or, with ?os=windows, Windows (`bulwark.exe`)",
+          }),
           ...errorResponses(400, 404, 429),
         },
         detail: {
-          summary: "Download the agent (this server's executable)",
+          summary: "Download the agent (this server's executable, or its Windows build)",
           description:
             "The server and the device agent are one executable (`bulwark agent ...`): this serves the " +
             "running one, so a machine that can reach the server needs nothing else to enroll: " +
-            "`curl -fsSLo bulwark <server>/api/v1/agent/download && chmod +x bulwark`. Public, like the " +
-            "executable itself. Headers: X-Bulwark-Version, X-Bulwark-SHA256 (hex; also at " +
-            "/agent/download.sha256). 404 agent_download_unavailable when the server runs from source " +
-            "(npm start) rather than as the built executable.",
+            "`curl -fsSLo bulwark <server>/api/v1/agent/download && chmod +x bulwark`. With " +
+            "?os=windows (&arch=x64, the default and for now the only one) it serves the Windows build " +
+            "found beside the running executable, bulwark-windows-x64.exe (`npm run build` makes it in " +
+            "dist/ beside dist/bulwark), saved as bulwark.exe; from an elevated PowerShell: " +
+            '`Invoke-WebRequest -UseBasicParsing -OutFile bulwark.exe "<server>/api/v1/agent/download?os=windows&arch=x64"`. ' +
+            "Public, like the executable itself. Headers: X-Bulwark-Version (the server's), " +
+            "X-Bulwark-SHA256 (hex; also at /agent/download.sha256 with the same query). 400 for another " +
+            "os or arch. 404 agent_download_unavailable when the server runs from source (npm start) " +
+            "rather than as the built executable, or, for Windows, when bulwark-windows-x64.exe is not " +
+            "beside it (the details say which folder).",
           security: [],
         },
       },
     )
     .get(
       "/download.sha256",
-      async () =>
-        new Response(checksumLine(await agentExecutable()), {
-          headers: { "content-type": "text/plain; charset=utf-8" },
-        }),
+      async ({ query }) =>
+        new Response(
+          checksumLine(await agentExecutable({ os: query.os ?? "linux", arch: query.arch ?? "x64" })),
+          {
+            headers: { "content-type": "text/plain; charset=utf-8" },
+          },
+        ),
       {
+        query: AgentDownloadQuery,
         response: {
-          200: Type.String({ description: "`<sha256 hex>  bulwark`, as sha256sum prints it" }),
+          200: Type.String({
+            description: "`<sha256 hex>  bulwark` (`bulwark.exe` with ?os=windows), as sha256sum prints it",
+          }),
           ...errorResponses(400, 404, 429),
         },
         detail: {
           summary: "The agent download's SHA-256",
           description:
             "One line for `sha256sum -c` beside the downloaded file: " +
-            "`curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. 404 as for the download.",
+            "`curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. For Windows, " +
+            "?os=windows&arch=x64 gives the line of bulwark.exe; compare its first word with " +
+            "`(Get-FileHash bulwark.exe -Algorithm SHA256).Hash` in PowerShell (which prints it in capitals). " +
+            "400 and 404 as for the download.",
           security: [],
         },
       },

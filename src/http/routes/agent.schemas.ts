@@ -11,6 +11,23 @@ import { Timestamp, Uuid } from "../schemas/common";
 import { DeviceStatusSchema } from "./devices.schemas";
 import { PeerSettingsSchema } from "./vpn.schemas";
 
+/**
+ * Which agent `GET /agent/download` serves. Plain literals, no Transform: a Transform in a query
+ * schema was silently skipped in the minified build (src/http/schemas/query-integer.ts).
+ */
+export const AgentDownloadQuery = Type.Object({
+  os: Type.Optional(
+    Type.Union([Type.Literal("linux"), Type.Literal("windows")], {
+      description: "The agent's system: linux (the default) or windows (bulwark.exe)",
+    }),
+  ),
+  arch: Type.Optional(
+    Type.Union([Type.Literal("x64")], {
+      description: "The agent's processor: x64 (the default and, for now, the only one)",
+    }),
+  ),
+});
+
 export const CheckInBody = Type.Object({
   agent_version: Type.Optional(Type.String({ minLength: 1, maxLength: 50 })),
   os_version: Type.Optional(
