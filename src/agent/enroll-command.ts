@@ -1,7 +1,7 @@
 import { ServerRefusal, ServerUnreachable, UnexpectedAnswer } from "./agent-api";
-import { collectFacts } from "./facts/collect-facts";
 import { type EnrollOptions, EnrollUsageError, enrollMachine } from "./identity/enroll";
 import { StateFolderError } from "./identity/state-folder";
+import { currentPlatform } from "./platform";
 
 /** An agent command's end with its own exit code (enroll: 3 refused by the server, 4 unreachable). */
 export class AgentExit extends Error {
@@ -46,7 +46,7 @@ export async function enrollCommand(options: EnrollCommandOptions): Promise<void
       console.error(`Warning: ${options.server} is plain http (--insecure-http): ${unprotected}`);
     }
   }
-  const { os_version } = await collectFacts(options.root);
+  const { os_version } = await currentPlatform().collectFacts(options.root);
   try {
     const state = await enrollMachine({
       ...options,

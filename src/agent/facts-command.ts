@@ -1,4 +1,5 @@
-import { type CollectedFacts, collectFacts, FACT_NAMES } from "./facts/collect-facts";
+import { type CollectedFacts, FACT_NAMES } from "./facts/collect-facts";
+import { currentPlatform } from "./platform";
 
 /** The part of the check-in body that describes the machine: exactly what the next check-in sends. */
 export function checkInFacts(collected: CollectedFacts): {
@@ -15,8 +16,15 @@ export function checkInFacts(collected: CollectedFacts): {
  * value and how it was read, or `unknown: <reason>` for one left out. The tunnel is read as `run` reads
  * it: on the running machine, whatever ROOT is.
  */
-export async function printFacts(options: { root: string; json: boolean }): Promise<void> {
-  const collected = await collectFacts(options.root, { liveTunnel: true });
+export async function printFacts(options: {
+  root: string;
+  json: boolean;
+  fromCapture?: string;
+}): Promise<void> {
+  const collected =
+    options.fromCapture === undefined
+      ? await currentPlatform().collectFacts(options.root, { liveTunnel: true })
+      : await (await import("./capture")).factsFromCapture(options.fromCapture);
   if (options.json) {
     console.log(JSON.stringify(checkInFacts(collected), null, 2));
     return;

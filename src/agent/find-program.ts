@@ -9,9 +9,28 @@ function searchPath(): string {
   return process.env.PATH ? `${process.env.PATH}:${SYSTEM_PATH}` : SYSTEM_PATH;
 }
 
+/**
+ * Windows' program folders, the only ones searched there: the agent runs as SYSTEM, so a folder a user
+ * can write to (PATH may hold one, and Windows looks in the current folder first) must never supply the
+ * `reg` or `wg` it runs.
+ */
+function windowsProgramFolders(): string {
+  const system = process.env.SystemRoot ?? "C:\\Windows";
+  const programs = process.env.ProgramFiles ?? "C:\\Program Files";
+  return [
+    `${system}\\System32`,
+    `${system}\\System32\\WindowsPowerShell\\v1.0`,
+    `${programs}\\WireGuard`,
+  ].join(";");
+}
+
 /** The full path of `program` on PATH or in the system's program folders, or null when it is in neither. */
 export function findProgram(program: string): string | null {
   if (program === "") return null;
+  if (process.platform === "win32") {
+    if (/[\\/]/.test(program)) return program;
+    return Bun.which(program, { PATH: windowsProgramFolders(), cwd: windowsProgramFolders().split(";")[0] });
+  }
   return Bun.which(program, { PATH: searchPath() });
 }
 
@@ -20,5 +39,6 @@ export function findProgram(program: string): string | null {
  * that a script such as wg-quick finds ip, wg and resolvconf as the agent found it.
  */
 export function programEnvironment(): Record<string, string | undefined> {
+  if (process.platform === "win32") return { ...process.env };
   return { ...process.env, PATH: searchPath() };
 }

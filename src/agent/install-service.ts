@@ -19,6 +19,7 @@ import { syncPath } from "./enforce/safe-files";
 import { AgentExit } from "./enroll-command";
 import { readAgentState } from "./identity/agent-state";
 import { readIfPresent, statePaths, writeFileAtomic } from "./identity/state-folder";
+import { type InstalledWindowsService, installWindowsService, removeWindowsService } from "./windows/service";
 
 /** The unit and the executable it starts, as paths on the machine (under ROOT). */
 export const UNIT_PATH = "/etc/systemd/system/bulwark-agent.service";
@@ -65,9 +66,30 @@ function servicePath(stateDir: string): string {
   return join(stateDir, SERVICE_RECORD);
 }
 
-export function readInstalledService(stateDir: string): InstalledService | null {
+export function readInstalledService(stateDir: string): InstalledService | InstalledWindowsService | null {
   const text = readIfPresent(servicePath(stateDir));
-  return text === null ? null : (JSON.parse(text) as InstalledService);
+  return text === null ? null : (JSON.parse(text) as InstalledService | InstalledWindowsService);
+}
+
+function isWindowsRecord(
+  record: InstalledService | InstalledWindowsService,
+): record is InstalledWindowsService {
+  return (record as InstalledWindowsService).kind === "windows-scheduled-task";
+}
+
+/**
+ * install-service on Windows: the scheduled task `Bulwark\Agent` (windows/service.ts says why not a
+ * service), recorded in STATE/service.json as on Linux.
+ */
+async function installOnWindows(stateDir: string, runner?: CommandRunner): Promise<void> {
+  const previous = readInstalledService(stateDir);
+  const { record, lines } = await installWindowsService({
+    stateDir,
+    ...(runner ? { runner } : {}),
+    previous: previous !== null && isWindowsRecord(previous) ? previous : null,
+  });
+  writeFileAtomic(servicePath(stateDir), `${JSON.stringify(record, null, 2)}\n`);
+  for (const line of lines) console.error(line);
 }
 
 /** Whether ROOT is this machine, whose systemd install-service and unenroll talk to. */
@@ -136,6 +158,7 @@ export async function installService(options: {
   executable?: string;
   runner?: CommandRunner;
 }): Promise<void> {
+  if (process.platform === "win32") return await installOnWindows(options.stateDir, options.runner);
   const isLive = isThisMachine(options.root);
   if (isLive && !existsSync(SYSTEMD_RUNNING))
     throw new AgentExit(
@@ -243,6 +266,11 @@ export async function removeInstalledService(options: {
   const record = readInstalledService(options.stateDir);
   if (record === null) return [];
   const runner = options.runner ?? runSystemCommand;
+  if (isWindowsRecord(record)) {
+    const lines = await removeWindowsService(record, runner, { fromService: options.fromService ?? false });
+    unlinkSync(servicePath(options.stateDir));
+    return lines;
+  }
   const withSystemd = isThisMachine(options.root) && existsSync(SYSTEMD_RUNNING);
   if (withSystemd) {
     const failure = await systemctl(

@@ -54,6 +54,12 @@ function components(path: string): string[] {
   return path.split("/").filter((part) => part !== "" && part !== ".");
 }
 
+/**
+ * What the fact readers read of a machine: a MachineTree, or a recording of one (`agent capture`) and
+ * its replay (`agent facts --from-capture`).
+ */
+export type MachineReader = Pick<MachineTree, "readText" | "exists" | "list" | "canonical" | "isLiveSystem">;
+
 /** Reads what the machine under ROOT has at `path`, the real files read under ROOT only. */
 export class MachineTree {
   private constructor(readonly root: string) {}

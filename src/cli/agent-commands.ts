@@ -1,9 +1,10 @@
 /**
- * The device agent's commands (`bulwark agent ...`, Linux only). This table and what it imports load
+ * The device agent's commands (`bulwark agent ...`, on Linux and Windows). This table and what it imports load
  * nothing of the server: each command imports its code from src/agent when it runs, so the agent never
  * evaluates the database, HTTP or domain modules (main.ts sends `agent` here before run-cli.ts loads them).
  */
 import { statSync } from "node:fs";
+import { win32 } from "node:path";
 import { type ParsedArgs, UsageError } from "./args";
 import { type Command, commandLines, resolveCommand } from "./command";
 
@@ -47,8 +48,18 @@ const FLAG_HELP = {
   ],
   "no-tunnel": ["", "write the tunnel's file but never bring the tunnel up or down"],
   json: ["", "print JSON instead of text"],
-  root: ["DIR", "the machine's root folder (default /): every path the agent reads or writes is under it"],
-  "state-dir": ["DIR", "where the agent keeps its identity and state (default /var/lib/bulwark-agent)"],
+  "from-capture": [
+    "DIR",
+    "read the facts from a folder `agent capture` wrote (on any machine) instead of from this machine",
+  ],
+  root: [
+    "DIR",
+    "the machine's root folder (default /; on Windows the system drive): every path the agent reads or writes is under it",
+  ],
+  "state-dir": [
+    "DIR",
+    "where the agent keeps its identity and state (default /var/lib/bulwark-agent; on Windows %ProgramData%\\Bulwark)",
+  ],
 } as const satisfies Record<string, readonly [value: string, text: string]>;
 
 type AgentFlag = keyof typeof FLAG_HELP;
@@ -62,9 +73,9 @@ interface AgentCommand extends Command {
 /** The flags every agent command takes: where the machine is, and where the agent keeps its state. */
 const COMMON_FLAGS = ["root", "state-dir"] as const;
 
-/** ROOT from `--root` (default `/`): a folder, or a usage error. */
+/** ROOT from `--root` (default `/`, on Windows the system drive): a folder, or a usage error. */
 function rootOf(args: ParsedArgs): string {
-  const root = args.flags.get("root") ?? "/";
+  const root = args.flags.get("root") ?? (isWindows() ? `${process.env.SystemDrive ?? "C:"}\\` : "/");
   let isFolder: boolean | undefined;
   try {
     isFolder = statSync(root, { throwIfNoEntry: false })?.isDirectory();
@@ -75,9 +86,17 @@ function rootOf(args: ParsedArgs): string {
   return root;
 }
 
-/** The state folder from `--state-dir` (default /var/lib/bulwark-agent). */
+/** The state folder from `--state-dir` (default /var/lib/bulwark-agent; %ProgramData%\Bulwark on Windows). */
 function stateDirOf(args: ParsedArgs): string {
-  return args.flags.get("state-dir") ?? "/var/lib/bulwark-agent";
+  const fallback = isWindows()
+    ? win32.join(process.env.ProgramData ?? "C:\\ProgramData", "Bulwark")
+    : "/var/lib/bulwark-agent";
+  return args.flags.get("state-dir") ?? fallback;
+}
+
+/** Whether the agent runs on Windows (the platform table, src/agent/platform.ts, says what differs). */
+function isWindows(): boolean {
+  return process.platform === "win32";
 }
 
 /**
@@ -228,17 +247,43 @@ export const AGENT_COMMANDS: readonly AgentCommand[] = [
   },
   {
     name: "agent facts",
-    usage: "agent facts [--root DIR] [--json] [--state-dir DIR]",
+    usage: "agent facts [--root DIR] [--json] [--from-capture DIR] [--state-dir DIR]",
     summary:
-      "print what the next check-in would send about this machine (or the tree at --root): each fact, or\n" +
-      "why it is unknown; --json: the check-in's os_version and facts",
-    flags: COMMON_FLAGS,
+      "print what the next check-in would send about this machine (or the tree at --root, or a capture):\n" +
+      "each fact, or why it is unknown; --json: the check-in's os_version and facts",
+    flags: [...COMMON_FLAGS, "from-capture"],
     switches: ["json"],
     positionals: 0,
     needsConfig: false,
     run: async (_config, args) => {
       const { printFacts } = await import("../agent/facts-command");
-      await printFacts({ root: rootOf(args), json: args.switches.has("json") });
+      const capture = args.flags.get("from-capture");
+      await printFacts({
+        root: capture === undefined ? rootOf(args) : "/",
+        json: args.switches.has("json"),
+        ...(capture === undefined ? {} : { fromCapture: capture }),
+      });
+    },
+  },
+  {
+    name: "agent capture",
+    usage: "agent capture DIR [--root DIR] [--state-dir DIR]",
+    summary:
+      "write every file and program output the agent reads for its facts into the folder DIR (no keys, no\n" +
+      "token), for a support case or a test fixture; `agent facts --from-capture DIR` reads it back",
+    flags: COMMON_FLAGS,
+    positionals: 1,
+    needsConfig: false,
+    run: async (_config, args) => {
+      const folder = args.positionals[0];
+      if (folder === undefined)
+        throw new UsageError("agent capture needs the folder to write into: agent capture DIR");
+      const { captureFacts } = await import("../agent/capture");
+      const collected = await captureFacts(rootOf(args), folder);
+      const known = Object.keys(collected.facts).length + (collected.os_version === undefined ? 0 : 1);
+      console.error(
+        `Captured what the agent reads into ${folder} (${known} of 8 facts known here); send the folder, or read it back with bulwark agent facts --from-capture ${folder}`,
+      );
     },
   },
 ];
@@ -261,7 +306,7 @@ export function agentHelp(words: readonly string[]): string {
 /** `bulwark agent --help`: every agent command, its usage and what it does. */
 function agentCommandsHelp(): string {
   return [
-    "Usage: bulwark agent <command> [flags] (Linux only); bulwark agent <command> --help lists its flags",
+    "Usage: bulwark agent <command> [flags] (Linux and Windows); bulwark agent <command> --help lists its flags",
     "",
     "Commands:",
     ...commandLines(AGENT_COMMANDS),

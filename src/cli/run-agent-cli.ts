@@ -25,7 +25,8 @@ export async function runAgentCli(
       console.log(agentHelp([word]));
       return 0;
     }
-    if (platform !== "linux") throw new UsageError(`the agent supports Linux only (this is ${platform})`);
+    if (platform !== "linux" && platform !== "win32")
+      throw new UsageError(`the agent runs on Linux and Windows only (this is ${platform})`);
     const { command, args } = resolveCommand(argv, AGENT_COMMANDS);
     await command.run(null, args);
     return 0;

@@ -119,6 +119,7 @@ describe("bulwark agent help", () => {
       "unenroll",
       "install-service",
       "facts",
+      "capture",
     ]);
     for (const args of [
       ["agent", "-h"],

@@ -111,12 +111,14 @@ describe("console policies", () => {
         "Linux: enforced (each exact name",
       );
       expect(await support("usb.allowed").innerText()).toContain(
-        "Windows, macOS, Android, iOS: no Bulwark agent yet",
+        "Windows: enforced (the device-installation restriction policy",
       );
+      expect(await support("dlp.screenshot_allowed").innerText()).toContain("Windows: not enforced");
+      expect(await support("usb.allowed").innerText()).toContain("macOS, Android, iOS: no Bulwark agent yet");
       const blocked = page.getByLabel("Blocked domains");
       await blocked.fill("tracker.example.net\n*.ads.example.com");
       await support("network.blocked_domains")
-        .getByText("On Linux *.ads.example.com is not blocked")
+        .getByText("On Linux and Windows *.ads.example.com is not blocked")
         .waitFor();
 
       await page.getByLabel("Name", { exact: true }).fill("Engineering laptops");

@@ -146,7 +146,7 @@ function forget(stateDir: string, journal: Journal, root: string, entry: Journal
   writeJournal(stateDir, journal);
 }
 
-function applyChange(root: string, stateDir: string, journal: Journal, change: FileChange): void {
+export function applyChange(root: string, stateDir: string, journal: Journal, change: FileChange): void {
   const fullPath = pathUnderRoot(root, change.path);
   const entry = journalEntry(journal, change.path);
   if (!change.release) {

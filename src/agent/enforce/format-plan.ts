@@ -3,7 +3,7 @@
  * unified diff of every file it changes and the tunnel commands it runs. The device's private key is
  * never printed.
  */
-import type { FileChange, SettingPlan } from "./plan";
+import type { FileChange, RegistryChange, SettingPlan } from "./plan";
 import { MANAGED_FILES, TUNNEL_INTERFACE } from "./settings";
 
 const CONTEXT = 3;
@@ -128,12 +128,27 @@ const COMMANDS = {
   syncconf: `wg syncconf ${TUNNEL_INTERFACE} <(wg-quick strip ${MANAGED_FILES.wireguard})`,
 };
 
-/** The whole plan for people: one line per setting, then its file diffs and commands. */
-export function formatPlan(plans: readonly SettingPlan[]): string {
+/** A registry value change (Windows): `KEY\NAME: before -> after`. */
+export function formatRegistryChange(change: RegistryChange): string {
+  const shown = (value: RegistryChange["before"]) =>
+    value === null ? "(no value)" : `${value.type} ${value.data}`;
+  const what = change.release ? " (restored as the agent found it)" : "";
+  return `registry ${change.key}\\${change.name}: ${shown(change.before)} -> ${shown(change.after)}${what}`;
+}
+
+/**
+ * The whole plan for people: one line per setting, then its file diffs, registry changes and commands
+ * (`commands`: the platform's tunnel commands, wg-quick's by default).
+ */
+export function formatPlan(
+  plans: readonly SettingPlan[],
+  commands: Record<SettingPlan["tunnel"][number], string> = COMMANDS,
+): string {
   const blocks = plans.map((plan) => {
     const lines = [`${plan.setting}: ${CONDITIONAL[plan.outcome]}: ${plan.detail}`];
     for (const change of plan.changes) lines.push(formatFileChange(change));
-    for (const action of plan.tunnel) lines.push(`would run: ${COMMANDS[action]}`);
+    for (const change of plan.registry ?? []) lines.push(formatRegistryChange(change));
+    for (const action of plan.tunnel) lines.push(`would run: ${commands[action]}`);
     return lines.join("\n");
   });
   return `Nothing was changed. What a run would do, setting by setting:\n${blocks.join("\n")}\n`;

@@ -21,13 +21,31 @@ export interface JournalEntry {
   created_dirs: string[];
 }
 
+/** One registry value the agent changed (Windows): the value before it first changed it, or none. */
+export interface RegistryJournalEntry {
+  /** The key, as `reg` names it (`HKLM\\SYSTEM\\...`). */
+  key: string;
+  name: string;
+  /** The value's type and data before the agent first changed it; null when there was none. */
+  original: { type: string; data: string } | null;
+  /** Keys the agent created for the value (outermost first), deleted again when empty. */
+  created_keys: string[];
+}
+
 export interface Journal {
   format: 1;
   files: JournalEntry[];
+  /** Windows: the registry values changed; absent in a journal written before there were any. */
+  registry?: RegistryJournalEntry[];
 }
 
 export function emptyJournal(): Journal {
   return { format: 1, files: [] };
+}
+
+/** Whether the journal records nothing to undo. */
+export function isJournalEmpty(journal: Journal): boolean {
+  return journal.files.length === 0 && (journal.registry ?? []).length === 0;
 }
 
 /** The journal of `stateDir`, empty when there is none. */
@@ -35,7 +53,11 @@ export function readJournal(stateDir: string): Journal {
   const found = readFileState(join(stateDir, JOURNAL_FILE));
   if (found === null) return emptyJournal();
   const journal = JSON.parse(found.bytes.toString("utf8")) as Journal;
-  if (journal.format !== 1 || !Array.isArray(journal.files))
+  if (
+    journal.format !== 1 ||
+    !Array.isArray(journal.files) ||
+    (journal.registry !== undefined && !Array.isArray(journal.registry))
+  )
     throw new Error(`${join(stateDir, JOURNAL_FILE)}: not an enforcement journal this agent can read`);
   return journal;
 }
@@ -43,7 +65,7 @@ export function readJournal(stateDir: string): Journal {
 /** Writes the journal (0600, atomically); an empty journal removes the file. */
 export function writeJournal(stateDir: string, journal: Journal): void {
   const path = join(stateDir, JOURNAL_FILE);
-  if (journal.files.length === 0) removeFileDurably(path);
+  if (isJournalEmpty(journal)) removeFileDurably(path);
   else writeFileAtomically(path, Buffer.from(`${JSON.stringify(journal, null, 2)}\n`), 0o600);
 }
 

@@ -91,24 +91,38 @@ export interface FileChange {
 /** What is done to the tunnel's interface: `down` before the file changes, `up` or `syncconf` after. */
 export type TunnelAction = "down" | "up" | "syncconf";
 
+/**
+ * One registry value change (Windows): the value before and after (null: no value); `release` gives back
+ * the journal's earlier value and forgets it.
+ */
+export interface RegistryChange {
+  key: string;
+  name: string;
+  before: { type: string; data: string } | null;
+  after: { type: string; data: string } | null;
+  release: boolean;
+}
+
 export interface SettingPlan {
   setting: PolicySettingName | typeof TUNNEL_SETTING;
   outcome: EnforcementOutcome;
   detail: string;
   changes: FileChange[];
   tunnel: TunnelAction[];
+  /** Windows: the registry values it changes. */
+  registry?: RegistryChange[];
 }
 
-type Planned = Omit<SettingPlan, "setting">;
+export type Planned = Omit<SettingPlan, "setting">;
 
-function planned(outcome: EnforcementOutcome, detail: string, changes: FileChange[] = []): Planned {
+export function planned(outcome: EnforcementOutcome, detail: string, changes: FileChange[] = []): Planned {
   return { outcome, detail, changes, tunnel: [] };
 }
 
 const NOT_UTF8 = "(earlier content: not UTF-8 text)";
 
 /** The machine's current file at `path`, or throws its read error (the setting then fails). */
-function currentFile(machine: MachineState, path: string): CurrentFile | null {
+export function currentFile(machine: MachineState, path: string): CurrentFile | null {
   const found = machine.files[path] ?? null;
   if (found !== null && "error" in found) throw new Error(found.error);
   return found;
@@ -118,7 +132,7 @@ function currentFile(machine: MachineState, path: string): CurrentFile | null {
  * The change that makes the agent's whole file at `path` hold `desired`, or, with `desired` null, that
  * gives back what the journal says was there before the agent wrote it.
  */
-function wholeFileChanges(
+export function wholeFileChanges(
   input: PlanInput,
   path: string,
   desired: string | null,
@@ -152,7 +166,11 @@ function unsupported(setting: PolicySettingName): (input: PlanInput) => Planned 
   return () => planned("unsupported", LINUX_SUPPORT[setting].how);
 }
 
-function describeFact(name: keyof EnforcementFacts, value: boolean | undefined, meaning: string): string {
+export function describeFact(
+  name: keyof EnforcementFacts,
+  value: boolean | undefined,
+  meaning: string,
+): string {
   return value === undefined ? `${name} unknown: the agent could not tell ${meaning}` : `${name}=${value}`;
 }
 
@@ -300,7 +318,11 @@ function planUsbAuditOnly({ policy }: PlanInput): Planned {
 }
 
 function planBlockedDomains(input: PlanInput): Planned {
-  const path = MANAGED_FILES.hosts;
+  return planHostsSection(input, MANAGED_FILES.hosts);
+}
+
+/** `network.blocked_domains` as the agent's section of the hosts file at `path` (Linux's or Windows'). */
+export function planHostsSection(input: PlanInput, path: string): Planned {
   const { names, wildcards, invalid } = sortBlockedDomains(input.policy.network.blocked_domains);
   const current = currentFile(input.machine, path);
   if (current !== null && current.text === null)
@@ -341,7 +363,7 @@ function planBlockedDomains(input: PlanInput): Planned {
     }
   }
   if (names.length === 0) {
-    const detail = ["no exact names to block: no section in /etc/hosts", ...notes].join("; ");
+    const detail = [`no exact names to block: no section in ${path}`, ...notes].join("; ");
     return planned(wildcards.length > 0 || invalid.length > 0 ? "unsupported" : "enforced", detail, changes);
   }
   const detail = [
@@ -440,12 +462,24 @@ function planTunnel(input: PlanInput): Planned {
 
 /** Each policy setting's plan, in the document's order, then the tunnel's. */
 export function planEnforcement(input: PlanInput): SettingPlan[] {
+  return planEach(input, PLANNERS, planTunnel);
+}
+
+/**
+ * Each policy setting's plan by `planners`, in the document's order, then the tunnel's: a planner that
+ * throws makes its setting `failed` with the error, and the others go on.
+ */
+export function planEach<Input>(
+  input: Input,
+  planners: Record<PolicySettingName, (input: Input) => Planned>,
+  tunnelPlanner: (input: Input) => Planned,
+): SettingPlan[] {
   const plans: SettingPlan[] = [];
-  const entries: [SettingPlan["setting"], (input: PlanInput) => Planned][] = [
+  const entries: [SettingPlan["setting"], (input: Input) => Planned][] = [
     ...POLICY_SETTINGS.map(
-      (setting) => [setting, PLANNERS[setting]] as [PolicySettingName, typeof planTunnel],
+      (setting) => [setting, planners[setting]] as [PolicySettingName, (input: Input) => Planned],
     ),
-    [TUNNEL_SETTING, planTunnel],
+    [TUNNEL_SETTING, tunnelPlanner],
   ];
   for (const [setting, plan] of entries) {
     try {

@@ -89,8 +89,84 @@ export const LINUX_SUPPORT: Record<PolicySettingName, SettingSupport> = {
   },
 };
 
+const WINDOWS_HAS_NO_DLP = "Windows has no system-wide control for this that a service can set";
+
+/** The Windows agent, setting by setting (docs/agent.md says how each is enforced). */
+export const WINDOWS_SUPPORT: Record<PolicySettingName, SettingSupport> = {
+  "dlp.clipboard_sharing": {
+    outcome: "unsupported",
+    how: `the clipboard between work and personal apps: ${WINDOWS_HAS_NO_DLP}`,
+  },
+  "dlp.clipboard_direction": {
+    outcome: "unsupported",
+    how: `the clipboard's direction: ${WINDOWS_HAS_NO_DLP}`,
+  },
+  "dlp.screenshot_allowed": { outcome: "unsupported", how: `screenshots: ${WINDOWS_HAS_NO_DLP}` },
+  "dlp.print_allowed": {
+    outcome: "unsupported",
+    how: "printing is not controlled by the agent on Windows in this version (only stopping the spooler would, for every printer)",
+  },
+  "dlp.sensitive_data_patterns": {
+    outcome: "unsupported",
+    how: "the agent does not inspect content on Windows",
+  },
+  "network.vpn_required": {
+    outcome: "reported",
+    how: "judged by vpn_connected: the WireGuardTunnel$bulwark service running, with a handshake in the last 180 s",
+  },
+  "network.vpn_always_on": {
+    outcome: "enforced",
+    how: "WireGuard for Windows' kill switch: on when the tunnel's one peer routes 0.0.0.0/0 (the server's VPN settings must); failed otherwise",
+  },
+  "network.allowed_domains": {
+    outcome: "unsupported",
+    how: "allowing only some domains needs a filtering DNS resolver, which the agent does not run",
+  },
+  "network.blocked_domains": {
+    outcome: "enforced",
+    how: "each exact name maps to 0.0.0.0 and :: in %SystemRoot%\\System32\\drivers\\etc\\hosts; a wildcard is not enforced, and programs with their own resolver or DNS over HTTPS are not stopped",
+  },
+  "network.split_tunnel": {
+    outcome: "reported",
+    how: "the server's VPN settings (AllowedIPs) decide what the tunnel carries",
+  },
+  "usb.allowed": {
+    outcome: "enforced",
+    how: "the device-installation restriction policy (deny unspecified devices; allow the whitelist's hardware ids and the allowed setup classes); devices installed before keep working",
+  },
+  "usb.whitelist": {
+    outcome: "enforced",
+    how: "one allowed hardware id (USB\\VID_vvvv&PID_pppp) per vendor:product",
+  },
+  "usb.allowed_classes": {
+    outcome: "enforced",
+    how: "the device setup classes of each class (other has none and is left out); USB hubs and controllers always",
+  },
+  "usb.audit_only": { outcome: "reported", how: "when on, nothing is blocked and no policy is written" },
+  "storage.encryption_required": {
+    outcome: "reported",
+    how: "judged by disk_encrypted (BitLocker's ProtectionStatus of the system drive); the agent does not turn BitLocker on",
+  },
+  "storage.external_storage_allowed": {
+    outcome: "enforced",
+    how: "the USB storage driver disabled (USBSTOR Start = 4) and removable disks denied read and write (the RemovableStorageDevices policy Intune writes); a drive plugged in already stays until it is unplugged",
+  },
+  "storage.cloud_sync_allowed": {
+    outcome: "unsupported",
+    how: "cloud sync clients are not controlled by the agent on Windows in this version",
+  },
+  "storage.max_file_size_mb": {
+    outcome: "unsupported",
+    how: "file transfers are not inspected by the agent on Windows",
+  },
+  "wipe.work_paths": {
+    outcome: "enforced",
+    how: "erased when a wipe runs: ~ is each local user's profile folder; links and junctions are never followed",
+  },
+};
+
 /** The platforms without a Bulwark agent yet, and what that means for every setting. */
 export const PLATFORMS_WITHOUT_AGENT = {
-  platforms: ["Windows", "macOS", "Android", "iOS"],
+  platforms: ["macOS", "Android", "iOS"],
   how: "no Bulwark agent yet: nothing is enforced there; the facts such a device reports are judged",
 } as const;

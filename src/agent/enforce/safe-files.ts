@@ -17,7 +17,7 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { dirname, join, posix } from "node:path";
+import { basename, dirname, join, posix } from "node:path";
 
 /** A file as found: its bytes and permission bits; null when there is none. */
 export type FileState = { bytes: Buffer; mode: number } | null;
@@ -63,8 +63,12 @@ export function readFileState(fullPath: string): FileState {
   return { bytes: readFileSync(fullPath), mode: permissionBits(stat.mode) };
 }
 
-/** Flushes a file, or a directory's entries, to the disk. */
+/**
+ * Flushes a file, or a directory's entries, to the disk. Windows cannot open a directory as a file (NTFS
+ * journals a rename itself): there, a directory is left to the file system.
+ */
 export function syncPath(path: string): void {
+  if (process.platform === "win32" && lstatSync(path).isDirectory()) return;
   const descriptor = openSync(path, "r");
   try {
     fsyncSync(descriptor);
@@ -75,7 +79,7 @@ export function syncPath(path: string): void {
 
 /** Replaces `fullPath` with `bytes` and exactly `mode`, so that a crash leaves the old or the new file. */
 export function writeFileAtomically(fullPath: string, bytes: Uint8Array, mode: number): void {
-  const temporary = join(dirname(fullPath), `.${posix.basename(fullPath)}.bulwark-${process.pid}.tmp`);
+  const temporary = join(dirname(fullPath), `.${basename(fullPath)}.bulwark-${process.pid}.tmp`);
   const descriptor = openSync(temporary, "w", 0o600);
   try {
     writeSync(descriptor, bytes);
@@ -115,11 +119,14 @@ export function createDirectories(root: string, folders: readonly string[]): voi
     const fullPath = join(root, folder);
     if (lstatOrNull(fullPath) !== null) continue;
     mkdirSync(fullPath, { mode: 0o755 });
-    const descriptor = openSync(fullPath, "r");
-    try {
-      fchmodSync(descriptor, 0o755);
-    } finally {
-      closeSync(descriptor);
+    // Modes mean nothing on Windows: a folder there gets its parent's ACL.
+    if (process.platform !== "win32") {
+      const descriptor = openSync(fullPath, "r");
+      try {
+        fchmodSync(descriptor, 0o755);
+      } finally {
+        closeSync(descriptor);
+      }
     }
     syncPath(dirname(fullPath));
   }

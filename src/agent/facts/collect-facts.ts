@@ -1,4 +1,4 @@
-import { MachineTree } from "../root-path";
+import { type MachineReader, MachineTree } from "../root-path";
 import { readDiskEncryption } from "./disk-encryption";
 import { COLLECTOR_TIME_LIMIT_MS, type FactReading, type ProgramRunner, runProgram, unknown } from "./fact";
 import { readFirewallEnabled } from "./firewall";
@@ -41,6 +41,10 @@ export interface CollectOptions {
    * ROOT `/`, the same reading).
    */
   liveTunnel?: boolean;
+  /** The machine's files as read (default: a MachineTree of ROOT); `agent capture` records through it. */
+  tree?: MachineReader;
+  /** The running machine's files, for the live tunnel (default: a MachineTree of `/`). */
+  liveTree?: MachineReader;
 }
 
 /**
@@ -48,7 +52,7 @@ export interface CollectOptions {
  * fails or takes too long leaves out its fact only, with the reason in `notes`.
  */
 export async function collectFacts(root: string, options: CollectOptions = {}): Promise<CollectedFacts> {
-  const tree = await MachineTree.open(root);
+  const tree = options.tree ?? (await MachineTree.open(root));
   const live = {
     isLive: options.isLive ?? tree.isLiveSystem,
     runProgram: options.runProgram ?? runProgram,
@@ -60,7 +64,7 @@ export async function collectFacts(root: string, options: CollectOptions = {}): 
     disk_encrypted: () => readDiskEncryption(tree),
     vpn_connected: async () =>
       options.liveTunnel
-        ? readVpnConnection(await MachineTree.open("/"), { ...live, isLive: true })
+        ? readVpnConnection(options.liveTree ?? (await MachineTree.open("/")), { ...live, isLive: true })
         : readVpnConnection(tree, live),
     usb_storage_blocked: () => readUsbStorageBlocked(tree, live),
     usb_devices_blocked: () => readUsbDevicesBlocked(tree, live),
@@ -85,7 +89,7 @@ export async function collectFacts(root: string, options: CollectOptions = {}): 
 }
 
 /** The collector's reading, or why there is none: it threw, or took longer than `limitMs`. */
-async function withinTimeLimit<T>(
+export async function withinTimeLimit<T>(
   read: () => Promise<FactReading<T>>,
   limitMs: number,
 ): Promise<FactReading<T>> {

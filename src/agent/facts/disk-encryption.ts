@@ -1,5 +1,5 @@
 import { basename, dirname } from "node:path";
-import type { MachineTree } from "../root-path";
+import type { MachineReader } from "../root-path";
 import { type FactReading, known, unknown } from "./fact";
 
 /** One line of /proc/self/mountinfo (proc(5)): the fields the agent needs. */
@@ -21,7 +21,7 @@ const MAX_DEVICES = 64;
  * `0:N` device) is judged by every device of its file system. Left out when `/` is not on a block device
  * (overlay, tmpfs, NFS, ZFS) or the layout cannot be read.
  */
-export async function readDiskEncryption(tree: MachineTree): Promise<FactReading<boolean>> {
+export async function readDiskEncryption(tree: MachineReader): Promise<FactReading<boolean>> {
   const mountinfo = await tree.readText("/proc/self/mountinfo");
   if (mountinfo === null) return unknown("/proc/self/mountinfo does not exist");
   // The last mount at / is the one on top (a later mount hides the earlier ones).
@@ -43,7 +43,7 @@ export async function readDiskEncryption(tree: MachineTree): Promise<FactReading
 type CryptLayer = { found: string } | { found: null } | { unknown: string };
 
 /** Whether every one of `devices` (sysfs folders) has a dm-crypt device at or below it. */
-async function judgeDevices(tree: MachineTree, devices: string[], described: string) {
+async function judgeDevices(tree: MachineReader, devices: string[], described: string) {
   const layers: string[] = [];
   for (const device of devices) {
     const layer = await findCryptLayer(tree, device);
@@ -56,7 +56,7 @@ async function judgeDevices(tree: MachineTree, devices: string[], described: str
 }
 
 /** Walks from a block device's sysfs folder through the devices below it to a dm-crypt device. */
-async function findCryptLayer(tree: MachineTree, start: string): Promise<CryptLayer> {
+async function findCryptLayer(tree: MachineReader, start: string): Promise<CryptLayer> {
   const pending = [start];
   const seen = new Set<string>();
   while (pending.length > 0) {
@@ -81,7 +81,7 @@ async function findCryptLayer(tree: MachineTree, start: string): Promise<CryptLa
 }
 
 /** A btrfs root: its mount source names one of its devices; every device of that file system is judged. */
-async function judgeBtrfs(tree: MachineTree, root: MountInfo, described: string) {
+async function judgeBtrfs(tree: MachineReader, root: MountInfo, described: string) {
   const source = await sourceDevice(tree, root.source);
   if (!source) return unknown<boolean>(`${described}: its device ${root.source} is not found in /sys`);
   for (const fsid of (await tree.list("/sys/fs/btrfs")) ?? []) {
@@ -95,7 +95,7 @@ async function judgeBtrfs(tree: MachineTree, root: MountInfo, described: string)
 }
 
 /** The sysfs folder of a mount source `/dev/NAME` or `/dev/mapper/NAME`, or null. */
-async function sourceDevice(tree: MachineTree, source: string): Promise<string | null> {
+async function sourceDevice(tree: MachineReader, source: string): Promise<string | null> {
   const mapped = /^\/dev\/mapper\/([^/]+)$/.exec(source);
   if (mapped) {
     for (const name of (await tree.list("/sys/block")) ?? [])

@@ -40,7 +40,8 @@ export const runProgram: ProgramRunner = async (argv) => {
     stdin: "ignore",
     stdout: "pipe",
     stderr: "pipe",
-    timeout: COLLECTOR_TIME_LIMIT_MS,
+    // PowerShell takes a second or two to start: Windows' readers have a longer limit (windows/collect.ts).
+    timeout: process.platform === "win32" ? 10_000 : COLLECTOR_TIME_LIMIT_MS,
     killSignal: "SIGKILL",
   });
   const [stdout, stderr, code] = await Promise.all([

@@ -1,4 +1,4 @@
-import type { MachineTree } from "../root-path";
+import type { MachineReader } from "../root-path";
 import { type FactReading, firstLine, known, type ProgramRunner, unknown } from "./fact";
 
 /** A base chain of `nft -j list ruleset` (libnftables-json(5)); rules and other objects are not read. */
@@ -18,7 +18,7 @@ interface NftChain {
  * true. Anything else (input chains that accept by default and filter with rules) is not judged.
  */
 export async function readFirewallEnabled(
-  tree: MachineTree,
+  tree: MachineReader,
   live: { isLive: boolean; runProgram: ProgramRunner },
 ): Promise<FactReading<boolean>> {
   let liveDetail = "the live ruleset is read on the live machine only";

@@ -1,4 +1,4 @@
-import type { MachineTree } from "../root-path";
+import type { MachineReader } from "../root-path";
 import { type FactReading, known, unknown } from "./fact";
 
 /** Where os-release(5) says to look, in order: /etc first, then the vendor's copy. */
@@ -8,7 +8,7 @@ const OS_RELEASE_FILES = ["/etc/os-release", "/usr/lib/os-release"];
  * `os_version`: `ID VERSION_ID` of the machine's os-release (`ubuntu 24.04`). Left out when there is no
  * os-release or it has no VERSION_ID (rolling releases such as Arch have none).
  */
-export async function readOsVersion(tree: MachineTree): Promise<FactReading<string>> {
+export async function readOsVersion(tree: MachineReader): Promise<FactReading<string>> {
   for (const file of OS_RELEASE_FILES) {
     const text = await tree.readText(file);
     if (text === null) continue;

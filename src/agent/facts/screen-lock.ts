@@ -1,4 +1,4 @@
-import type { MachineTree } from "../root-path";
+import type { MachineReader } from "../root-path";
 import { type FactReading, known, unknown } from "./fact";
 
 /** The system dconf databases' keyfile folders (dconf(7)): `/etc/dconf/db/NAME.d/`. */
@@ -12,7 +12,7 @@ const IDLE_DELAY = "/org/gnome/desktop/session/idle-delay";
  * the idle delay is not locked at 0 (then the screen never locks by itself). Per-user settings are not
  * read: without a lock the fact is left out.
  */
-export async function readScreenLockEnabled(tree: MachineTree): Promise<FactReading<boolean>> {
+export async function readScreenLockEnabled(tree: MachineReader): Promise<FactReading<boolean>> {
   const values = new Map<string, string>();
   const locked = new Set<string>();
   for (const database of ((await tree.list(DCONF_DB)) ?? []).filter((name) => name.endsWith(".d"))) {

@@ -1,4 +1,4 @@
-import type { MachineTree } from "../root-path";
+import type { MachineReader } from "../root-path";
 import { type FactReading, known, type ProgramRunner, unknown } from "./fact";
 
 /** The agent's modprobe rule (written by its enforcement of `storage.external_storage_allowed`). */
@@ -17,7 +17,7 @@ const STORAGE_MODULES = ["usb_storage", "uas"];
  * allow no storage class (08), and usbguard runs (`systemctl is-active`, on the live machine only).
  */
 export async function readUsbStorageBlocked(
-  tree: MachineTree,
+  tree: MachineReader,
   live: { isLive: boolean; runProgram: ProgramRunner },
 ): Promise<FactReading<boolean>> {
   const why: string[] = [];

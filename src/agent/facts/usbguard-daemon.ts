@@ -3,7 +3,7 @@
  * rules written to /etc/usbguard/rules.d block nothing until the daemon has loaded them, and nothing at
  * all while it is stopped. The daemon is the running machine's, whatever ROOT is (as the tunnel is).
  */
-import type { MachineTree } from "../root-path";
+import type { MachineReader } from "../root-path";
 import { type FactReading, firstLine, known, type ProgramRunner } from "./fact";
 import { USBGUARD_RULE_FILE } from "./usb-storage";
 
@@ -49,7 +49,7 @@ export function runsRules(daemon: readonly string[], ours: readonly string[]): b
  * daemon runs them, as it lists them.
  */
 export async function readUsbDevicesBlocked(
-  tree: MachineTree,
+  tree: MachineReader,
   live: { runProgram: ProgramRunner },
 ): Promise<FactReading<boolean>> {
   const file = await tree.readText(USBGUARD_RULE_FILE);

@@ -1,4 +1,4 @@
-import type { MachineTree } from "../root-path";
+import type { MachineReader } from "../root-path";
 import { type FactReading, firstLine, known, type ProgramRunner, unknown } from "./fact";
 
 /** The agent's WireGuard interface. */
@@ -16,7 +16,7 @@ const IFF_UP = 0x1;
  * state of the running kernel (or wireguard-go), so it is read on the live machine only.
  */
 export async function readVpnConnection(
-  tree: MachineTree,
+  tree: MachineReader,
   live: { isLive: boolean; runProgram: ProgramRunner; nowSeconds: number },
 ): Promise<FactReading<boolean>> {
   const folder = `/sys/class/net/${TUNNEL_INTERFACE}`;

@@ -4,13 +4,14 @@ import { generateWireGuardKeyPair } from "../../lib/wireguard";
 import { VERSION } from "../../version";
 import { agentApi, answerOf, ServerUnreachable, UnexpectedAnswer } from "../agent-api";
 import { checkAnswer } from "../check-answer";
+import { runCommand } from "../enforce/apply";
+import { currentPlatform } from "../platform";
 import { type AgentState, readAgentState, writeAgentState } from "./agent-state";
 import { makeCertificateRequest } from "./certificate-request";
 import { PEM_CERTIFICATE, readServerCa, ServerCaError } from "./server-ca";
 import {
   claimStateFolder,
   prepareStateFolder,
-  readIfPresent,
   removeCreatedFolders,
   type StatePaths,
   statePaths,
@@ -37,26 +38,6 @@ export interface EnrollOptions {
   stateDir: string;
   /** `ID VERSION_ID` of the machine, when known. */
   osVersion?: string;
-}
-
-/** The machine's name: ROOT/etc/hostname (first line), or null. */
-function hostName(root: string): string | null {
-  return readIfPresent(join(root, "etc/hostname"))?.split("\n")[0]?.trim() || null;
-}
-
-/**
- * A stable id of the machine: the firmware's product UUID (ROOT/sys/class/dmi/id/product_uuid), else
- * the OS installation's machine id (ROOT/etc/machine-id); null when neither is readable.
- */
-function machineHardwareId(root: string): string | null {
-  const readable = (path: string) => {
-    try {
-      return readIfPresent(join(root, path))?.trim().toLowerCase() || null;
-    } catch {
-      return null; // product_uuid is readable by root only
-    }
-  };
-  return readable("sys/class/dmi/id/product_uuid") ?? readable("etc/machine-id");
 }
 
 /**
@@ -121,6 +102,8 @@ export async function enrollMachine(options: EnrollOptions): Promise<AgentState>
   // server that cannot be kept here would hold this machine's hardware id for nothing.
   const created = claimStateFolder(options.stateDir);
   try {
+    const warning = await currentPlatform().secureStateFolder(options.stateDir, runCommand);
+    if (warning !== null) console.error(warning);
     return await enrollInto(statePaths(options.stateDir), options);
   } catch (error) {
     removeCreatedFolders(created);
@@ -134,13 +117,21 @@ async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<Ag
     throw new EnrollUsageError(
       `${options.stateDir} already holds the enrolled device ${existing.device_id} (${existing.device_name}) of ${existing.server}; run bulwark agent unenroll first, or enroll again with --force (an administrator must first retire the old device: the console, or POST /api/v1/devices/${existing.device_id}/retire)`,
     );
-  const deviceName = options.name ?? hostName(options.root);
+  const platform = currentPlatform();
+  const machine = await platform.identity(options.root, runCommand);
+  const deviceName = options.name ?? machine.name;
   if (!deviceName)
-    throw new EnrollUsageError(`no host name in ${join(options.root, "etc/hostname")}: give one with --name`);
-  const hardwareId = options.hardwareId ?? machineHardwareId(options.root);
+    throw new EnrollUsageError(
+      platform.name === "windows"
+        ? "this machine's name (COMPUTERNAME) is unknown: give one with --name"
+        : `no host name in ${join(options.root, "etc/hostname")}: give one with --name`,
+    );
+  const hardwareId = options.hardwareId ?? machine.hardwareId;
   if (!hardwareId)
     throw new EnrollUsageError(
-      `no machine id in ${join(options.root, "sys/class/dmi/id/product_uuid")} or ${join(options.root, "etc/machine-id")}: give one with --hardware-id`,
+      platform.name === "windows"
+        ? "no MachineGuid in HKLM\\SOFTWARE\\Microsoft\\Cryptography: give one with --hardware-id"
+        : `no machine id in ${join(options.root, "sys/class/dmi/id/product_uuid")} or ${join(options.root, "etc/machine-id")}: give one with --hardware-id`,
     );
   const ca = options.caFile
     ? caOfOption(options.caFile)
@@ -159,7 +150,7 @@ async function enrollInto(paths: StatePaths, options: EnrollOptions): Promise<Ag
           body: {
             enrollment_token: options.token,
             device_name: deviceName,
-            platform: "linux",
+            platform: platform.name,
             agent_version: VERSION,
             hardware_id: hardwareId,
             ...(options.osVersion ? { os_version: options.osVersion } : {}),

@@ -124,6 +124,8 @@ export function removeCreatedFolders(folders: readonly string[]): void {
 export function prepareStateFolder(stateDir: string): string[] {
   mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const narrowed: string[] = [];
+  // Modes mean nothing on Windows: the folder's ACL (set at enrollment) keeps it to SYSTEM and Administrators.
+  if (process.platform === "win32") return narrowed;
   if ((statSync(stateDir).mode & 0o077) !== 0) {
     chmodSync(stateDir, 0o700);
     narrowed.push(stateDir);
@@ -154,6 +156,8 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, mode
   }
   chmodSync(temporary, mode);
   renameSync(temporary, path);
+  // Windows cannot open a folder as a file; NTFS journals the rename itself.
+  if (process.platform === "win32") return;
   const folder = openSync(dirname(path), "r");
   try {
     fsyncSync(folder);

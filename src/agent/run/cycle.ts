@@ -3,10 +3,7 @@ import { VERSION } from "../../version";
 import { type AgentSchemas, answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
 import { checkAnswer, InvalidAnswer } from "../check-answer";
 import { type CommandRunner, runCommand as runSystemCommand } from "../enforce/apply";
-import { enforcePolicy } from "../enforce/enforce";
-import { reportFromFacts } from "../enforce/plan";
 import { LIVE_INTERFACES, TUNNEL_INTERFACE, TUNNEL_SETTING } from "../enforce/settings";
-import { collectFacts } from "../facts/collect-facts";
 import { runProgram } from "../facts/fact";
 import { readVpnConnection } from "../facts/vpn-connection";
 import { checkInFacts } from "../facts-command";
@@ -18,6 +15,7 @@ import {
   renewDeviceCertificate,
 } from "../identity/device-certificate";
 import { readIfPresent, type StatePaths, statePaths } from "../identity/state-folder";
+import { currentPlatform } from "../platform";
 import { MachineTree } from "../root-path";
 import { finishUnenroll, leaveServer, recordUnenrollFailure } from "./leave-server";
 import {
@@ -165,7 +163,8 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   }
   // The tunnel is this kernel's whatever ROOT is, unless the agent leaves it alone (--no-tunnel).
   const factOptions = { liveTunnel: !options.noTunnel };
-  const collected = await collectFacts(options.root, factOptions);
+  const platform = currentPlatform();
+  const collected = await platform.collectFacts(options.root, factOptions);
   const machine = checkInFacts(collected);
   // The server's time, as far as it is known: every decision about credentials is taken by it.
   const serverNow = () => new Date(now().getTime() + (status.clock_offset_ms ?? 0));
@@ -267,7 +266,7 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
   // The facts as they are after enforcement (the storage rule in force, the tunnel up): what is reported.
   let enforcedFacts = collected;
   if (status.policy) {
-    const enforced = await enforcePolicy({
+    const enforced = await platform.enforce({
       root: options.root,
       stateDir: options.stateDir,
       policy: status.policy.policy_data as unknown as PolicyData,
@@ -289,11 +288,12 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
       // report says connected in this cycle rather than the next.
       const tunnelUp = enforced.plan.some((plan) => plan.tunnel.includes("up"));
       const tunnelResult = enforced.results.find((result) => result.setting === TUNNEL_SETTING);
-      if (tunnelUp && tunnelResult?.outcome === "enforced") await awaitFirstHandshake();
-      enforcedFacts = await collectFacts(options.root, factOptions);
+      if (tunnelUp && tunnelResult?.outcome === "enforced" && platform.name === "linux")
+        await awaitFirstHandshake();
+      enforcedFacts = await platform.collectFacts(options.root, factOptions);
       const policy = status.policy.policy_data as unknown as PolicyData;
       enforcement = enforcement.map((entry) => {
-        const again = reportFromFacts(entry.setting, { policy, facts: enforcedFacts.facts });
+        const again = platform.reportFromFacts(entry.setting, { policy, facts: enforcedFacts.facts });
         return again ? { ...entry, ...again } : entry;
       });
     }

@@ -2,7 +2,7 @@
  * Leaving the server, the last step of an unenroll: `unenroll` takes it at once, and the service takes
  * it for an unenroll whose server was away (the state `unenroll_pending`), trying again with backoff.
  */
-import { readdirSync, rmSync } from "node:fs";
+import { lstatSync, readdirSync, rmSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
 import type { CommandRunner } from "../enforce/apply";
@@ -67,7 +67,11 @@ export async function finishUnenroll(options: {
   fromService?: boolean;
 }): Promise<string[]> {
   const lines = await removeInstalledService(options);
-  for (const name of readdirSync(options.stateDir))
-    rmSync(join(options.stateDir, name), { recursive: true, force: true });
+  for (const name of readdirSync(options.stateDir)) {
+    const path = join(options.stateDir, name);
+    // A file is unlinked itself: Bun's recursive rm of a file fails under Wine (EFAULT).
+    if (lstatSync(path).isDirectory()) rmSync(path, { recursive: true, force: true });
+    else unlinkSync(path);
+  }
   return lines;
 }

@@ -1,8 +1,7 @@
 import type { PolicyData } from "../../domain/policies/policy-document";
-import { enforcePolicy } from "../enforce/enforce";
-import { collectFacts } from "../facts/collect-facts";
 import { readAgentState } from "../identity/agent-state";
 import { readIfPresent, statePaths } from "../identity/state-folder";
+import { currentPlatform } from "../platform";
 import { NotEnrolledError } from "./cycle";
 import { readRuntimeStatus } from "./runtime-status";
 
@@ -27,8 +26,9 @@ export async function planCommand(options: { root: string; stateDir: string; jso
     throw new NotEnrolledError(
       "no policy yet: the server sends it at the first check-in (bulwark agent run --once)",
     );
-  const collected = await collectFacts(options.root, { liveTunnel: true });
-  const planned = await enforcePolicy({
+  const platform = currentPlatform();
+  const collected = await platform.collectFacts(options.root, { liveTunnel: true });
+  const planned = await platform.enforce({
     root: options.root,
     stateDir: options.stateDir,
     policy: status.policy.policy_data as unknown as PolicyData,
@@ -43,11 +43,14 @@ export async function planCommand(options: { root: string; stateDir: string; jso
       JSON.stringify(
         {
           policy: { id: status.policy.id, version: status.policy.version },
-          settings: planned.plan.map(({ setting, outcome, detail, changes }) => ({
+          settings: planned.plan.map(({ setting, outcome, detail, changes, registry }) => ({
             setting,
             outcome,
             detail,
             files: changes.map((change) => change.path),
+            ...(registry && registry.length > 0
+              ? { registry: registry.map((change) => `${change.key}\\${change.name}`) }
+              : {}),
           })),
         },
         null,

@@ -1,10 +1,11 @@
 import { ServerRefusal, ServerUnreachable } from "../agent-api";
-import { type CommandRunner, runCommand as runSystemCommand, undoAll } from "../enforce/apply";
+import { type CommandRunner, runCommand as runSystemCommand } from "../enforce/apply";
 import { AgentExit } from "../enroll-command";
 import { readAgentState, writeAgentState } from "../identity/agent-state";
 import { statePaths } from "../identity/state-folder";
 import { withStateLock } from "../identity/state-lock";
 import { readInstalledService, removeInstalledService } from "../install-service";
+import { currentPlatform } from "../platform";
 import { NotEnrolledError } from "./cycle";
 import { finishUnenroll, isPassing, leaveServer, recordUnenrollFailure } from "./leave-server";
 import { takeTunnelDown } from "./wipe";
@@ -43,7 +44,7 @@ async function unenroll(options: { root: string; stateDir: string; runner?: Comm
   const tunnel = await takeTunnelDown(options.root, paths, runner);
   if (tunnel.error) throw new AgentExit(tunnel.error, 1);
   if (tunnel.note) console.error(tunnel.note);
-  const undone = undoAll(options.root, options.stateDir);
+  const undone = await currentPlatform().undo(options.root, options.stateDir, runner);
   if (undone.failed.length > 0)
     throw new AgentExit(
       `could not restore ${undone.failed.map((failure) => `${failure.path} (${failure.error})`).join(", ")}; run unenroll again`,

@@ -1,18 +1,14 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { answerOf, ServerRefusal, ServerUnreachable } from "../agent-api";
-import {
-  type CommandRunner,
-  programRunnerOf,
-  runCommand as runSystemCommand,
-  undoAll,
-} from "../enforce/apply";
+import { type CommandRunner, programRunnerOf, runCommand as runSystemCommand } from "../enforce/apply";
 import { MANAGED_FILES } from "../enforce/settings";
 import { OTHER_TUNNEL_INTERFACE, tunnelOwnership } from "../enforce/tunnel-interface";
 import { type AgentState, writeAgentState } from "../identity/agent-state";
 import { deviceApi } from "../identity/device-certificate";
 import { readIfPresent, removeFiles, type StatePaths, writeFileAtomic } from "../identity/state-folder";
-import { type ErasureReport, eraseWorkTargets, workTargets } from "./erase-work-profile";
+import { currentPlatform, takeWindowsTunnelDown } from "../platform";
+import type { ErasureReport } from "./erase-work-profile";
 import { type NotificationReport, notifyUsers } from "./notify-users";
 import { EMPTY_STATUS, readRuntimeStatus, writeRuntimeStatus } from "./runtime-status";
 
@@ -46,6 +42,9 @@ export async function takeTunnelDown(
   paths: StatePaths,
   runner: CommandRunner,
 ): Promise<{ error?: string; note?: string }> {
+  // Windows: the tunnel is WireGuard for Windows' service, uninstalled when this enrollment installed it.
+  if (currentPlatform().name === "windows")
+    return takeWindowsTunnelDown(paths, readRuntimeStatus(paths.status).tunnel_interface, runner);
   const ownership = tunnelOwnership(readRuntimeStatus(paths.status).tunnel_interface);
   if (ownership === "other") return { note: `${OTHER_TUNNEL_INTERFACE}: left as it is` };
   const conf = join(root, MANAGED_FILES.wireguard);
@@ -90,11 +89,10 @@ export async function carryOutWipe(options: {
   }
   const tunnel = await takeTunnelDown(root, paths, runner);
   if (tunnel.error) problems.push(tunnel.error);
-  const erased = eraseWorkTargets(
-    workTargets(root, journal.work_paths ?? options.workPaths, state.work_dirs),
-  );
+  const platform = currentPlatform();
+  const erased = await platform.erase(root, journal.work_paths ?? options.workPaths, state.work_dirs, runner);
   problems.push(...erased.failures);
-  const undone = undoAll(root, paths.dir);
+  const undone = await platform.undo(root, paths.dir, runner);
   problems.push(...undone.failed.map((failure) => `${failure.path}: ${failure.error}`));
 
   const api = deviceApi(paths, state, { now: options.now });

@@ -3,6 +3,7 @@ import {
   LINUX_SUPPORT,
   PLATFORMS_WITHOUT_AGENT,
   type SupportOutcome,
+  WINDOWS_SUPPORT,
 } from "../../agent/enforce/platform-support";
 import { Checkbox, Field } from "./form";
 import { messageFor, type PlacedProblem, type PolicyFormValues } from "./policy-form-model";
@@ -112,7 +113,10 @@ function PlatformSupport({ setting, value }: { setting: SettingDefinition; value
   const linux = Object.hasOwn(LINUX_SUPPORT, setting.path)
     ? LINUX_SUPPORT[setting.path as keyof typeof LINUX_SUPPORT]
     : null;
-  if (!linux) return null;
+  const windows = Object.hasOwn(WINDOWS_SUPPORT, setting.path)
+    ? WINDOWS_SUPPORT[setting.path as keyof typeof WINDOWS_SUPPORT]
+    : null;
+  if (!linux || !windows) return null;
   const wildcards =
     setting.path === "network.blocked_domains"
       ? String(value)
@@ -126,10 +130,12 @@ function PlatformSupport({ setting, value }: { setting: SettingDefinition; value
       {` (${linux.how}). `}
       {wildcards.length > 0 ? (
         <strong class="support-warning">
-          On Linux {wildcards.join(", ")} {wildcards.length === 1 ? "is" : "are"} not blocked: only exact
-          names are.{" "}
+          On Linux and Windows {wildcards.join(", ")} {wildcards.length === 1 ? "is" : "are"} not blocked:
+          only exact names are.{" "}
         </strong>
       ) : null}
+      <span class={`support support-${windows.outcome}`}>Windows: {OUTCOME_WORDS[windows.outcome]}</span>
+      {` (${windows.how}). `}
       {`${PLATFORMS_WITHOUT_AGENT.platforms.join(", ")}: ${PLATFORMS_WITHOUT_AGENT.how}.`}
     </p>
   );
