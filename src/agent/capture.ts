@@ -47,7 +47,15 @@ export interface Capture {
   programs: ProgramReading[];
 }
 
-/** Leaves out whatever names a private key (a WireGuard `PrivateKey = ...` line, a PEM key block). */
+/**
+ * Registry values no fact reads that identify the licence or the owner (the product key can be decoded
+ * from DigitalProductId), and lines that name a password, a secret or a private key (a proxy's password
+ * in a dconf keyfile, a WireGuard `PrivateKey = ...`).
+ */
+const SECRET_LINE =
+  /private\s*key|passw(or)?d|secret|^\s{4}(DigitalProductId\d*|ProductId|RegisteredOwner|RegisteredOrganization|BackupProductKeyDefault)\s{4}/i;
+
+/** Leaves out what a capture must not carry (SECRET_LINE, PEM key blocks), each said in its place. */
 function withoutSecrets(text: string): string {
   return text
     .replace(
@@ -55,7 +63,7 @@ function withoutSecrets(text: string): string {
       "(private key left out)",
     )
     .split("\n")
-    .map((line) => (/private\s*key/i.test(line) ? "(line naming a private key left out)" : line))
+    .map((line) => (SECRET_LINE.test(line) ? "(a line that may name a secret left out)" : line))
     .join("\n");
 }
 
@@ -160,15 +168,17 @@ export async function captureFacts(root: string, folder: string): Promise<Collec
           liveTree: recordingTree(await MachineTree.open("/"), "live", capture.files),
         })
       : await platform.collectFacts(root, options);
-  mkdirSync(folder, { recursive: true });
-  writeFileSync(join(folder, "capture.json"), `${JSON.stringify(capture, null, 2)}\n`);
-  writeFileSync(join(folder, "README.txt"), README);
+  // Readable by whoever ran it only (root, an administrator): it describes the machine in detail.
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  writeFileSync(join(folder, "capture.json"), `${JSON.stringify(capture, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(join(folder, "README.txt"), README, { mode: 0o600 });
   capture.programs.forEach((entry, index) => {
     const path = join(folder, "programs", fileNameOf(index, entry.argv));
-    mkdirSync(dirname(path), { recursive: true });
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
     writeFileSync(
       path,
       `$ ${entry.argv.join(" ")}\n# exit ${entry.code}\n${entry.stdout}${entry.stderr ? `\n# stderr\n${entry.stderr}` : ""}`,
+      { mode: 0o600 },
     );
   });
   for (const entry of capture.files) {
@@ -179,8 +189,8 @@ export async function captureFacts(root: string, folder: string): Promise<Collec
       entry.tree,
       ...entry.path.split("/").filter((part) => part && part !== ".."),
     );
-    mkdirSync(dirname(path), { recursive: true });
-    writeFileSync(path, entry.result);
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(path, entry.result, { mode: 0o600 });
   }
   return collected;
 }

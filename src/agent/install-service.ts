@@ -19,7 +19,13 @@ import { syncPath } from "./enforce/safe-files";
 import { AgentExit } from "./enroll-command";
 import { readAgentState } from "./identity/agent-state";
 import { readIfPresent, statePaths, writeFileAtomic } from "./identity/state-folder";
-import { type InstalledWindowsService, installWindowsService, removeWindowsService } from "./windows/service";
+import {
+  type InstalledWindowsService,
+  installWindowsService,
+  removeWindowsService,
+  TASK_NAME,
+  windowsAgentPaths,
+} from "./windows/service";
 
 /** The unit and the executable it starts, as paths on the machine (under ROOT). */
 export const UNIT_PATH = "/etc/systemd/system/bulwark-agent.service";
@@ -267,6 +273,19 @@ export async function removeInstalledService(options: {
   if (record === null) return [];
   const runner = options.runner ?? runSystemCommand;
   if (isWindowsRecord(record)) {
+    // Only what install-service installs: a record naming another task or file is not the agent's.
+    const expected = windowsAgentPaths();
+    const isOurs =
+      record.task === TASK_NAME &&
+      (record.executable === null ||
+        record.executable.path.toLowerCase() === expected.executable.toLowerCase()) &&
+      record.definition.path.toLowerCase() ===
+        join(resolve(options.stateDir), "agent-task.xml").toLowerCase();
+    if (!isOurs)
+      throw new AgentExit(
+        `${servicePath(options.stateDir)} names a task or files install-service does not install: left as it is`,
+        1,
+      );
     const lines = await removeWindowsService(record, runner, { fromService: options.fromService ?? false });
     unlinkSync(servicePath(options.stateDir));
     return lines;

@@ -4,20 +4,22 @@
  * the machine is called. The loop (run/cycle.ts), the state folder, the journal, the API client and the
  * answers' validation are shared; the platform is chosen once, at run time, from `process.platform`.
  */
+import { existsSync, lstatSync, realpathSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, win32 } from "node:path";
 import type { PolicyData } from "../domain/policies/policy-document";
 import { type CommandRunner, programRunnerOf, type UndoResult, undoAll } from "./enforce/apply";
 import { type EnforceRequest, type EnforceResult, enforcePolicy } from "./enforce/enforce";
+import { JOURNAL_FILE } from "./enforce/journal";
 import { type EnforcementFacts, reportFromFacts } from "./enforce/plan";
 import { type CollectedFacts, type CollectOptions, collectFacts } from "./facts/collect-facts";
-import { readIfPresent, type StatePaths } from "./identity/state-folder";
+import { readIfPresent, StateFolderError, type StatePaths, statePaths } from "./identity/state-folder";
 import { type ErasureReport, eraseWorkTargets, workTargets } from "./run/erase-work-profile";
 import { collectWindowsFacts } from "./windows/collect";
 import { enforceWindowsPolicy, undoWindows, WINDOWS_TUNNEL_MARK } from "./windows/enforce";
 import { windowsReportFromFacts } from "./windows/plan";
 import { readRegistryKey, registryValue } from "./windows/registry";
-import { CRYPTOGRAPHY_KEY, TUNNEL_NAME, windowsFolders } from "./windows/settings";
+import { CRYPTOGRAPHY_KEY, TUNNEL_NAME, TUNNEL_SERVICE, windowsFolders } from "./windows/settings";
 
 export type PlatformName = "linux" | "windows";
 
@@ -106,6 +108,21 @@ export const WINDOWS: AgentPlatform = {
     return { name: process.env.COMPUTERNAME?.trim() || hostname() || null, hardwareId: guid };
   },
   secureStateFolder: async (stateDir, runner) => {
+    // A user may make folders in ProgramData: one made before enrollment, a junction, or one holding an
+    // undo journal without an enrollment is not the agent's to trust (its journal would be undone as SYSTEM).
+    const real = realpathSync.native(stateDir);
+    if (lstatSync(stateDir).isSymbolicLink() || real.toLowerCase() !== win32.resolve(stateDir).toLowerCase())
+      throw new StateFolderError(
+        `${stateDir} is a link or junction: the state folder must be a folder of its own`,
+      );
+    const paths = statePaths(stateDir);
+    const planted = [join(stateDir, JOURNAL_FILE), join(stateDir, "wipe.json")].filter((path) =>
+      existsSync(path),
+    );
+    if (planted.length > 0 && !existsSync(paths.state))
+      throw new StateFolderError(
+        `${stateDir} holds ${planted.join(" and ")} but no enrollment: the agent did not leave them; remove the folder (as an administrator) and enroll again`,
+      );
     const { restrictToAdministrators } = await import("./windows/service");
     try {
       await restrictToAdministrators(stateDir, runner);
@@ -132,6 +149,13 @@ export async function takeWindowsTunnelDown(
   runner: CommandRunner,
 ): Promise<{ error?: string; note?: string }> {
   if (JSON.stringify(broughtUp) !== JSON.stringify(WINDOWS_TUNNEL_MARK)) return {};
+  // Gone already (WireGuard for Windows uninstalled, the service removed): nothing to take down.
+  const service = await runner(["sc", "query", TUNNEL_SERVICE]).catch(() => ({
+    exitCode: 1,
+    stdout: "",
+    stderr: "",
+  }));
+  if (service.exitCode !== 0) return { note: `the ${TUNNEL_SERVICE} service is not there any more` };
   const wireguard = win32.join(windowsFolders(paths.dir).wireguardFolder, "wireguard.exe");
   const result = await runner([wireguard, "/uninstalltunnelservice", TUNNEL_NAME]).catch((error: Error) => ({
     exitCode: 127,

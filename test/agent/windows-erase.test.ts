@@ -140,24 +140,26 @@ describe("the work paths are erased, and only they", () => {
     expect(report).toMatchObject({ files: 2, bytes: 8, failures: [] });
   });
 
-  test("absent paths: a profile whose folder is gone, a path that names nothing", () => {
+  test("a profile folder the registry names but that is gone fails its path; a path that names nothing is absent", () => {
     const { drive, ann, profiles, env } = machine();
     rmSync(ann, { recursive: true });
     const report = eraseWindowsTargets(windowsWorkTargets(["~/Work", "/Data/none/x"], [], profiles, env));
     const paths = byPath(report.paths);
+    // reg prints in the console's code page: a profile named outside it must not read as "nothing to erase".
+    const gone = `the profile folder ${ann} that the registry's ProfileList names cannot be found: its work is not erased`;
     expect(paths[join(ann, "Work")]).toEqual({
       path: join(ann, "Work"),
-      outcome: "absent",
+      outcome: "failed",
       files: 0,
       bytes: 0,
       folders: 0,
-      detail: `${ann} does not exist`,
+      detail: gone,
     });
     expect(paths[join(drive, "Data/none/x")]).toMatchObject({
       outcome: "absent",
       detail: `${join(drive, "Data")} does not exist`,
     });
-    expect(report).toMatchObject({ files: 0, bytes: 0, failures: [] });
+    expect(report).toMatchObject({ files: 0, bytes: 0, failures: [`${join(ann, "Work")}: ${gone}`] });
   });
 });
 
@@ -532,7 +534,13 @@ test("the targets: ~/X per profile, /A/B at the system drive's root, --work-dir 
     systemdrive: "C:",
   });
   expect(targets).toEqual([
-    { label: "/p/ann/Work/*", anchor: "/p/ann", anchorLabel: "/p/ann", parts: ["Work", "*"] },
+    {
+      label: "/p/ann/Work/*",
+      anchor: "/p/ann",
+      anchorLabel: "/p/ann",
+      parts: ["Work", "*"],
+      anchorMustExist: true,
+    },
     { label: join("C:\\", "Data", "x"), anchor: "C:\\", anchorLabel: "C:\\", parts: ["Data", "x"] },
     { label: "/srv/work/../scratch", anchor: "/", anchorLabel: "/", parts: ["srv", "scratch"] },
   ]);

@@ -68,6 +68,9 @@ export const runCommand: CommandRunner = async (argv, stdin) => {
     stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
     stdout: "pipe",
     stderr: "pipe",
+    // On Windows the service's task never starts a second agent while one runs (IgnoreNew): a hung reg
+    // or wireguard.exe must not hold the agent for ever.
+    ...(process.platform === "win32" ? { timeout: 120_000, killSignal: "SIGKILL" as const } : {}),
   });
   const [stdout, stderr, exitCode] = await Promise.all([
     new Response(child.stdout).text(),

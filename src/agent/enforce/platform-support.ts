@@ -132,7 +132,7 @@ export const WINDOWS_SUPPORT: Record<PolicySettingName, SettingSupport> = {
   },
   "usb.allowed": {
     outcome: "enforced",
-    how: "the device-installation restriction policy (deny unspecified devices; allow the whitelist's hardware ids and the allowed setup classes); devices installed before keep working",
+    how: "the device-installation restriction policy (deny unspecified devices, of every kind, not only USB; allow the whitelist's hardware ids and the allowed setup classes); devices installed before keep working",
   },
   "usb.whitelist": {
     outcome: "enforced",

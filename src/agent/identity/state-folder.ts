@@ -46,7 +46,9 @@ export class StateFolderError extends Error {
 function stateFolderError(path: string, error: unknown, verb: "read" | "write"): StateFolderError {
   const { code, message } = error as NodeJS.ErrnoException;
   if (code === "EACCES" || code === "EPERM")
-    return new StateFolderError(`cannot ${verb} ${path}: run as root (sudo)`);
+    return new StateFolderError(
+      `cannot ${verb} ${path}: ${process.platform === "win32" ? "run it from an elevated prompt (as an administrator)" : "run as root (sudo)"}`,
+    );
   return new StateFolderError(`cannot ${verb} ${path}: ${message}`);
 }
 

@@ -283,7 +283,9 @@ export async function runCycle(options: CycleOptions): Promise<CycleResult> {
     if (options.dryRun) (options.print ?? console.log)(enforced.text);
     status.tunnel_interface = enforced.broughtUp;
     enforcement = enforced.results.map(({ setting, outcome, detail }) => ({ setting, outcome, detail }));
-    if (!options.dryRun && enforced.plan.some((plan) => plan.changes.length > 0 || plan.tunnel.length > 0)) {
+    const changedSomething = (plan: (typeof enforced.plan)[number]) =>
+      plan.changes.length > 0 || plan.tunnel.length > 0 || (plan.registry ?? []).length > 0;
+    if (!options.dryRun && enforced.plan.some(changedSomething)) {
       // A tunnel just brought up has its first handshake within a moment: waited for, so that the
       // report says connected in this cycle rather than the next.
       const tunnelUp = enforced.plan.some((plan) => plan.tunnel.includes("up"));

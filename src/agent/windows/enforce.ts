@@ -16,9 +16,16 @@ import {
 } from "../enforce/apply";
 import type { EnforceRequest, EnforceResult } from "../enforce/enforce";
 import { formatPlan } from "../enforce/format-plan";
-import { type Journal, type RegistryJournalEntry, readJournal, writeJournal } from "../enforce/journal";
+import {
+  emptyJournal,
+  type Journal,
+  type RegistryJournalEntry,
+  readJournal,
+  writeJournal,
+} from "../enforce/journal";
 import type { MachineState, RegistryChange, SettingPlan } from "../enforce/plan";
 import { pathUnderRoot, readFileState, textOf } from "../enforce/safe-files";
+import { POLICY_SETTINGS, TUNNEL_SETTING } from "../enforce/settings";
 import type { InterfaceIdentity } from "../enforce/tunnel-interface";
 import type { ProgramRunner } from "../facts/fact";
 import { managedRegistryValues, planWindowsEnforcement, registryId, type WindowsMachineState } from "./plan";
@@ -33,12 +40,62 @@ import {
 import {
   ALLOWED_DEVICE_CLASSES,
   ALLOWED_DEVICE_IDS,
+  DEVICE_INSTALL_RESTRICTIONS,
+  REMOVABLE_DISKS_POLICY,
   TUNNEL_NAME,
   TUNNEL_SERVICE,
   USBSTOR_SERVICE,
   type WindowsFolders,
   windowsFolders,
 } from "./settings";
+
+/** The keys the agent may create, lower case: the policy keys it writes and their parents below Windows'. */
+const CREATABLE_KEYS = new Set(
+  [
+    REMOVABLE_DISKS_POLICY,
+    win32.dirname(REMOVABLE_DISKS_POLICY),
+    DEVICE_INSTALL_RESTRICTIONS,
+    win32.dirname(DEVICE_INSTALL_RESTRICTIONS),
+    ALLOWED_DEVICE_IDS,
+    ALLOWED_DEVICE_CLASSES,
+    // Their parents below HKLM\SOFTWARE\Policies, which a machine without any policy may lack (Wine does).
+    "HKLM\\SOFTWARE\\Policies\\Microsoft\\Windows",
+    "HKLM\\SOFTWARE\\Policies\\Microsoft",
+  ].map((key) => key.toLowerCase()),
+);
+
+/** Whether the agent ever writes this value (the list keys' values are numbered). */
+function isManagedValue(key: string, name: string): boolean {
+  const lower = key.toLowerCase();
+  if (lower === ALLOWED_DEVICE_IDS.toLowerCase() || lower === ALLOWED_DEVICE_CLASSES.toLowerCase())
+    return /^\d+$/.test(name);
+  return managedRegistryValues(emptyJournal()).some(
+    (value) => value.key.toLowerCase() === lower && value.name.toLowerCase() === name.toLowerCase(),
+  );
+}
+
+/**
+ * Refuses a journal that names anything the agent never changes: the state folder is SYSTEM's and
+ * Administrators', but one planted before enrollment (a folder a user made in ProgramData first) must not
+ * turn an undo, run as SYSTEM, into writing any value or file its author chose.
+ */
+export function checkWindowsJournal(journal: Journal, folders: WindowsFolders): void {
+  const files = new Set([folders.hosts, folders.wireguard]);
+  const foreign = [
+    ...journal.files.filter((entry) => !files.has(entry.path)).map((entry) => entry.path),
+    ...(journal.registry ?? [])
+      .filter(
+        (entry) =>
+          !isManagedValue(entry.key, entry.name) ||
+          entry.created_keys.some((key) => !CREATABLE_KEYS.has(key.toLowerCase())),
+      )
+      .map((entry) => `${entry.key}\\${entry.name}`),
+  ];
+  if (foreign.length > 0)
+    throw new Error(
+      `the enforcement journal names what the agent never changes (${foreign.join(", ")}): it is not the agent's, and nothing is done from it`,
+    );
+}
 
 /** What status.json records after the agent installed the tunnel's service (Windows has no ifindex to keep). */
 export const WINDOWS_TUNNEL_MARK: InterfaceIdentity = { ifindex: 0, boot_id: TUNNEL_SERVICE };
@@ -66,10 +123,19 @@ export async function readWindowsMachineState(
     }
   }
   const journal = readJournal(stateDir);
+  checkWindowsJournal(journal, folders);
   const registry = new Map<string, RegistryValue | null>();
   const keys = new Map<string, Awaited<ReturnType<typeof readRegistryKey>>>();
+  const unreadable = new Map<string, string>();
+  // A key that cannot be read fails the settings that write there, not the whole pass.
   const keyOf = async (key: string) => {
-    if (!keys.has(key)) keys.set(key, await readRegistryKey(run, key));
+    if (!keys.has(key) && !unreadable.has(key.toLowerCase())) {
+      try {
+        keys.set(key, await readRegistryKey(run, key));
+      } catch (error) {
+        unreadable.set(key.toLowerCase(), (error as Error).message);
+      }
+    }
     return keys.get(key) ?? null;
   };
   for (const { key, name } of managedRegistryValues(journal))
@@ -86,6 +152,7 @@ export async function readWindowsMachineState(
     registry,
     usbstorPresent: (await keyOf(USBSTOR_SERVICE)) !== null,
     wireguardInstalled: existsSync(win32.join(folders.wireguardFolder, "wireguard.exe")),
+    unreadable,
   };
 }
 
@@ -185,7 +252,27 @@ export async function enforceWindowsPolicy(request: EnforceRequest): Promise<Enf
   const runner = request.runner ?? runCommand;
   const run = programRunnerOf(runner);
   const folders = windowsFolders(request.stateDir);
-  const machine = await readWindowsMachineState(folders, request.stateDir, run, request.broughtUp);
+  let machine: WindowsMachineState;
+  try {
+    machine = await readWindowsMachineState(folders, request.stateDir, run, request.broughtUp);
+  } catch (error) {
+    // Nothing can be planned (a journal that is not the agent's): every setting fails, saying why.
+    const detail = (error as Error).message;
+    const settings: SettingPlan["setting"][] = [...POLICY_SETTINGS, TUNNEL_SETTING];
+    const plan: SettingPlan[] = settings.map((setting) => ({
+      setting,
+      outcome: "failed" as const,
+      detail,
+      changes: [],
+      tunnel: [],
+    }));
+    return {
+      plan,
+      text: formatPlan(plan),
+      results: plan.map(({ setting }) => ({ setting, outcome: "failed", detail })),
+      broughtUp: request.broughtUp,
+    };
+  }
   const plan = planWindowsEnforcement({
     policy: request.policy,
     vpn: request.vpn,
@@ -232,6 +319,13 @@ export async function enforceWindowsPolicy(request: EnforceRequest): Promise<Enf
       results.push({ setting, outcome: "failed", detail: (error as Error).message });
     }
   }
+  // The kill switch is the tunnel service's: a tunnel that failed leaves it not in effect.
+  const tunnel = results.find((result) => result.setting === "tunnel");
+  const alwaysOn = results.find((result) => result.setting === "network.vpn_always_on");
+  if (tunnel?.outcome === "failed" && alwaysOn?.outcome === "enforced") {
+    alwaysOn.outcome = "failed";
+    alwaysOn.detail = `not in effect: the tunnel failed (${tunnel.detail})`;
+  }
   return { plan, text, results, broughtUp };
 }
 
@@ -244,6 +338,11 @@ export async function undoWindows(
   runner: CommandRunner = runCommand,
 ): Promise<{ restored: string[]; failed: { path: string; error: string }[] }> {
   const folders = windowsFolders(stateDir);
+  try {
+    checkWindowsJournal(readJournal(stateDir), folders);
+  } catch (error) {
+    return { restored: [], failed: [{ path: "the enforcement journal", error: (error as Error).message }] };
+  }
   const result = undoAll(folders.root, stateDir);
   const run = programRunnerOf(runner);
   const journal = readJournal(stateDir);

@@ -50,6 +50,11 @@ import type { ProfileList, WindowsEnvironment } from "./profiles";
 /** A work path on this machine; `failure` says why it cannot be erased here (it is reported failed). */
 export interface WindowsWorkTarget extends WorkTarget {
   failure?: string;
+  /**
+   * The anchor is a profile folder ProfileList names: its absence fails the path rather than reporting it
+   * absent (a name read in another code page, a profile moved), so that no one's work stays unsaid.
+   */
+  anchorMustExist?: boolean;
 }
 
 /**
@@ -146,6 +151,7 @@ export function windowsWorkTargets(
           anchor: profile.folder,
           anchorLabel: profile.folder,
           parts,
+          anchorMustExist: true,
         });
     } else if (systemRoot === null) unplaced(path, "the system drive is unknown (SystemDrive is not set)");
     else
@@ -438,7 +444,14 @@ function forEachMatch(
       parent: null,
     };
   } catch (error) {
-    if (errorCode(error) === "ENOENT") onProblem(target.label, "absent", `${target.anchor} does not exist`);
+    if (errorCode(error) === "ENOENT" && target.anchorMustExist)
+      onProblem(
+        target.label,
+        "failed",
+        `the profile folder ${target.anchor} that the registry's ProfileList names cannot be found: its work is not erased`,
+      );
+    else if (errorCode(error) === "ENOENT")
+      onProblem(target.label, "absent", `${target.anchor} does not exist`);
     else onProblem(target.label, "failed", `${target.anchor}: ${(error as Error).message}`);
     return;
   }

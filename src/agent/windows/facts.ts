@@ -103,8 +103,11 @@ export async function readWindowsTunnel(
     return unknown(
       `sc query ${TUNNEL_SERVICE} failed (exit ${service.code}): ${firstLine(service.stdout || service.stderr)}`,
     );
-  // "STATE : 4  RUNNING": the number is what counts (the word is not translated, but the number is sure).
-  const state = /STATE\s*:\s*(\d+)/.exec(service.stdout)?.[1];
+  // "STATE : 4  RUNNING": the label is translated on some Windows (STATUS), the state's name is not.
+  const state =
+    /:\s*(\d+)\s+(?:STOPPED|START_PENDING|STOP_PENDING|RUNNING|CONTINUE_PENDING|PAUSE_PENDING|PAUSED)\b/.exec(
+      service.stdout,
+    )?.[1];
   if (state === undefined) return unknown(`sc query ${TUNNEL_SERVICE} printed no STATE`);
   if (state !== "4") return known(false, `the ${TUNNEL_SERVICE} service is not running (state ${state})`);
   const shown = await run(["wg", "show", TUNNEL_NAME, "latest-handshakes"]);

@@ -48,6 +48,8 @@ export interface WindowsMachineState extends MachineState {
   usbstorPresent: boolean;
   /** Whether WireGuard for Windows (wireguard.exe) is installed. */
   wireguardInstalled: boolean;
+  /** Keys that could not be read (lower case), with why: the settings that write there fail, the others go on. */
+  unreadable?: Map<string, string>;
 }
 
 export interface WindowsPlanInput extends PlanInput {
@@ -75,6 +77,8 @@ function registryChanges(
 ): RegistryChange[] {
   const changes: RegistryChange[] = [];
   for (const { key, name, value } of desired) {
+    const problem = input.machine.unreadable?.get(key.toLowerCase());
+    if (problem !== undefined) throw new Error(`${key} cannot be read: ${problem}`);
     const before = input.machine.registry.get(registryId(key, name)) ?? null;
     const entry = registryJournalEntry(input.machine.journal, key, name);
     if (value !== null) {
@@ -151,6 +155,12 @@ function allowedIds(policy: PolicyData): string[] {
   return policy.usb.whitelist.map(hardwareIdOf).filter((id): id is string => id !== null);
 }
 
+/**
+ * The network adapters WireGuard for Windows makes each time its tunnel service starts (WireGuardNT's,
+ * and Wintun's of older versions): allowed always, or a device policy would keep the tunnel down.
+ */
+const TUNNEL_ADAPTER_IDS = ["WireGuard", "Wintun"];
+
 /** The setup classes of the allowed classes, hubs and host controllers always. */
 function allowedClasses(policy: PolicyData): string[] {
   const classes = new Set<string>(SETUP_CLASSES.hub);
@@ -162,16 +172,12 @@ function allowedClasses(policy: PolicyData): string[] {
 function planUsbAllowed(input: WindowsPlanInput): Planned {
   const { policy } = input;
   const blocked = isUsbBlocked(policy);
-  const ids = blocked ? allowedIds(policy) : [];
+  const ids = blocked ? [...allowedIds(policy), ...TUNNEL_ADAPTER_IDS] : [];
   const classes = blocked ? allowedClasses(policy) : [];
   const on = (value: number) => (blocked ? dword(value) : null);
   const registry = registryChanges(input, [
     { key: DEVICE_INSTALL_RESTRICTIONS, name: "DenyUnspecified", value: on(1) },
-    {
-      key: DEVICE_INSTALL_RESTRICTIONS,
-      name: "AllowDeviceIDs",
-      value: blocked && ids.length > 0 ? dword(1) : null,
-    },
+    { key: DEVICE_INSTALL_RESTRICTIONS, name: "AllowDeviceIDs", value: on(1) },
     { key: DEVICE_INSTALL_RESTRICTIONS, name: "AllowDeviceClasses", value: on(1) },
     ...listValues(input, ALLOWED_DEVICE_IDS, ids),
     ...listValues(input, ALLOWED_DEVICE_CLASSES, classes),
@@ -185,7 +191,7 @@ function planUsbAllowed(input: WindowsPlanInput): Planned {
   return withRegistry(
     planned(
       "enforced",
-      "device-installation policy: devices not allowed by hardware id or setup class cannot be installed (USB hubs and controllers always can); it applies to devices installed from now on, and a device installed already keeps working",
+      "device-installation policy: a device of any kind, not only USB (a dock, a monitor, a network adapter), that is not allowed by hardware id or setup class cannot be installed (USB hubs and controllers, and WireGuard's tunnel adapter, always can); it applies to devices installed from now on, and a device installed already keeps working",
     ),
     registry,
   );
@@ -248,7 +254,17 @@ function routesEverything(vpn: VpnSettings | null): boolean {
   return vpn?.allowed_ips.includes("0.0.0.0/0") ?? false;
 }
 
-function planVpnAlwaysOn({ policy, vpn }: WindowsPlanInput): Planned {
+/** Why the tunnel's service will not be running after this pass, or null when it will. */
+function tunnelNotRunning({ machine, options }: WindowsPlanInput): string | null {
+  if (options.wireGuardPrivateKey === null) return "the device's WireGuard private key is missing";
+  if (!machine.wireguardInstalled) return "WireGuard for Windows is not installed";
+  if (machine.tunnel === "other") return `a ${TUNNEL_SERVICE} service exists that this agent did not install`;
+  if (options.noTunnel && machine.tunnel !== "ours") return "the tunnel is not installed (--no-tunnel)";
+  return null;
+}
+
+function planVpnAlwaysOn(input: WindowsPlanInput): Planned {
+  const { policy, vpn } = input;
   if (!policy.network.vpn_always_on)
     return planned(
       "reported",
@@ -266,6 +282,9 @@ function planVpnAlwaysOn({ policy, vpn }: WindowsPlanInput): Planned {
       "failed",
       `WireGuard for Windows blocks traffic outside the tunnel only when its one peer routes 0.0.0.0/0, and the server's VPN settings route ${vpn.allowed_ips.join(", ")}: set the VPN's allowed IPs to 0.0.0.0/0 for this policy`,
     );
+  const notRunning = tunnelNotRunning(input);
+  if (notRunning !== null)
+    return planned("failed", `not in effect: the kill switch is the tunnel service's, and ${notRunning}`);
   return planned(
     "enforced",
     "the tunnel routes 0.0.0.0/0 through one peer, so WireGuard for Windows blocks traffic outside it (its kill switch) while the tunnel service runs",

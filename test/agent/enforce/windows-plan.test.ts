@@ -9,6 +9,7 @@ import { emptyJournal, type Journal } from "../../../src/agent/enforce/journal";
 import type { SettingPlan } from "../../../src/agent/enforce/plan";
 import { WINDOWS_SUPPORT } from "../../../src/agent/enforce/platform-support";
 import { POLICY_SETTINGS } from "../../../src/agent/enforce/settings";
+import { checkWindowsJournal } from "../../../src/agent/windows/enforce";
 import {
   planWindowsEnforcement,
   registryId,
@@ -133,7 +134,10 @@ describe("the Windows planner", () => {
       [`${ALLOWED_DEVICE_CLASSES}\\1`]: "{36fc9e60-c465-11cf-8056-444553540000}",
       [`${ALLOWED_DEVICE_CLASSES}\\2`]: "{745a17a0-74d3-11d0-b6fe-00a0c9053d92}",
     });
-    expect(written[`${ALLOWED_DEVICE_IDS}\\2`]).toBeUndefined();
+    // WireGuard for Windows' tunnel adapters always, so that the tunnel can start; the bad entry is left out.
+    expect(written[`${ALLOWED_DEVICE_IDS}\\2`]).toBe("WireGuard");
+    expect(written[`${ALLOWED_DEVICE_IDS}\\3`]).toBe("Wintun");
+    expect(written[`${ALLOWED_DEVICE_IDS}\\4`]).toBeUndefined();
     expect(usb.get("usb.whitelist")?.detail).toContain("1 entry is no vendor:product and left out");
     expect(usb.get("usb.allowed_classes")?.detail).toContain("other names no setup class");
     // Audit only writes nothing and blocks nothing.
@@ -206,6 +210,16 @@ describe("the Windows planner", () => {
     const split = plan(alwaysOn).get("network.vpn_always_on");
     expect(split?.outcome).toBe("failed");
     expect(split?.detail).toContain("route 10.100.0.0/16");
+    // The kill switch is the tunnel service's: no service, no kill switch, whatever the routes.
+    const noWireGuard = plan(alwaysOn, machine({ wireguardInstalled: false }), fullTunnel).get(
+      "network.vpn_always_on",
+    );
+    expect(noWireGuard?.outcome).toBe("failed");
+    expect(noWireGuard?.detail).toContain("WireGuard for Windows is not installed");
+    const notInstalled = plan(alwaysOn, machine(), fullTunnel, true).get("network.vpn_always_on");
+    expect(notInstalled?.detail).toBe(
+      "not in effect: the kill switch is the tunnel service's, and the tunnel is not installed (--no-tunnel)",
+    );
     // Not wanted: the same routes without exactly /0, so WireGuard for Windows keeps its kill switch off.
     expect(windowsTunnelSettings(fullTunnel, false).allowed_ips).toEqual([
       "0.0.0.0/1",
@@ -217,5 +231,55 @@ describe("the Windows planner", () => {
     expect(conf).toContain("AllowedIPs = 0.0.0.0/1, 128.0.0.0/1, ::/1, 8000::/1");
     const kept = plan(alwaysOn, machine(), fullTunnel).get("tunnel")?.changes[0]?.after ?? "";
     expect(kept).toContain("AllowedIPs = 0.0.0.0/0, ::/0");
+  });
+});
+
+describe("a journal that is not the agent's", () => {
+  test("one naming a value or file the agent never changes is refused before anything is undone", async () => {
+    const planted: Journal = {
+      ...emptyJournal(),
+      registry: [
+        {
+          key: "HKLM\\SYSTEM\\CurrentControlSet\\Services\\Spooler",
+          name: "ImagePath",
+          original: { type: "REG_EXPAND_SZ", data: "C:\\Users\\Public\\evil.exe" },
+          created_keys: [],
+        },
+      ],
+    };
+    expect(() => checkWindowsJournal(planted, FOLDERS)).toThrow(
+      "the enforcement journal names what the agent never changes (HKLM\\SYSTEM\\CurrentControlSet\\Services\\Spooler\\ImagePath)",
+    );
+    const file: Journal = {
+      format: 1,
+      files: [{ path: "/Windows/System32/config/SAM", kind: "whole", original: null, created_dirs: [] }],
+    };
+    expect(() => checkWindowsJournal(file, FOLDERS)).toThrow("/Windows/System32/config/SAM");
+    const created: Journal = {
+      ...emptyJournal(),
+      registry: [
+        { key: USBSTOR_SERVICE, name: "Start", original: null, created_keys: ["HKLM\\SYSTEM\\Setup"] },
+      ],
+    };
+    expect(() => checkWindowsJournal(created, FOLDERS)).toThrow("USBSTOR\\Start");
+    // The agent's own entries pass.
+    const own: Journal = {
+      ...emptyJournal(),
+      registry: [
+        {
+          key: USBSTOR_SERVICE,
+          name: "Start",
+          original: { type: "REG_DWORD", data: "0x3" },
+          created_keys: [],
+        },
+        {
+          key: ALLOWED_DEVICE_IDS,
+          name: "2",
+          original: null,
+          created_keys: [DEVICE_INSTALL_RESTRICTIONS, ALLOWED_DEVICE_IDS],
+        },
+      ],
+    };
+    expect(() => checkWindowsJournal(own, FOLDERS)).not.toThrow();
   });
 });
