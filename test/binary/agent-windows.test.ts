@@ -173,6 +173,10 @@ describe("the Windows agent under Wine", () => {
     expect(hosts).toStartWith(hostsBefore);
     expect(hosts).toContain("0.0.0.0 tracker.example.net");
 
+    const status = await agent("status");
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toContain("storage.external_storage_allowed: enforced");
+
     const reported = await callServer(server, "GET", `/api/v1/devices/${deviceId}`, adminToken);
     expect(reported.facts).toMatchObject({ usb_storage_blocked: true, usb_devices_blocked: true });
     const outcome = (setting: string) =>
