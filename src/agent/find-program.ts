@@ -35,6 +35,23 @@ export function findProgram(program: string): string | null {
 }
 
 /**
+ * Starts a program as Bun.spawn does, trying again (three times, 100 ms apart) when Windows could not
+ * start it at all: under load, process creation there fails now and then (`EUNKNOWN ... uv_spawn`, seen
+ * under Wine with a dozen reg.exe started at once), and a failed start of `reg delete` would fail a wipe.
+ * Elsewhere a failed start is thrown at once.
+ */
+export async function startProgram<Child>(start: () => Child): Promise<Child> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return start();
+    } catch (error) {
+      if (process.platform !== "win32" || attempt >= 3) throw error;
+      await Bun.sleep(100);
+    }
+  }
+}
+
+/**
  * The environment of a program the agent runs: its own, with the system's program folders on PATH, so
  * that a script such as wg-quick finds ip, wg and resolvconf as the agent found it.
  */

@@ -178,9 +178,11 @@ test("trust_proxy with no trusted_proxies on an address other machines reach: a 
     BULWARK_SERVER_TRUST_PROXY: "true",
   });
   try {
-    expect(wildcard.output()).toContain(
-      "server.trust_proxy honours X-Forwarded-For and Client-Cert from loopback peers only",
-    );
+    // Logged just after the listening line, which is all startServer waits for: read until it is there.
+    const warning = "server.trust_proxy honours X-Forwarded-For and Client-Cert from loopback peers only";
+    for (let waited = 0; !wildcard.output().includes(warning) && waited < 5_000; waited += 50)
+      await Bun.sleep(50);
+    expect(wildcard.output()).toContain(warning);
     expect(server.output()).not.toContain("server.trust_proxy honours");
   } finally {
     await wildcard.stop();

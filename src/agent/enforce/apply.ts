@@ -6,7 +6,7 @@
 import { lstatSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { ProgramRunner } from "../facts/fact";
-import { findProgram, programEnvironment } from "../find-program";
+import { findProgram, programEnvironment, startProgram } from "../find-program";
 import {
   type Journal,
   type JournalEntry,
@@ -63,15 +63,17 @@ export const runCommand: CommandRunner = async (argv, stdin) => {
   const program = argv[0] ?? "";
   const found = findProgram(program);
   if (found === null) throw new Error(notInstalled(program));
-  const child = Bun.spawn([found, ...argv.slice(1)], {
-    env: programEnvironment(),
-    stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
-    stdout: "pipe",
-    stderr: "pipe",
-    // On Windows the service's task never starts a second agent while one runs (IgnoreNew): a hung reg
-    // or wireguard.exe must not hold the agent for ever.
-    ...(process.platform === "win32" ? { timeout: 120_000, killSignal: "SIGKILL" as const } : {}),
-  });
+  const child = await startProgram(() =>
+    Bun.spawn([found, ...argv.slice(1)], {
+      env: programEnvironment(),
+      stdin: stdin === undefined ? "ignore" : Buffer.from(stdin),
+      stdout: "pipe",
+      stderr: "pipe",
+      // On Windows the service's task never starts a second agent while one runs (IgnoreNew): a hung reg
+      // or wireguard.exe must not hold the agent for ever.
+      ...(process.platform === "win32" ? { timeout: 120_000, killSignal: "SIGKILL" as const } : {}),
+    }),
+  );
   const [stdout, stderr, exitCode] = await Promise.all([
     new Response(child.stdout).text(),
     new Response(child.stderr).text(),

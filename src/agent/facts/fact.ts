@@ -1,4 +1,4 @@
-import { findProgram, programEnvironment } from "../find-program";
+import { findProgram, programEnvironment, startProgram } from "../find-program";
 /** What one collector found: the value when it could be determined, and why (or why not) in words. */
 export interface FactReading<T> {
   /** Left out when it cannot be determined: the agent never guesses. */
@@ -35,15 +35,17 @@ export const runProgram: ProgramRunner = async (argv) => {
   const found = findProgram(argv[0] ?? "");
   if (found === null) return { code: 127, stdout: "", stderr: `${argv[0]}: not installed` };
   // Killed with its collector's time limit, so that a hung program does not outlive the command.
-  const child = Bun.spawn([found, ...argv.slice(1)], {
-    env: programEnvironment(),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-    // PowerShell takes a second or two to start: Windows' readers have a longer limit (windows/collect.ts).
-    timeout: process.platform === "win32" ? 10_000 : COLLECTOR_TIME_LIMIT_MS,
-    killSignal: "SIGKILL",
-  });
+  const child = await startProgram(() =>
+    Bun.spawn([found, ...argv.slice(1)], {
+      env: programEnvironment(),
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      // PowerShell takes a second or two to start: Windows' readers have a longer limit (windows/collect.ts).
+      timeout: process.platform === "win32" ? 10_000 : COLLECTOR_TIME_LIMIT_MS,
+      killSignal: "SIGKILL",
+    }),
+  );
   const [stdout, stderr, code] = await Promise.all([
     new Response(child.stdout).text(),
     new Response(child.stderr).text(),
