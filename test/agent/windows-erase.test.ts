@@ -6,7 +6,7 @@
  * elsewhere though lstat calls it a folder, as with a volume's junction on Windows) is played through
  * `realpathSync.native`, which the eraser asks; a mounted file system is a real one, in a mount
  * namespace. The profiles come from `reg query ... ProfileList /s` outputs (test/fixtures/windows/
- * profiles). Last, the module built for Windows runs under Wine, profiles read from Wine's registry.
+ * profiles). The executable built for Windows erases under Wine in test/binary/agent-windows.test.ts.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import {
@@ -23,7 +23,6 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { buildExecutable } from "../../scripts/build-executable";
 import type { ProgramRunner } from "../../src/agent/facts/fact";
 import type { ErasedPath } from "../../src/agent/run/erase-work-profile";
 import { eraseWindowsTargets, windowsWorkTargets } from "../../src/agent/windows/erase";
@@ -35,7 +34,6 @@ import {
   readWindowsProfiles,
 } from "../../src/agent/windows/profiles";
 import { snapshot } from "../helpers/agent-machine";
-import { createWinePrefix, removeWinePrefix, runUnderWine } from "../helpers/wine";
 
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "windows", "profiles");
 const ERASER = join(import.meta.dir, "..", "..", "src", "agent", "windows", "erase.ts");
@@ -554,71 +552,3 @@ test("the targets: ~/X per profile, /A/B at the system drive's root, --work-dir 
     },
   ]);
 });
-
-test("under Wine, Bun's Windows runtime: profiles from the registry, ~/ and /A/B erased, a redirect left", async () => {
-  // The module built for Windows, as the agent is, with an entry that erases and says what it did.
-  const folder = mkdtempSync(join(tmpdir(), "bulwark-windows-eraser-"));
-  machines.push(folder);
-  const entry = join(folder, "erase-under-wine.ts");
-  writeFileSync(
-    entry,
-    [
-      `import { runProgram } from ${JSON.stringify(join(ERASER, "..", "..", "facts", "fact.ts"))};`,
-      `import { eraseWindowsTargets, windowsWorkTargets } from ${JSON.stringify(ERASER)};`,
-      `import { readWindowsProfiles } from ${JSON.stringify(join(ERASER, "..", "profiles.ts"))};`,
-      "const profiles = await readWindowsProfiles(runProgram, process.env);",
-      'const paths = ["~/Work", "/Data/x", "/windows/system32"];',
-      "const report = eraseWindowsTargets(windowsWorkTargets(paths, [], profiles, process.env));",
-      "console.log(JSON.stringify({ profiles, report }));",
-    ].join("\n"),
-  );
-  const executable = await buildExecutable(join(folder, "erase.exe"), { target: "windows-x64", entry });
-  const prefix = createWinePrefix();
-  try {
-    const drive = prefix.driveC;
-    // Wine's one user, named after the account running it, beside its Public folder.
-    const user = readdirSync(join(drive, "users")).find((name) => name !== "Public") as string;
-    const home = `C:\\users\\${user}`;
-    const profile = join(drive, "users", user);
-    write(profile, "Work/plan.txt", "12345");
-    write(profile, "Work/q3/budget.txt", "12");
-    write(drive, "Data/x/notes.txt", "123");
-    write(drive, "outside/secret/credentials", "not yours");
-    // A Unix symlink, which Wine shows to Windows programs as a plain folder: lstat cannot tell, the real
-    // path can, as with a junction to a volume on Windows.
-    symlinkSync(join(drive, "outside/secret"), join(profile, "Work/evil"));
-    const system = snapshot(join(drive, "windows/system32"));
-    const outside = snapshot(join(drive, "outside"));
-
-    const run = await runUnderWine(prefix, [executable]);
-
-    expect(run.code, run.stderr).toBe(0);
-    const { profiles, report } = JSON.parse(run.stdout);
-    expect(profiles).toEqual({ profiles: [{ sid: "S-1-5-21-0-0-0-1000", folder: home }], problems: [] });
-    expect(report.paths).toEqual([
-      {
-        path: `${home}\\Work`,
-        outcome: "erased",
-        files: 2,
-        bytes: 7,
-        folders: 1,
-        detail: `left alone: ${home}\\Work\\evil (leads elsewhere: a mounted volume or another reparse point)`,
-      },
-      { path: "C:\\Data\\x", outcome: "erased", files: 1, bytes: 3, folders: 0 },
-      {
-        path: "/windows/system32",
-        outcome: "failed",
-        files: 0,
-        bytes: 0,
-        folders: 0,
-        detail: "refused by the agent: must not be in /windows: a wipe erases work data, never the system",
-      },
-    ]);
-    expect(readdirSync(join(profile, "Work"))).toEqual(["evil"]);
-    expect(readdirSync(join(drive, "Data/x"))).toEqual([]);
-    expect(snapshot(join(drive, "outside"))).toEqual(outside);
-    expect(snapshot(join(drive, "windows/system32"))).toEqual(system);
-  } finally {
-    removeWinePrefix(prefix);
-  }
-}, 240_000);

@@ -7,7 +7,16 @@
  * docs/agent.md as not yet tested on Windows.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { buildBinary, callServer, type RunningServer, runCommand, startAgentServer } from "../helpers/binary";
@@ -217,37 +226,54 @@ describe("the Windows agent under Wine", () => {
     expect(gone.status).toBe(404);
   }, 600_000);
 
-  test("a wipe erases ~/Work in each user's profile, undoes the enforcement and deletes the identity", async () => {
-    await setPolicy(BLOCKING);
+  test("a wipe erases ~/Work in each user's profile and /Data/x, never where a redirect leads, undoes the enforcement and deletes the identity", async () => {
+    await setPolicy({ ...BLOCKING, wipe: { work_paths: ["~/Work", "/Data/x"] } });
     const deviceId = await enroll();
     expect((await agent("run", "--once", "--no-tunnel")).code).toBe(0);
-    const profile = join(prefix.driveC, "users", "root");
+    const drive = prefix.driveC;
+    // Wine's one user, named after the account running it, beside its Public folder.
+    const user = readdirSync(join(drive, "users")).find((name) => name !== "Public") as string;
+    const profile = join(drive, "users", user);
+    const home = `C:\\users\\${user}`;
     mkdirSync(join(profile, "Work", "reports"), { recursive: true });
     writeFileSync(join(profile, "Work", "reports", "q3.txt"), "numbers");
     writeFileSync(join(profile, "Work", "notes.txt"), "notes");
     writeFileSync(join(profile, "personal.txt"), "mine");
+    mkdirSync(join(drive, "Data", "x"), { recursive: true });
+    writeFileSync(join(drive, "Data", "x", "a.txt"), "123");
+    mkdirSync(join(drive, "outside", "secret"), { recursive: true });
+    writeFileSync(join(drive, "outside", "secret", "credentials"), "not yours");
+    // A Unix symlink, which Wine shows to Windows programs as a plain folder: lstat cannot tell, the real
+    // path can, as with a junction to a volume on Windows.
+    symlinkSync(join(drive, "outside", "secret"), join(profile, "Work", "evil"));
 
     const { wipe_id } = await callServer<{ wipe_id: string }>(
       server,
       "POST",
       `/api/v1/devices/${deviceId}/wipe`,
       adminToken,
-      {
-        reason: "laptop stolen",
-      },
+      { reason: "laptop stolen" },
     );
     const run = await agent("run", "--once", "--no-tunnel");
-    expect(run.stderr).toContain("wiped (laptop stolen): 2 files (12 bytes) erased in 1 of 1 work path");
-    expect(existsSync(join(profile, "Work"))).toBe(true);
-    expect(existsSync(join(profile, "Work", "notes.txt"))).toBe(false);
-    expect(existsSync(join(profile, "Work", "reports"))).toBe(false);
+    expect(run.stderr).toContain("wiped (laptop stolen): 3 files (15 bytes) erased in 2 of 2 work paths");
+    expect(readdirSync(join(profile, "Work"))).toEqual(["evil"]);
+    expect(readdirSync(join(drive, "Data", "x"))).toEqual([]);
+    expect(readFileSync(join(drive, "outside", "secret", "credentials"), "utf8")).toBe("not yours");
     expect(readFileSync(join(profile, "personal.txt"), "utf8")).toBe("mine");
     expect(await registryState()).toEqual(ORIGINAL_REGISTRY);
     expect(readFileSync(hostsPath, "utf8")).toBe(hostsBefore);
 
     const wipe = await callServer(server, "GET", `/api/v1/devices/${deviceId}/wipe/${wipe_id}`, adminToken);
-    expect(wipe).toMatchObject({ status: "completed", report: { files: 2, bytes: 12 } });
-    const state = join(prefix.driveC, "ProgramData", "Bulwark");
+    expect(wipe).toMatchObject({ status: "completed", report: { files: 3, bytes: 15 } });
+    expect(wipe.report.paths).toContainEqual({
+      path: `${home}\\Work`,
+      outcome: "erased",
+      files: 2,
+      bytes: 12,
+      folders: 1,
+      detail: `left alone: ${home}\\Work\\evil (leads elsewhere: a mounted volume or another reparse point)`,
+    });
+    const state = join(drive, "ProgramData", "Bulwark");
     expect(existsSync(join(state, "wg.key"))).toBe(false);
     expect(JSON.parse(readFileSync(join(state, "state.json"), "utf8")).state).toBe("wiped");
   }, 600_000);
