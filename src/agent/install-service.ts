@@ -1,12 +1,9 @@
 import { createHash } from "node:crypto";
 import {
   chmodSync,
-  closeSync,
   copyFileSync,
   existsSync,
   mkdirSync,
-  openSync,
-  readSync,
   renameSync,
   rmSync,
   statSync,
@@ -15,7 +12,7 @@ import {
 import { dirname, join, resolve } from "node:path";
 import unit from "../../deploy/bulwark-agent.service" with { type: "text" };
 import { type CommandRunner, runCommand as runSystemCommand } from "./enforce/apply";
-import { syncPath } from "./enforce/safe-files";
+import { sha256OfFile, syncPath } from "./enforce/safe-files";
 import { AgentExit } from "./enroll-command";
 import { readAgentState } from "./identity/agent-state";
 import { readIfPresent, statePaths, writeFileAtomic } from "./identity/state-folder";
@@ -115,20 +112,6 @@ function copyFileAtomic(source: string, target: string, mode: number): void {
     rmSync(temporary, { force: true });
   }
   syncPath(dirname(target));
-}
-
-/** The SHA-256 of a file, read a MiB at a time (the executable is large). */
-function sha256OfFile(path: string): string {
-  const hash = createHash("sha256");
-  const buffer = Buffer.alloc(1 << 20);
-  const descriptor = openSync(path, "r");
-  try {
-    for (let read = readSync(descriptor, buffer); read > 0; read = readSync(descriptor, buffer))
-      hash.update(buffer.subarray(0, read));
-  } finally {
-    closeSync(descriptor);
-  }
-  return hash.digest("hex");
 }
 
 /** The one line for a file the agent may not write: run it as root. */

@@ -3,6 +3,7 @@
  * component below ROOT must be a real directory, writes go to a temporary file that is flushed, renamed
  * over the target, and the directory flushed after.
  */
+import { createHash } from "node:crypto";
 import {
   closeSync,
   fchmodSync,
@@ -12,6 +13,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   rmdirSync,
   unlinkSync,
@@ -142,6 +144,20 @@ export function removeEmptyDirectories(root: string, folders: readonly string[])
       syncPath(dirname(fullPath));
     }
   }
+}
+
+/** The SHA-256 of a file (hex), read a MiB at a time (the executable is large). */
+export function sha256OfFile(path: string): string {
+  const hash = createHash("sha256");
+  const buffer = Buffer.alloc(1 << 20);
+  const descriptor = openSync(path, "r");
+  try {
+    for (let read = readSync(descriptor, buffer); read > 0; read = readSync(descriptor, buffer))
+      hash.update(buffer.subarray(0, read));
+  } finally {
+    closeSync(descriptor);
+  }
+  return hash.digest("hex");
 }
 
 /** `bytes` as UTF-8 text, or null when they are not UTF-8. */

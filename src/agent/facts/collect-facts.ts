@@ -59,7 +59,7 @@ export async function collectFacts(root: string, options: CollectOptions = {}): 
     nowSeconds: (options.nowSeconds ?? (() => Math.floor(Date.now() / 1000)))(),
   };
   const limit = options.timeLimitMs ?? COLLECTOR_TIME_LIMIT_MS;
-  const collectors: Record<FactName | "os_version", () => Promise<FactReading<string | boolean>>> = {
+  const collectors: FactReaders = {
     os_version: () => readOsVersion(tree),
     disk_encrypted: () => readDiskEncryption(tree),
     vpn_connected: async () =>
@@ -75,8 +75,19 @@ export async function collectFacts(root: string, options: CollectOptions = {}): 
     firewall_enabled: () => readFirewallEnabled(tree, live),
     screen_lock_enabled: () => readScreenLockEnabled(tree),
   };
-  const names = Object.keys(collectors) as (FactName | "os_version")[];
-  const readings = await Promise.all(names.map((name) => withinTimeLimit(collectors[name], limit)));
+  return await readEach(collectors, limit);
+}
+
+/** A reader for `os_version` and one for each fact. */
+export type FactReaders = Record<FactName | "os_version", () => Promise<FactReading<string | boolean>>>;
+
+/**
+ * Runs every reader at once, each within `limitMs`: one that fails or takes too long leaves out its
+ * fact only, with the reason in `notes` (on every platform).
+ */
+export async function readEach(readers: FactReaders, limitMs: number): Promise<CollectedFacts> {
+  const names = Object.keys(readers) as (FactName | "os_version")[];
+  const readings = await Promise.all(names.map((name) => withinTimeLimit(readers[name], limitMs)));
   const collected: CollectedFacts = { facts: {}, notes: {} };
   names.forEach((name, index) => {
     const reading = readings[index] as FactReading<string | boolean>;
@@ -89,7 +100,7 @@ export async function collectFacts(root: string, options: CollectOptions = {}): 
 }
 
 /** The collector's reading, or why there is none: it threw, or took longer than `limitMs`. */
-export async function withinTimeLimit<T>(
+async function withinTimeLimit<T>(
   read: () => Promise<FactReading<T>>,
   limitMs: number,
 ): Promise<FactReading<T>> {

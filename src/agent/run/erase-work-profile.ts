@@ -94,12 +94,40 @@ function mountPoints(): Set<string> {
 }
 
 /** A walk's running totals and what it left. */
-interface Tally {
+/** What erasing one path came to, as it goes: the counts, the failures, the entries left alone. */
+export interface Tally {
   files: number;
   bytes: number;
   folders: number;
   failures: string[];
   kept: string[];
+}
+
+/**
+ * Adds one path's outcome to the report, its tally and totals: a failure in the tally fails it, and
+ * the entries left alone are said as `left` (`left on another mount`).
+ */
+export function reportPath(
+  report: ErasureReport,
+  path: { label: string; outcome: ErasedPath["outcome"]; tally: Tally; detail?: string; left: string },
+): void {
+  const { label, tally, detail } = path;
+  const notes = [
+    ...(detail ? [detail] : []),
+    ...(tally.kept.length > 0 ? [`${path.left}: ${tally.kept.join(", ")}`] : []),
+    ...tally.failures,
+  ];
+  report.paths.push({
+    path: label,
+    outcome: tally.failures.length > 0 ? "failed" : path.outcome,
+    files: tally.files,
+    bytes: tally.bytes,
+    folders: tally.folders,
+    ...(notes.length > 0 ? { detail: notes.join("; ").slice(0, 500) } : {}),
+  });
+  report.files += tally.files;
+  report.bytes += tally.bytes;
+  report.failures.push(...tally.failures);
 }
 
 /**
@@ -335,23 +363,13 @@ export function eraseWorkTargets(targets: readonly WorkTarget[]): ErasureReport 
             tally.failures.push(`${label}: ${(error as Error).message}`);
           }
         }
-        if (tally.failures.length > 0) outcome = "failed";
-        const notes = [
-          ...(detail ? [detail] : []),
-          ...(tally.kept.length > 0 ? [`left on another mount: ${tally.kept.join(", ")}`] : []),
-          ...tally.failures,
-        ];
-        report.paths.push({
-          path: label,
+        reportPath(report, {
+          label,
           outcome,
-          files: tally.files,
-          bytes: tally.bytes,
-          folders: tally.folders,
-          ...(notes.length > 0 ? { detail: notes.join("; ").slice(0, 500) } : {}),
+          tally,
+          ...(detail ? { detail } : {}),
+          left: "left on another mount",
         });
-        report.files += tally.files;
-        report.bytes += tally.bytes;
-        report.failures.push(...tally.failures);
       },
       (label, outcome, detail) => {
         matched = true;

@@ -2,13 +2,8 @@
  * Every fact of a Windows machine at once, each within its time limit, as collect-facts.ts does on
  * Linux: a reader that fails or takes too long leaves out its fact only, with the reason.
  */
-import {
-  type CollectedFacts,
-  type CollectOptions,
-  type FactName,
-  withinTimeLimit,
-} from "../facts/collect-facts";
-import { type FactReading, known, runProgram } from "../facts/fact";
+import { type CollectedFacts, type CollectOptions, type FactReaders, readEach } from "../facts/collect-facts";
+import { known, runProgram } from "../facts/fact";
 import {
   readBitLocker,
   readWindowsFirewall,
@@ -29,7 +24,7 @@ export async function collectWindowsFacts(options: CollectOptions = {}): Promise
   const run = options.runProgram ?? runProgram;
   const nowSeconds = (options.nowSeconds ?? (() => Math.floor(Date.now() / 1000)))();
   const limit = options.timeLimitMs ?? WINDOWS_TIME_LIMIT_MS;
-  const collectors: Record<FactName | "os_version", () => Promise<FactReading<string | boolean>>> = {
+  const collectors: FactReaders = {
     os_version: () => readWindowsVersion(run),
     disk_encrypted: () => readBitLocker(run, process.env.SystemDrive ?? "C:"),
     vpn_connected: () => readWindowsTunnel(run, nowSeconds),
@@ -40,15 +35,5 @@ export async function collectWindowsFacts(options: CollectOptions = {}): Promise
     firewall_enabled: () => readWindowsFirewall(run),
     screen_lock_enabled: () => readWindowsScreenLock(run),
   };
-  const names = Object.keys(collectors) as (FactName | "os_version")[];
-  const readings = await Promise.all(names.map((name) => withinTimeLimit(collectors[name], limit)));
-  const collected: CollectedFacts = { facts: {}, notes: {} };
-  names.forEach((name, index) => {
-    const reading = readings[index] as FactReading<string | boolean>;
-    collected.notes[name] = reading.detail;
-    if (reading.value === undefined) return;
-    if (name === "os_version") collected.os_version = reading.value as string;
-    else collected.facts[name] = reading.value as boolean;
-  });
-  return collected;
+  return await readEach(collectors, limit);
 }

@@ -44,7 +44,13 @@ import {
 } from "node:fs";
 import { isAbsolute, join, normalize, parse, sep } from "node:path";
 import { workPathProblem } from "../../lib/work-path-rules";
-import type { ErasedPath, ErasureReport, WorkTarget } from "../run/erase-work-profile";
+import {
+  type ErasedPath,
+  type ErasureReport,
+  reportPath,
+  type Tally,
+  type WorkTarget,
+} from "../run/erase-work-profile";
 import type { ProfileList, WindowsEnvironment } from "./profiles";
 
 /** A work path on this machine; `failure` says why it cannot be erased here (it is reported failed). */
@@ -324,13 +330,6 @@ function removeNonFolder(path: string, stat: BigIntStats): void {
 }
 
 /** A walk's running totals and what it left. */
-interface Tally {
-  files: number;
-  bytes: number;
-  folders: number;
-  failures: string[];
-  kept: string[];
-}
 
 /** Errors meaning an entry changed kind between the look and the act (a folder swapped with a link or a file). */
 const CHANGED_KIND = new Set(["ELOOP", "ENOTDIR", "EISDIR", "ENOTEMPTY"]);
@@ -564,23 +563,7 @@ export function eraseWindowsTargets(targets: readonly WindowsWorkTarget[]): Eras
           }
           if (errorCode(error) !== "ENOENT") tally.failures.push(`${label}: ${(error as Error).message}`);
         }
-        if (tally.failures.length > 0) outcome = "failed";
-        const notes = [
-          ...(detail ? [detail] : []),
-          ...(tally.kept.length > 0 ? [`left alone: ${tally.kept.join(", ")}`] : []),
-          ...tally.failures,
-        ];
-        report.paths.push({
-          path: label,
-          outcome,
-          files: tally.files,
-          bytes: tally.bytes,
-          folders: tally.folders,
-          ...(notes.length > 0 ? { detail: notes.join("; ").slice(0, 500) } : {}),
-        });
-        report.files += tally.files;
-        report.bytes += tally.bytes;
-        report.failures.push(...tally.failures);
+        reportPath(report, { label, outcome, tally, ...(detail ? { detail } : {}), left: "left alone" });
         // A swap met on the way: nothing more of this target is erased.
         if (changed !== null) throw changed;
       },

@@ -27,15 +27,12 @@
  */
 import { createHash } from "node:crypto";
 import {
-  closeSync,
   copyFileSync,
   existsSync,
   lstatSync,
   mkdirSync,
-  openSync,
   readdirSync,
   readFileSync,
-  readSync,
   renameSync,
   rmdirSync,
   rmSync,
@@ -43,7 +40,7 @@ import {
 } from "node:fs";
 import { join, resolve } from "node:path";
 import { type CommandRunner, runCommand as runSystemCommand } from "../enforce/apply";
-import { writeFileAtomically } from "../enforce/safe-files";
+import { sha256OfFile, writeFileAtomically } from "../enforce/safe-files";
 import { AgentExit } from "../enroll-command";
 
 /** The scheduled task's name: the task `Agent` in the Task Scheduler folder `Bulwark`. */
@@ -338,20 +335,6 @@ export async function restrictToAdministrators(
     `${path} is not restricted to SYSTEM and Administrators: icacls still lists ${named.join(", ")}`,
     1,
   );
-}
-
-/** The SHA-256 of a file, read a MiB at a time (the executable is large). */
-function sha256OfFile(path: string): string {
-  const hash = createHash("sha256");
-  const buffer = Buffer.alloc(1 << 20);
-  const descriptor = openSync(path, "r");
-  try {
-    for (let read = readSync(descriptor, buffer); read > 0; read = readSync(descriptor, buffer))
-      hash.update(buffer.subarray(0, read));
-  } finally {
-    closeSync(descriptor);
-  }
-  return hash.digest("hex");
 }
 
 function errorCode(error: unknown): string | undefined {
