@@ -10,9 +10,8 @@
 import { mkdtempSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { callServer, startAgentServer } from "../test/helpers/binary";
 import { createWinePrefix, removeWinePrefix, runUnderWine, stopWine } from "../test/helpers/wine";
-import { median } from "./bench/processes";
+import { call, median, startServer } from "./bench/processes";
 import { buildExecutable } from "./build-executable";
 
 const runsIndex = process.argv.indexOf("--runs");
@@ -26,15 +25,33 @@ const [linux, windows] = await Promise.all([
 const mib = (path: string) => `${(statSync(path).size / 1024 / 1024).toFixed(1)} MiB`;
 
 const admin = { email: "bench-windows@example.com", password: "correct-horse-battery" };
-const { server, adminToken } = await startAgentServer(linux, "bulwark-bench-win-server-", admin);
-const policy = await callServer(server, "GET", "/api/v1/policies/default", adminToken);
-await callServer(server, "PUT", `/api/v1/policies/${policy.id}`, adminToken, {
-  policy_data: {
-    storage: { external_storage_allowed: false },
-    network: { blocked_domains: Array.from({ length: 100 }, (_, index) => `blocked-${index}.example.net`) },
-    usb: { allowed: false, whitelist: ["046d:c52b"], allowed_classes: ["hid", "audio"], audit_only: false },
+const data = mkdtempSync(join(tmpdir(), "bulwark-bench-win-server-"));
+const server = await startServer([linux, "serve"], {
+  cwd: data,
+  env: {
+    HOME: data,
+    BULWARK_SERVER_PORT: "0",
+    BULWARK_DATABASE_PATH: join(data, "bulwark.db"),
+    BULWARK_ADMIN_EMAIL: admin.email,
+    BULWARK_ADMIN_PASSWORD: admin.password,
+    BULWARK_VPN_ENDPOINT: "vpn.bench.example:51820",
   },
 });
+const adminToken = (await call(server, "POST", "/api/v1/auth/login", admin)).body.token as string;
+const policy = (await call(server, "GET", "/api/v1/policies/default", undefined, adminToken)).body;
+await call(
+  server,
+  "PUT",
+  `/api/v1/policies/${policy.id}`,
+  {
+    policy_data: {
+      storage: { external_storage_allowed: false },
+      network: { blocked_domains: Array.from({ length: 100 }, (_, index) => `blocked-${index}.example.net`) },
+      usb: { allowed: false, whitelist: ["046d:c52b"], allowed_classes: ["hid", "audio"], audit_only: false },
+    },
+  },
+  adminToken,
+);
 const prefix = createWinePrefix();
 
 /** Wall time of one command under Wine, in ms, Wine's own server already running. */
@@ -49,13 +66,8 @@ try {
   // Wine's server started once, as it stays between commands.
   await timed(["cmd", "/c", "exit 0"]);
   const floor = median(await sequence(RUNS, () => timed([windows, "--version"])));
-  const { token } = await callServer<{ token: string }>(
-    server,
-    "POST",
-    "/api/v1/enrollment-tokens",
-    adminToken,
-    {},
-  );
+  const token = (await call(server, "POST", "/api/v1/enrollment-tokens", {}, adminToken)).body
+    .token as string;
   const enroll = await timed([windows, "agent", "enroll", "--server", server.url, "--token", token]);
   const first = await timed([windows, "agent", "run", "--once", "--no-tunnel"]);
   const steady = median(

@@ -19,7 +19,14 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { buildBinary, callServer, type RunningServer, runCommand, startAgentServer } from "../helpers/binary";
+import {
+  buildBinary,
+  callServer,
+  type RunningServer,
+  runCommand,
+  startAgentServer,
+  windowsExecutablePath,
+} from "../helpers/binary";
 import {
   createWinePrefix,
   queryRegistry,
@@ -27,7 +34,6 @@ import {
   runUnderWine,
   stopWine,
   type WinePrefix,
-  windowsExecutablePath,
   windowsPathOf,
 } from "../helpers/wine";
 

@@ -26,9 +26,6 @@ export interface WineResult {
   stderr: string;
 }
 
-/** The Windows executable under test (test/helpers/binary.ts says which). */
-export { windowsExecutablePath } from "./binary";
-
 /** The forwarding bcryptprimitives.dll, linked once per run. */
 let forwardingDll: string | null = null;
 
