@@ -495,14 +495,37 @@ describe("the profiles, from reg query ... ProfileList /s", () => {
     });
   });
 
+  test("read through reg export's UTF-16 file: a name outside any code page comes through whole", async () => {
+    // reg query's output to a pipe is in the console's code page: C:\Users\Jürgen would come garbled.
+    const exported =
+      (fixture: string): ProgramRunner =>
+      async (argv) => {
+        writeFileSync(argv[3] as string, readFileSync(join(FIXTURES, fixture)));
+        return { code: 0, stdout: "The operation completed successfully.\r\n", stderr: "" };
+      };
+    expect(await readWindowsProfiles(exported("windows-11-export.reg"), { SystemDrive: "C:" })).toEqual({
+      profiles: [
+        { sid: "S-1-5-21-3623811015-3361044348-30300820-1001", folder: "C:\\Users\\Jürgen Müller" },
+        { sid: "S-1-12-1-2450093431-1278123141-2914396049-1371932361", folder: "C:\\Users\\José" },
+      ],
+      problems: [],
+    });
+    // Recorded from Wine 8.0's reg export: its one user, with a REG_SZ folder.
+    expect(await readWindowsProfiles(exported("wine-8.reg"), {})).toEqual({
+      profiles: [{ sid: "S-1-5-21-0-0-0-1000", folder: "C:\\users\\root" }],
+      problems: [],
+    });
+  });
+
   test("read through the runner; when reg fails, each ~/ path fails with why, and the others are erased", async () => {
     const asked: string[][] = [];
     const recorded: ProgramRunner = async (argv) => {
       asked.push(argv);
-      return { code: 0, stdout: wine, stderr: "" };
+      writeFileSync(argv[3] as string, readFileSync(join(FIXTURES, "wine-8.reg")));
+      return { code: 0, stdout: "", stderr: "" };
     };
     expect((await readWindowsProfiles(recorded, { SystemDrive: "C:" })).profiles).toHaveLength(1);
-    expect(asked).toEqual([["reg", "query", PROFILE_LIST_KEY, "/s"]]);
+    expect(asked).toEqual([["reg", "export", PROFILE_LIST_KEY, expect.stringMatching(/export\.reg$/), "/y"]]);
 
     const failing: ProgramRunner = async () => ({
       code: 1,
@@ -510,7 +533,7 @@ describe("the profiles, from reg query ... ProfileList /s", () => {
       stderr: "ERROR: Access is denied.\r\n",
     });
     const list = await readWindowsProfiles(failing, {});
-    const why = `the profile list could not be read: reg query ${PROFILE_LIST_KEY} /s failed (exit 1): ERROR: Access is denied.`;
+    const why = `the profile list could not be read: reg export ${PROFILE_LIST_KEY} failed (exit 1): ERROR: Access is denied.`;
     expect(list).toEqual({ profiles: [], problems: [why] });
     const { drive, env } = machine();
     write(drive, "Data/work/a", "1");

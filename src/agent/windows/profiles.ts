@@ -2,8 +2,9 @@
  * The profile folders of the people who use this Windows machine, where a wipe erases each `~/` work
  * path. Windows lists every profile under `HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion\ProfileList`,
  * one subkey per account's security identifier (SID) with the folder in its `ProfileImagePath` value,
- * read here with `reg query KEY /s` (its output: registry.ts; the command:
- * learn.microsoft.com/windows-server/administration/windows-commands/reg-query).
+ * read here with `reg export KEY FILE` (a UTF-16 `.reg` file: registry.ts; the command:
+ * learn.microsoft.com/windows-server/administration/windows-commands/reg-export), or from a `reg query
+ * KEY /s` output.
  *
  * People's accounts are the SIDs `S-1-5-21-...` (local and domain users) and `S-1-12-1-...` (Microsoft
  * Entra ID users); the rest are the system's own (`S-1-5-18` LocalSystem, `S-1-5-19` LocalService,
@@ -13,8 +14,14 @@
  * temporary one): its folder is that person's too.
  */
 import { win32 } from "node:path";
-import { firstLine, type ProgramRunner } from "../facts/fact";
-import { longKeyName, parseRegQuery, registryValue as valueNamed } from "./registry";
+import type { ProgramRunner } from "../facts/fact";
+import {
+  longKeyName,
+  parseRegQuery,
+  type RegistryKey,
+  readRegistryTree,
+  registryValue as valueNamed,
+} from "./registry";
 
 export const PROFILE_LIST_KEY = "HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion\\ProfileList";
 
@@ -64,11 +71,16 @@ function isFullWindowsPath(path: string): boolean {
 
 /** The people's profiles in the output of `reg query PROFILE_LIST_KEY /s`, folders expanded with `env`. */
 export function parseProfileList(output: string, env: WindowsEnvironment): ProfileList {
+  return profilesOf(parseRegQuery(output), env);
+}
+
+/** The people's profiles among the keys of PROFILE_LIST_KEY's tree (as read by `reg query /s` or `reg export`). */
+export function profilesOf(keys: Map<string, RegistryKey>, env: WindowsEnvironment): ProfileList {
   const parent = `${longKeyName(PROFILE_LIST_KEY).toLowerCase()}\\`;
   const profiles: WindowsProfile[] = [];
   const problems: string[] = [];
   const seen = new Set<string>();
-  for (const [name, key] of parseRegQuery(output)) {
+  for (const [name, key] of keys) {
     if (!name.toLowerCase().startsWith(parent)) continue;
     const subkey = name.slice(parent.length);
     const sid = subkey.replace(/\.bak$/i, "");
@@ -100,18 +112,14 @@ export function parseProfileList(output: string, env: WindowsEnvironment): Profi
   return { profiles, problems };
 }
 
-/** Reads the people's profiles of this machine through `reg query` (run by `run`). */
+/**
+ * Reads the people's profiles of this machine through `reg export` (run by `run`): a UTF-16 file, where
+ * `reg query`'s output to a pipe is in the console's code page and would garble `C:\Users\Jürgen`.
+ */
 export async function readWindowsProfiles(run: ProgramRunner, env: WindowsEnvironment): Promise<ProfileList> {
-  const result = await run(["reg", "query", PROFILE_LIST_KEY, "/s"]);
-  if (result.code !== 0) {
-    const said = firstLine(result.stderr) || firstLine(result.stdout);
-    const how = result.code === null ? "did not finish" : `failed (exit ${result.code})`;
-    return {
-      profiles: [],
-      problems: [
-        `the profile list could not be read: reg query ${PROFILE_LIST_KEY} /s ${how}${said ? `: ${said}` : ""}`,
-      ],
-    };
+  try {
+    return profilesOf(await readRegistryTree(run, PROFILE_LIST_KEY), env);
+  } catch (error) {
+    return { profiles: [], problems: [`the profile list could not be read: ${(error as Error).message}`] };
   }
-  return parseProfileList(result.stdout, env);
 }

@@ -6,7 +6,10 @@
  * fields), then the subkeys' names. Type names and key names are never translated; error messages are,
  * so only the exit code is trusted (0 found, 1 not found).
  */
-import type { ProgramRunner } from "../facts/fact";
+import { existsSync, mkdtempSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { firstLine, type ProgramRunner } from "../facts/fact";
 
 /** The value types the agent reads and writes (REG_BINARY and others are read as text, written never). */
 export type RegistryType = "REG_SZ" | "REG_EXPAND_SZ" | "REG_DWORD" | "REG_QWORD" | "REG_MULTI_SZ" | string;
@@ -135,4 +138,89 @@ export async function deleteEmptyKey(run: ProgramRunner, key: string): Promise<b
   if (found.values.size > 0 || found.subkeys.length > 0) return false;
   const result = await run(["reg", "delete", key, "/f"]);
   return result.code === 0;
+}
+
+/** A `.reg` value's data in `reg export`'s form (`"text"`, `dword:0000000a`, `hex(2):43,00,...`) as `reg query` gives it. */
+function exportedValue(data: string): RegistryValue | null {
+  if (data.startsWith('"') && data.endsWith('"'))
+    return { type: "REG_SZ", data: data.slice(1, -1).replace(/\\(["\\])/g, "$1") };
+  const dword = /^dword:([0-9a-fA-F]{8})$/.exec(data);
+  if (dword) return { type: "REG_DWORD", data: `0x${Number.parseInt(dword[1] ?? "0", 16).toString(16)}` };
+  const hex = /^hex(?:\(([0-9a-fA-F]+)\))?:(.*)$/.exec(data);
+  if (!hex) return null;
+  const bytes = Buffer.from(
+    (hex[2] ?? "")
+      .split(",")
+      .filter((part) => part.trim() !== "")
+      .map((part) => Number.parseInt(part.trim(), 16)),
+  );
+  // UTF-16LE strings end with a NUL; a multi-string's items are separated by one (shown as \0 by reg query).
+  const text = () => bytes.toString("utf16le").replace(/\0+$/, "");
+  switch ((hex[1] ?? "").toLowerCase()) {
+    case "2":
+      return { type: "REG_EXPAND_SZ", data: text() };
+    case "7":
+      return { type: "REG_MULTI_SZ", data: text().replaceAll("\0", "\\0") };
+    case "1":
+      return { type: "REG_SZ", data: text() };
+    case "b":
+      return { type: "REG_QWORD", data: `0x${bytes.readBigUInt64LE(0).toString(16)}` };
+    default:
+      return { type: "REG_BINARY", data: bytes.toString("hex").toUpperCase() };
+  }
+}
+
+/**
+ * The keys of a `reg export` file (the `.reg` format: UTF-16LE text, `[KEY]` then `"NAME"=DATA` lines, a
+ * line ending in `\` going on in the next), in the form parseRegQuery gives. Unlike `reg query`, whose
+ * output to a pipe is in the console's code page, the file keeps every character of a name or a path.
+ */
+export function parseRegExport(text: string): Map<string, RegistryKey> {
+  const keys = new Map<string, RegistryKey>();
+  let current: RegistryKey | null = null;
+  const lines = text
+    .replace(/^\uFEFF/, "")
+    .replaceAll("\r\n", "\n")
+    .split("\n");
+  for (let index = 0; index < lines.length; index++) {
+    let line = lines[index] ?? "";
+    while (line.endsWith("\\") && index + 1 < lines.length)
+      line = line.slice(0, -1) + (lines[++index] ?? "").trim();
+    const header = /^\[(HKEY_[^\]]+)\]$/.exec(line.trim());
+    if (header) {
+      const name = header[1] ?? "";
+      current = { values: new Map(), subkeys: [] };
+      keys.set(name, current);
+      const parent = name.slice(0, name.lastIndexOf("\\"));
+      keys.get(parent)?.subkeys.push(name.slice(parent.length + 1));
+      continue;
+    }
+    const entry = /^(?:"((?:[^"\\]|\\.)*)"|@)=(.*)$/.exec(line);
+    if (!entry || current === null) continue;
+    const value = exportedValue(entry[2] ?? "");
+    if (value !== null)
+      current.values.set(entry[1] === undefined ? "(Default)" : entry[1].replace(/\\(["\\])/g, "$1"), value);
+  }
+  return keys;
+}
+
+/**
+ * A key and everything below it, through `reg export` into a temporary file read as UTF-16; a failure
+ * (no such key, access denied: both exit 1) throws with what reg said.
+ */
+export async function readRegistryTree(run: ProgramRunner, key: string): Promise<Map<string, RegistryKey>> {
+  const folder = mkdtempSync(join(tmpdir(), "bulwark-reg-"));
+  const file = join(folder, "export.reg");
+  try {
+    const result = await run(["reg", "export", key, file, "/y"]);
+    if (result.code !== 0 || !existsSync(file))
+      throw new Error(
+        `reg export ${key} failed (exit ${result.code}): ${firstLine(result.stderr || result.stdout)}`,
+      );
+    return parseRegExport(readFileSync(file).toString("utf16le"));
+  } finally {
+    // File by file: Bun's recursive rm fails under Wine (EFAULT).
+    if (existsSync(file)) unlinkSync(file);
+    rmdirSync(folder);
+  }
 }
