@@ -75,7 +75,8 @@ export function stopWine(prefix: WinePrefix): void {
 export function createWinePrefix(): WinePrefix {
   const path = mkdtempSync(join(tmpdir(), "bulwark-wine-"));
   const env = wineEnvironment(path);
-  const log = join(path, "..", `${path.split("/").at(-1)}-boot.log`);
+  // Inside the prefix, so that removeWinePrefix takes it with the rest.
+  const log = join(path, "boot.log");
   const boot = Bun.spawnSync(
     ["sh", "-c", `wine wineboot -i >"${log}" 2>&1 && wine winecfg -v win10 >>"${log}" 2>&1`],
     {
