@@ -69,6 +69,18 @@ export function writeJournal(stateDir: string, journal: Journal): void {
   else writeFileAtomically(path, Buffer.from(`${JSON.stringify(journal, null, 2)}\n`), 0o600);
 }
 
+/** The journal's record of a registry value, found as Windows finds names: without regard to case. */
+export function registryJournalEntry(
+  journal: Journal,
+  key: string,
+  name: string,
+): RegistryJournalEntry | undefined {
+  return (journal.registry ?? []).find(
+    (entry) =>
+      entry.key.toLowerCase() === key.toLowerCase() && entry.name.toLowerCase() === name.toLowerCase(),
+  );
+}
+
 export function journalEntry(journal: Journal, path: string): JournalEntry | undefined {
   return journal.files.find((entry) => entry.path === path);
 }

@@ -373,7 +373,8 @@ export function planHostsSection(input: PlanInput, path: string): Planned {
   return planned("enforced", detail, changes);
 }
 
-function planSplitTunnel({ policy, vpn }: PlanInput): Planned {
+/** The split tunnel is the server's VPN settings' to decide, on every platform: reported. */
+export function planSplitTunnel({ policy, vpn }: PlanInput): Planned {
   const routes = vpn === null ? "no VPN settings" : `AllowedIPs ${vpn.allowed_ips.join(", ") || "none"}`;
   return planned(
     "reported",

@@ -7,6 +7,20 @@ export const TUNNEL_INTERFACE = "bulwark";
 /** A handshake older than this means the tunnel is not carrying traffic (WireGuard re-keys every 2 min). */
 export const HANDSHAKE_MAX_AGE_SECONDS = 180;
 
+/**
+ * The newest handshake in `wg show INTERFACE latest-handshakes` (a peer's key, then seconds since the
+ * epoch, per line), in seconds since the epoch; 0 when there has been none. wg.exe prints the same.
+ */
+export function latestHandshake(output: string): number {
+  return Math.max(
+    0,
+    ...output
+      .split("\n")
+      .map((line) => Number(line.trim().split(/\s+/)[1]))
+      .filter((seconds) => Number.isInteger(seconds)),
+  );
+}
+
 /** IFF_UP in an interface's `flags` (linux/if.h). */
 const IFF_UP = 0x1;
 
@@ -34,13 +48,7 @@ export async function readVpnConnection(
   const shown = await live.runProgram(["wg", "show", TUNNEL_INTERFACE, "latest-handshakes"]);
   if (shown.code !== 0)
     return unknown(`wg show ${TUNNEL_INTERFACE} latest-handshakes failed: ${firstLine(shown.stderr)}`);
-  const latest = Math.max(
-    0,
-    ...shown.stdout
-      .split("\n")
-      .map((line) => Number(line.trim().split(/\s+/)[1]))
-      .filter((seconds) => Number.isInteger(seconds)),
-  );
+  const latest = latestHandshake(shown.stdout);
   if (latest === 0) return known(false, `the ${TUNNEL_INTERFACE} interface is up with no handshake yet`);
   const age = live.nowSeconds - latest;
   return known(

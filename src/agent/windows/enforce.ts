@@ -21,6 +21,7 @@ import {
   type Journal,
   type RegistryJournalEntry,
   readJournal,
+  registryJournalEntry,
   writeJournal,
 } from "../enforce/journal";
 import type { MachineState, RegistryChange, SettingPlan } from "../enforce/plan";
@@ -166,13 +167,6 @@ async function missingKeys(run: ProgramRunner, key: string): Promise<string[]> {
   return missing;
 }
 
-function journalEntryOf(journal: Journal, key: string, name: string): RegistryJournalEntry | undefined {
-  return (journal.registry ?? []).find(
-    (entry) =>
-      entry.key.toLowerCase() === key.toLowerCase() && entry.name.toLowerCase() === name.toLowerCase(),
-  );
-}
-
 /** Puts a value back as the journal found it (or deletes it), then the keys the agent created when empty. */
 async function restoreValue(
   run: ProgramRunner,
@@ -210,7 +204,7 @@ async function applyRegistryChange(
   journal: Journal,
   change: RegistryChange,
 ) {
-  const entry = journalEntryOf(journal, change.key, change.name);
+  const entry = registryJournalEntry(journal, change.key, change.name);
   if (change.release) {
     if (entry !== undefined) await restoreValue(run, stateDir, journal, entry);
     return;

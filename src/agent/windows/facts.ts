@@ -6,6 +6,7 @@
  * read is left out with the reason, never guessed.
  */
 import { type FactReading, firstLine, known, type ProgramRunner, unknown } from "../facts/fact";
+import { HANDSHAKE_MAX_AGE_SECONDS, latestHandshake } from "../facts/vpn-connection";
 import { dwordOf, type RegistryKey, readRegistryKey, registryValue } from "./registry";
 import {
   DEVICE_INSTALL_RESTRICTIONS,
@@ -18,9 +19,6 @@ import {
   TUNNEL_SERVICE,
   USBSTOR_SERVICE,
 } from "./settings";
-
-/** A handshake older than this means the tunnel carries no traffic (WireGuard re-keys every 2 min). */
-const HANDSHAKE_MAX_AGE_SECONDS = 180;
 
 /**
  * `os_version`: `CurrentMajorVersionNumber.CurrentMinorVersionNumber.CurrentBuild.UBR` (10.0.22631.4460):
@@ -115,13 +113,7 @@ export async function readWindowsTunnel(
     return unknown(
       `wg show ${TUNNEL_NAME} latest-handshakes failed: ${firstLine(shown.stderr || shown.stdout)}`,
     );
-  const latest = Math.max(
-    0,
-    ...shown.stdout
-      .split("\n")
-      .map((line) => Number(line.trim().split(/\s+/)[1]))
-      .filter((seconds) => Number.isInteger(seconds)),
-  );
+  const latest = latestHandshake(shown.stdout);
   if (latest === 0) return known(false, `the ${TUNNEL_NAME} tunnel runs with no handshake yet`);
   const age = nowSeconds - latest;
   return known(

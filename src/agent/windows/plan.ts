@@ -4,7 +4,7 @@
  * and writes nothing; windows/enforce.ts reads the machine, then carries the plan out.
  */
 import type { PolicyData } from "../../domain/policies/policy-document";
-import type { Journal } from "../enforce/journal";
+import { type Journal, registryJournalEntry } from "../enforce/journal";
 import {
   describeFact,
   type EnforcementFacts,
@@ -14,6 +14,7 @@ import {
   planEach,
   planHostsSection,
   planned,
+  planSplitTunnel,
   type RegistryChange,
   type SettingPlan,
   wholeFileChanges,
@@ -89,13 +90,6 @@ function registryChanges(
     changes.push({ key, name, before, after: entry.original, release: true });
   }
   return changes;
-}
-
-function registryJournalEntry(journal: Journal, key: string, name: string) {
-  return (journal.registry ?? []).find(
-    (entry) =>
-      entry.key.toLowerCase() === key.toLowerCase() && entry.name.toLowerCase() === name.toLowerCase(),
-  );
 }
 
 /** The values of a list key (`1`, `2`, ...) the agent wants, and the removal of the ones it wrote before. */
@@ -291,14 +285,6 @@ function planVpnAlwaysOn(input: WindowsPlanInput): Planned {
   );
 }
 
-function planSplitTunnel({ policy, vpn }: WindowsPlanInput): Planned {
-  const routes = vpn === null ? "no VPN settings" : `AllowedIPs ${vpn.allowed_ips.join(", ") || "none"}`;
-  return planned(
-    "reported",
-    `split_tunnel=${policy.network.split_tunnel}: the server's VPN settings decide what goes through the tunnel (${routes})`,
-  );
-}
-
 function planWorkPaths(input: WindowsPlanInput): Planned {
   const paths = input.policy.wipe?.work_paths ?? [];
   if (paths.length === 0)
@@ -363,7 +349,8 @@ function planTunnel(input: WindowsPlanInput): Planned {
       `${target} is not installed: a ${TUNNEL_SERVICE} service exists that this agent did not install (remove it, or rename its tunnel)`,
     );
   const isUp = machine.tunnel === "ours";
-  if (changes.length === 0 && isUp) return planned("enforced", `${target}: running, settings unchanged`);
+  if (changes.length === 0 && isUp)
+    return planned("enforced", `${target}: its service is installed, settings unchanged`);
   return {
     outcome: "enforced",
     detail: `${target}: ${isUp ? "reinstalled with its new settings" : "installed as the service"} ${TUNNEL_SERVICE} (wireguard /installtunnelservice)`,
