@@ -6,6 +6,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { $ } from "bun";
+import { ensureAdHocSignature } from "./macho-codesign";
 
 const ROOT = join(import.meta.dir, "..");
 
@@ -43,6 +44,13 @@ const CROSS_TARGETS = {
   "linux-x64-musl": { package: "@oven/bun-linux-x64-musl", runtime: "bin/bun" },
   /** Windows 10 and later, x64 (dist/bulwark-windows-x64.exe: the agent for Windows). */
   "windows-x64": { package: "@oven/bun-windows-x64", runtime: "bin/bun.exe" },
+  /**
+   * macOS 13 and later (the runtime's LC_BUILD_VERSION minos) on Apple silicon and on Intel
+   * (dist/bulwark-darwin-arm64, dist/bulwark-darwin-x64: the agent for Macs). Their code signature is
+   * checked after the build, and made again when Bun left it stale (scripts/macho-codesign.ts).
+   */
+  "darwin-arm64": { package: "@oven/bun-darwin-aarch64", runtime: "bin/bun" },
+  "darwin-x64": { package: "@oven/bun-darwin-x64", runtime: "bin/bun" },
 } as const;
 
 export type CrossTarget = keyof typeof CROSS_TARGETS;
@@ -64,13 +72,16 @@ export async function buildExecutable(
   await $`bun build ${BUILD_FLAGS} ${cross} ${options.entry ?? "src/main.ts"} --outfile ${outfile}`
     .cwd(ROOT)
     .quiet();
+  // macOS kills an executable whose signature does not match it: Bun re-signs its arm64 output, not
+  // the x64 one, which keeps the runtime's signature of other bytes.
+  if (options.target?.startsWith("darwin-")) ensureAdHocSignature(outfile);
   return outfile;
 }
 
 /**
- * Bun's runtime for another system (`@oven/bun-linux-x64-musl`, `@oven/bun-windows-x64`), of the version
- * of the bun that builds, fetched with `npm pack` once into node_modules/.cache: npm will not install it
- * on this machine (its package declares another os or libc).
+ * Bun's runtime for another system (`@oven/bun-linux-x64-musl`, `@oven/bun-darwin-x64`, ...), of the
+ * version of the bun that builds, fetched with `npm pack` once into node_modules/.cache: npm will not
+ * install it on this machine (its package declares another os, cpu or libc).
  */
 async function npmRuntime({ package: name, runtime }: { package: string; runtime: string }): Promise<string> {
   const version = (await $`bun --version`.cwd(ROOT).text()).trim();

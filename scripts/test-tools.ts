@@ -33,6 +33,17 @@ const TOOLS = [
   { command: "readelf", package: "binutils", use: "checking the musl executable's loader and libraries" },
   { command: "wine", package: "wine", use: "running the Windows agent (Debian 12's Wine 8.0)" },
   {
+    command: "llvm-objdump",
+    package: "llvm",
+    use: "reading the macOS executables' Mach-O headers (test/binary/macos-build.test.ts)",
+  },
+  {
+    command: "python3",
+    package: "python3-minimal",
+    use: "checking the macOS executables' code-signature page hashes apart from the re-signer",
+  },
+  { command: "shasum", package: "perl", use: "the console's macOS download command, as a Mac runs it" },
+  {
     command: "x86_64-w64-mingw32-ld",
     package: "binutils-mingw-w64-x86-64",
     use: "linking the DLL Wine 8.0 lacks for the Windows agent (test/helpers/wine.ts)",

@@ -1,13 +1,14 @@
 import { X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { NotFoundError } from "../domain/errors";
+import { NotFoundError, ValidationError } from "../domain/errors";
 import { VERSION } from "../version";
 
 /** The systems the agent is offered for: `?os=` and `?arch=` of `GET /api/v1/agent/download`. */
 export interface AgentPlatform {
-  os: "linux" | "windows";
-  arch: "x64";
+  os: "linux" | "windows" | "macos";
+  /** x64 when left out, but for macOS, whose two builds are both real choices. */
+  arch?: "x64" | "arm64" | undefined;
 }
 
 /** The executable `GET /api/v1/agent/download` serves, with its SHA-256 (hex). */
@@ -25,37 +26,64 @@ export interface AgentExecutable {
  */
 export const WINDOWS_AGENT_FILE = "bulwark-windows-x64.exe";
 
+/**
+ * Each agent other than the running executable: the file `npm run build` makes beside dist/bulwark, and
+ * the name the machine saves it as. The macOS ones are ad-hoc signed (scripts/macho-codesign.ts).
+ */
+const AGENT_FILES = {
+  "windows-x64": { file: WINDOWS_AGENT_FILE, fileName: "bulwark.exe" },
+  "macos-arm64": { file: "bulwark-darwin-arm64", fileName: "bulwark" },
+  "macos-x64": { file: "bulwark-darwin-x64", fileName: "bulwark" },
+} as const;
+
 /** Each file's digest, kept while its size and modification time stay as they were. */
 const known = new Map<string, { size: number; modified: number; sha256: Promise<string> }>();
 
 /**
- * The agent for `platform`, to hand to an enrolling machine: the server and the agent are one
- * executable, so an air-gapped site needs nothing else. For Linux, the running executable; for Windows,
- * WINDOWS_AGENT_FILE beside it. Only the compiled executable (`bun build --compile`, whose entry point
- * lives in Bun's embedded file system) offers either: under `npm start` the running program is Bun
- * itself, and the answer is 404 `agent_download_unavailable`, as it is for a Windows file that is not
- * there. Each file's digest is computed once (streamed, not read whole) and again if it was replaced.
+ * Which agent `platform` asks for: the running executable for Linux x64, else one of AGENT_FILES. 400
+ * naming `arch` for a pair no build exists for (Linux or Windows on arm64) and for macOS without one.
  */
-export async function agentExecutable(
-  platform: AgentPlatform = { os: "linux", arch: "x64" },
-): Promise<AgentExecutable> {
-  const isWindows = platform.os === "windows";
+function agentFile(platform: AgentPlatform): (typeof AGENT_FILES)[keyof typeof AGENT_FILES] | null {
+  if (platform.os === "macos" && platform.arch === undefined)
+    throw new ValidationError("invalid query", [
+      { field: "arch", message: "is required with os=macos: arm64 (Apple silicon) or x64 (Intel)" },
+    ]);
+  const arch = platform.arch ?? "x64";
+  if (platform.os === "linux" && arch === "x64") return null;
+  const key = `${platform.os}-${arch}`;
+  if (!(key in AGENT_FILES))
+    throw new ValidationError("invalid query", [
+      { field: "arch", message: `no agent is built for ${platform.os} on ${arch}`, received: arch },
+    ]);
+  return AGENT_FILES[key as keyof typeof AGENT_FILES];
+}
+
+/**
+ * The agent for `platform`, to hand to an enrolling machine: the server and the agent are one
+ * executable, so an air-gapped site needs nothing else. For Linux, the running executable; for Windows
+ * and macOS, their build beside it (AGENT_FILES). Only the compiled executable (`bun build --compile`,
+ * whose entry point lives in Bun's embedded file system) offers any: under `npm start` the running
+ * program is Bun itself, and the answer is 404 `agent_download_unavailable`, as it is for a file that is
+ * not there. Each file's digest is computed once (streamed, not read whole) and again if it was replaced.
+ */
+export async function agentExecutable(platform: AgentPlatform = { os: "linux" }): Promise<AgentExecutable> {
+  const beside = agentFile(platform);
   if (!isCompiled())
     throw new NotFoundError(
       "agent executable",
-      isWindows
-        ? `this server runs from source (npm start): build with \`npm run build\` and serve dist/bulwark, which offers dist/${WINDOWS_AGENT_FILE} beside it`
+      beside
+        ? `this server runs from source (npm start): build with \`npm run build\` and serve dist/bulwark, which offers dist/${beside.file} beside it`
         : "this server runs from source (npm start): build the executable with `npm run build` and serve dist/bulwark to offer it",
     );
-  const path = isWindows ? join(dirname(process.execPath), WINDOWS_AGENT_FILE) : process.execPath;
+  const path = beside ? join(dirname(process.execPath), beside.file) : process.execPath;
   const stat = await Bun.file(path)
     .stat()
     .catch(() => null);
   if (!stat?.isFile())
     throw new NotFoundError(
       "agent executable",
-      isWindows
-        ? `put ${WINDOWS_AGENT_FILE} in ${dirname(path)}, beside this server's executable (\`npm run build\` makes dist/${WINDOWS_AGENT_FILE} beside dist/bulwark)`
+      beside
+        ? `put ${beside.file} in ${dirname(path)}, beside this server's executable (\`npm run build\` makes dist/${beside.file} beside dist/bulwark)`
         : `this server's executable cannot be read at ${path}`,
     );
   let entry = known.get(path);
@@ -67,7 +95,7 @@ export async function agentExecutable(
   try {
     return {
       path,
-      fileName: isWindows ? "bulwark.exe" : "bulwark",
+      fileName: beside?.fileName ?? "bulwark",
       size: current.size,
       sha256: await current.sha256,
     };
@@ -77,7 +105,7 @@ export async function agentExecutable(
   }
 }
 
-/** The `sha256sum` line of the executable: `<hex>  bulwark` (`bulwark.exe` for Windows). */
+/** The `sha256sum` line of the executable: `<hex>  bulwark` (`bulwark.exe` for Windows). `shasum -a 256 -c` reads it too. */
 export function checksumLine(executable: AgentExecutable): string {
   return `${executable.sha256}  ${executable.fileName}\n`;
 }

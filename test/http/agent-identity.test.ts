@@ -172,15 +172,32 @@ describe("GET /agent/download", () => {
         expect(response.body.details).toContain("dist/bulwark-windows-x64.exe");
       }
     });
+
+    test("from source, each macOS agent is a 404 that says which file a built server offers", async () => {
+      for (const path of ["/api/v1/agent/download", "/api/v1/agent/download.sha256"])
+        for (const arch of ["arm64", "x64"]) {
+          const response = await t.request("GET", `${path}?os=macos&arch=${arch}`);
+          expect([path, arch, response.status, response.body.reason]).toEqual([
+            path,
+            arch,
+            404,
+            "agent_download_unavailable",
+          ]);
+          expect(response.body.details).toContain(`dist/bulwark-darwin-${arch}`);
+        }
+    });
   }
 
   test("another os or arch is a 400 naming the parameter, in the JSON error body", async () => {
     for (const path of ["/api/v1/agent/download", "/api/v1/agent/download.sha256"]) {
       for (const [query, field] of [
-        ["os=macos", "os"],
+        ["os=darwin", "os"],
         ["os=Windows", "os"],
         ["os=windows&arch=arm64", "arch"],
+        ["arch=arm64", "arch"],
         ["arch=x86_64", "arch"],
+        ["os=macos", "arch"],
+        ["os=macos&arch=aarch64", "arch"],
       ] as const) {
         const response = await t.request("GET", `${path}?${query}`);
         expect([path, query, response.status, response.body.code, response.body.reason]).toEqual([
@@ -191,7 +208,7 @@ describe("GET /agent/download", () => {
           "validation_failed",
         ]);
         expect(response.headers.get("content-type")).toContain("application/json");
-        expect(response.body.details).toContain(field);
+        expect(response.body.details).toStartWith(`${field}`);
       }
     }
   });

@@ -113,7 +113,7 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
     .get(
       "/download",
       async ({ query }) => {
-        const executable = await agentExecutable({ os: query.os ?? "linux", arch: query.arch ?? "x64" });
+        const executable = await agentExecutable({ os: query.os ?? "linux", arch: query.arch });
         return new Response(Bun.file(executable.path), { headers: downloadHeaders(executable) });
       },
       {
@@ -122,25 +122,29 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
           200: Type.String({
             format: "binary",
             description:
-              "The bulwark executable: for Linux (`bulwark`) or, with ?os=windows, Windows (`bulwark.exe`)",
+              "The bulwark executable: for Linux (`bulwark`), Windows (`bulwark.exe`) or macOS (`bulwark`)",
           }),
           ...errorResponses(400, 404, 429),
         },
         detail: {
-          summary: "Download the agent (this server's executable, or its Windows build)",
+          summary: "Download the agent (this server's executable, or its Windows or macOS build)",
           description:
             "The server and the device agent are one executable (`bulwark agent ...`): this serves the " +
             "running one, so a machine that can reach the server needs nothing else to enroll: " +
             "`curl -fsSLo bulwark <server>/api/v1/agent/download && chmod +x bulwark`. With " +
-            "?os=windows (&arch=x64, the default and for now the only one) it serves the Windows build " +
+            "?os=windows (&arch=x64, the default and the only one) it serves the Windows build " +
             "found beside the running executable, bulwark-windows-x64.exe (`npm run build` makes it in " +
             "dist/ beside dist/bulwark), saved as bulwark.exe; from an elevated PowerShell: " +
             '`Invoke-WebRequest -UseBasicParsing -OutFile bulwark.exe "<server>/api/v1/agent/download?os=windows&arch=x64"`. ' +
+            "With ?os=macos&arch=arm64 (Apple silicon) or &arch=x64 (Intel; `uname -m` says x86_64) it serves " +
+            "bulwark-darwin-arm64 or bulwark-darwin-x64 from beside it, ad-hoc signed, saved as bulwark: " +
+            '`curl -fsSLo bulwark "<server>/api/v1/agent/download?os=macos&arch=arm64"`. ' +
             "Public, like the executable itself. Headers: X-Bulwark-Version (the server's), " +
             "X-Bulwark-SHA256 (hex; also at /agent/download.sha256 with the same query). 400 for another " +
-            "os or arch. 404 agent_download_unavailable when the server runs from source (npm start) " +
-            "rather than as the built executable, or, for Windows, when bulwark-windows-x64.exe is not " +
-            "beside it (the details say which folder).",
+            "os or arch, for os=macos without arch and for a pair with no build (linux or windows on arm64). " +
+            "404 agent_download_unavailable when the server runs from source (npm start) " +
+            "rather than as the built executable, or, for Windows and macOS, when their file is not " +
+            "beside it (the details say which file and which folder).",
           security: [],
         },
       },
@@ -148,17 +152,15 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
     .get(
       "/download.sha256",
       async ({ query }) =>
-        new Response(
-          checksumLine(await agentExecutable({ os: query.os ?? "linux", arch: query.arch ?? "x64" })),
-          {
-            headers: { "content-type": "text/plain; charset=utf-8" },
-          },
-        ),
+        new Response(checksumLine(await agentExecutable({ os: query.os ?? "linux", arch: query.arch })), {
+          headers: { "content-type": "text/plain; charset=utf-8" },
+        }),
       {
         query: AgentDownloadQuery,
         response: {
           200: Type.String({
-            description: "`<sha256 hex>  bulwark` (`bulwark.exe` with ?os=windows), as sha256sum prints it",
+            description:
+              "`<sha256 hex>  bulwark` (`bulwark.exe` with ?os=windows), as sha256sum and `shasum -a 256` print it",
           }),
           ...errorResponses(400, 404, 429),
         },
@@ -169,6 +171,7 @@ export function agentRoutes(deps: AppDeps, security: ReturnType<typeof securityP
             "`curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. For Windows, " +
             "?os=windows&arch=x64 gives the line of bulwark.exe; compare its first word with " +
             "`(Get-FileHash bulwark.exe -Algorithm SHA256).Hash` in PowerShell (which prints it in capitals). " +
+            "For macOS, ?os=macos&arch=arm64 or x64 gives the line of bulwark, for `shasum -a 256 -c`. " +
             "400 and 404 as for the download.",
           security: [],
         },

@@ -17,13 +17,15 @@ import { PeerSettingsSchema } from "./vpn.schemas";
  */
 export const AgentDownloadQuery = Type.Object({
   os: Type.Optional(
-    Type.Union([Type.Literal("linux"), Type.Literal("windows")], {
-      description: "The agent's system: linux (the default) or windows (bulwark.exe)",
+    Type.Union([Type.Literal("linux"), Type.Literal("windows"), Type.Literal("macos")], {
+      description: "The agent's system: linux (the default), windows (bulwark.exe) or macos",
     }),
   ),
   arch: Type.Optional(
-    Type.Union([Type.Literal("x64")], {
-      description: "The agent's processor: x64 (the default and, for now, the only one)",
+    Type.Union([Type.Literal("x64"), Type.Literal("arm64")], {
+      description:
+        "The agent's processor: x64 (the default for linux and windows, the only build for them) or, " +
+        "for macos, where it is required, arm64 (Apple silicon) or x64 (Intel)",
     }),
   ),
 });
