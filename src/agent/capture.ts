@@ -14,7 +14,7 @@ import { dirname, join } from "node:path";
 import { VERSION } from "../version";
 import type { CollectedFacts } from "./facts/collect-facts";
 import { type ProgramRunner, runProgram } from "./facts/fact";
-import { currentPlatform, LINUX, type PlatformName, WINDOWS } from "./platform";
+import { currentPlatform, LINUX, MACOS, type PlatformName, WINDOWS } from "./platform";
 import { type MachineReader, MachineTree } from "./root-path";
 
 /** One reading of a file or folder. */
@@ -136,8 +136,11 @@ copies for people. The agent's state folder (keys, token) is never read for fact
  * Reads the facts of this machine (ROOT `root`) once, recording every reading, and writes the capture to
  * `folder`; returns the facts as read.
  */
-export async function captureFacts(root: string, folder: string): Promise<CollectedFacts> {
-  const platform = currentPlatform();
+export async function captureFacts(
+  root: string,
+  folder: string,
+  platform = currentPlatform(),
+): Promise<CollectedFacts> {
   const isLive = platform.name === "windows" || (await MachineTree.open(root)).isLiveSystem;
   const capture: Capture = {
     format: 1,
@@ -160,8 +163,9 @@ export async function captureFacts(root: string, folder: string): Promise<Collec
   };
   const nowSeconds = Math.floor(Date.parse(capture.captured_at) / 1000);
   const options = { liveTunnel: true, runProgram: recordingRunner, nowSeconds: () => nowSeconds };
+  // Linux and macOS read files through the tree (SystemVersion.plist, the tunnel's name file), recorded.
   const collected =
-    platform.name === "linux"
+    platform.name !== "windows"
       ? await platform.collectFacts(root, {
           ...options,
           tree: recordingTree(await MachineTree.open(root), "root", capture.files),
@@ -219,7 +223,7 @@ export async function factsFromCapture(folder: string): Promise<CollectedFacts> 
   const nowSeconds = Math.floor(Date.parse(capture.captured_at) / 1000);
   const options = { liveTunnel: true, runProgram: replayRunner(capture), nowSeconds: () => nowSeconds };
   if (capture.platform === "windows") return await WINDOWS.collectFacts("", options);
-  return await LINUX.collectFacts("/", {
+  return await (capture.platform === "macos" ? MACOS : LINUX).collectFacts("/", {
     ...options,
     isLive: capture.is_live,
     tree: replayTree(capture, "root", capture.is_live),

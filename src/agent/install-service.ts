@@ -16,6 +16,8 @@ import { sha256OfFile, syncPath } from "./enforce/safe-files";
 import { AgentExit } from "./enroll-command";
 import { readAgentState } from "./identity/agent-state";
 import { readIfPresent, statePaths, writeFileAtomic } from "./identity/state-folder";
+import { launchDaemonPlist, ownByRootWheel } from "./macos/service";
+import { DAEMON_LABEL, DAEMON_PLIST, PROGRAMS } from "./macos/settings";
 import {
   type InstalledWindowsService,
   installWindowsService,
@@ -69,15 +71,26 @@ function servicePath(stateDir: string): string {
   return join(stateDir, SERVICE_RECORD);
 }
 
-export function readInstalledService(stateDir: string): InstalledService | InstalledWindowsService | null {
-  const text = readIfPresent(servicePath(stateDir));
-  return text === null ? null : (JSON.parse(text) as InstalledService | InstalledWindowsService);
+/** What install-service installed on macOS: the launch daemon's plist, and the executable it copied. */
+export interface InstalledMacosService {
+  kind: "macos-launch-daemon";
+  plist: InstalledFile;
+  executable: InstalledFile | null;
 }
 
-function isWindowsRecord(
-  record: InstalledService | InstalledWindowsService,
-): record is InstalledWindowsService {
+type AnyInstalledService = InstalledService | InstalledWindowsService | InstalledMacosService;
+
+export function readInstalledService(stateDir: string): AnyInstalledService | null {
+  const text = readIfPresent(servicePath(stateDir));
+  return text === null ? null : (JSON.parse(text) as AnyInstalledService);
+}
+
+function isWindowsRecord(record: AnyInstalledService): record is InstalledWindowsService {
   return (record as InstalledWindowsService).kind === "windows-scheduled-task";
+}
+
+function isMacosRecord(record: AnyInstalledService): record is InstalledMacosService {
+  return (record as InstalledMacosService).kind === "macos-launch-daemon";
 }
 
 /**
@@ -148,6 +161,7 @@ export async function installService(options: {
   runner?: CommandRunner;
 }): Promise<void> {
   if (process.platform === "win32") return await installOnWindows(options.stateDir, options.runner);
+  if (process.platform === "darwin") return await installOnMacos(options);
   const isLive = isThisMachine(options.root);
   if (isLive && !existsSync(SYSTEMD_RUNNING))
     throw new AgentExit(
@@ -273,6 +287,7 @@ export async function removeInstalledService(options: {
     unlinkSync(servicePath(options.stateDir));
     return lines;
   }
+  if (isMacosRecord(record)) return await removeMacosService(record, { ...options, runner });
   const withSystemd = isThisMachine(options.root) && existsSync(SYSTEMD_RUNNING);
   if (withSystemd) {
     const failure = await systemctl(
@@ -298,5 +313,178 @@ export async function removeInstalledService(options: {
     if (failure !== null) lines.push(failure);
   }
   unlinkSync(servicePath(options.stateDir));
+  return lines;
+}
+
+/** Copies this executable to ROOT/usr/local/bin/bulwark unless it already is that file; what it installed. */
+function installExecutable(
+  source: string,
+  root: string,
+  previous: InstalledFile | null,
+  undo: (() => void)[],
+  said: string[],
+): InstalledFile | null {
+  const executablePath = join(root, EXECUTABLE_PATH);
+  const sourceDigest = sha256OfFile(source);
+  const isThere = existsSync(executablePath);
+  if (isThere && sha256OfFile(executablePath) === sourceDigest) {
+    said.push(`${executablePath} is already this executable`);
+    return previous?.sha256 === sourceDigest ? previous : null;
+  }
+  mkdirSync(dirname(executablePath), { recursive: true, mode: 0o755 });
+  copyFileAtomic(source, executablePath, 0o755);
+  if (!isThere) undo.push(() => unlinkSync(executablePath));
+  said.push(`Installed ${executablePath} (0755), a copy of ${source}`);
+  return { path: EXECUTABLE_PATH, sha256: sourceDigest };
+}
+
+/** Runs launchctl; its failure in one line, or null. */
+async function launchctl(runner: CommandRunner, ...args: string[]): Promise<string | null> {
+  try {
+    const result = await runner([PROGRAMS.launchctl, ...args]);
+    if (result.exitCode === 0) return null;
+    const firstLine = `${result.stderr}\n${result.stdout}`.trim().split("\n")[0]?.trim();
+    return `launchctl ${args.join(" ")} failed: ${firstLine || `exit ${result.exitCode}`}`;
+  } catch (error) {
+    return `launchctl ${args.join(" ")} failed: ${(error as Error).message}`;
+  }
+}
+
+/**
+ * install-service on macOS: this executable copied to ROOT/usr/local/bin/bulwark (0755), the launch
+ * daemon ROOT/Library/LaunchDaemons/com.bulwark.agent.plist (0644, root:wheel) starting it with `agent
+ * run --state-dir STATE` (RunAtLoad, KeepAlive), both recorded in STATE/service.json; on this Mac (ROOT
+ * /) the daemon is booted out when loaded, then `launchctl bootstrap system PLIST` (a failure takes back
+ * what this run wrote, exit 1). A prepared tree gets the files only.
+ */
+export async function installOnMacos(options: {
+  root: string;
+  stateDir: string;
+  executable?: string;
+  runner?: CommandRunner;
+}): Promise<void> {
+  const isLive = isThisMachine(options.root);
+  const source = resolve(options.executable ?? process.execPath);
+  if (!existsSync(source)) throw new AgentExit(`${source}: no such executable`, 1);
+  const plistPath = join(options.root, DAEMON_PLIST);
+  const recordPath = servicePath(options.stateDir);
+  const previous = readInstalledService(options.stateDir);
+  const undo: (() => void)[] = [];
+  const takeBack = () => {
+    for (const step of undo.reverse()) {
+      try {
+        step();
+      } catch {
+        // Going on with the rest: the error that made this run fail is the one to say.
+      }
+    }
+  };
+  const said: string[] = [];
+  let writing = join(options.root, EXECUTABLE_PATH);
+  try {
+    const executable = installExecutable(
+      source,
+      options.root,
+      previous !== null && isMacosRecord(previous) ? previous.executable : null,
+      undo,
+      said,
+    );
+    writing = plistPath;
+    const text = launchDaemonPlist(EXECUTABLE_PATH, resolve(options.stateDir));
+    const before = readIfPresent(plistPath);
+    mkdirSync(dirname(plistPath), { recursive: true, mode: 0o755 });
+    writeFileAtomic(plistPath, text, 0o644);
+    ownByRootWheel(plistPath);
+    undo.push(() => (before === null ? unlinkSync(plistPath) : writeFileAtomic(plistPath, before, 0o644)));
+    said.push(`Wrote ${plistPath} (0644; agent run --state-dir ${resolve(options.stateDir)})`);
+    writing = recordPath;
+    const recordBefore = readIfPresent(recordPath);
+    if (!existsSync(options.stateDir)) {
+      mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
+      undo.push(() => rmSync(options.stateDir, { recursive: true, force: true }));
+    }
+    const record: InstalledMacosService = {
+      kind: "macos-launch-daemon",
+      plist: { path: DAEMON_PLIST, sha256: sha256Of(text) },
+      executable,
+    };
+    writeFileAtomic(recordPath, `${JSON.stringify(record, null, 2)}\n`);
+    undo.push(() =>
+      recordBefore === null ? unlinkSync(recordPath) : writeFileAtomic(recordPath, recordBefore),
+    );
+  } catch (error) {
+    takeBack();
+    throw permissionProblem(error, writing) ?? error;
+  }
+  if (!readAgentState(statePaths(options.stateDir)))
+    said.push(
+      `${options.stateDir} holds no enrollment yet: the daemon stops at once until you run bulwark agent enroll (launchd starts it again)`,
+    );
+  if (!isLive) {
+    said.push(`ROOT is not /: run launchctl bootstrap system ${DAEMON_PLIST} there`);
+    for (const line of said) console.error(line);
+    return;
+  }
+  const runner = options.runner ?? runSystemCommand;
+  // Loaded already (an earlier install-service): booted out first, so that the new plist is the one run.
+  await launchctl(runner, "bootout", `system/${DAEMON_LABEL}`);
+  const failure = await launchctl(runner, "bootstrap", "system", plistPath);
+  if (failure !== null) {
+    takeBack();
+    throw new AgentExit(`${failure}; what install-service wrote is removed again`, 1);
+  }
+  said.push(
+    `${DAEMON_LABEL} is loaded and started: launchctl print system/${DAEMON_LABEL}; log in /var/log/bulwark-agent.log`,
+  );
+  for (const line of said) console.error(line);
+}
+
+/**
+ * Takes the launch daemon away (unenroll): on this Mac `launchctl bootout system/com.bulwark.agent`
+ * (from the daemon itself, last and without waiting: booting it out ends this very process), and the
+ * plist and the executable it copied, each only when unchanged since install-service.
+ */
+async function removeMacosService(
+  record: InstalledMacosService,
+  options: { root: string; stateDir: string; runner: CommandRunner; fromService?: boolean },
+): Promise<string[]> {
+  if (
+    record.plist.path !== DAEMON_PLIST ||
+    (record.executable !== null && record.executable.path !== EXECUTABLE_PATH)
+  )
+    throw new AgentExit(
+      `${servicePath(options.stateDir)} names files install-service does not install: left as it is`,
+      1,
+    );
+  const isLive = isThisMachine(options.root);
+  const lines: string[] = [];
+  if (isLive && !options.fromService) {
+    const failure = await launchctl(options.runner, "bootout", `system/${DAEMON_LABEL}`);
+    // Not loaded (booted out already, or never bootstrapped) is what was wanted.
+    if (failure !== null && !/No such process|Could not find service|not find/i.test(failure))
+      throw new AgentExit(`${failure}; run bulwark agent unenroll again`, 1);
+  }
+  for (const installed of [record.plist, record.executable]) {
+    if (installed === null) continue;
+    const path = join(options.root, installed.path);
+    if (!existsSync(path)) continue;
+    if (sha256OfFile(path) !== installed.sha256) {
+      lines.push(`${path} changed since install-service: left as it is`);
+      continue;
+    }
+    unlinkSync(path);
+    lines.push(`Removed ${path}`);
+  }
+  unlinkSync(servicePath(options.stateDir));
+  if (isLive && options.fromService) {
+    // launchd ends this process when it boots the daemon out: a child asks it a moment later, once the
+    // state folder is emptied.
+    Bun.spawn(["/bin/sh", "-c", `sleep 5; ${PROGRAMS.launchctl} bootout system/${DAEMON_LABEL}`], {
+      stdin: "ignore",
+      stdout: "ignore",
+      stderr: "ignore",
+    }).unref();
+    lines.push(`${DAEMON_LABEL} is booted out in a few seconds`);
+  }
   return lines;
 }

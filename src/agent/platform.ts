@@ -14,6 +14,10 @@ import { JOURNAL_FILE } from "./enforce/journal";
 import { type EnforcementFacts, reportFromFacts } from "./enforce/plan";
 import { type CollectedFacts, type CollectOptions, collectFacts } from "./facts/collect-facts";
 import { readIfPresent, StateFolderError, type StatePaths, statePaths } from "./identity/state-folder";
+import { collectMacosFacts } from "./macos/collect";
+import { enforceMacosPolicy, undoMacos } from "./macos/enforce";
+import { macosReportFromFacts } from "./macos/plan";
+import { MACOS_STATE_DIR, PROGRAMS } from "./macos/settings";
 import { type ErasureReport, eraseWorkTargets, workTargets } from "./run/erase-work-profile";
 import { collectWindowsFacts } from "./windows/collect";
 import { enforceWindowsPolicy, undoWindows, WINDOWS_TUNNEL_MARK } from "./windows/enforce";
@@ -21,7 +25,7 @@ import { windowsReportFromFacts } from "./windows/plan";
 import { readRegistryKey, registryValue } from "./windows/registry";
 import { CRYPTOGRAPHY_KEY, TUNNEL_NAME, TUNNEL_SERVICE, windowsFolders } from "./windows/settings";
 
-export type PlatformName = "linux" | "windows";
+export type PlatformName = "linux" | "windows" | "macos";
 
 /** What one platform does for the shared loop. */
 export interface AgentPlatform {
@@ -137,9 +141,48 @@ export const WINDOWS: AgentPlatform = {
   },
 };
 
-/** The platform this agent runs on; anything but Windows is run as Linux (the CLI refuses the others). */
+/** The IOPlatformUUID in `ioreg -rd1 -c IOPlatformExpertDevice` output (`"IOPlatformUUID" = "..."`), or null. */
+export function platformUuidOf(output: string): string | null {
+  return /"IOPlatformUUID"\s*=\s*"([0-9A-Fa-f-]{36})"/.exec(output)?.[1]?.toLowerCase() ?? null;
+}
+
+export const MACOS: AgentPlatform = {
+  name: "macos",
+  defaultRoot: () => "/",
+  defaultStateDir: () => MACOS_STATE_DIR,
+  collectFacts: collectMacosFacts,
+  enforce: enforceMacosPolicy,
+  reportFromFacts: macosReportFromFacts,
+  undo: undoMacos,
+  // The eraser walks folders through /proc/self/fd, which macOS lacks: every path is said not erased.
+  erase: async (_root, workPaths, workDirs) => {
+    const detail = "not erased: work paths are not erased on macOS in this version";
+    const paths = [...workPaths, ...workDirs].map((path) => ({
+      path,
+      outcome: "failed" as const,
+      files: 0,
+      bytes: 0,
+      folders: 0,
+      detail,
+    }));
+    return { paths, files: 0, bytes: 0, failures: paths.map((entry) => `${entry.path}: ${detail}`) };
+  },
+  identity: async (root, runner) => {
+    const run = programRunnerOf(runner);
+    const isLive = root === "/";
+    // The name people see (System Settings > General > Sharing), else the host name.
+    const named = isLive ? await run([PROGRAMS.scutil, "--get", "ComputerName"]) : null;
+    const name = (named?.code === 0 ? named.stdout.trim() : "") || hostname() || null;
+    const ioreg = isLive ? await run([PROGRAMS.ioreg, "-rd1", "-c", "IOPlatformExpertDevice"]) : null;
+    return { name, hardwareId: ioreg?.code === 0 ? platformUuidOf(ioreg.stdout) : null };
+  },
+  secureStateFolder: async () => null,
+};
+
+/** The platform this agent runs on; anything but Windows and macOS is run as Linux (the CLI refuses the others). */
 export function currentPlatform(): AgentPlatform {
-  return process.platform === "win32" ? WINDOWS : LINUX;
+  if (process.platform === "win32") return WINDOWS;
+  return process.platform === "darwin" ? MACOS : LINUX;
 }
 
 /** The tunnel's service or interface, taken down at unenroll and wipe when this enrollment brought it up. */

@@ -58,7 +58,7 @@ const FLAG_HELP = {
   ],
   "state-dir": [
     "DIR",
-    "where the agent keeps its identity and state (default /var/lib/bulwark-agent; on Windows %ProgramData%\\Bulwark)",
+    "where the agent keeps its identity and state (default /var/lib/bulwark-agent; on Windows %ProgramData%\\Bulwark; on macOS /var/db/bulwark-agent)",
   ],
 } as const satisfies Record<string, readonly [value: string, text: string]>;
 
@@ -86,11 +86,16 @@ function rootOf(args: ParsedArgs): string {
   return root;
 }
 
-/** The state folder from `--state-dir` (default /var/lib/bulwark-agent; %ProgramData%\Bulwark on Windows). */
+/**
+ * The state folder from `--state-dir` (default /var/lib/bulwark-agent; %ProgramData%\Bulwark on Windows;
+ * /var/db/bulwark-agent on macOS, as src/agent/macos/settings.ts says why).
+ */
 function stateDirOf(args: ParsedArgs): string {
   const fallback = isWindows()
     ? win32.join(process.env.ProgramData ?? "C:\\ProgramData", "Bulwark")
-    : "/var/lib/bulwark-agent";
+    : process.platform === "darwin"
+      ? "/var/db/bulwark-agent"
+      : "/var/lib/bulwark-agent";
   return args.flags.get("state-dir") ?? fallback;
 }
 

@@ -25,8 +25,8 @@ export async function runAgentCli(
       console.log(agentHelp([word]));
       return 0;
     }
-    if (platform !== "linux" && platform !== "win32")
-      throw new UsageError(`the agent runs on Linux and Windows only (this is ${platform})`);
+    if (platform !== "linux" && platform !== "win32" && platform !== "darwin")
+      throw new UsageError(`the agent runs on Linux, Windows and macOS only (this is ${platform})`);
     const { command, args } = resolveCommand(argv, AGENT_COMMANDS);
     await command.run(null, args);
     return 0;

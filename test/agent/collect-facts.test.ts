@@ -55,18 +55,18 @@ test("a collector that hangs or fails leaves out its own fact only, with the rea
   expect(collected.notes.disk_encrypted).toMatch(/^cannot be read: \/sys\/dev\/block\/254:0 leads out of /);
 });
 
-test("on a platform other than Linux and Windows, every agent command says so and exits 2", async () => {
+test("on a platform other than Linux, Windows and macOS, every agent command says so and exits 2", async () => {
   const errors: string[] = [];
   const original = console.error;
   console.error = (line: string) => errors.push(line);
   try {
-    expect(await runAgentCli(["agent", "facts", "--json"], "darwin")).toBe(2);
+    expect(await runAgentCli(["agent", "facts", "--json"], "openbsd")).toBe(2);
     expect(await runAgentCli(["agent", "anything"], "freebsd")).toBe(2);
   } finally {
     console.error = original;
   }
   expect(errors).toEqual([
-    "bulwark: the agent runs on Linux and Windows only (this is darwin)",
-    "bulwark: the agent runs on Linux and Windows only (this is freebsd)",
+    "bulwark: the agent runs on Linux, Windows and macOS only (this is openbsd)",
+    "bulwark: the agent runs on Linux, Windows and macOS only (this is freebsd)",
   ]);
 });

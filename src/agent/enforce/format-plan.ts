@@ -160,4 +160,5 @@ const CONDITIONAL: Record<SettingPlan["outcome"], string> = {
   reported: "would be reported",
   unsupported: "unsupported",
   failed: "would fail",
+  pending_approval: "would wait for the user's approval",
 };

@@ -31,7 +31,11 @@ import {
 } from "./settings";
 import { OTHER_TUNNEL_INTERFACE } from "./tunnel-interface";
 
-export type EnforcementOutcome = "enforced" | "reported" | "unsupported" | "failed";
+/**
+ * What became of a setting. `pending_approval` (macOS): the agent did its part, and the setting takes
+ * effect once the person at the machine approves it (a configuration profile in System Settings).
+ */
+export type EnforcementOutcome = "enforced" | "reported" | "unsupported" | "failed" | "pending_approval";
 
 /** The facts the planner compares reported settings with (as the check-in sends them; absent: unknown). */
 export interface EnforcementFacts {

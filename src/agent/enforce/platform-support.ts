@@ -6,8 +6,11 @@
  */
 import type { PolicySettingName } from "./settings";
 
-/** What a platform does with a setting: changes the machine, only checks and reports, or cannot. */
-export type SupportOutcome = "enforced" | "reported" | "unsupported";
+/**
+ * What a platform does with a setting: changes the machine, only checks and reports, cannot, or prepares
+ * it for the person at the machine to approve (macOS: a configuration profile).
+ */
+export type SupportOutcome = "enforced" | "reported" | "unsupported" | "pending_approval";
 
 export interface SettingSupport {
   outcome: SupportOutcome;
@@ -165,8 +168,73 @@ export const WINDOWS_SUPPORT: Record<PolicySettingName, SettingSupport> = {
   },
 };
 
-/** The platforms without a Bulwark agent yet, and what that means for every setting. */
-export const PLATFORMS_WITHOUT_AGENT = {
-  platforms: ["macOS", "Android", "iOS"],
-  how: "no Bulwark agent yet: nothing is enforced there; the facts such a device reports are judged",
-} as const;
+const MACOS_HAS_NO_DLP = "macOS has no system-wide control for this that a daemon or a profile can set";
+
+/**
+ * Why USB is not blocked on a Mac: macOS 15's ExternalStorage restriction applies to MDM-supervised Macs
+ * only, and blocking devices as they attach needs an Endpoint Security entitlement Apple grants.
+ */
+const MACOS_USB =
+  "not blocked on macOS: it needs an MDM-supervised Mac (macOS 15's ExternalStorage restriction) or an Endpoint Security entitlement Apple grants, and this agent has neither";
+
+/** The macOS agent, setting by setting (docs/agent.md says how each is enforced). */
+export const MACOS_SUPPORT: Record<PolicySettingName, SettingSupport> = {
+  "dlp.clipboard_sharing": {
+    outcome: "unsupported",
+    how: `the clipboard between work and personal apps: ${MACOS_HAS_NO_DLP}`,
+  },
+  "dlp.clipboard_direction": {
+    outcome: "unsupported",
+    how: `the clipboard's direction: ${MACOS_HAS_NO_DLP}`,
+  },
+  "dlp.screenshot_allowed": {
+    outcome: "pending_approval",
+    how: "a configuration profile (allowScreenShot false) the agent writes and opens for the person at the Mac to approve in System Settings (macOS installs no profile silently); pending approval until it is installed",
+  },
+  "dlp.print_allowed": { outcome: "unsupported", how: "printing is not controlled by the agent on macOS" },
+  "dlp.sensitive_data_patterns": {
+    outcome: "unsupported",
+    how: "the agent does not inspect content on macOS",
+  },
+  "network.vpn_required": {
+    outcome: "reported",
+    how: "judged by vpn_connected: the bulwark tunnel (Homebrew's wg-quick) up, with a handshake in the last 180 s",
+  },
+  "network.vpn_always_on": {
+    outcome: "unsupported",
+    how: "wg-quick on macOS has no kill switch: traffic is not blocked while the tunnel is down",
+  },
+  "network.allowed_domains": {
+    outcome: "unsupported",
+    how: "allowing only some domains needs a filtering DNS resolver, which the agent does not run",
+  },
+  "network.blocked_domains": {
+    outcome: "enforced",
+    how: "each exact name maps to 0.0.0.0 and :: in /etc/hosts, then the resolver's cache is flushed; a wildcard is not enforced, and programs with their own resolver or DNS over HTTPS are not stopped",
+  },
+  "network.split_tunnel": {
+    outcome: "reported",
+    how: "the server's VPN settings (AllowedIPs) decide what the tunnel carries",
+  },
+  "usb.allowed": { outcome: "unsupported", how: `USB devices are ${MACOS_USB}` },
+  "usb.whitelist": { outcome: "unsupported", how: `USB devices are ${MACOS_USB}` },
+  "usb.allowed_classes": { outcome: "unsupported", how: `USB devices are ${MACOS_USB}` },
+  "usb.audit_only": { outcome: "unsupported", how: `USB devices are ${MACOS_USB}` },
+  "storage.encryption_required": {
+    outcome: "reported",
+    how: "judged by disk_encrypted (fdesetup isactive: FileVault on); the agent does not turn FileVault on",
+  },
+  "storage.external_storage_allowed": { outcome: "unsupported", how: `external storage is ${MACOS_USB}` },
+  "storage.cloud_sync_allowed": {
+    outcome: "unsupported",
+    how: "cloud sync clients are not controlled by the agent on macOS",
+  },
+  "storage.max_file_size_mb": {
+    outcome: "unsupported",
+    how: "file transfers are not inspected by the agent on macOS",
+  },
+  "wipe.work_paths": {
+    outcome: "unsupported",
+    how: "work paths are not erased on macOS in this version (the eraser walks folders through Linux's /proc/self/fd)",
+  },
+};

@@ -4,7 +4,7 @@ import { readIfPresent, writeFileAtomic } from "../identity/state-folder";
 /** One policy setting's enforcement on this machine, as reported to the server. */
 export interface EnforcementOutcome {
   setting: string;
-  outcome: "enforced" | "reported" | "unsupported" | "failed";
+  outcome: "enforced" | "reported" | "unsupported" | "failed" | "pending_approval";
   detail?: string;
 }
 

@@ -7,6 +7,7 @@ import { OTHER_TUNNEL_INTERFACE, tunnelOwnership } from "../enforce/tunnel-inter
 import { type AgentState, writeAgentState } from "../identity/agent-state";
 import { deviceApi } from "../identity/device-certificate";
 import { readIfPresent, removeFiles, type StatePaths, writeFileAtomic } from "../identity/state-folder";
+import { takeMacosTunnelDown } from "../macos/enforce";
 import { currentPlatform, takeWindowsTunnelDown } from "../platform";
 import type { ErasureReport } from "./erase-work-profile";
 import { type NotificationReport, notifyUsers } from "./notify-users";
@@ -45,6 +46,8 @@ export async function takeTunnelDown(
   // Windows: the tunnel is WireGuard for Windows' service, uninstalled when this enrollment installed it.
   if (currentPlatform().name === "windows")
     return takeWindowsTunnelDown(paths, readRuntimeStatus(paths.status).tunnel_interface, runner);
+  // macOS: the utun wg-quick made, known by its name file.
+  if (currentPlatform().name === "macos") return takeMacosTunnelDown(root, paths, runner);
   const ownership = tunnelOwnership(readRuntimeStatus(paths.status).tunnel_interface);
   if (ownership === "other") return { note: `${OTHER_TUNNEL_INTERFACE}: left as it is` };
   const conf = join(root, MANAGED_FILES.wireguard);

@@ -6,8 +6,19 @@ export const PLATFORMS = ["linux", "windows", "macos", "android", "ios"] as cons
 export const DEVICE_STATUSES = ["online", "offline", "suspended", "wiped", "pending"] as const;
 export const COMPLIANCE_STATUSES = ["compliant", "non_compliant", "unknown"] as const;
 export const SEVERITIES = ["low", "medium", "high", "critical"] as const;
-/** What an agent did with a policy setting: applied it, only reported it, could not (why), or failed. */
-export const ENFORCEMENT_OUTCOMES = ["enforced", "reported", "unsupported", "failed"] as const;
+/**
+ * What an agent did with a policy setting: applied it, only reported it, could not (why), failed, or
+ * did its part and waits for the person at the device to approve it (a macOS configuration profile).
+ */
+export const ENFORCEMENT_OUTCOMES = [
+  "enforced",
+  "reported",
+  "unsupported",
+  "failed",
+  "pending_approval",
+] as const;
+/** Who made a phone's WireGuard key pair: the server (the private key sealed until delivered) or the phone. */
+export const PHONE_KEY_SOURCES = ["server", "phone"] as const;
 export const WIPE_STATUSES = ["pending", "completed", "failed", "timed_out"] as const;
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed"] as const;
 export const ROLES = ["admin", "operator", "auditor", "member"] as const;

@@ -50,7 +50,9 @@ export const EnforcementEntrySchema = Type.Object(
     outcome: literalUnion(ENFORCEMENT_OUTCOMES, {
       description:
         "enforced: applied on the device; reported: only checked and reported; unsupported: cannot be " +
-        "applied here (detail says why); failed: applying it failed (detail holds the error)",
+        "applied here (detail says why); failed: applying it failed (detail holds the error); " +
+        "pending_approval: the agent did its part and the setting takes effect once the person at the " +
+        "device approves it (a macOS configuration profile in System Settings)",
     }),
     detail: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
   },
