@@ -14,6 +14,7 @@ import { enrollmentTokenRoutes } from "./http/routes/enrollment-tokens.routes";
 import { gdprRoutes } from "./http/routes/gdpr.routes";
 import { mfaRoutes } from "./http/routes/mfa.routes";
 import { organizationRoutes } from "./http/routes/organizations.routes";
+import { phoneProfileRoutes } from "./http/routes/phone-profiles.routes";
 import { policyRoutes } from "./http/routes/policies.routes";
 import { ssoRoutes } from "./http/routes/sso.routes";
 import { systemRoutes } from "./http/routes/system.routes";
@@ -41,6 +42,7 @@ export function buildApp(deps: AppDeps) {
     .use(policyRoutes(deps, security))
     .use(enrollmentTokenRoutes(deps, security))
     .use(deviceRoutes(deps, security))
+    .use(phoneProfileRoutes(deps, security))
     .use(agentRoutes(deps, security))
     .use(vpnRoutes(deps, security))
     .use(webhookRoutes(deps, security))

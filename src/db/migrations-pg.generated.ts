@@ -5,6 +5,7 @@ import m2 from "../../migrations/pg/0002_device_list_anchors.sql" with { type: "
 import m3 from "../../migrations/pg/0003_replica_coordination.sql" with { type: "text" };
 import m4 from "../../migrations/pg/0004_job_runs.sql" with { type: "text" };
 import m5 from "../../migrations/pg/0005_wipe_report.sql" with { type: "text" };
+import m6 from "../../migrations/pg/0006_phone_enrollments.sql" with { type: "text" };
 
 /** Every PostgreSQL migration in order, embedded in the executable. */
 export const embeddedPgMigrations: readonly { tag: string; sql: string }[] = [
@@ -14,4 +15,5 @@ export const embeddedPgMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0003_replica_coordination", sql: m3 },
   { tag: "0004_job_runs", sql: m4 },
   { tag: "0005_wipe_report", sql: m5 },
+  { tag: "0006_phone_enrollments", sql: m6 },
 ];

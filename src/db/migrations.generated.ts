@@ -20,6 +20,7 @@ import m17 from "../../migrations/0017_device_list_anchors.sql" with { type: "te
 import m18 from "../../migrations/0018_replica_coordination.sql" with { type: "text" };
 import m19 from "../../migrations/0019_job_runs.sql" with { type: "text" };
 import m20 from "../../migrations/0020_wipe_report.sql" with { type: "text" };
+import m21 from "../../migrations/0021_phone_enrollments.sql" with { type: "text" };
 
 /** Every migration in order, embedded in the executable. */
 export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
@@ -44,4 +45,5 @@ export const embeddedMigrations: readonly { tag: string; sql: string }[] = [
   { tag: "0018_replica_coordination", sql: m18 },
   { tag: "0019_job_runs", sql: m19 },
   { tag: "0020_wipe_report", sql: m20 },
+  { tag: "0021_phone_enrollments", sql: m21 },
 ];

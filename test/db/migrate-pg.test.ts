@@ -41,6 +41,7 @@ test("every PostgreSQL migration drizzle-kit's journal lists is embedded, in jou
     "0003_replica_coordination",
     "0004_job_runs",
     "0005_wipe_report",
+    "0006_phone_enrollments",
   ]);
   for (const migration of embeddedPgMigrations)
     expect(migration.sql).toBe(readFileSync(join(folder, `${migration.tag}.sql`), "utf8"));

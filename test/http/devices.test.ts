@@ -179,6 +179,7 @@ describe("GET /devices/:id", () => {
       "updated_at",
       "user_id",
       "vpn_ip",
+      "vpn_profile",
       "vpn_public_key",
     ]);
   });

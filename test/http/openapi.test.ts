@@ -4,7 +4,8 @@ import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { documentedLocationParameters } from "../helpers/documented-redirects";
 import { createTestApp, inProcessTest } from "../helpers/test-app";
 
-const t = await createTestApp();
+// Every operation is asked once without a credential: more than the default 100 a minute from one address.
+const t = await createTestApp({ rate_limit: { unauthenticated_per_minute: 1000 } });
 afterAll(() => t.close());
 
 const document = (await t.request("GET", "/api/v1/openapi.json")).body;

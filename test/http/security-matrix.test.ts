@@ -109,6 +109,7 @@ function validBody(route: Route): unknown {
   const valueFor = (name: string, schema: Schema) => {
     if (name === "policy_id") return foreignIds.policies;
     if (name === "device_ids") return [foreignIds.devices];
+    if (name === "public_key") return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
     if (schema.format === "uuid") return crypto.randomUUID();
     return undefined;
   };
@@ -166,6 +167,8 @@ describe("every route", () => {
         "GET /api/v1/agent/download",
         "GET /api/v1/agent/download.sha256",
         "GET /api/v1/agent/server-ca",
+        // A phone's one-time profile link: the link is the credential (test/http/phones.test.ts).
+        "GET /api/v1/phone-profiles/{token}",
       ].sort(),
     );
   });

@@ -152,6 +152,43 @@ export const deviceTokens = pgTable(
   ],
 );
 
+export const phoneEnrollments = pgTable(
+  "phone_enrollments",
+  {
+    deviceId: bytewiseText("device_id")
+      .primaryKey()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    organizationId: bytewiseText("organization_id").notNull(),
+    keyMadeBy: bytewiseText("key_made_by")
+      .$type<GetColumnData<typeof sqlite.phoneEnrollments.keyMadeBy, "raw">>()
+      .notNull(),
+    sealedPrivateKey: bytewiseText("sealed_private_key"),
+    keyHeldUntil: bytewiseText("key_held_until"),
+    profileFetchedAt: instant("profile_fetched_at"),
+    createdAt: instant("created_at").notNull(),
+  },
+  (table) => [index("phone_enrollments_key_held_idx").on(table.keyHeldUntil)],
+);
+
+export const phoneProfileLinks = pgTable(
+  "phone_profile_links",
+  {
+    id: bytewiseText("id").primaryKey(),
+    deviceId: bytewiseText("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    organizationId: bytewiseText("organization_id").notNull(),
+    tokenHash: bytewiseText("token_hash").notNull(),
+    expiresAt: instant("expires_at").notNull(),
+    usedAt: instant("used_at"),
+    createdAt: instant("created_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("phone_profile_links_hash_unique").on(table.tokenHash),
+    index("phone_profile_links_device_idx").on(table.deviceId),
+  ],
+);
+
 export const deviceLogs = pgTable(
   "device_logs",
   {

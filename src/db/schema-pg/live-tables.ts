@@ -21,6 +21,8 @@ export let loginFailures: typeof sqlite.loginFailures = sqlite.loginFailures;
 export let mfaChallenges: typeof sqlite.mfaChallenges = sqlite.mfaChallenges;
 export let mfaMethods: typeof sqlite.mfaMethods = sqlite.mfaMethods;
 export let organizations: typeof sqlite.organizations = sqlite.organizations;
+export let phoneEnrollments: typeof sqlite.phoneEnrollments = sqlite.phoneEnrollments;
+export let phoneProfileLinks: typeof sqlite.phoneProfileLinks = sqlite.phoneProfileLinks;
 export let policies: typeof sqlite.policies = sqlite.policies;
 export let policyVersions: typeof sqlite.policyVersions = sqlite.policyVersions;
 export let rateLimitWindows: typeof sqlite.rateLimitWindows = sqlite.rateLimitWindows;
@@ -61,6 +63,8 @@ export function setLiveTables(store: "sqlite" | "postgresql"): void {
   mfaChallenges = from.mfaChallenges;
   mfaMethods = from.mfaMethods;
   organizations = from.organizations;
+  phoneEnrollments = from.phoneEnrollments;
+  phoneProfileLinks = from.phoneProfileLinks;
   policies = from.policies;
   policyVersions = from.policyVersions;
   rateLimitWindows = from.rateLimitWindows;

@@ -4,6 +4,7 @@ import {
   COMPLIANCE_STATUSES,
   DEVICE_STATUSES,
   type ENFORCEMENT_OUTCOMES,
+  PHONE_KEY_SOURCES,
   PLATFORMS,
   WIPE_STATUSES,
 } from "./enums";
@@ -168,6 +169,49 @@ export const deviceTokens = sqliteTable(
   (table) => [
     uniqueIndex("device_tokens_hash_unique").on(table.tokenHash),
     index("device_tokens_device_idx").on(table.deviceId),
+  ],
+);
+
+/**
+ * A phone managed only through the VPN profile (iOS) or QR code (Android) it installs: no agent runs on
+ * it. When the server made its WireGuard key, the private half is kept sealed (`<database>.key`) only
+ * until the phone has fetched its profile or `key_held_until` passes, whichever comes first, and then
+ * erased; a key the phone made never reaches the server.
+ */
+export const phoneEnrollments = sqliteTable(
+  "phone_enrollments",
+  {
+    deviceId: text("device_id")
+      .primaryKey()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    organizationId: text("organization_id").notNull(),
+    keyMadeBy: text("key_made_by", { enum: PHONE_KEY_SOURCES }).notNull(),
+    sealedPrivateKey: text("sealed_private_key"),
+    keyHeldUntil: text("key_held_until"),
+    /** When the phone last fetched its profile through a one-time link. */
+    profileFetchedAt: text("profile_fetched_at"),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [index("phone_enrollments_key_held_idx").on(table.keyHeldUntil)],
+);
+
+/** One-time links a phone's camera opens to fetch its profile; kept as SHA-256 hashes. */
+export const phoneProfileLinks = sqliteTable(
+  "phone_profile_links",
+  {
+    id: text("id").primaryKey(),
+    deviceId: text("device_id")
+      .notNull()
+      .references(() => devices.id, { onDelete: "cascade" }),
+    organizationId: text("organization_id").notNull(),
+    tokenHash: text("token_hash").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    usedAt: text("used_at"),
+    createdAt: text("created_at").notNull(),
+  },
+  (table) => [
+    uniqueIndex("phone_profile_links_hash_unique").on(table.tokenHash),
+    index("phone_profile_links_device_idx").on(table.deviceId),
   ],
 );
 

@@ -19,7 +19,9 @@ export type DeviceLogEvent =
   | "wipe.timed_out"
   | "certificate.renewed"
   | "device.updated"
-  | "device.vpn_readdressed";
+  | "device.vpn_readdressed"
+  | "device.profile_fetched"
+  | "device.vpn_key_replaced";
 
 /**
  * Appends one entry to a device's activity log, in the caller's transaction. When the device's user has

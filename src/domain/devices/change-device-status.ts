@@ -9,6 +9,7 @@ import { recordEvent } from "../events/record-event";
 import { revokeDeviceCertificates } from "../pki/device-certificates";
 import { appendDeviceLog } from "./append-device-log";
 import { type DeviceStatus, deviceEventData, findDevice } from "./device-views";
+import { findPhoneEnrollment } from "./phone-enrollment";
 
 /** The statuses an administrator may set: `suspended`, or `online` (alias `active`) to unsuspend. */
 export type StatusTarget = "suspended" | "online" | "active";
@@ -58,11 +59,14 @@ export async function changeDeviceStatus(
       );
     }
     const onlineSince = toIso(addSeconds(now, -deps.config.devices.offline_after_seconds));
+    // A phone without an agent never checks in: it goes back to pending rather than claim to be online.
     const status: DeviceStatus = isSuspending
       ? "suspended"
-      : device.lastSeen >= onlineSince
-        ? "online"
-        : "offline";
+      : (await findPhoneEnrollment(tx, device.id))
+        ? "pending"
+        : device.lastSeen >= onlineSince
+          ? "online"
+          : "offline";
     await tx
       .update(devices)
       .set({ status, suspendedReason: isSuspending ? reason : null, updatedAt: timestamp })

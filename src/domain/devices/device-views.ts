@@ -110,6 +110,41 @@ export const DeviceSchema = Type.Object(
       ],
       { description: "The device's newest client certificate; null when it never sent a CSR" },
     ),
+    vpn_profile: Type.Union(
+      [
+        Type.Object(
+          {
+            key_made_by: Type.Union([Type.Literal("server"), Type.Literal("phone")], {
+              description:
+                "Who made the WireGuard key pair: the server (its private key sealed until the phone fetches its profile, a day at most) or the phone's WireGuard app (the private key never leaves the phone: safer)",
+            }),
+            key_held_until: Type.Union([Timestamp, Type.Null()], {
+              description:
+                "Until when the server still holds the private key it made; null when it holds none (the phone made it, fetched its profile, or the day passed)",
+            }),
+            profile_fetched_at: Type.Union([Timestamp, Type.Null()], {
+              description: "When the phone fetched its profile through a one-time link (iOS)",
+            }),
+            profile_payloads: Type.Array(
+              Type.Object(
+                { type: Type.String(), description: Type.String() },
+                { title: "PhoneProfilePayload" },
+              ),
+              {
+                description:
+                  "What the phone's configuration profile carries under the current policy (iOS; empty for Android)",
+              },
+            ),
+          },
+          { title: "DeviceVpnProfile" },
+        ),
+        Type.Null(),
+      ],
+      {
+        description:
+          "Set for a phone added with POST /devices/phones: VPN profile only, no agent. Nothing on it reports, so its compliance stays unknown and its status pending; null for a device with an agent",
+      },
+    ),
     // Its own name: the document makes a nullable field's schema nullable, which must not reach Wipe.
     latest_wipe: Type.Union(
       [Type.Object(WipeSchema.properties, { title: "DeviceLatestWipe" }), Type.Null()],
@@ -184,6 +219,7 @@ export function toDeviceView(
   effectivePolicyId: string,
   certificate: DeviceView["certificate"],
   latestWipe: WipeView | null,
+  vpnProfile: DeviceView["vpn_profile"] = null,
 ): DeviceView {
   return {
     id: row.id,
@@ -212,6 +248,7 @@ export function toDeviceView(
         : { reported_at: row.enforcementReportedAt, settings: row.enforcement },
     certificate,
     latest_wipe: latestWipe,
+    vpn_profile: vpnProfile,
   };
 }
 

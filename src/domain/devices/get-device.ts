@@ -5,6 +5,7 @@ import { deviceCertificateView } from "../pki/device-certificates";
 import { missingPolicyError } from "../policies/effective-policy";
 import { type DeviceView, findDevice, toComplianceReport, toDeviceView } from "./device-views";
 import type { ComplianceReport } from "./evaluate-compliance";
+import { phoneView } from "./phone-enrollment";
 import { toWipeView } from "./wipe-view";
 
 /** One device of the organization, with its compliance report and effective policy id. */
@@ -22,6 +23,7 @@ export async function getDevice(
     effectivePolicyId,
     deviceCertificateView(certificate),
     latestWipe ? toWipeView(latestWipe) : null,
+    await phoneView(deps, device),
   );
 }
 

@@ -1,6 +1,6 @@
-import { and, isNotNull, lt, or } from "drizzle-orm";
+import { and, isNotNull, lt, lte, or } from "drizzle-orm";
 import { withTransaction } from "../../db/client";
-import { deviceTokens, enrollmentTokens } from "../../db/tables";
+import { deviceTokens, enrollmentTokens, phoneEnrollments, phoneProfileLinks } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import type { DomainDeps } from "../deps";
 
@@ -11,12 +11,15 @@ import type { DomainDeps } from "../deps";
 export const ENROLLMENT_TOKEN_GRACE_DAYS = 30;
 
 /**
- * Deletes device tokens that expired or were revoked, and enrollment tokens that expired or were revoked
- * more than ENROLLMENT_TOKEN_GRACE_DAYS ago.
+ * Deletes device tokens that expired or were revoked, enrollment tokens that expired or were revoked
+ * more than ENROLLMENT_TOKEN_GRACE_DAYS ago, and phones' profile links that were used or expired; erases
+ * the private keys the server made for phones and held past their day.
  */
 export async function purgeExpiredDeviceCredentials(deps: DomainDeps): Promise<{
   deviceTokens: number;
   enrollmentTokens: number;
+  phoneKeys: number;
+  profileLinks: number;
 }> {
   const now = deps.clock.now();
   const timestamp = toIso(now);
@@ -35,6 +38,20 @@ export async function purgeExpiredDeviceCredentials(deps: DomainDeps): Promise<{
         ),
       )
       .returning({ id: enrollmentTokens.id });
-    return { deviceTokens: purgedDeviceTokens.length, enrollmentTokens: purgedEnrollmentTokens.length };
+    const erasedPhoneKeys = await tx
+      .update(phoneEnrollments)
+      .set({ sealedPrivateKey: null, keyHeldUntil: null })
+      .where(and(isNotNull(phoneEnrollments.keyHeldUntil), lte(phoneEnrollments.keyHeldUntil, timestamp)))
+      .returning({ id: phoneEnrollments.deviceId });
+    const purgedLinks = await tx
+      .delete(phoneProfileLinks)
+      .where(or(lte(phoneProfileLinks.expiresAt, timestamp), isNotNull(phoneProfileLinks.usedAt)))
+      .returning({ id: phoneProfileLinks.id });
+    return {
+      deviceTokens: purgedDeviceTokens.length,
+      enrollmentTokens: purgedEnrollmentTokens.length,
+      phoneKeys: erasedPhoneKeys.length,
+      profileLinks: purgedLinks.length,
+    };
   });
 }

@@ -11,6 +11,7 @@ import { ConflictError, NotFoundError } from "../errors";
 import { recordEvent } from "../events/record-event";
 import { appendDeviceLog } from "./append-device-log";
 import { deviceEventData, findDevice } from "./device-views";
+import { findPhoneEnrollment } from "./phone-enrollment";
 import { requiredReason } from "./required-reason";
 import { toWipeView, type WipeView } from "./wipe-view";
 
@@ -49,6 +50,12 @@ export async function requestDeviceWipe(
   return await withTransaction(deps.db, async (tx) => {
     const device = await findDevice(tx, organizationId, deviceId);
     if (device.status === "wiped") throw new ConflictError("device_wiped", "device has already been wiped");
+    if (await findPhoneEnrollment(tx, device.id))
+      throw new ConflictError(
+        "wipe_needs_agent",
+        "this phone has no agent to wipe it",
+        "a phone added with its VPN profile only cannot be wiped remotely: suspend it to cut its tunnel, ask its user to remove the profile, then retire it (POST /api/v1/devices/:id/retire)",
+      );
     const pending = await findPendingWipe(tx, device.id);
     if (pending) {
       throw new ConflictError(

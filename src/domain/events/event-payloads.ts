@@ -24,13 +24,16 @@ const deviceEvent = <P extends Record<string, TSchema>>(title: string, descripti
   Type.Object({ ...DeviceFields, ...properties }, { title, description });
 
 export const EVENT_DATA_SCHEMAS = {
-  "device.enrolled": deviceEvent("DeviceEnrolledData", "A device enrolled with an enrollment token", {
-    user_id: Nullable(Id),
-    policy_id: Id,
-  }),
+  "device.enrolled": deviceEvent(
+    "DeviceEnrolledData",
+    "A device enrolled with an enrollment token, or an administrator added a phone (VPN profile only)",
+    { user_id: Nullable(Id), policy_id: Id },
+  ),
   "device.suspended": deviceEvent("DeviceSuspendedData", "A device was suspended", { reason: Type.String() }),
   "device.unsuspended": deviceEvent("DeviceUnsuspendedData", "A suspended device was released", {
-    status: Type.String({ description: "online or offline, by its last check-in" }),
+    status: Type.String({
+      description: "online or offline, by its last check-in; pending for a phone without an agent",
+    }),
     previous_reason: Nullable(Type.String()),
   }),
   "device.wipe_requested": deviceEvent("DeviceWipeRequestedData", "A wipe was requested", {

@@ -11,6 +11,13 @@ import { getDevice, getDeviceCompliance } from "../../domain/devices/get-device"
 import { getDevicePolicy } from "../../domain/devices/get-device-policy";
 import { listDeviceLogs } from "../../domain/devices/list-device-logs";
 import { listDevices } from "../../domain/devices/list-devices";
+import {
+  addPhone,
+  adminPhoneProfile,
+  createProfileLink,
+  phoneVpnConfig,
+  rotatePhoneKey,
+} from "../../domain/devices/phone-enrollment";
 import { retireDevice } from "../../domain/devices/retire-device";
 import { summarizeDevices } from "../../domain/devices/summarize-devices";
 import { updateDevice } from "../../domain/devices/update-device";
@@ -19,6 +26,7 @@ import type { AppDeps } from "../app-deps";
 import { requestState, type securityPlugin } from "../plugins/security";
 import { errorResponses, IdParams, Paginated, pageOf, paginate } from "../schemas/common";
 import {
+  AddPhoneBody,
   AssignPolicyBody,
   BulkBody,
   BulkResultSchema,
@@ -31,11 +39,15 @@ import {
   DeviceSummarySchema,
   EnrollBody,
   EnrollmentResultSchema,
+  PhoneEnrollmentSchema,
+  PhoneVpnConfigSchema,
+  ProfileLinkSchema,
   RetireBody,
   RetiredDeviceSchema,
   StatusBody,
   StatusChangeSchema,
   UpdateDeviceBody,
+  VpnKeyBody,
   WipeBody,
   WipeInitiationSchema,
   WipeParams,
@@ -146,6 +158,43 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
         },
       },
     )
+    .post(
+      "/phones",
+      async ({ body, principal, actor, set }) => {
+        const added = await addPhone(deps, actor, principal.organizationId, {
+          deviceName: body.device_name,
+          platform: body.platform,
+          userId: body.user_id,
+          policyId: body.policy_id,
+          publicKey: body.public_key,
+        });
+        set.status = 201;
+        return {
+          device: await getDevice(deps, principal.organizationId, added.deviceId),
+          profile_link: added.profileLink,
+        };
+      },
+      {
+        access: "devices:write",
+        body: AddPhoneBody,
+        response: { 201: PhoneEnrollmentSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Add a phone (VPN profile only, no agent)",
+          description:
+            "An iPhone or iPad (ios) gets a signed configuration profile through a one-time link " +
+            "(profile_link, for the phone's camera as a QR code): the tunnel for the WireGuard app, and " +
+            "the passcode and screenshot settings of its policy that a profile installed by hand can " +
+            "carry. An Android phone scans its tunnel's QR code (GET /devices/:id/vpn-config) in the " +
+            "WireGuard app. Without public_key the server makes the key pair and holds the private key, " +
+            "sealed, until the phone fetches its profile or a day passes; with the public key the " +
+            "phone's app made, the private key never leaves the phone (safer; the profile then carries " +
+            "no tunnel, which the user adds in the app). The device starts pending with compliance " +
+            "unknown: nothing on the phone reports. Audited as device.add_phone, sent as " +
+            "device.enrolled. 404 for a user_id or policy_id not in the organization; 409 " +
+            "public_key_taken, or vpn_pool_exhausted.",
+        },
+      },
+    )
     .get("/:id", ({ params, principal }) => getDevice(deps, principal.organizationId, params.id), {
       access: "devices:read",
       params: IdParams,
@@ -191,6 +240,96 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
             "keeps its value. Answers the device. Audited, logged on the device and sent as " +
             "device.updated when something changed. 400 when neither is given or the name is blank; " +
             "404 user_not_found for a user not in the organization; 409 device_wiped for a wiped device.",
+        },
+      },
+    )
+    .get(
+      "/:id/vpn-config",
+      ({ params, principal }) => phoneVpnConfig(deps, principal.organizationId, params.id),
+      {
+        access: "devices:write",
+        params: IdParams,
+        response: { 200: PhoneVpnConfigSchema, ...errorResponses(401, 403, 404, 409, 429) },
+        detail: {
+          summary: "A phone's tunnel for the WireGuard app, as text and QR code",
+          description:
+            "For a phone added with POST /devices/phones. While the server holds the key it made, the " +
+            "text and the QR code carry the private key (devices:write only). When the phone made its " +
+            "key, the text says where it goes and there is no QR code. 409 device_not_vpn_profile for " +
+            "a device with an agent, device_wiped, or vpn_key_not_held once the server's key was erased " +
+            "(the phone fetched its profile, or a day passed): make a new one with POST /devices/:id/vpn-key.",
+        },
+      },
+    )
+    .get(
+      "/:id/profile",
+      async ({ params, principal, actor }) => {
+        const profile = await adminPhoneProfile(deps, actor, principal.organizationId, params.id);
+        return new Response(profile.body, { headers: profileHeaders(profile.fileName) });
+      },
+      {
+        access: "devices:write",
+        params: IdParams,
+        response: {
+          200: Type.String({
+            format: "binary",
+            description:
+              "The signed configuration profile (application/x-apple-aspen-config: CMS SignedData, DER)",
+          }),
+          ...errorResponses(401, 403, 404, 409, 429, 503),
+        },
+        detail: {
+          summary: "Download an iPhone's signed configuration profile",
+          description:
+            "Signed by a certificate of the organization's device CA (GET /agent/ca.pem); a phone that " +
+            "trusts that CA shows it as verified. With the tunnel while the server holds the key it " +
+            "made (downloading here does not erase it; only the phone's own fetch through its link " +
+            "does), without it when the phone made its key. Audited (device.profile_download). 409 " +
+            "profile_ios_only for Android, device_not_vpn_profile, device_wiped, vpn_key_not_held.",
+        },
+      },
+    )
+    .post(
+      "/:id/profile-link",
+      async ({ params, principal, actor, set }) => {
+        set.status = 201;
+        return await createProfileLink(deps, actor, principal.organizationId, params.id);
+      },
+      {
+        access: "devices:write",
+        params: IdParams,
+        response: { 201: ProfileLinkSchema, ...errorResponses(401, 403, 404, 409, 429) },
+        detail: {
+          summary: "A new one-time link to an iPhone's profile",
+          description:
+            "The earlier unused links stop working. The link lasts as long as the key it delivers is " +
+            "held (a day at most). 409 as for GET /devices/:id/profile.",
+        },
+      },
+    )
+    .post(
+      "/:id/vpn-key",
+      async ({ params, body, principal, actor }) => {
+        const rotated = await rotatePhoneKey(deps, actor, principal.organizationId, params.id, {
+          publicKey: body.public_key,
+        });
+        return {
+          device: await getDevice(deps, principal.organizationId, params.id),
+          profile_link: rotated.profileLink,
+        };
+      },
+      {
+        access: "devices:write",
+        params: IdParams,
+        body: VpnKeyBody,
+        response: { 200: PhoneEnrollmentSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        detail: {
+          summary: "Give a phone a new WireGuard key",
+          description:
+            "Made by the server (held for a day, as at POST /devices/phones) or the phone's own " +
+            "public_key. The old key leaves the VPN's peers at once; unused profile links stop working " +
+            "and an iPhone gets a new one. Audited (device.vpn_key). 409 device_not_vpn_profile, " +
+            "device_wiped, public_key_taken.",
         },
       },
     )
@@ -326,4 +465,13 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
         },
       },
     );
+}
+
+/** How a profile is served: Safari on iOS hands this type to Settings to install. */
+export function profileHeaders(fileName: string): Record<string, string> {
+  return {
+    "content-type": "application/x-apple-aspen-config",
+    "content-disposition": `attachment; filename="${fileName}"`,
+    "cache-control": "no-store",
+  };
 }

@@ -220,3 +220,74 @@ export const RetiredDeviceSchema = Type.Object(
   },
   { title: "RetiredDevice" },
 );
+
+export const AddPhoneBody = Type.Object({
+  device_name: DisplayText(200, "a name of printable characters, not blank"),
+  platform: Type.Union([Type.Literal("ios"), Type.Literal("android")], {
+    description:
+      "ios (iPhone, iPad: a signed configuration profile) or android (a QR code for the WireGuard app)",
+  }),
+  user_id: Type.Optional(
+    Type.Union([IdOf("user", "The user the phone belongs to"), Type.Null()], {
+      description: "A user of the organization, or null",
+    }),
+  ),
+  policy_id: Type.Optional(
+    Type.Union([IdOf("policy", "The policy to assign"), Type.Null()], {
+      description: "A policy of the organization; absent or null: the organization default",
+    }),
+  ),
+  public_key: Type.Optional(
+    Type.String({
+      pattern: WireGuardKey.pattern,
+      description:
+        "a WireGuard public key (base64 of 32 bytes) that the phone's WireGuard app made: the safer way, its private key never leaves the phone. Absent: the server makes the pair and holds the private key, sealed, until the phone fetches its profile (a day at most)",
+    }),
+  ),
+});
+
+export const VpnKeyBody = Type.Object({
+  public_key: Type.Optional(
+    Type.String({
+      pattern: WireGuardKey.pattern,
+      description:
+        "a WireGuard public key (base64 of 32 bytes) that the phone's app made; absent: the server makes a new pair",
+    }),
+  ),
+});
+
+export const ProfileLinkSchema = Type.Object(
+  {
+    url: Type.String({
+      description:
+        "Opens the phone's signed profile once (no sign-in: the link is the credential); show it as a QR code for the phone's camera",
+    }),
+    expires_at: Timestamp,
+  },
+  { title: "ProfileLink" },
+);
+
+export const PhoneEnrollmentSchema = Type.Object(
+  {
+    device: DeviceSchema,
+    profile_link: Type.Union([ProfileLinkSchema, Type.Null()], {
+      description:
+        "iOS: the one-time link to the profile; null for Android (its QR code is at GET /devices/:id/vpn-config)",
+    }),
+  },
+  { title: "PhoneEnrollment" },
+);
+
+export const PhoneVpnConfigSchema = Type.Object(
+  {
+    wg_quick: Type.String({ description: "The tunnel as wg-quick text, which the WireGuard app imports" }),
+    private_key_included: Type.Boolean({
+      description: "false when the phone made its key: the text then says where its private key goes",
+    }),
+    qr_svg: Type.Union([Type.String(), Type.Null()], {
+      description:
+        "wg_quick as a QR code (SVG) for the WireGuard app's scanner; null without the private key",
+    }),
+  },
+  { title: "PhoneVpnConfig" },
+);
