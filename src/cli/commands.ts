@@ -87,8 +87,9 @@ export const COMMANDS: readonly Command[] = [
     summary:
       "on the WireGuard server: keep the interface's peers equal to the server's list (GET /api/v1/vpn/peers,\n" +
       "every 3 s by default, a 304 when nothing changed) with `wg set`, never touching the interface's own\n" +
-      "key, port or addresses; one log line per change. The file holds API keys with the vpn:read scope,\n" +
-      "one per line (one per organization using this server). While the server is away the peers stay and\n" +
+      "key, port or addresses; one log line per change; with the vpn:report scope it also reports the\n" +
+      "handshakes it sees (a phone without an agent is online by them). The file holds API keys with the\n" +
+      "vpn:read scope, one per line (one per organization using this server). While the server is away the peers stay and\n" +
       "it retries, 1 s doubling to 60 s. --once: one pass, exit 1 when it could not finish",
     flags: ["server", "api-key-file", "interface", "interval", "ca-file"],
     switches: ["once"],

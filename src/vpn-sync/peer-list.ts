@@ -153,3 +153,50 @@ export async function fetchPeerList(
   if (response.status >= 500 && response.status !== 501) throw new ServerUnreachable(message);
   throw new ServerRefusal(message, response.status, retryAfterOf(response.headers.get("retry-after")));
 }
+
+/**
+ * Reports handshakes to the server (POST /api/v1/vpn/handshakes, the key's vpn:report scope): what
+ * makes a phone without an agent online there. Throws as fetchPeerList does.
+ */
+export async function reportHandshakes(
+  server: string,
+  apiKey: string,
+  handshakes: { publicKey: string; epochSeconds: number }[],
+  ca: string | null,
+  stop?: AbortSignal,
+): Promise<void> {
+  const url = new URL(`${server}/api/v1/vpn/handshakes`);
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: "POST",
+      headers: {
+        accept: "application/json",
+        "content-type": "application/json",
+        authorization: `Bearer ${apiKey}`,
+        "user-agent": `bulwark-vpn-sync/${VERSION}`,
+      },
+      body: JSON.stringify({
+        handshakes: handshakes.map((handshake) => ({
+          public_key: handshake.publicKey,
+          latest_handshake: new Date(handshake.epochSeconds * 1000).toISOString(),
+        })),
+      }),
+      signal: stop
+        ? AbortSignal.any([AbortSignal.timeout(REQUEST_TIMEOUT_MS), stop])
+        : AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      ...(ca ? { tls: { ca } } : {}),
+    } as RequestInit);
+  } catch (error) {
+    throw new ServerUnreachable(`${url.origin}: ${describeFailure(url, error)}`);
+  }
+  if (response.ok) {
+    await response.body?.cancel();
+    return;
+  }
+  const refusal = (await response.json().catch(() => null)) as { reason?: unknown } | null;
+  const reason = typeof refusal?.reason === "string" ? refusal.reason : `http_${response.status}`;
+  const message = `${url.origin} refused the handshakes: ${reason}`;
+  if (response.status >= 500 && response.status !== 501) throw new ServerUnreachable(message);
+  throw new ServerRefusal(message, response.status, retryAfterOf(response.headers.get("retry-after")));
+}

@@ -2,10 +2,18 @@
  * `bulwark vpn sync`: keeps a WireGuard interface's peers equal to the server's peer list. Each cycle
  * asks the server whether the list changed (If-None-Match: a 304 costs nothing here), reads the
  * interface's peers (so that an interface brought up again from an old file is put right too) and
- * applies the difference. While the server is away or refuses, the interface keeps the peers it has and
+ * applies the difference, then reports the peers' new handshakes (what makes a phone without an agent
+ * online on the server). While the server is away or refuses, the interface keeps the peers it has and
  * the next try backs off, 1 s doubling to 60 s with jitter.
  */
-import { fetchPeerList, type Peer, type PeerList, ServerRefusal, ServerUnreachable } from "./peer-list";
+import {
+  fetchPeerList,
+  type Peer,
+  type PeerList,
+  ServerRefusal,
+  ServerUnreachable,
+  reportHandshakes as sendHandshakes,
+} from "./peer-list";
 import {
   applyPeerChanges,
   hasChanges,
@@ -13,6 +21,7 @@ import {
   type PeerChanges,
   peerChanges,
   readInterfacePeers,
+  readLatestHandshakes,
 } from "./wireguard-interface";
 
 export interface VpnSyncOptions {
@@ -64,6 +73,10 @@ interface SyncState {
   /** The last public-key mismatch said, so that it is said once. */
   keyWarning: string | null;
   hasSucceeded: boolean;
+  /** Each peer's handshake as last reported, so that only newer ones are sent. */
+  reported: Map<string, number>;
+  /** The keys (by index) whose handshake report was refused, with the line said for it. */
+  reportRefusals: Map<number, string>;
 }
 
 /** Up to ten names of a list, then how many more. */
@@ -127,6 +140,52 @@ async function syncOnce(options: VpnSyncOptions, state: SyncState, log: (line: s
   }
   state.peerCount = wanted.size;
   state.hasSucceeded = true;
+  await reportNewHandshakes(options, state, lists, log);
+}
+
+/**
+ * Sends each key's server the handshakes of its peers that are newer than last sent. A key without the
+ * vpn:report scope is said once and skipped from then on (its peers still sync); a server that does not
+ * take them now is tried again at the next cycle. Never fails the cycle: the peers are what it is for.
+ */
+async function reportNewHandshakes(
+  options: VpnSyncOptions,
+  state: SyncState,
+  lists: PeerList[],
+  log: (line: string) => void,
+) {
+  let handshakes: Map<string, number>;
+  try {
+    handshakes = await readLatestHandshakes(options.iface);
+  } catch {
+    return; // read again at the next cycle
+  }
+  for (const [index, list] of lists.entries()) {
+    if (state.reportRefusals.has(index)) continue;
+    const fresh = list.peers
+      .map((peer) => ({ publicKey: peer.publicKey, epochSeconds: handshakes.get(peer.publicKey) ?? 0 }))
+      .filter((peer) => peer.epochSeconds > (state.reported.get(peer.publicKey) ?? 0));
+    if (fresh.length === 0) continue;
+    const apiKey = options.apiKeys[index] ?? "";
+    try {
+      for (let start = 0; start < fresh.length; start += 10_000)
+        await sendHandshakes(
+          options.server,
+          apiKey,
+          fresh.slice(start, start + 10_000),
+          options.ca,
+          options.signal,
+        );
+      for (const peer of fresh) state.reported.set(peer.publicKey, peer.epochSeconds);
+    } catch (error) {
+      if (!(error instanceof ServerRefusal || error instanceof ServerUnreachable)) throw error;
+      if (error instanceof ServerRefusal && error.status === 403) {
+        const line = `API key ${index + 1} lacks the vpn:report scope: the handshakes of its peers are not reported, so phones without an agent stay pending (give the key vpn:report to report them)`;
+        state.reportRefusals.set(index, line);
+        log(line);
+      }
+    }
+  }
 }
 
 /** Resolves after `seconds`, or at once when `signal` aborts. */
@@ -157,6 +216,8 @@ export async function runVpnSync(options: VpnSyncOptions): Promise<void> {
     peerCount: null,
     keyWarning: null,
     hasSucceeded: false,
+    reported: new Map(),
+    reportRefusals: new Map(),
   };
   const target = new URL(options.server);
   if (target.protocol === "http:" && !/^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(target.hostname))

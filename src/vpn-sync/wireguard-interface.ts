@@ -94,3 +94,21 @@ export async function applyPeerChanges(iface: string, changes: PeerChanges): Pro
   for (let start = 0; start < steps.length; start += PEERS_PER_CALL)
     await wg(["set", iface, ...steps.slice(start, start + PEERS_PER_CALL).flat()]);
 }
+
+/**
+ * Each peer's latest handshake (`wg show IFACE latest-handshakes`: the key, a tab, seconds since the
+ * epoch; 0 for a peer that has had none), without the peers that have had none.
+ */
+export async function readLatestHandshakes(iface: string): Promise<Map<string, number>> {
+  return parseLatestHandshakes(await wg(["show", iface, "latest-handshakes"]));
+}
+
+export function parseLatestHandshakes(output: string): Map<string, number> {
+  const handshakes = new Map<string, number>();
+  for (const line of output.split("\n")) {
+    const [key, seconds] = line.trim().split("\t");
+    const epoch = Number(seconds);
+    if (key && Number.isSafeInteger(epoch) && epoch > 0) handshakes.set(key, epoch);
+  }
+  return handshakes;
+}

@@ -159,7 +159,8 @@ describe("bulwark vpn sync with real tunnels", () => {
     const admin = await call(server, "POST", "/api/v1/auth/login", undefined, ADMIN);
     const created = await call(server, "POST", "/api/v1/auth/api-keys", admin.token, {
       name: "vpn host",
-      scopes: ["vpn:read"],
+      // vpn:report too: the handshakes it sees are what makes a phone without an agent online.
+      scopes: ["vpn:read", "vpn:report"],
     });
     const keyFile = join(folder, "vpn-sync.key");
     writeFileSync(keyFile, `# the VPN host's key\n${created.key}\n`, { mode: 0o600 });
@@ -267,6 +268,36 @@ describe("bulwark vpn sync with real tunnels", () => {
     await logSays(`${SERVER_IF}: removed 1 peer (laptop (${laptop.id})); 1 peer now`);
     expect(pingsOnce(SERVER_TUNNEL_ADDRESS)).toBe(false);
     expect(interfaceIdentity()).toEqual(identity);
+
+    // A phone added with its QR code only: no agent, so the server knows it only by the handshake this
+    // host sees. It is pending until its tunnel comes up, then online with vpn_connected.
+    const added = await call(server, "POST", "/api/v1/devices/phones", admin.token, {
+      device_name: "pixel",
+      platform: "android",
+    });
+    expect(added.device.status).toBe("pending");
+    const phoneConfig = await call(
+      server,
+      "GET",
+      `/api/v1/devices/${added.device.id}/vpn-config`,
+      admin.token,
+    );
+    inNs(DEVICE_NS, ["wg", "setconf", DEVICE_IF, strippedFile(folder, "pixel", phoneConfig.wg_quick)]);
+    runTool(["ip", "-n", DEVICE_NS, "address", "flush", "dev", DEVICE_IF]);
+    runTool(["ip", "-n", DEVICE_NS, "address", "add", `${added.device.vpn_ip}/32`, "dev", DEVICE_IF]);
+    for (const allowed of laptop.vpn_config.allowed_ips as string[])
+      Bun.spawnSync(["ip", "-n", DEVICE_NS, "route", "replace", allowed, "dev", DEVICE_IF]);
+    expect(await within(BOUND_MS, () => pingsOnce(SERVER_TUNNEL_ADDRESS), 0), log()).not.toBeNull();
+    let phone: { status: string; facts: { vpn_connected?: boolean } | null } = added.device;
+    const deadline = Date.now() + BOUND_MS;
+    while (phone.status !== "online" && Date.now() < deadline) {
+      await Bun.sleep(250);
+      phone = await call(server, "GET", `/api/v1/devices/${added.device.id}`, admin.token);
+    }
+    expect(phone.status, `the phone's handshake did not reach the server:\n${log()}`).toBe("online");
+    expect(phone.facts).toEqual({ vpn_connected: true });
+    await call(server, "POST", `/api/v1/devices/${added.device.id}/retire`, admin.token, { reason: "test" });
+    expect(await within(BOUND_MS, () => serverPeers().length === 1)).not.toBeNull();
 
     // A poll that finds nothing new is a 304, without a body (the next one, at the latest).
     const polls = () =>

@@ -109,7 +109,7 @@ describe("POST /auth/api-keys", () => {
       {
         field: "scopes.1",
         message:
-          "must be one of devices:read, devices:write, policies:read, policies:write, users:read, users:write, audit:read, vpn:read, admin",
+          "must be one of devices:read, devices:write, policies:read, policies:write, users:read, users:write, audit:read, vpn:read, vpn:report, admin",
         received: "root",
       },
     ]);

@@ -104,7 +104,7 @@ test("every documented operation is served: a request reaches a handler, not the
       });
     }
   }
-});
+}, 30_000); // a request per operation: seconds on a busy machine
 
 inProcessTest("every route in the router's table is documented", () => {
   const served = t.app.routes

@@ -401,3 +401,80 @@ describe("refusals", () => {
     expect(denied.status).toBe(403);
   });
 });
+
+describe("POST /vpn/handshakes: what the VPN host saw", () => {
+  test("a phone's recent handshake makes it online with vpn_connected; an old one changes nothing; agents, other organizations and keys without vpn:report are left alone", async () => {
+    const org = await t.createOrganization();
+    const other = await t.createOrganization();
+    const reporter = await t.createApiKey(org.adminToken, ["vpn:read", "vpn:report"]);
+    const phone = (
+      await t.request("POST", PHONES, {
+        token: org.adminToken,
+        body: { device_name: "Seen", platform: "ios" },
+      })
+    ).body.device;
+    const quiet = (
+      await t.request("POST", PHONES, {
+        token: org.adminToken,
+        body: { device_name: "Quiet", platform: "android" },
+      })
+    ).body.device;
+    const foreign = (
+      await t.request("POST", PHONES, {
+        token: other.adminToken,
+        body: { device_name: "Theirs", platform: "android" },
+      })
+    ).body.device;
+    const agent = await enrollDevice(t, org.adminToken);
+    const now = Date.parse(phone.enrolled_at);
+    const at = (secondsAgo: number) => new Date(now - secondsAgo * 1000).toISOString();
+
+    const report = await t.request("POST", "/api/v1/vpn/handshakes", {
+      token: reporter,
+      body: {
+        handshakes: [
+          { public_key: phone.vpn_public_key, latest_handshake: at(0) },
+          { public_key: quiet.vpn_public_key, latest_handshake: at(3600) },
+          { public_key: foreign.vpn_public_key, latest_handshake: at(0) },
+          { public_key: agent.vpn_config.public_key, latest_handshake: at(0) },
+        ],
+      },
+    });
+    expect(report.status).toBe(200);
+    const seen = (await t.request("GET", `/api/v1/devices/${phone.id}`, { token: org.adminToken })).body;
+    expect(seen).toMatchObject({ status: "online", facts: { vpn_connected: true }, last_seen: at(0) });
+    // Still unknown: a handshake says nothing of the passcode or the OS version.
+    expect(seen.compliance.status).toBe("unknown");
+    const stale = (await t.request("GET", `/api/v1/devices/${quiet.id}`, { token: org.adminToken })).body;
+    expect(stale).toMatchObject({
+      status: "pending",
+      facts: { vpn_connected: false },
+      last_seen: quiet.last_seen,
+    });
+    expect(
+      (await t.request("GET", `/api/v1/devices/${foreign.id}`, { token: other.adminToken })).body.status,
+    ).toBe("pending");
+    const laptop = (await t.request("GET", `/api/v1/devices/${agent.id}`, { token: org.adminToken })).body;
+    expect(laptop.facts).toBeNull();
+    expect(report.body.updated).toBe(2);
+
+    // The same report again changes nothing.
+    const again = await t.request("POST", "/api/v1/vpn/handshakes", {
+      token: reporter,
+      body: { handshakes: [{ public_key: phone.vpn_public_key, latest_handshake: at(0) }] },
+    });
+    expect(again.body.updated).toBe(0);
+
+    const readOnly = await t.createApiKey(org.adminToken, ["vpn:read"]);
+    const refused = await t.request("POST", "/api/v1/vpn/handshakes", {
+      token: readOnly,
+      body: { handshakes: [] },
+    });
+    expect(refused.status).toBe(403);
+    const malformed = await t.request("POST", "/api/v1/vpn/handshakes", {
+      token: reporter,
+      body: { handshakes: [{ public_key: "x", latest_handshake: "yesterday" }] },
+    });
+    expect(malformed.status).toBe(400);
+  });
+});

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { vpnSyncUnit } from "../../src/vpn-sync/install-service";
 import { backoffDelay, MAX_BACKOFF_SECONDS } from "../../src/vpn-sync/sync-loop";
-import { hasChanges, peerChanges } from "../../src/vpn-sync/wireguard-interface";
+import { hasChanges, parseLatestHandshakes, peerChanges } from "../../src/vpn-sync/wireguard-interface";
 
 const KEY_A = `${"a".repeat(43)}=`;
 const KEY_B = `${"b".repeat(43)}=`;
@@ -75,5 +75,14 @@ describe("vpnSyncUnit", () => {
       "ExecStart=/usr/local/bin/bulwark vpn sync --server https://vpn.example.org/a%%20b/$$HOME --api-key-file %d/api-key --interface wg1\n",
     );
     expect(unit).toContain("After=network-online.target wg-quick@wg1.service\n");
+  });
+});
+
+describe("parseLatestHandshakes", () => {
+  test("keeps the peers that have had a handshake, as wg prints them", () => {
+    const a = "xTIBA5rboUvnH4htodjb6e697QjLERt1NAB4mZqp8Dg=";
+    const b = "TrMvSoP4jYQlY6RIzBgbssQqY3vxI2Pi+y71lOWWXX0=";
+    const output = `${a}\t1765142400\n${b}\t0\n\n`;
+    expect([...parseLatestHandshakes(output)]).toEqual([[a, 1765142400]]);
   });
 });

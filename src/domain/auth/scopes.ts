@@ -12,6 +12,9 @@ export const SCOPES = [
   // The VPN server's peer list and nothing else: the key `bulwark vpn sync` runs with on the VPN host.
   // No role but admin (which implies every scope) carries it, so only an admin can create such a key.
   "vpn:read",
+  // The handshakes the VPN host sees, reported by `bulwark vpn sync`: the only sign of life of a phone
+  // without an agent (src/domain/vpn/report-handshakes.ts). Admin-only, as vpn:read.
+  "vpn:report",
   "admin",
 ] as const;
 export type Scope = (typeof SCOPES)[number];

@@ -21,7 +21,8 @@ export type DeviceLogEvent =
   | "device.updated"
   | "device.vpn_readdressed"
   | "device.profile_fetched"
-  | "device.vpn_key_replaced";
+  | "device.vpn_key_replaced"
+  | "device.vpn_handshake";
 
 /**
  * Appends one entry to a device's activity log, in the caller's transaction. When the device's user has

@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
+import { reportHandshakes } from "../../domain/vpn/report-handshakes";
 import { listVpnPeers, VpnPeersSchema } from "../../domain/vpn/vpn-peers";
 import { vpnServerConfig } from "../../domain/vpn/vpn-server-config";
 import { VpnSettingsSchema, vpnSettings } from "../../domain/vpn/vpn-settings";
@@ -60,6 +61,53 @@ export function vpnRoutes(deps: AppDeps, security: ReturnType<typeof securityPlu
             "only the vpn:read scope: `bulwark vpn sync` does, and keeps the interface's peers equal to " +
             'it (docs/vpn.md). The answer\'s ETag is its version: sent back as If-None-Match: "<version>", ' +
             "an unchanged list is a 304 without a body.",
+        },
+      },
+    )
+    .post(
+      "/handshakes",
+      async ({ body, principal }) =>
+        await reportHandshakes(
+          deps,
+          principal.organizationId,
+          body.handshakes.map((handshake) => ({
+            publicKey: handshake.public_key,
+            at: new Date(handshake.latest_handshake),
+          })),
+        ),
+      {
+        access: "vpn:report",
+        body: Type.Object({
+          handshakes: Type.Array(
+            Type.Object({
+              public_key: Type.String({
+                pattern: "^[A-Za-z0-9+/]{43}=$",
+                description: "a WireGuard public key (base64 of 32 bytes): the peer's",
+              }),
+              latest_handshake: Type.String({
+                format: "date-time",
+                description: "When the VPN host last completed a handshake with the peer",
+              }),
+            }),
+            { maxItems: 10_000, description: "Peers that have had a handshake (none: leave them out)" },
+          ),
+        }),
+        response: {
+          200: Type.Object(
+            { updated: Type.Integer({ description: "Devices whose last_seen, status or facts changed" }) },
+            { title: "HandshakeReport" },
+          ),
+          ...errorResponses(400, 401, 403, 429, 503),
+        },
+        detail: {
+          summary: "Report the handshakes the VPN server saw",
+          description:
+            "Sent by `bulwark vpn sync` with a key that also has the vpn:report scope. For a phone " +
+            "added with its VPN profile only (no agent speaks for it), a handshake newer than its " +
+            "last_seen becomes its last_seen and makes it online when within " +
+            "devices.offline_after_seconds (the offline job makes it offline later), and vpn_connected " +
+            "is a handshake within the last 180 s. Devices with an agent, other organizations' keys and " +
+            "suspended or wiped devices are left alone.",
         },
       },
     )
