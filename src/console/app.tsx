@@ -6,6 +6,7 @@ import { match, navigate, useLocation } from "./lib/router";
 import { resumeSession, sessionStore, takeSignedOut } from "./lib/session";
 import { useStore } from "./lib/store";
 import { AccountPage } from "./pages/account";
+import { AddPhonePage } from "./pages/add-phone";
 import { ApiKeysPage } from "./pages/api-keys";
 import { AuditPage } from "./pages/audit";
 import { DashboardPage } from "./pages/dashboard";
@@ -28,6 +29,7 @@ export type PageProps = { params: Record<string, string> };
 const ROUTES: [string, FunctionComponent<PageProps>][] = [
   ["/", DashboardPage],
   ["/devices", DevicesPage],
+  ["/devices/add-phone", AddPhonePage],
   ["/devices/:id", DevicePage],
   ["/enrollment-tokens", EnrollmentTokensPage],
   ["/policies", PoliciesPage],

@@ -114,11 +114,23 @@ describe("console policies", () => {
         "Windows: enforced (the device-installation restriction policy",
       );
       expect(await support("dlp.screenshot_allowed").innerText()).toContain("Windows: not enforced");
-      expect(await support("usb.allowed").innerText()).toContain("macOS, Android, iOS: no Bulwark agent yet");
+      expect(await support("usb.allowed").innerText()).toContain(
+        "macOS: not enforced (USB devices are not blocked",
+      );
+      expect(await support("dlp.screenshot_allowed").innerText()).toContain(
+        "macOS: enforced once the user approves it (a configuration profile",
+      );
+      // Phones without an agent: what their profile or tunnel carries.
+      expect(await support("dlp.screenshot_allowed").innerText()).toContain(
+        "iOS (VPN profile): enforced while the profile is installed (the profile's restrictions payload",
+      );
+      expect(await support("usb.allowed").innerText()).toContain(
+        "Android (VPN profile): not enforced (phones have no USB device policy",
+      );
       const blocked = page.getByLabel("Blocked domains");
       await blocked.fill("tracker.example.net\n*.ads.example.com");
       await support("network.blocked_domains")
-        .getByText("On Linux and Windows *.ads.example.com is not blocked")
+        .getByText("On Linux, Windows and macOS *.ads.example.com is not blocked")
         .waitFor();
 
       await page.getByLabel("Name", { exact: true }).fill("Engineering laptops");

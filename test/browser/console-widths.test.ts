@@ -23,7 +23,7 @@ const NOT_FOUND = "(no route: the not-found page)";
 
 let harness: ConsoleHarness;
 let receiver: ReturnType<typeof Bun.serve>;
-const ids = { device: "", policy: "", webhook: "" };
+const ids = { device: "", phone: "", policy: "", webhook: "" };
 
 interface ConsolePage {
   /** The route of app.tsx this visit shows (NOT_FOUND for a path no route matches). */
@@ -75,6 +75,26 @@ function consolePages(): ConsolePage[] {
         await page.getByRole("region", { name: "Wipe in progress" }).waitFor();
         await page.getByLabel("Change policy").locator("option").nth(2).waitFor({ state: "attached" });
         await page.getByRole("list", { name: /^Activity/ }).waitFor();
+      },
+    },
+    {
+      route: "/devices/add-phone",
+      path: "/devices/add-phone",
+      shows: (page) => heading(page, "Add a phone"),
+      // What an iPhone will not enforce, each setting with why.
+      prepare: async (page) => {
+        await page.getByText(/^Not enforced on an iPhone/).click();
+        await page.getByText(/printing needs Apple's MDM channel/).waitFor();
+      },
+    },
+    {
+      route: "/devices/:id",
+      path: `/devices/${ids.phone}`,
+      shows: (page) => page.getByRole("region", { name: "VPN profile" }),
+      // A new one-time link: its QR code beside the link and its expiry.
+      prepare: async (page) => {
+        await page.getByRole("button", { name: "New profile link" }).click();
+        await page.getByLabel("One-time link").waitFor();
       },
     },
     {
@@ -311,6 +331,13 @@ beforeAll(async () => {
     csr: makeCsr("p256").csr,
   });
   ids.device = borealis.id;
+  // A phone without an agent, under the strict policy: its profile carries three payloads.
+  const phone = await api("POST", "/api/v1/devices/phones", {
+    device_name: "Eventide iPhone of the finance department",
+    platform: "ios",
+    policy_id: policy.id,
+  });
+  ids.phone = phone.device.id;
   const checkIn = await harness.api("POST", "/api/v1/agent/checkin", {
     token: borealis.device_token,
     body: {

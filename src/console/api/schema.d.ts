@@ -114,8 +114,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Download the agent (this server's executable, or its Windows build)
-         * @description The server and the device agent are one executable (`bulwark agent ...`): this serves the running one, so a machine that can reach the server needs nothing else to enroll: `curl -fsSLo bulwark <server>/api/v1/agent/download && chmod +x bulwark`. With ?os=windows (&arch=x64, the default and for now the only one) it serves the Windows build found beside the running executable, bulwark-windows-x64.exe (`npm run build` makes it in dist/ beside dist/bulwark), saved as bulwark.exe; from an elevated PowerShell: `Invoke-WebRequest -UseBasicParsing -OutFile bulwark.exe "<server>/api/v1/agent/download?os=windows&arch=x64"`. Public, like the executable itself. Headers: X-Bulwark-Version (the server's), X-Bulwark-SHA256 (hex; also at /agent/download.sha256 with the same query). 400 for another os or arch. 404 agent_download_unavailable when the server runs from source (npm start) rather than as the built executable, or, for Windows, when bulwark-windows-x64.exe is not beside it (the details say which folder).
+         * Download the agent (this server's executable, or its Windows or macOS build)
+         * @description The server and the device agent are one executable (`bulwark agent ...`): this serves the running one, so a machine that can reach the server needs nothing else to enroll: `curl -fsSLo bulwark <server>/api/v1/agent/download && chmod +x bulwark`. With ?os=windows (&arch=x64, the default and the only one) it serves the Windows build found beside the running executable, bulwark-windows-x64.exe (`npm run build` makes it in dist/ beside dist/bulwark), saved as bulwark.exe; from an elevated PowerShell: `Invoke-WebRequest -UseBasicParsing -OutFile bulwark.exe "<server>/api/v1/agent/download?os=windows&arch=x64"`. With ?os=macos&arch=arm64 (Apple silicon) or &arch=x64 (Intel; `uname -m` says x86_64) it serves bulwark-darwin-arm64 or bulwark-darwin-x64 from beside it, ad-hoc signed, saved as bulwark: `curl -fsSLo bulwark "<server>/api/v1/agent/download?os=macos&arch=arm64"`. Public, like the executable itself. Headers: X-Bulwark-Version (the server's), X-Bulwark-SHA256 (hex; also at /agent/download.sha256 with the same query). 400 for another os or arch, for os=macos without arch and for a pair with no build (linux or windows on arm64). 404 agent_download_unavailable when the server runs from source (npm start) rather than as the built executable, or, for Windows and macOS, when their file is not beside it (the details say which file and which folder).
          */
         get: operations["getApiV1AgentDownload"];
         put?: never;
@@ -135,7 +135,7 @@ export interface paths {
         };
         /**
          * The agent download's SHA-256
-         * @description One line for `sha256sum -c` beside the downloaded file: `curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. For Windows, ?os=windows&arch=x64 gives the line of bulwark.exe; compare its first word with `(Get-FileHash bulwark.exe -Algorithm SHA256).Hash` in PowerShell (which prints it in capitals). 400 and 404 as for the download.
+         * @description One line for `sha256sum -c` beside the downloaded file: `curl -fsS <server>/api/v1/agent/download.sha256 | sha256sum -c`. For Windows, ?os=windows&arch=x64 gives the line of bulwark.exe; compare its first word with `(Get-FileHash bulwark.exe -Algorithm SHA256).Hash` in PowerShell (which prints it in capitals). For macOS, ?os=macos&arch=arm64 or x64 gives the line of bulwark, for `shasum -a 256 -c`. 400 and 404 as for the download.
          */
         get: operations["getApiV1AgentDownload.sha256"];
         put?: never;
@@ -741,6 +741,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/devices/{id}/profile": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an iPhone's signed configuration profile
+         * @description Signed by a certificate of the organization's device CA (GET /agent/ca.pem); a phone that trusts that CA shows it as verified. With the tunnel while the server holds the key it made (downloading here does not erase it; only the phone's own fetch through its link does), without it when the phone made its key. Audited (device.profile_download). 409 profile_ios_only for Android, device_not_vpn_profile, device_wiped, vpn_key_not_held.
+         */
+        get: operations["getApiV1DevicesByIdProfile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}/profile-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new one-time link to an iPhone's profile
+         * @description The earlier unused links stop working. The link lasts as long as the key it delivers is held (a day at most). 409 as for GET /devices/:id/profile.
+         */
+        post: operations["postApiV1DevicesByIdProfile-link"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/devices/{id}/retire": {
         parameters: {
             query?: never;
@@ -775,6 +815,46 @@ export interface paths {
          */
         put: operations["putApiV1DevicesByIdStatus"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}/vpn-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A phone's tunnel for the WireGuard app, as text and QR code
+         * @description For a phone added with POST /devices/phones. While the server holds the key it made, the text and the QR code carry the private key (devices:write only). When the phone made its key, the text says where it goes and there is no QR code. 409 device_not_vpn_profile for a device with an agent, device_wiped, or vpn_key_not_held once the server's key was erased (the phone fetched its profile, or a day passed): make a new one with POST /devices/:id/vpn-key.
+         */
+        get: operations["getApiV1DevicesByIdVpn-config"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/{id}/vpn-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a phone a new WireGuard key
+         * @description Made by the server (held for a day, as at POST /devices/phones) or the phone's own public_key. The old key leaves the VPN's peers at once; unused profile links stop working and an iPhone gets a new one. Audited (device.vpn_key). 409 device_not_vpn_profile, device_wiped, public_key_taken.
+         */
+        post: operations["postApiV1DevicesByIdVpn-key"];
         delete?: never;
         options?: never;
         head?: never;
@@ -852,6 +932,26 @@ export interface paths {
          * @description Called by the agent with an enrollment token in the body (no bearer). Returns the VPN configuration (with the wg_quick file), the assigned policy and the device token for the agent endpoints; with a csr, also a one-year client certificate (device_certificate) that can stand in for the device token. 400 also for a low-order public_key, and for a csr that is not PKCS#10 PEM, not ECDSA P-256 or RSA 2048+, or not signed by its key (the token is not used). 401: unknown, expired, revoked or used-up enrollment token; 409: hardware_id already enrolled (and not wiped) in the organization, public_key held by another device not wiped (`public key already in use`), or the VPN address pool is exhausted. Each of these refusals is audited as device.enroll with outcome failure (the reason in details.reason, the caller's address, the token by id and its organization; an unknown token's entry has no organization) and counted in bulwark_enrollments_refused_total by reason; the token itself is never recorded.
          */
         post: operations["postApiV1DevicesEnroll"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/devices/phones": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a phone (VPN profile only, no agent)
+         * @description An iPhone or iPad (ios) gets a signed configuration profile through a one-time link (profile_link, for the phone's camera as a QR code): the tunnel for the WireGuard app, and the passcode and screenshot settings of its policy that a profile installed by hand can carry. An Android phone scans its tunnel's QR code (GET /devices/:id/vpn-config) in the WireGuard app. Without public_key the server makes the key pair and holds the private key, sealed, until the phone fetches its profile or a day passes; with the public key the phone's app made, the private key never leaves the phone (safer; the profile then carries no tunnel, which the user adds in the app). The device starts pending with compliance unknown: nothing on the phone reports. Audited as device.add_phone, sent as device.enrolled. 404 for a user_id or policy_id not in the organization; 409 public_key_taken, or vpn_pool_exhausted.
+         */
+        post: operations["postApiV1DevicesPhones"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1112,6 +1212,26 @@ export interface paths {
          * @description SAML needs plan enterprise (403 saml_requires_enterprise otherwise). Turning require_mfa on needs your own second factor first (409 mfa_not_enabled). The plan is set by the operator of the installation (`bulwark org set-plan`): sending `plan` is a 403 plan_set_by_operator.
          */
         patch: operations["patchApiV1OrganizationsCurrent"];
+        trace?: never;
+    };
+    "/api/v1/phone-profiles/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fetch a phone's profile through its one-time link
+         * @description No sign-in: the link is the credential, good once and for a day at most. The key the server made is erased once this answers, so the profile can be fetched this way only once. Audited (device.profile_fetch) and logged on the device. 404 profile_link_not_found alike for an unknown, used or expired link and for a suspended or wiped phone.
+         */
+        get: operations["getApiV1Phone-profilesByToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/policies": {
@@ -1418,6 +1538,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/vpn/handshakes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report the handshakes the VPN server saw
+         * @description Sent by `bulwark vpn sync` with a key that also has the vpn:report scope. For a phone added with its VPN profile only (no agent speaks for it), a handshake newer than its last_seen becomes its last_seen and makes it online when within devices.offline_after_seconds (the offline job makes it offline later), and vpn_connected is a handshake within the last 180 s. Devices with an agent, other organizations' keys and suspended or wiped devices are left alone.
+         */
+        post: operations["postApiV1VpnHandshakes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/vpn/peers": {
         parameters: {
             query?: never;
@@ -1632,7 +1772,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** device.enrolled: A device enrolled with an enrollment token */
+        /** device.enrolled: A device enrolled with an enrollment token, or an administrator added a phone (VPN profile only) */
         post: operations["webhook_device_enrolled"];
         delete?: never;
         options?: never;
@@ -1950,7 +2090,7 @@ export interface components {
                 /** @description Why this device failed, e.g. device not found */
                 error?: string;
                 /** @enum {string} */
-                reason?: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "server_ca_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
+                reason?: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "server_ca_unavailable" | "profile_link_not_found" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "device_not_vpn_profile" | "profile_ios_only" | "vpn_key_not_held" | "wipe_needs_agent" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "phone_key_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
                 success: boolean;
                 /**
                  * Format: uuid
@@ -2234,6 +2374,7 @@ export interface components {
             user_id: string | null;
             /** @description IPv4 address in the VPN */
             vpn_ip: string | null;
+            vpn_profile: components["schemas"]["DeviceVpnProfile"];
             /** @description The device's WireGuard public key */
             vpn_public_key: string;
         };
@@ -2307,7 +2448,7 @@ export interface components {
         } | null;
         /**
          * DeviceEnrolledData
-         * @description A device enrolled with an enrollment token
+         * @description A device enrolled with an enrollment token, or an administrator added a phone (VPN profile only)
          */
         DeviceEnrolledData: {
             /** Format: uuid */
@@ -2575,7 +2716,7 @@ export interface components {
             device_name: string;
             platform: "linux" | "windows" | "macos" | "android" | "ios";
             previous_reason: string | null;
-            /** @description online or offline, by its last check-in */
+            /** @description online or offline, by its last check-in; pending for a phone without an agent */
             status: string;
         };
         /**
@@ -2620,6 +2761,26 @@ export interface components {
             /** @description The complete wg-quick file ([Interface] PrivateKey, Address, DNS; [Peer] PublicKey, Endpoint, AllowedIPs, PersistentKeepalive). When the device sent its own public_key, the PrivateKey line is a comment to replace with the device's private key. */
             wg_quick: string;
         };
+        /**
+         * DeviceVpnProfile
+         * @description Set for a phone added with POST /devices/phones: VPN profile only, no agent. Nothing on it reports: its status is pending until the VPN host sees its handshake (bulwark vpn sync with vpn:report), and its compliance stays unknown; null for a device with an agent
+         */
+        DeviceVpnProfile: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            key_held_until: string | null;
+            /** @enum {string} */
+            key_made_by: "server" | "phone";
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            profile_fetched_at: string | null;
+            /** @description What the phone's configuration profile carries under the current policy (iOS; empty for Android) */
+            profile_payloads: components["schemas"]["PhoneProfilePayload"][];
+        } | null;
         /**
          * DeviceWipedData
          * @description The agent confirmed a wipe
@@ -2668,7 +2829,7 @@ export interface components {
         EnforcementEntry: {
             detail?: string;
             /** @enum {string} */
-            outcome: "enforced" | "reported" | "unsupported" | "failed";
+            outcome: "enforced" | "reported" | "unsupported" | "failed" | "pending_approval";
             /** @description A policy path (`usb.allowed`, `storage.encryption_required`) or `tunnel` */
             setting: string;
         };
@@ -2768,7 +2929,7 @@ export interface components {
             /** @description For people; may be reworded */
             message: string;
             /** @enum {string} */
-            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "server_ca_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
+            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "server_ca_unavailable" | "profile_link_not_found" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "device_not_vpn_profile" | "profile_ios_only" | "vpn_key_not_held" | "wipe_needs_agent" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "phone_key_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
             /** @description The request's id, also in X-Request-Id and in the server's log */
             request_id: string;
         };
@@ -2869,6 +3030,11 @@ export interface components {
              * @description The person the request is about
              */
             user_id: string;
+        };
+        /** HandshakeReport */
+        HandshakeReport: {
+            /** @description Devices whose last_seen, status or facts changed */
+            updated: number;
         };
         /** Health */
         Health: {
@@ -3175,6 +3341,25 @@ export interface components {
                 subject: string;
             }[];
         };
+        /** PhoneEnrollment */
+        PhoneEnrollment: {
+            device: components["schemas"]["Device"];
+            profile_link: components["schemas"]["ProfileLink"];
+        };
+        /** PhoneProfilePayload */
+        PhoneProfilePayload: {
+            description: string;
+            type: string;
+        };
+        /** PhoneVpnConfig */
+        PhoneVpnConfig: {
+            /** @description false when the phone made its key: the text then says where its private key goes */
+            private_key_included: boolean;
+            /** @description wg_quick as a QR code (SVG) for the WireGuard app's scanner; null without the private key */
+            qr_svg: string | null;
+            /** @description The tunnel as wg-quick text, which the WireGuard app imports */
+            wg_quick: string;
+        };
         /**
          * Platform
          * @description linux, windows, macos, android or ios
@@ -3423,7 +3608,7 @@ export interface components {
             /** @description For people; may be reworded */
             message: string;
             /** @enum {string} */
-            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "server_ca_unavailable" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
+            reason: "validation_failed" | "invalid_json" | "body_not_utf8" | "body_too_deep" | "body_too_large" | "headers_too_large" | "unsupported_media_type" | "route_not_found" | "method_not_allowed" | "invalid_cookie" | "invalid_host" | "authentication_required" | "authorization_header_invalid" | "invalid_credentials" | "token_invalid" | "token_expired" | "session_ended" | "cross_site_request" | "refresh_token_invalid" | "refresh_token_reused" | "account_disabled" | "account_restricted" | "account_deleted" | "api_key_invalid" | "api_key_revoked" | "api_key_expired" | "device_token_required" | "device_token_invalid" | "device_token_revoked" | "device_token_expired" | "metrics_token_invalid" | "client_certificate_invalid" | "client_certificate_unknown" | "client_certificate_revoked" | "client_certificate_expired" | "enrollment_token_unknown" | "enrollment_token_expired" | "enrollment_token_revoked" | "enrollment_token_used_up" | "scope_missing" | "scope_not_grantable" | "api_key_not_allowed" | "api_key_has_no_session" | "current_password_incorrect" | "password_incorrect" | "mfa_token_invalid" | "mfa_code_invalid" | "mfa_code_reused" | "mfa_method_not_enrolled" | "mfa_setup_required" | "own_mfa_reset" | "sso_state_invalid" | "sso_code_rejected" | "sso_id_token_invalid" | "sso_email_not_verified" | "sso_domain_not_allowed" | "sso_email_taken" | "sso_response_invalid" | "sso_response_replayed" | "sso_response_unsolicited" | "sso_code_invalid" | "api_key_not_found" | "device_not_found" | "enrollment_token_not_found" | "mfa_method_not_found" | "organization_not_found" | "policy_not_found" | "policy_template_not_found" | "policy_version_not_found" | "sso_domain_not_found" | "user_not_found" | "gdpr_request_not_found" | "webhook_not_found" | "wipe_not_found" | "agent_download_unavailable" | "server_ca_unavailable" | "profile_link_not_found" | "policy_invalid" | "email_taken" | "last_admin" | "policy_name_taken" | "policy_version_mismatch" | "default_policy_not_deletable" | "webhook_disabled" | "device_wiped" | "device_already_suspended" | "device_not_suspended" | "device_not_wiped" | "wipe_pending" | "wipe_not_pending" | "gdpr_request_not_open" | "hardware_id_enrolled" | "public_key_taken" | "vpn_pool_exhausted" | "device_suspended" | "saml_requires_enterprise" | "plan_set_by_operator" | "totp_already_enabled" | "totp_enrolment_missing" | "mfa_not_enabled" | "webauthn_options_required" | "webauthn_response_invalid" | "webauthn_credential_registered" | "sso_connection_unknown" | "sso_redirect_uri_not_allowed" | "sso_state_taken" | "sso_discovery_failed" | "sso_certificate_invalid" | "sso_client_id_taken" | "sso_domain_taken" | "organization_changed" | "device_not_vpn_profile" | "profile_ios_only" | "vpn_key_not_held" | "wipe_needs_agent" | "rate_limited" | "login_throttled" | "database_unavailable" | "vpn_pool_misconfigured" | "webauthn_unavailable" | "totp_secret_unreadable" | "device_ca_unreadable" | "phone_key_unreadable" | "vpn_server_key_unreadable" | "sso_provider_unavailable" | "metrics_disabled" | "internal_error";
             /** @description The request's id, also in X-Request-Id and in the server's log */
             request_id: string;
             /**
@@ -3467,6 +3652,19 @@ export interface components {
             /** @description Starts at 1; each change adds one */
             version: number;
         };
+        /**
+         * ProfileLink
+         * @description iOS: the one-time link to the profile; null for Android (its QR code is at GET /devices/:id/vpn-config)
+         */
+        ProfileLink: {
+            /**
+             * Format: date-time
+             * @description ISO 8601 UTC timestamp
+             */
+            expires_at: string;
+            /** @description Opens the phone's signed profile once (no sign-in: the link is the credential); show it as a QR code for the phone's camera */
+            url: string;
+        } | null;
         /** RecoveryCodes */
         RecoveryCodes: {
             /** @description 10 single-use recovery codes (xxxxx-xxxxx). Shown only in this response: store them safely. */
@@ -4249,6 +4447,7 @@ export type SchemaDeviceUnenrolledData = components['schemas']['DeviceUnenrolled
 export type SchemaDeviceUnsuspendedData = components['schemas']['DeviceUnsuspendedData'];
 export type SchemaDeviceUpdatedData = components['schemas']['DeviceUpdatedData'];
 export type SchemaDeviceVpnConfig = components['schemas']['DeviceVpnConfig'];
+export type SchemaDeviceVpnProfile = components['schemas']['DeviceVpnProfile'];
 export type SchemaDeviceWipedData = components['schemas']['DeviceWipedData'];
 export type SchemaDeviceWipeRequestedData = components['schemas']['DeviceWipeRequestedData'];
 export type SchemaDlpSettings = components['schemas']['DlpSettings'];
@@ -4259,6 +4458,7 @@ export type SchemaError = components['schemas']['Error'];
 export type SchemaExportedDevice = components['schemas']['ExportedDevice'];
 export type SchemaGdprRequest = components['schemas']['GdprRequest'];
 export type SchemaGdprRequestCompletedData = components['schemas']['GdprRequestCompletedData'];
+export type SchemaHandshakeReport = components['schemas']['HandshakeReport'];
 export type SchemaHealth = components['schemas']['Health'];
 export type SchemaJobHealth = components['schemas']['JobHealth'];
 export type SchemaMfaChallenge = components['schemas']['MfaChallenge'];
@@ -4269,6 +4469,9 @@ export type SchemaNetworkSettings = components['schemas']['NetworkSettings'];
 export type SchemaOrganization = components['schemas']['Organization'];
 export type SchemaOutboxHealth = components['schemas']['OutboxHealth'];
 export type SchemaPersonalDataExport = components['schemas']['PersonalDataExport'];
+export type SchemaPhoneEnrollment = components['schemas']['PhoneEnrollment'];
+export type SchemaPhoneProfilePayload = components['schemas']['PhoneProfilePayload'];
+export type SchemaPhoneVpnConfig = components['schemas']['PhoneVpnConfig'];
 export type SchemaPlatform = components['schemas']['Platform'];
 export type SchemaPolicy = components['schemas']['Policy'];
 export type SchemaPolicyAssignedData = components['schemas']['PolicyAssignedData'];
@@ -4284,6 +4487,7 @@ export type SchemaPolicyUpdatedData = components['schemas']['PolicyUpdatedData']
 export type SchemaPolicyValidationError = components['schemas']['PolicyValidationError'];
 export type SchemaPolicyValidationResult = components['schemas']['PolicyValidationResult'];
 export type SchemaPolicyVersion = components['schemas']['PolicyVersion'];
+export type SchemaProfileLink = components['schemas']['ProfileLink'];
 export type SchemaRecoveryCodes = components['schemas']['RecoveryCodes'];
 export type SchemaRefreshedWithCookie = components['schemas']['RefreshedWithCookie'];
 export type SchemaRegisteredMfaMethod = components['schemas']['RegisteredMfaMethod'];
@@ -4873,8 +5077,8 @@ export interface operations {
     getApiV1AgentDownload: {
         parameters: {
             query?: {
-                arch?: "x64";
-                os?: "linux" | "windows";
+                arch?: "x64" | "arm64";
+                os?: "linux" | "windows" | "macos";
             };
             header?: never;
             path?: never;
@@ -4882,7 +5086,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The bulwark executable: for Linux (`bulwark`) or, with ?os=windows, Windows (`bulwark.exe`) */
+            /** @description The bulwark executable: for Linux (`bulwark`), Windows (`bulwark.exe`) or macOS (`bulwark`) */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4940,8 +5144,8 @@ export interface operations {
     "getApiV1AgentDownload.sha256": {
         parameters: {
             query?: {
-                arch?: "x64";
-                os?: "linux" | "windows";
+                arch?: "x64" | "arm64";
+                os?: "linux" | "windows" | "macos";
             };
             header?: never;
             path?: never;
@@ -4949,7 +5153,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description `<sha256 hex>  bulwark` (`bulwark.exe` with ?os=windows), as sha256sum prints it */
+            /** @description `<sha256 hex>  bulwark` (`bulwark.exe` with ?os=windows), as sha256sum and `shasum -a 256` print it */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5502,8 +5706,8 @@ export interface operations {
                     /** @description Lifetime in days (default 90) */
                     expires_in_days?: number;
                     name: string;
-                    /** @description Scopes for the key, no wider than your own: devices:read, devices:write, policies:read, policies:write, users:read, users:write, audit:read, vpn:read, admin */
-                    scopes: ("devices:read" | "devices:write" | "policies:read" | "policies:write" | "users:read" | "users:write" | "audit:read" | "vpn:read" | "admin")[];
+                    /** @description Scopes for the key, no wider than your own: devices:read, devices:write, policies:read, policies:write, users:read, users:write, audit:read, vpn:read, vpn:report, admin */
+                    scopes: ("devices:read" | "devices:write" | "policies:read" | "policies:write" | "users:read" | "users:write" | "audit:read" | "vpn:read" | "vpn:report" | "admin")[];
                 };
             };
         };
@@ -8811,6 +9015,242 @@ export interface operations {
             };
         };
     };
+    getApiV1DevicesByIdProfile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed configuration profile (application/x-apple-aspen-config: CMS SignedData, DER) */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Invalid path or query parameter */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient permissions (details names the missing scope) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the resource's current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "postApiV1DevicesByIdProfile-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileLink"];
+                };
+            };
+            /** @description Invalid path or query parameter */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient permissions (details names the missing scope) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the resource's current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     postApiV1DevicesByIdRetire: {
         parameters: {
             query?: never;
@@ -8992,6 +9432,275 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeviceStatusChange"];
+                };
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient permissions (details names the missing scope) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the resource's current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body not JSON */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getApiV1DevicesByIdVpn-config": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PhoneVpnConfig"];
+                };
+            };
+            /** @description Invalid path or query parameter */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient permissions (details names the missing scope) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the resource's current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "postApiV1DevicesByIdVpn-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a WireGuard public key (base64 of 32 bytes) that the phone's app made; absent: the server makes a new pair */
+                    public_key?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PhoneEnrollment"];
                 };
             };
             /** @description Invalid request parameters */
@@ -9574,6 +10283,163 @@ export interface operations {
             };
             /** @description Invalid or missing authentication */
             401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the resource's current state */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body not JSON */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postApiV1DevicesPhones: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description a name of printable characters, not blank */
+                    device_name: string;
+                    /** @description ios (iPhone, iPad: a signed configuration profile) or android (a QR code for the WireGuard app) */
+                    platform: "ios" | "android";
+                    /** @description A policy of the organization; absent or null: the organization default */
+                    policy_id?: string | null;
+                    /** @description a WireGuard public key (base64 of 32 bytes) that the phone's WireGuard app made: the safer way, its private key never leaves the phone. Absent: the server makes the pair and holds the private key, sealed, until the phone fetches its profile (a day at most) */
+                    public_key?: string;
+                    /** @description A user of the organization, or null */
+                    user_id?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 201 */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PhoneEnrollment"];
+                };
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient permissions (details names the missing scope) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -11265,6 +12131,85 @@ export interface operations {
                 };
             };
             /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    "getApiV1Phone-profilesByToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signed configuration profile (application/x-apple-aspen-config) */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Invalid path or query parameter */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Resource not found */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -13814,6 +14759,137 @@ export interface operations {
                 };
             };
             /** @description Service unavailable: the database could not be reached */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postApiV1VpnHandshakes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Peers that have had a handshake (none: leave them out) */
+                    handshakes: {
+                        /**
+                         * Format: date-time
+                         * @description When the VPN host last completed a handshake with the peer
+                         */
+                        latest_handshake: string;
+                        /** @description a WireGuard public key (base64 of 32 bytes): the peer's */
+                        public_key: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Response for status 200 */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandshakeReport"];
+                };
+            };
+            /** @description Invalid request parameters */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid or missing authentication */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Insufficient permissions (details names the missing scope) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body over 1 MiB */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body not JSON */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Service unavailable */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -4,14 +4,7 @@ import { asApiError, fieldError, formError } from "../lib/api-errors";
 import { CopyField } from "./copy";
 import { ErrorNotice } from "./feedback";
 import { Field } from "./form";
-
-/** The server's SVG document as an image the page's CSP allows (img-src data:); base64 of its UTF-8 bytes. */
-function svgDataUrl(svg: string): string {
-  const bytes = new TextEncoder().encode(svg);
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return `data:image/svg+xml;base64,${btoa(binary)}`;
-}
+import { svgDataUrl } from "./qr-code";
 
 /**
  * Sets up an authenticator app: a QR code to scan (or the secret to type), then the app's current code to

@@ -13,8 +13,9 @@ type Dialog = "edit" | "suspend" | "wipe" | "delete" | "retire" | null;
 
 /**
  * What can be done to one device, by its state: rename it or give it to a user, suspend or unsuspend,
- * wipe (unless wiped or a wipe is pending), delete (only once wiped) or, where delete is refused,
- * retire (a device that will never confirm a wipe). `onChanged` reloads the page's data;
+ * wipe (unless wiped or a wipe is pending; never a phone without an agent, which nothing could erase),
+ * delete (only once wiped) or, where delete is refused, retire (a device that will never confirm a
+ * wipe). `onChanged` reloads the page's data;
  * `onWipeRequested` starts following the new wipe.
  */
 export function DeviceActions({
@@ -73,7 +74,11 @@ export function DeviceActions({
           Suspend…
         </button>
       ) : null}
-      {!isWiped && !isWipePending ? (
+      {!isWiped && !isWipePending && device.vpn_profile ? (
+        <button type="button" class="button-danger" disabled aria-describedby="wipe-needs-agent">
+          Wipe…
+        </button>
+      ) : !isWiped && !isWipePending ? (
         <button type="button" class="button-danger" onClick={() => open("wipe")}>
           Wipe…
         </button>
@@ -87,6 +92,11 @@ export function DeviceActions({
           Retire…
         </button>
       )}
+      {!isWiped && device.vpn_profile ? (
+        <p id="wipe-needs-agent" class="wide small">
+          No wipe without an agent: suspend the phone to cut its tunnel, then retire it.
+        </p>
+      ) : null}
       {dialog === null && error ? (
         <div class="wide">
           <ErrorNotice error={error} />

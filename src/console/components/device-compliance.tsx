@@ -31,15 +31,26 @@ function RuleName({ rule }: { rule: string }) {
   );
 }
 
-/** Whether the device meets its policy: the verdict, the broken rules by severity, what went unreported. */
-export function DeviceCompliance({ report }: { report: Report }) {
+/**
+ * Whether the device meets its policy: the verdict, the broken rules by severity, what went unreported.
+ * A phone without an agent (`isVpnProfileOnly`) is never checked: nothing on it reports.
+ */
+export function DeviceCompliance({
+  report,
+  isVpnProfileOnly,
+}: {
+  report: Report;
+  isVpnProfileOnly: boolean;
+}) {
   return (
     <section class="card" aria-labelledby="compliance-title">
       <h2 id="compliance-title">Compliance</h2>
       <p>
         <StatusBadge value={report.status} />{" "}
         <span class="muted">
-          {report.last_check ? (
+          {isVpnProfileOnly && !report.last_check ? (
+            "nothing on this phone reports back"
+          ) : report.last_check ? (
             <>
               checked <RelativeTime value={report.last_check} />
             </>

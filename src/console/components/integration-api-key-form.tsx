@@ -25,6 +25,11 @@ const SCOPES: readonly { scope: Scope; description: string }[] = [
     scope: "vpn:read",
     description: "Only the VPN server's peer list: the key for bulwark vpn sync on the VPN host",
   },
+  {
+    scope: "vpn:report",
+    description:
+      "Only the handshakes the VPN server sees, with vpn:read for bulwark vpn sync: phones without an agent go online by them",
+  },
   { scope: "admin", description: "Everything, including webhooks and organization settings" },
 ];
 

@@ -38,6 +38,31 @@ export function windowsDownloadCommand(origin: string, sha256: string): string {
   ].join("\n");
 }
 
+/** The digests of the two macOS builds, each null when the server offers no such file. */
+export interface MacosDigests {
+  arm64: string | null;
+  x64: string | null;
+}
+
+/**
+ * Fetches the macOS agent for this Mac's processor (`uname -m`: arm64 on Apple silicon, x86_64 on
+ * Intel) and checks it against that build's digest, read by this page as for Linux (macOS has
+ * `shasum`, not `sha256sum`). A processor the server offers no build for says so and leaves `arch` and
+ * the digest empty: the server refuses the empty arch (400), curl -f stops, and the check fails.
+ */
+export function macosDownloadCommand(origin: string, sha256: MacosDigests): string {
+  const cases = [
+    sha256.arm64 ? `arm64) arch=arm64 sha256=${sha256.arm64} ;;` : null,
+    sha256.x64 ? `x86_64) arch=x64 sha256=${sha256.x64} ;;` : null,
+    `*) echo "this server offers no macOS agent for $(uname -m)" >&2 ;;`,
+  ].filter((line) => line !== null);
+  return [
+    `arch= sha256=; case "$(uname -m)" in ${cases.join(" ")} esac`,
+    `curl -fsSLo bulwark "${origin}/api/v1/agent/download?os=macos&arch=$arch"`,
+    `echo "$sha256  bulwark" | shasum -a 256 -c && chmod +x bulwark`,
+  ].join("\n");
+}
+
 /** Whether the host is this machine: plain http there crosses no network. */
 function isLoopbackHost(hostname: string): boolean {
   return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
@@ -75,38 +100,59 @@ export function windowsEnrollCommand(origin: string, token: string, caSha256: st
   ].join("\n");
 }
 
+/** Enrolls a Mac with the agent fetched by macosDownloadCommand and installs it as a service. */
+export function macosEnrollCommand(origin: string, token: string, caSha256: string | null = null): string {
+  return [agentEnrollCommand(origin, token, caSha256), "sudo ./bulwark agent install-service"].join("\n");
+}
+
 /**
- * What this page reads from the server before showing the commands: the digests of the Linux and
- * Windows agents and of the server's CA (each null when there is none), and when there is no Windows
- * agent, what the server says about it.
+ * What this page reads from the server before showing the commands: the digests of the Linux, Windows
+ * and macOS agents and of the server's CA (each null when there is none), and when there is no Windows
+ * or no macOS agent, what the server says about it.
  */
 interface Digests {
   agent: string | null;
   windowsAgent: string | null;
   windowsUnavailable: string | null;
+  macosAgents: MacosDigests;
+  macosUnavailable: string | null;
   serverCa: string | null;
 }
 
 function useDigests(origin: string): Loaded<Digests> {
   return useApi(async () => {
     const digestOf = async (answer: Response) => (await answer.text()).split(/\s+/)[0] ?? null;
-    const agent = await fetch(`${origin}/api/v1/agent/download.sha256`).then((answer) =>
-      answer.ok ? digestOf(answer) : null,
-    );
-    const windows = await fetch(`${origin}/api/v1/agent/download.sha256?os=windows&arch=x64`);
-    const windowsAgent = windows.ok ? await digestOf(windows) : null;
-    const windowsUnavailable = windows.ok
-      ? null
-      : await windows
-          .json()
-          .then((body: { details?: string }) => body.details ?? null)
-          .catch(() => null);
+    /** The digest of the agent `query` names, or the server's words on why it has none. */
+    const read = async (query: string) => {
+      const answer = await fetch(`${origin}/api/v1/agent/download.sha256${query}`);
+      if (answer.ok) return { sha256: await digestOf(answer), unavailable: null };
+      const unavailable = await answer
+        .json()
+        .then((body: { details?: string }) => body.details ?? null)
+        .catch(() => null);
+      return { sha256: null, unavailable };
+    };
+    const [linux, windows, macosArm64, macosX64] = await Promise.all([
+      read(""),
+      read("?os=windows&arch=x64"),
+      read("?os=macos&arch=arm64"),
+      read("?os=macos&arch=x64"),
+    ]);
     const serverCa = origin.startsWith("https:")
       ? await fetch(`${origin}/api/v1/agent/server-ca`).then((answer) =>
           answer.ok ? answer.headers.get("x-bulwark-sha256") : null,
         )
       : null;
-    return { agent, windowsAgent, windowsUnavailable, serverCa };
+    return {
+      agent: linux.sha256,
+      windowsAgent: windows.sha256,
+      windowsUnavailable: windows.unavailable,
+      macosAgents: { arm64: macosArm64.sha256, x64: macosX64.sha256 },
+      macosUnavailable:
+        [macosArm64.unavailable, macosX64.unavailable].filter((details) => details !== null).join("; ") ||
+        null,
+      serverCa,
+    };
   }, [origin]);
 }
 
@@ -404,6 +450,35 @@ export function EnrollmentTokenCreated({ token, onDone }: { token: CreatedToken;
               This server offers no Windows agent:{" "}
               {digests.data?.windowsUnavailable ??
                 "npm run build makes dist/bulwark-windows-x64.exe, which the server serves from beside its executable"}
+              .
+            </div>
+          )}
+          <p class="muted small">Enroll a Mac with the agent: run both in Terminal.</p>
+          {digests.data?.macosAgents.arm64 || digests.data?.macosAgents.x64 ? (
+            <>
+              <CopyField
+                label="1. Fetch the macOS agent for this Mac's processor"
+                value={macosDownloadCommand(location.origin, digests.data.macosAgents)}
+                isCode
+              />
+              <p class="muted small">
+                The last line checks the file against the SHA-256 of its build, read by this page through your
+                own session: a file changed on the way is refused.
+                {digests.data.macosAgents.arm64 && digests.data.macosAgents.x64
+                  ? ""
+                  : ` This server offers no build for ${digests.data.macosAgents.arm64 ? "Intel" : "Apple silicon"} Macs: ${digests.data.macosUnavailable ?? "npm run build makes both"}.`}
+              </p>
+              <CopyField
+                label="2. Enroll the Mac and install its service"
+                value={macosEnrollCommand(location.origin, token.token, digests.data.serverCa)}
+                isCode
+              />
+            </>
+          ) : (
+            <div class="notice" role="note">
+              This server offers no macOS agent:{" "}
+              {digests.data?.macosUnavailable ??
+                "npm run build makes dist/bulwark-darwin-arm64 and dist/bulwark-darwin-x64, which the server serves from beside its executable"}
               .
             </div>
           )}

@@ -1,7 +1,8 @@
 import type { Ref } from "preact";
+import { ANDROID_SUPPORT, IOS_SUPPORT } from "../../agent/enforce/phone-support";
 import {
   LINUX_SUPPORT,
-  PLATFORMS_WITHOUT_AGENT,
+  MACOS_SUPPORT,
   type SupportOutcome,
   WINDOWS_SUPPORT,
 } from "../../agent/enforce/platform-support";
@@ -102,12 +103,22 @@ const OUTCOME_WORDS: Record<SupportOutcome, string> = {
   enforced: "enforced",
   reported: "checked and reported, not changed",
   unsupported: "not enforced",
+  pending_approval: "enforced once the user approves it",
+};
+
+/** The same for a phone, where nothing reports back: "checked and reported" would promise too much. */
+const PHONE_OUTCOME_WORDS: Record<SupportOutcome, string> = {
+  enforced: "enforced while the profile is installed",
+  reported: "not changed on the phone",
+  unsupported: "not enforced",
+  pending_approval: "enforced once the user approves it",
 };
 
 /**
- * What each platform does with a setting, from the table the Linux agent plans by: said under the
- * control, so that what a device will do is known before saving (and a wildcard domain Linux cannot
- * block is named as it is typed).
+ * What each platform does with a setting, from the tables the agents plan by and the phones' profile is
+ * built by: said under the control, so that what a device will do is known before saving (and a wildcard
+ * domain the agents cannot block is named as it is typed). Phones have no agent: their lines say what
+ * the profile (iOS) or the WireGuard app's tunnel (Android) carries.
  */
 function PlatformSupport({ setting, value }: { setting: SettingDefinition; value: boolean | string }) {
   const linux = Object.hasOwn(LINUX_SUPPORT, setting.path)
@@ -116,7 +127,16 @@ function PlatformSupport({ setting, value }: { setting: SettingDefinition; value
   const windows = Object.hasOwn(WINDOWS_SUPPORT, setting.path)
     ? WINDOWS_SUPPORT[setting.path as keyof typeof WINDOWS_SUPPORT]
     : null;
-  if (!linux || !windows) return null;
+  const macos = Object.hasOwn(MACOS_SUPPORT, setting.path)
+    ? MACOS_SUPPORT[setting.path as keyof typeof MACOS_SUPPORT]
+    : null;
+  const ios = Object.hasOwn(IOS_SUPPORT, setting.path)
+    ? IOS_SUPPORT[setting.path as keyof typeof IOS_SUPPORT]
+    : null;
+  const android = Object.hasOwn(ANDROID_SUPPORT, setting.path)
+    ? ANDROID_SUPPORT[setting.path as keyof typeof ANDROID_SUPPORT]
+    : null;
+  if (!linux || !windows || !macos || !ios || !android) return null;
   const wildcards =
     setting.path === "network.blocked_domains"
       ? String(value)
@@ -130,13 +150,22 @@ function PlatformSupport({ setting, value }: { setting: SettingDefinition; value
       {` (${linux.how}). `}
       {wildcards.length > 0 ? (
         <strong class="support-warning">
-          On Linux and Windows {wildcards.join(", ")} {wildcards.length === 1 ? "is" : "are"} not blocked:
-          only exact names are.{" "}
+          On Linux, Windows and macOS {wildcards.join(", ")} {wildcards.length === 1 ? "is" : "are"} not
+          blocked: only exact names are.{" "}
         </strong>
       ) : null}
       <span class={`support support-${windows.outcome}`}>Windows: {OUTCOME_WORDS[windows.outcome]}</span>
       {` (${windows.how}). `}
-      {`${PLATFORMS_WITHOUT_AGENT.platforms.join(", ")}: ${PLATFORMS_WITHOUT_AGENT.how}.`}
+      <span class={`support support-${macos.outcome}`}>macOS: {OUTCOME_WORDS[macos.outcome]}</span>
+      {` (${macos.how}). `}
+      <span class={`support support-${ios.outcome}`}>
+        iOS (VPN profile): {PHONE_OUTCOME_WORDS[ios.outcome]}
+      </span>
+      {` (${ios.how}). `}
+      <span class={`support support-${android.outcome}`}>
+        Android (VPN profile): {PHONE_OUTCOME_WORDS[android.outcome]}
+      </span>
+      {` (${android.how}).`}
     </p>
   );
 }

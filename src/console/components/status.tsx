@@ -15,6 +15,7 @@ const SYMBOLS: Record<string, string> = {
   enforced: "✓",
   reported: "◌",
   unsupported: "⊘",
+  pending_approval: "⏳",
   timed_out: "⌛",
   success: "✓",
   failure: "✗",

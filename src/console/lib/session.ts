@@ -19,6 +19,7 @@ export type Scope =
   | "users:write"
   | "audit:read"
   | "vpn:read"
+  | "vpn:report"
   | "admin";
 
 export interface Session {

@@ -5,6 +5,7 @@ import { DeviceActions } from "../components/device-actions";
 import { DeviceActivity } from "../components/device-activity";
 import { DeviceCompliance } from "../components/device-compliance";
 import { platformLabel } from "../components/device-labels";
+import { DevicePhoneProfile, VpnProfileOnlyBadge } from "../components/device-phone";
 import { DevicePolicy } from "../components/device-policy";
 import { DeviceReport } from "../components/device-report";
 import { DeviceWipeProgress, useWipeProgress } from "../components/device-wipe";
@@ -73,6 +74,11 @@ export function DevicePage({ params }: PageProps) {
         description={
           <>
             <StatusBadge value={data.status} /> <StatusBadge value={data.compliance.status} />{" "}
+            {data.vpn_profile ? (
+              <>
+                <VpnProfileOnlyBadge />{" "}
+              </>
+            ) : null}
             {platformLabel(data.platform)} · last seen <RelativeTime value={data.last_seen} />
           </>
         }
@@ -111,9 +117,17 @@ export function DevicePage({ params }: PageProps) {
           removes it, its credentials and its VPN access.
         </p>
       ) : null}
+      {data.vpn_profile ? (
+        <DevicePhoneProfile
+          device={data}
+          profile={data.vpn_profile}
+          mayWrite={mayWrite}
+          onChanged={refresh}
+        />
+      ) : null}
       <DeviceDetails device={data} />
-      <DeviceCompliance report={data.compliance} />
-      <DeviceReport device={data} />
+      <DeviceCompliance report={data.compliance} isVpnProfileOnly={data.vpn_profile !== null} />
+      {data.vpn_profile && !data.facts ? null : <DeviceReport device={data} />}
       <DevicePolicy
         deviceId={data.id}
         mayChange={mayWrite && can(session, "policies:read") && data.status !== "wiped"}
@@ -126,6 +140,9 @@ export function DevicePage({ params }: PageProps) {
 
 function DeviceDetails({ device }: { device: Device }) {
   const certificate = device.certificate;
+  // A phone without an agent has no agent version, hardware id or certificate, and reports nothing.
+  const isVpnProfileOnly = device.vpn_profile !== null;
+  const none = <span class="muted">none: VPN profile only</span>;
   return (
     <section class="card" aria-labelledby="details-title">
       <h2 id="details-title">Details</h2>
@@ -137,9 +154,15 @@ function DeviceDetails({ device }: { device: Device }) {
         <dt>Platform</dt>
         <dd>{platformLabel(device.platform)}</dd>
         <dt>OS version</dt>
-        <dd>{device.os_version ?? <span class="muted">not reported yet</span>}</dd>
+        <dd>
+          {device.os_version ?? (
+            <span class="muted">
+              {isVpnProfileOnly ? "not reported: nothing on this phone reports back" : "not reported yet"}
+            </span>
+          )}
+        </dd>
         <dt>Agent version</dt>
-        <dd>{device.agent_version}</dd>
+        <dd>{isVpnProfileOnly ? none : device.agent_version}</dd>
         <dt>User</dt>
         <dd>
           <DeviceOwner userId={device.user_id} />
@@ -157,9 +180,7 @@ function DeviceDetails({ device }: { device: Device }) {
           <code>{device.vpn_public_key}</code>
         </dd>
         <dt>Hardware ID</dt>
-        <dd>
-          <code>{device.hardware_id}</code>
-        </dd>
+        <dd>{isVpnProfileOnly ? none : <code>{device.hardware_id}</code>}</dd>
         <dt>Certificate</dt>
         <dd>
           {certificate ? (
@@ -172,6 +193,8 @@ function DeviceDetails({ device }: { device: Device }) {
                 <StatusBadge value="active" label="Valid" />
               )}
             </>
+          ) : isVpnProfileOnly ? (
+            none
           ) : (
             <span class="muted">none: the agent authenticates with its device token</span>
           )}

@@ -75,9 +75,14 @@ export function DevicesPage(_: PageProps) {
         }
       >
         {mayWrite ? (
-          <Link href="/enrollment-tokens" class="button">
-            Enroll a device
-          </Link>
+          <>
+            <Link href="/enrollment-tokens" class="button">
+              Enroll a device
+            </Link>
+            <Link href="/devices/add-phone" class="button button-secondary">
+              Add a phone
+            </Link>
+          </>
         ) : null}
       </PageHeader>
       <DeviceFilters filters={filters} />
@@ -160,13 +165,19 @@ function NoDevices({ mayWrite }: { mayWrite: boolean }) {
   return (
     <EmptyState title="No devices enrolled yet">
       <p>
-        A laptop or phone joins Bulwark by enrolling with a token: create an enrollment token, then run the
-        enroll command it shows on the device. It appears here as soon as it has enrolled.
+        A computer joins Bulwark by enrolling with a token: create an enrollment token, then run the enroll
+        command it shows on the device. It appears here as soon as it has enrolled. A phone is added here
+        instead, without an agent: it gets a VPN profile or a QR code.
       </p>
       {mayWrite ? (
-        <Link href="/enrollment-tokens" class="button">
-          Create an enrollment token
-        </Link>
+        <div class="button-row">
+          <Link href="/enrollment-tokens" class="button">
+            Create an enrollment token
+          </Link>
+          <Link href="/devices/add-phone" class="button button-secondary">
+            Add a phone
+          </Link>
+        </div>
       ) : (
         <p>Ask an administrator or operator for an enrollment token.</p>
       )}

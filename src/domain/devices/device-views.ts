@@ -142,7 +142,7 @@ export const DeviceSchema = Type.Object(
       ],
       {
         description:
-          "Set for a phone added with POST /devices/phones: VPN profile only, no agent. Nothing on it reports, so its compliance stays unknown and its status pending; null for a device with an agent",
+          "Set for a phone added with POST /devices/phones: VPN profile only, no agent. Nothing on it reports: its status is pending until the VPN host sees its handshake (bulwark vpn sync with vpn:report), and its compliance stays unknown; null for a device with an agent",
       },
     ),
     // Its own name: the document makes a nullable field's schema nullable, which must not reach Wipe.
