@@ -5,6 +5,9 @@ CREATE TABLE `phone_enrollments` (
 	`sealed_private_key` text,
 	`key_held_until` text,
 	`profile_fetched_at` text,
+	`delivered_policy_id` text,
+	`delivered_policy_version` integer,
+	`delivered_payloads` text,
 	`created_at` text NOT NULL,
 	FOREIGN KEY (`device_id`) REFERENCES `devices`(`id`) ON UPDATE no action ON DELETE cascade
 );

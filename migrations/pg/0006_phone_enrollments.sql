@@ -5,6 +5,9 @@ CREATE TABLE "phone_enrollments" (
 	"sealed_private_key" text COLLATE "C",
 	"key_held_until" text COLLATE "C",
 	"profile_fetched_at" timestamp(3) with time zone,
+	"delivered_policy_id" text COLLATE "C",
+	"delivered_policy_version" integer,
+	"delivered_payloads" json,
 	"created_at" timestamp(3) with time zone NOT NULL
 );
 --> statement-breakpoint

@@ -43,7 +43,8 @@ async function scanQr(image: Locator, name: string): Promise<string> {
 
 /** The one-time link opened as the phone's browser would: no session, no token. */
 async function openLink(url: string): Promise<Response> {
-  return await fetch(new URL(new URL(url).pathname, harness.origin));
+  const { pathname, search } = new URL(url);
+  return await fetch(new URL(`${pathname}${search}`, harness.origin));
 }
 
 async function openAddPhone(page: Page) {
@@ -88,11 +89,16 @@ describe("console phones", () => {
       expect(await scanQr(qr, "ios-link")).toBe(link);
       expect(await accessibilityViolations(page)).toEqual([]);
 
-      // The phone's camera opens it: the signed profile, once.
-      const profile = await openLink(link);
+      // The phone's camera opens it: a page (opening it uses nothing up), whose button fetches the
+      // signed profile, once.
+      const landing = await openLink(link);
+      expect(landing.status).toBe(200);
+      expect(landing.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(await landing.text()).toContain('href="?install=1"');
+      const profile = await openLink(`${link}?install=1`);
       expect(profile.status).toBe(200);
       expect(profile.headers.get("content-type")).toBe("application/x-apple-aspen-config");
-      expect((await openLink(link)).status).toBe(404);
+      expect((await openLink(`${link}?install=1`)).status).toBe(404);
 
       await page.getByRole("link", { name: "Open the device" }).click();
       await page.getByRole("heading", { level: 1, name: "Ana's iPhone" }).waitFor();

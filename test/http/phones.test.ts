@@ -76,9 +76,10 @@ function scanQr(svg: string): string {
   }
 }
 
+/** What the page's button fetches: the profile, using the link up. */
 async function fetchLink(app: TestApp, url: string) {
   const { pathname } = new URL(url, "http://localhost");
-  const response = await app.fetch(pathname, {});
+  const response = await app.fetch(`${pathname}?install=1`, {});
   return {
     status: response.status,
     type: response.headers.get("content-type"),
@@ -122,7 +123,21 @@ describe("an iPhone added with a key the server makes", () => {
     const link = added.body.profile_link;
     expect(link.url).toMatch(/\/api\/v1\/phone-profiles\/bwp_[A-Za-z0-9_-]{43}$/);
 
-    // The phone opens the link: no sign-in, a signed profile Safari hands to Settings.
+    // Opening the link (a phone's camera, a link checker, a chat's preview: GET or HEAD) shows a page
+    // and uses nothing up.
+    const { pathname } = new URL(link.url, "http://localhost");
+    const head = await t.fetch(pathname, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    for (let view = 0; view < 2; view++) {
+      const page = await t.fetch(pathname, { headers: { accept: "text/html" } });
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+      const html = await page.text();
+      expect(html).toContain("Acme &amp; Sons &lt;HQ&gt;: Ana's iPhone");
+      expect(html).toContain('href="?install=1"');
+    }
+    // The page's button: no sign-in, a signed profile Safari hands to Settings.
     const fetched = await fetchLink(t, link.url);
     expect(fetched.status).toBe(200);
     expect(fetched.type).toBe("application/x-apple-aspen-config");
@@ -181,10 +196,19 @@ describe("an iPhone added with a key the server makes", () => {
     const again = await fetchLink(t, link.url);
     expect(again.status).toBe(404);
     expect(JSON.parse(Buffer.from(again.body).toString()).reason).toBe("profile_link_not_found");
+    const gonePage = await t.fetch(pathname, { headers: { accept: "text/html" } });
+    expect(gonePage.status).toBe(404);
+    expect(await gonePage.text()).toContain("This link does not work any more");
     const after = await t.request("GET", `/api/v1/devices/${device.id}`, { token: org.adminToken });
     expect(after.body.vpn_profile).toMatchObject({
       key_held_until: null,
       profile_fetched_at: expect.any(String),
+      delivered: {
+        policy_id: policy.id,
+        policy_version: policy.version,
+        payloads: device.vpn_profile.profile_payloads,
+      },
+      profile_out_of_date: false,
     });
     expect(after.body.status).toBe("pending");
     const config = await t.request("GET", `/api/v1/devices/${device.id}/vpn-config`, {
@@ -217,12 +241,27 @@ describe("an iPhone added with a key the server makes", () => {
     // The same identifiers: installing it replaces the first profile instead of adding another.
     expect(secondVpn.PayloadIdentifier).toBe(vpn?.PayloadIdentifier);
 
+    // The policy allows screenshots now: the installed profile still forbids them, and the device says so.
+    const changed = await t.request("PUT", `/api/v1/policies/${policy.id}`, {
+      token: org.adminToken,
+      body: { policy_data: { dlp: { screenshot_allowed: true } } },
+    });
+    expect(changed.status).toBe(200);
+    const stale = (await t.request("GET", `/api/v1/devices/${device.id}`, { token: org.adminToken })).body;
+    expect(stale.vpn_profile.profile_out_of_date).toBe(true);
+    expect(stale.vpn_profile.delivered.payloads.map((payload: { type: string }) => payload.type)).toContain(
+      "com.apple.applicationaccess",
+    );
+    expect(stale.vpn_profile.profile_payloads.map((payload: { type: string }) => payload.type)).not.toContain(
+      "com.apple.applicationaccess",
+    );
+
     const audit = await t.request("GET", "/api/v1/audit-logs?page_size=100", { token: org.adminToken });
     const actions = audit.body.data.map((entry: { action: string }) => entry.action);
     expect(actions).toEqual(
       expect.arrayContaining(["device.add_phone", "device.profile_fetch", "device.vpn_key"]),
     );
-  });
+  }, 30_000);
 
   test("a policy without those settings makes a profile with the tunnel alone; an administrator's download keeps the key held", async () => {
     const org = await t.createOrganization();
@@ -392,6 +431,30 @@ describe("refusals", () => {
     const unknownLink = await t.fetch("/api/v1/phone-profiles/bwp_nothing", {});
     expect(unknownLink.status).toBe(404);
     expect((await unknownLink.json()).reason).toBe("profile_link_not_found");
+
+    // The phone's own current key is no new key; a suspended iPhone gets no link that would not open.
+    const iphone = (
+      await t.request("POST", PHONES, { token: org.adminToken, body: { device_name: "y", platform: "ios" } })
+    ).body.device;
+    const same = await t.request("POST", `/api/v1/devices/${iphone.id}/vpn-key`, {
+      token: org.adminToken,
+      body: { public_key: iphone.vpn_public_key },
+    });
+    expect({ status: same.status, message: same.body.message }).toEqual({
+      status: 409,
+      message: "this is already the phone's key",
+    });
+    await t.request("PUT", `/api/v1/devices/${iphone.id}/status`, {
+      token: org.adminToken,
+      body: { status: "suspended", reason: "lost" },
+    });
+    const suspendedLink = await t.request("POST", `/api/v1/devices/${iphone.id}/profile-link`, {
+      token: org.adminToken,
+    });
+    expect({ status: suspendedLink.status, reason: suspendedLink.body.reason }).toEqual({
+      status: 409,
+      reason: "device_suspended",
+    });
 
     // A read-only key sees the phone but cannot take its key.
     const reader = await t.createApiKey(org.adminToken, ["devices:read"]);

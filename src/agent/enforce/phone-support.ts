@@ -28,11 +28,11 @@ export const IOS_SUPPORT: Record<PolicySettingName, SettingSupport> = {
   "dlp.sensitive_data_patterns": { outcome: "unsupported", how: "nothing inspects content on a phone" },
   "network.vpn_required": {
     outcome: "enforced",
-    how: "the profile installs the tunnel for the WireGuard app (VPNSubType com.wireguard.ios) with Connect On Demand on; nothing reports whether it is up, unless `bulwark vpn sync` sees its handshake",
+    how: "when the server made the key, the profile installs the tunnel for the WireGuard app (VPNSubType com.wireguard.ios) with Connect On Demand on; when the phone made its key, the user adds the tunnel in the app and nothing enforces it. Whether it is up is known only from its handshake, which `bulwark vpn sync` reports",
   },
   "network.vpn_always_on": {
     outcome: "enforced",
-    how: "Connect On Demand (always connect) in the VPN payload, its switch in Settings locked (OnDemandUserOverrideDisabled); traffic is not blocked while the tunnel is down (an always-on VPN needs a supervised iPhone), and the user can still remove the profile",
+    how: "Connect On Demand (always connect) in the VPN payload, its switch in Settings locked (OnDemandUserOverrideDisabled), when the server made the key; traffic is not blocked while the tunnel is down (an always-on VPN needs a supervised iPhone), and the user can still remove the profile",
   },
   "network.allowed_domains": {
     outcome: "unsupported",

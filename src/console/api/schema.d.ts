@@ -1222,8 +1222,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Fetch a phone's profile through its one-time link
-         * @description No sign-in: the link is the credential, good once and for a day at most. The key the server made is erased once this answers, so the profile can be fetched this way only once. Audited (device.profile_fetch) and logged on the device. 404 profile_link_not_found alike for an unknown, used or expired link and for a suspended or wiped phone.
+         * A phone's one-time profile link: its page, then its profile
+         * @description No sign-in: the link is the credential, good once and for a day at most. Opening it (GET or HEAD) shows a page and uses nothing up, so a link checker or a chat's preview leaves it working; the page's button (?install=1) fetches the profile and uses the link up, and the key the server made is erased then. Audited (device.profile_fetch) and logged on the device. 404 alike for an unknown, used or expired link and for a suspended or wiped phone (the page says so; with install=1, profile_link_not_found).
          */
         get: operations["getApiV1Phone-profilesByToken"];
         put?: never;
@@ -2766,6 +2766,7 @@ export interface components {
          * @description Set for a phone added with POST /devices/phones: VPN profile only, no agent. Nothing on it reports: its status is pending until the VPN host sees its handshake (bulwark vpn sync with vpn:report), and its compliance stays unknown; null for a device with an agent
          */
         DeviceVpnProfile: {
+            delivered: components["schemas"]["PhoneDeliveredProfile"];
             /**
              * Format: date-time
              * @description ISO 8601 UTC timestamp
@@ -2778,6 +2779,8 @@ export interface components {
              * @description ISO 8601 UTC timestamp
              */
             profile_fetched_at: string | null;
+            /** @description The fetched profile carries other settings than the policy now asks for: send a new one (a new key, POST /devices/:id/vpn-key) */
+            profile_out_of_date: boolean;
             /** @description What the phone's configuration profile carries under the current policy (iOS; empty for Android) */
             profile_payloads: components["schemas"]["PhoneProfilePayload"][];
         } | null;
@@ -3341,6 +3344,24 @@ export interface components {
                 subject: string;
             }[];
         };
+        /** PhoneDeliveredPayload */
+        PhoneDeliveredPayload: {
+            description: string;
+            type: string;
+        };
+        /**
+         * PhoneDeliveredProfile
+         * @description What the profile the phone fetched carried, and under which policy version (iOS); null before it fetched one
+         */
+        PhoneDeliveredProfile: {
+            payloads: components["schemas"]["PhoneDeliveredPayload"][];
+            /**
+             * Format: uuid
+             * @description UUID
+             */
+            policy_id: string;
+            policy_version: number;
+        } | null;
         /** PhoneEnrollment */
         PhoneEnrollment: {
             device: components["schemas"]["Device"];
@@ -4469,6 +4490,8 @@ export type SchemaNetworkSettings = components['schemas']['NetworkSettings'];
 export type SchemaOrganization = components['schemas']['Organization'];
 export type SchemaOutboxHealth = components['schemas']['OutboxHealth'];
 export type SchemaPersonalDataExport = components['schemas']['PersonalDataExport'];
+export type SchemaPhoneDeliveredPayload = components['schemas']['PhoneDeliveredPayload'];
+export type SchemaPhoneDeliveredProfile = components['schemas']['PhoneDeliveredProfile'];
 export type SchemaPhoneEnrollment = components['schemas']['PhoneEnrollment'];
 export type SchemaPhoneProfilePayload = components['schemas']['PhoneProfilePayload'];
 export type SchemaPhoneVpnConfig = components['schemas']['PhoneVpnConfig'];
@@ -12147,7 +12170,9 @@ export interface operations {
     };
     "getApiV1Phone-profilesByToken": {
         parameters: {
-            query?: never;
+            query?: {
+                install?: "1";
+            };
             header?: never;
             path: {
                 token: string;
@@ -12156,7 +12181,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The signed configuration profile (application/x-apple-aspen-config) */
+            /** @description Without install: an HTML page saying what the profile is, with its one button. With install=1: the signed configuration profile (application/x-apple-aspen-config) */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -12169,7 +12194,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Invalid path or query parameter */
+            /** @description Invalid request parameters */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -123,20 +123,22 @@ export function DevicePhoneProfile({
               : "not yet"}
         </dd>
       </dl>
-      {platform === "ios" ? (
+      {platform === "ios" && profile.delivered ? (
         <>
-          <h3>What the profile carries</h3>
-          {profile.profile_payloads.length > 0 ? (
-            <ul class="payload-list">
-              {profile.profile_payloads.map((payload) => (
-                <li key={payload.type}>
-                  <code>{payload.type}</code>: {payload.description}
-                </li>
-              ))}
-            </ul>
-          ) : (
-            <p>Nothing under its current policy and key.</p>
-          )}
+          <h3>What the installed profile carries</h3>
+          <p>
+            As fetched, under version {profile.delivered.policy_version} of its policy
+            {profile.profile_out_of_date
+              ? ". Out of date: the policy now asks for other settings, listed below. A new profile comes with a new key (New key…)."
+              : "."}
+          </p>
+          <PayloadList payloads={profile.delivered.payloads} />
+        </>
+      ) : null}
+      {platform === "ios" && (!profile.delivered || profile.profile_out_of_date) ? (
+        <>
+          <h3>{profile.delivered ? "What a new profile would carry" : "What the profile carries"}</h3>
+          <PayloadList payloads={profile.profile_payloads} />
         </>
       ) : null}
       {mayAct ? (
@@ -267,5 +269,18 @@ function NewKeyDialog({
         onPublicKey={setPublicKey}
       />
     </ConfirmDialog>
+  );
+}
+
+function PayloadList({ payloads }: { payloads: { type: string; description: string }[] }) {
+  if (payloads.length === 0) return <p>Nothing under its policy and key.</p>;
+  return (
+    <ul class="payload-list">
+      {payloads.map((payload) => (
+        <li key={payload.type}>
+          <code>{payload.type}</code>: {payload.description}
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -165,6 +165,12 @@ export const phoneEnrollments = pgTable(
     sealedPrivateKey: bytewiseText("sealed_private_key"),
     keyHeldUntil: bytewiseText("key_held_until"),
     profileFetchedAt: instant("profile_fetched_at"),
+    deliveredPolicyId: bytewiseText("delivered_policy_id"),
+    deliveredPolicyVersion: integer("delivered_policy_version"),
+    deliveredPayloads:
+      jsonDocument("delivered_payloads").$type<
+        GetColumnData<typeof sqlite.phoneEnrollments.deliveredPayloads, "raw">
+      >(),
     createdAt: instant("created_at").notNull(),
   },
   (table) => [index("phone_enrollments_key_held_idx").on(table.keyHeldUntil)],

@@ -190,6 +190,12 @@ export const phoneEnrollments = sqliteTable(
     keyHeldUntil: text("key_held_until"),
     /** When the phone last fetched its profile through a one-time link. */
     profileFetchedAt: text("profile_fetched_at"),
+    /** The policy version and payload types of the profile it fetched then: what it holds. */
+    deliveredPolicyId: text("delivered_policy_id"),
+    deliveredPolicyVersion: integer("delivered_policy_version"),
+    deliveredPayloads: text("delivered_payloads", { mode: "json" }).$type<
+      { type: string; description: string }[]
+    >(),
     createdAt: text("created_at").notNull(),
   },
   (table) => [index("phone_enrollments_key_held_idx").on(table.keyHeldUntil)],

@@ -135,6 +135,32 @@ export const DeviceSchema = Type.Object(
                   "What the phone's configuration profile carries under the current policy (iOS; empty for Android)",
               },
             ),
+            delivered: Type.Union(
+              [
+                Type.Object(
+                  {
+                    policy_id: Uuid,
+                    policy_version: Type.Integer(),
+                    payloads: Type.Array(
+                      Type.Object(
+                        { type: Type.String(), description: Type.String() },
+                        { title: "PhoneDeliveredPayload" },
+                      ),
+                    ),
+                  },
+                  { title: "PhoneDeliveredProfile" },
+                ),
+                Type.Null(),
+              ],
+              {
+                description:
+                  "What the profile the phone fetched carried, and under which policy version (iOS); null before it fetched one",
+              },
+            ),
+            profile_out_of_date: Type.Boolean({
+              description:
+                "The fetched profile carries other settings than the policy now asks for: send a new one (a new key, POST /devices/:id/vpn-key)",
+            }),
           },
           { title: "DeviceVpnProfile" },
         ),

@@ -36,6 +36,10 @@ import { type DeviceRow, findDevice } from "./device-views";
 import { selectPublicKeyHolder } from "./enroll-device";
 import { iosPayloads, iosProfile } from "./phone-profile";
 
+/** Why a profile link does not work, for an unknown, used or expired one alike. */
+export const LINK_GONE =
+  "this link is unknown, already used or expired, or its phone is suspended: ask your administrator for a new one";
+
 /** How long a key the server made is kept (sealed) for the phone to fetch: a day. */
 export const PHONE_KEY_HOLD_SECONDS = 24 * 3600;
 /** A one-time profile link lasts as long as the key it delivers is held. */
@@ -50,8 +54,16 @@ export interface PhoneView {
   /** Until when the server still holds the private key it made; null when it holds none (any more). */
   key_held_until: string | null;
   profile_fetched_at: string | null;
-  /** The payloads of its profile (iOS); empty for Android. */
+  /** The payloads a profile made now would carry (iOS); empty for Android. */
   profile_payloads: { type: string; description: string }[];
+  /** What the profile the phone fetched carried, and under which policy version; null before a fetch. */
+  delivered: {
+    policy_id: string;
+    policy_version: number;
+    payloads: { type: string; description: string }[];
+  } | null;
+  /** The phone's profile carries other settings than its policy now asks for: it needs a new profile. */
+  profile_out_of_date: boolean;
 }
 
 export interface ProfileLink {
@@ -69,6 +81,13 @@ export interface AddPhoneInput {
 }
 
 type PhoneRow = typeof phoneEnrollments.$inferSelect;
+
+/** What a signed profile carries: its policy version and payloads. */
+interface Delivered {
+  policyId: string;
+  policyVersion: number;
+  payloads: { type: string; description: string }[];
+}
 
 /** The phone enrollment of a device, or null (an agent's device). */
 export async function findPhoneEnrollment(db: DbOrTx, deviceId: string): Promise<PhoneRow | null> {
@@ -109,11 +128,22 @@ export async function phoneView(deps: DomainDeps, device: DeviceRow): Promise<Ph
           wgQuick: row.keyMadeBy === "server" ? "" : null,
         })
       : [];
+  const delivered =
+    row.deliveredPolicyId !== null && row.deliveredPolicyVersion !== null && row.deliveredPayloads !== null
+      ? {
+          policy_id: row.deliveredPolicyId,
+          policy_version: row.deliveredPolicyVersion,
+          payloads: row.deliveredPayloads,
+        }
+      : null;
   return {
     key_made_by: row.keyMadeBy,
     key_held_until: held ? row.keyHeldUntil : null,
     profile_fetched_at: row.profileFetchedAt,
     profile_payloads: payloads,
+    delivered,
+    profile_out_of_date:
+      delivered !== null && JSON.stringify(delivered.payloads) !== JSON.stringify(payloads),
   };
 }
 
@@ -301,7 +331,7 @@ function keyNotHeld(deviceId: string, fetched: boolean): ConflictError {
   return new ConflictError(
     "vpn_key_not_held",
     "the server no longer holds this phone's private key",
-    `${fetched ? "the phone fetched its profile, and the key was erased then" : "the key is kept for a day only"}: make a new key with POST /api/v1/devices/${deviceId}/vpn-key (the old one stops working)`,
+    `${fetched ? "the phone fetched its profile, and the key was erased then" : "the key is kept for a day only"}: a new profile (a changed policy included) comes with a new key, POST /api/v1/devices/${deviceId}/vpn-key (the old key stops working); a profile without the tunnel would replace the installed one and take its tunnel away`,
   );
 }
 
@@ -321,22 +351,28 @@ async function signedProfile(
   device: DeviceRow,
   privateKey: string | null,
   now: Date,
-): Promise<{ body: Uint8Array<ArrayBuffer>; fileName: string }> {
+): Promise<{ body: Uint8Array<ArrayBuffer>; fileName: string; delivered: Delivered }> {
   const policy = await resolveEffectivePolicy(deps.db, device.organizationId, device.policyId);
   const name = await organizationName(db, device.organizationId);
+  const wgQuick = privateKey === null ? null : await phoneWgQuick(deps, db, device, privateKey);
   const xml = iosProfile({
     organizationId: device.organizationId,
     organizationName: name,
     deviceId: device.id,
     deviceName: device.deviceName,
     policy: policy.policyData,
-    wgQuick: privateKey === null ? null : await phoneWgQuick(deps, db, device, privateKey),
+    wgQuick,
     endpoint: deps.config.vpn.endpoint,
   });
   const signer = await profileSigner(deps, { id: device.organizationId, name }, now);
   return {
     body: await signCms(new TextEncoder().encode(xml), signer, now),
     fileName: `${device.deviceName.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "bulwark"}.mobileconfig`,
+    delivered: {
+      policyId: policy.id,
+      policyVersion: policy.version,
+      payloads: iosPayloads({ policy: policy.policyData, wgQuick }),
+    },
   };
 }
 
@@ -415,6 +451,12 @@ export async function createProfileLink(
   return await withTransaction(deps.db, async (tx) => {
     const { device, phone } = await findPhone(tx, organizationId, deviceId);
     requireIos(device);
+    if (device.status === "suspended")
+      throw new ConflictError(
+        "device_suspended",
+        "device is suspended",
+        "a suspended phone's link would not open: unsuspend it first",
+      );
     if (phone.keyMadeBy === "server" && heldKey(deps, phone, now) === null)
       throw keyNotHeld(device.id, phone.profileFetchedAt !== null);
     await retireUnusedLinks(tx, device.id, now);
@@ -434,6 +476,37 @@ async function retireUnusedLinks(tx: DbOrTx, deviceId: string, now: Date): Promi
     .update(phoneProfileLinks)
     .set({ usedAt: toIso(now) })
     .where(and(eq(phoneProfileLinks.deviceId, deviceId), isNull(phoneProfileLinks.usedAt)));
+}
+
+/**
+ * What a one-time link's page shows before anything is used up: the phone's and the organization's
+ * names while the link still works, else null. Reads only: a link checker or a chat's preview that
+ * opens the link changes nothing.
+ */
+export async function peekProfileLink(
+  deps: DomainDeps,
+  token: string,
+): Promise<{ deviceName: string; organizationName: string; expiresAt: string } | null> {
+  const link = await firstRow(
+    deps.db
+      .select()
+      .from(phoneProfileLinks)
+      .where(
+        and(
+          eq(phoneProfileLinks.tokenHash, hashSecret(token)),
+          isNull(phoneProfileLinks.usedAt),
+          gt(phoneProfileLinks.expiresAt, toIso(deps.clock.now())),
+        ),
+      ),
+  );
+  if (!link) return null;
+  const device = await findDevice(deps.db, link.organizationId, link.deviceId).catch(() => null);
+  if (!device || device.status === "wiped" || device.status === "suspended") return null;
+  return {
+    deviceName: device.deviceName,
+    organizationName: await organizationName(deps.db, link.organizationId),
+    expiresAt: link.expiresAt,
+  };
 }
 
 /**
@@ -470,10 +543,7 @@ export async function fetchProfileByLink(
           ),
         ),
     );
-    const notFound = new NotFoundError(
-      "profile link",
-      "this link is unknown, already used or expired: ask your administrator for a new one",
-    );
+    const notFound = new NotFoundError("profile link", LINK_GONE);
     if (!link) throw notFound;
     const device = await findDevice(tx, link.organizationId, link.deviceId);
     const phone = await findPhoneEnrollment(tx, device.id);
@@ -489,7 +559,14 @@ export async function fetchProfileByLink(
     const profile = await signedProfile(deps, tx, device, privateKey, now);
     await tx
       .update(phoneEnrollments)
-      .set({ sealedPrivateKey: null, keyHeldUntil: null, profileFetchedAt: timestamp })
+      .set({
+        sealedPrivateKey: null,
+        keyHeldUntil: null,
+        profileFetchedAt: timestamp,
+        deliveredPolicyId: profile.delivered.policyId,
+        deliveredPolicyVersion: profile.delivered.policyVersion,
+        deliveredPayloads: profile.delivered.payloads,
+      })
       .where(eq(phoneEnrollments.deviceId, device.id));
     await appendDeviceLog(tx, now, device.id, "device.profile_fetched", {
       private_key_included: privateKey !== null,
@@ -534,6 +611,12 @@ export async function rotatePhoneKey(
     async (tx) => {
       const { device } = await findPhone(tx, organizationId, deviceId);
       const holder = await firstRow(selectPublicKeyHolder(tx, keys.publicKey));
+      if (holder?.id === device.id)
+        throw new ConflictError(
+          "public_key_taken",
+          "this is already the phone's key",
+          "a new key must differ from the current one: make a new key pair in the WireGuard app",
+        );
       if (holder)
         throw new ConflictError(
           "public_key_taken",
