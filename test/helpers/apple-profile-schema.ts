@@ -11,7 +11,7 @@
 import { join } from "node:path";
 
 const SCHEMA_FOLDER = join(import.meta.dir, "../fixtures/apple-device-management");
-/** The oldest iOS Bulwark supports (SPEC.md): a key introduced later would be ignored there. */
+/** The oldest iOS Bulwark supports (iOS 15): a key introduced later would be ignored there. */
 const OLDEST_IOS = [15, 0];
 
 interface SchemaKey {
