@@ -198,7 +198,7 @@ describe("an iPhone added with a key the server makes", () => {
     expect(JSON.parse(Buffer.from(again.body).toString()).reason).toBe("profile_link_not_found");
     const gonePage = await t.fetch(pathname, { headers: { accept: "text/html" } });
     expect(gonePage.status).toBe(404);
-    expect(await gonePage.text()).toContain("This link does not work any more");
+    expect((await gonePage.json()).details).toContain("ask your administrator for a new one");
     const after = await t.request("GET", `/api/v1/devices/${device.id}`, { token: org.adminToken });
     expect(after.body.vpn_profile).toMatchObject({
       key_held_until: null,

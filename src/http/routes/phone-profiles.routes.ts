@@ -30,11 +30,15 @@ function escapeHtml(text: string): string {
  * that button's request (?install=1) uses the link up, so a link checker or a chat's preview that opens
  * the link (GET or HEAD) leaves it working.
  */
-function landingPage(
-  found: { deviceName: string; organizationName: string; expiresAt: string } | null,
-): string {
-  const body = found
-    ? `<h1>${escapeHtml(found.organizationName)}: ${escapeHtml(found.deviceName)}</h1>
+function landingPage(found: { deviceName: string; organizationName: string; expiresAt: string }): string {
+  const until = found.expiresAt.replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Bulwark profile</title>
+<style>body{font:17px/1.5 -apple-system,system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#111}
+.button{display:inline-block;padding:.8rem 1.2rem;border-radius:.6rem;background:#0b57d0;color:#fff;text-decoration:none;font-weight:600}
+@media (prefers-color-scheme:dark){body{background:#111;color:#eee}}</style></head>
+<body><h1>${escapeHtml(found.organizationName)}: ${escapeHtml(found.deviceName)}</h1>
 <p>This installs your organization's settings on this iPhone or iPad: the VPN tunnel for the WireGuard app, and the passcode and screenshot rules your administrator set.</p>
 <ol>
 <li>Install <strong>WireGuard</strong> from the App Store, if it is not there yet.</li>
@@ -43,16 +47,7 @@ function landingPage(
 <li>Open the WireGuard app once.</li>
 </ol>
 <p><a class="button" href="?install=1">Download the profile</a></p>
-<p>This link works once, until ${escapeHtml(found.expiresAt.replace("T", " ").replace(/\.\d+Z$/, " UTC"))}.</p>`
-    : `<h1>This link does not work any more</h1>
-<p>It was already used, it expired, or the device was suspended. Ask your administrator for a new one.</p>`;
-  return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Bulwark profile</title>
-<style>body{font:17px/1.5 -apple-system,system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#111}
-.button{display:inline-block;padding:.8rem 1.2rem;border-radius:.6rem;background:#0b57d0;color:#fff;text-decoration:none;font-weight:600}
-@media (prefers-color-scheme:dark){body{background:#111;color:#eee}}</style></head>
-<body>${body}</body></html>
+<p>This link works once, until ${escapeHtml(until)}.</p></body></html>
 `;
 }
 
@@ -65,10 +60,9 @@ export function phoneProfileRoutes(deps: AppDeps, security: ReturnType<typeof se
       if (request.method === "HEAD") return new Response(null, { headers: PAGE_HEADERS });
       if (query.install !== "1") {
         const found = await peekProfileLink(deps, params.token);
-        // A browser gets the page either way; a program asking for anything else, the error body.
-        if (!found && !(request.headers.get("accept") ?? "").includes("text/html"))
-          throw new NotFoundError("profile link", LINK_GONE);
-        return new Response(landingPage(found), { status: found ? 200 : 404, headers: PAGE_HEADERS });
+        // Like every refusal of the API, a link that does not work is the error body, which says why.
+        if (!found) throw new NotFoundError("profile link", LINK_GONE);
+        return new Response(landingPage(found), { headers: PAGE_HEADERS });
       }
       const profile = await fetchProfileByLink(deps, params.token, requestState(request).ip);
       return new Response(profile.body, { headers: profileHeaders(profile.fileName) });
@@ -99,8 +93,8 @@ export function phoneProfileRoutes(deps: AppDeps, security: ReturnType<typeof se
           "HEAD) shows a page and uses nothing up, so a link checker or a chat's preview leaves it " +
           "working; the page's button (?install=1) fetches the profile and uses the link up, and the " +
           "key the server made is erased then. Audited (device.profile_fetch) and logged on the device. " +
-          "404 alike for an unknown, used or expired link and for a suspended or wiped phone (the page " +
-          "says so; with install=1, profile_link_not_found).",
+          "404 profile_link_not_found alike for an unknown, used or expired link and for a suspended or " +
+          "wiped phone.",
       },
     },
   );
