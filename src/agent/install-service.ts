@@ -16,7 +16,7 @@ import { sha256OfFile, syncPath } from "./enforce/safe-files";
 import { AgentExit } from "./enroll-command";
 import { readAgentState } from "./identity/agent-state";
 import { readIfPresent, statePaths, writeFileAtomic } from "./identity/state-folder";
-import { launchDaemonPlist, ownByRootWheel } from "./macos/service";
+import { launchDaemonPlist, ownByRootWheel, startBootoutAfterExit } from "./macos/service";
 import { DAEMON_LABEL, DAEMON_PLIST, PROGRAMS } from "./macos/settings";
 import {
   type InstalledWindowsService,
@@ -136,13 +136,23 @@ function permissionProblem(error: unknown, path: string): AgentExit | null {
 
 /** Runs systemctl; a failure is its first line of complaint. */
 async function systemctl(runner: CommandRunner, ...args: string[]): Promise<string | null> {
+  return await serviceTool(runner, "systemctl", "systemctl", args);
+}
+
+/** Runs a service manager's tool (`program`, said as `name`); its failure in one line, or null. */
+async function serviceTool(
+  runner: CommandRunner,
+  program: string,
+  name: string,
+  args: string[],
+): Promise<string | null> {
   try {
-    const result = await runner(["systemctl", ...args]);
+    const result = await runner([program, ...args]);
     if (result.exitCode === 0) return null;
     const firstLine = `${result.stderr}\n${result.stdout}`.trim().split("\n")[0]?.trim();
-    return `systemctl ${args.join(" ")} failed: ${firstLine || `exit ${result.exitCode}`}`;
+    return `${name} ${args.join(" ")} failed: ${firstLine || `exit ${result.exitCode}`}`;
   } catch (error) {
-    return `systemctl ${args.join(" ")} failed: ${(error as Error).message}`;
+    return `${name} ${args.join(" ")} failed: ${(error as Error).message}`;
   }
 }
 
@@ -340,22 +350,16 @@ function installExecutable(
 
 /** Runs launchctl; its failure in one line, or null. */
 async function launchctl(runner: CommandRunner, ...args: string[]): Promise<string | null> {
-  try {
-    const result = await runner([PROGRAMS.launchctl, ...args]);
-    if (result.exitCode === 0) return null;
-    const firstLine = `${result.stderr}\n${result.stdout}`.trim().split("\n")[0]?.trim();
-    return `launchctl ${args.join(" ")} failed: ${firstLine || `exit ${result.exitCode}`}`;
-  } catch (error) {
-    return `launchctl ${args.join(" ")} failed: ${(error as Error).message}`;
-  }
+  return await serviceTool(runner, PROGRAMS.launchctl, "launchctl", args);
 }
 
 /**
  * install-service on macOS: this executable copied to ROOT/usr/local/bin/bulwark (0755), the launch
  * daemon ROOT/Library/LaunchDaemons/com.bulwark.agent.plist (0644, root:wheel) starting it with `agent
- * run --state-dir STATE` (RunAtLoad, KeepAlive), both recorded in STATE/service.json; on this Mac (ROOT
- * /) the daemon is booted out when loaded, then `launchctl bootstrap system PLIST` (a failure takes back
- * what this run wrote, exit 1). A prepared tree gets the files only.
+ * run --state-dir STATE` (RunAtLoad; KeepAlive unless it exits 0; AbandonProcessGroup, so that the tunnel
+ * wg-quick started outlives a restart of the agent), both recorded in STATE/service.json; on this Mac
+ * (ROOT /) the daemon is booted out when loaded, then `launchctl bootstrap system PLIST` (a failure takes
+ * back what this run wrote, exit 1). A prepared tree gets the files only.
  */
 export async function installOnMacos(options: {
   root: string;
@@ -441,8 +445,8 @@ export async function installOnMacos(options: {
 
 /**
  * Takes the launch daemon away (unenroll): on this Mac `launchctl bootout system/com.bulwark.agent`
- * (from the daemon itself, last and without waiting: booting it out ends this very process), and the
- * plist and the executable it copied, each only when unchanged since install-service.
+ * (from the daemon itself, by a detached shell once the agent has ended: booting it out ends this very
+ * process), and the plist and the executable it copied, each only when unchanged since install-service.
  */
 async function removeMacosService(
   record: InstalledMacosService,
@@ -477,14 +481,11 @@ async function removeMacosService(
   }
   unlinkSync(servicePath(options.stateDir));
   if (isLive && options.fromService) {
-    // launchd ends this process when it boots the daemon out: a child asks it a moment later, once the
-    // state folder is emptied.
-    Bun.spawn(["/bin/sh", "-c", `sleep 5; ${PROGRAMS.launchctl} bootout system/${DAEMON_LABEL}`], {
-      stdin: "ignore",
-      stdout: "ignore",
-      stderr: "ignore",
-    }).unref();
-    lines.push(`${DAEMON_LABEL} is booted out in a few seconds`);
+    // launchd ends this process when it boots the daemon out: a shell in a session of its own boots it
+    // out once this process has ended (startBootoutAfterExit says why so). Until then launchd restarts
+    // it only after a nonzero exit (KeepAlive SuccessfulExit false), and the plist is gone at the next boot.
+    startBootoutAfterExit(process.pid);
+    lines.push(`${DAEMON_LABEL} is booted out once this agent has ended`);
   }
   return lines;
 }

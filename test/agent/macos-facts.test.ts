@@ -3,7 +3,7 @@
  * README.md there cites each), and against a prepared root; `agent capture` of a Mac replayed.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { captureFacts, factsFromCapture } from "../../src/agent/capture";
@@ -41,6 +41,21 @@ function macRoot(files: Record<string, string> = {}): string {
   }
   return root;
 }
+
+/**
+ * wireguard-go's socket for `utun` under ROOT, listening (until the file's tests end), of the same time as
+ * the name file: what wg-quick takes for a tunnel that is up (macos/tunnel.ts).
+ */
+function listenAsWireguardGo(root: string, utun: string): void {
+  const listener = Bun.listen({ unix: join(root, `var/run/wireguard/${utun}.sock`), socket: { data() {} } });
+  const name = statSync(join(root, "var/run/wireguard/bulwark.name"));
+  utimesSync(join(root, `var/run/wireguard/${utun}.sock`), name.atime, name.mtime);
+  listeners.push(listener);
+}
+const listeners: { stop(closeActive?: boolean): void }[] = [];
+afterAll(() => {
+  for (const listener of listeners) listener.stop(true);
+});
 
 /** A runner answering each command line (joined by spaces) from `answers`; anything else is not installed. */
 function runnerOf(answers: Record<string, Partial<ProgramResult>>): ProgramRunner & { calls: string[] } {
@@ -108,6 +123,7 @@ test("firewall_enabled reads socketfilterfw's State: 1 on, 2 block-all on, 0 off
 test("vpn_connected: the utun in bulwark.name, then wg show's latest handshake within 180 s", async () => {
   const now = 1765099980 + 25;
   const root = macRoot({ "var/run/wireguard/bulwark.name": fixture("bulwark.name") });
+  listenAsWireguardGo(root, "utun4");
   const tree = await MachineTree.open(root);
   const wg = runnerOf({
     "/opt/homebrew/bin/wg show utun4 latest-handshakes": { stdout: fixture("wg-latest-handshakes.txt") },
@@ -130,7 +146,7 @@ test("vpn_connected: the utun in bulwark.name, then wg show's latest handshake w
     "/opt/homebrew/bin/wg show utun4 latest-handshakes",
     "/usr/local/bin/wg show utun4 latest-handshakes",
   ]);
-  // A name file left behind by a killed wg-quick names a utun that is gone: not connected.
+  // wg cannot reach the utun the name file names (its wireguard-go went between the two readings): not connected.
   const stale = runnerOf({
     "/opt/homebrew/bin/wg show utun4 latest-handshakes": {
       code: 1,
@@ -173,6 +189,7 @@ test("screenshots_blocked: true only when profiles lists the agent's profile at 
 
 test("every fact of a live Mac at once; USB known false and the screen lock unknown, each with why", async () => {
   const root = macRoot({ "var/run/wireguard/bulwark.name": "utun4\n" });
+  listenAsWireguardGo(root, "utun4");
   const run = runnerOf({
     "/usr/bin/fdesetup isactive": { stdout: "true\n" },
     "/usr/libexec/ApplicationFirewall/socketfilterfw --getglobalstate": {

@@ -61,13 +61,16 @@ test("the restrictions profile is a valid plist: a Configuration with one applic
   expect(uuids.profile).toMatch(/^[0-9A-F]{8}-[0-9A-F]{4}-5[0-9A-F]{3}-[89AB][0-9A-F]{3}-[0-9A-F]{12}$/);
 });
 
-test("the launch daemon's plist: root's agent run with the state folder, at load and kept alive", () => {
+test("the launch daemon's plist: root's agent run with the state folder, at load, kept alive unless it exits 0, its tunnel left running", () => {
   const text = launchDaemonPlist("/usr/local/bin/bulwark", "/var/db/bulwark-agent");
   expect(readWithPlistlib(text)).toEqual({
     Label: "com.bulwark.agent",
     ProgramArguments: ["/usr/local/bin/bulwark", "agent", "run", "--state-dir", "/var/db/bulwark-agent"],
     RunAtLoad: true,
-    KeepAlive: true,
+    // Started again after a crash or a failing exit, not after exit 0 (an unenroll that removed it all).
+    KeepAlive: { SuccessfulExit: false },
+    // wireguard-go and wg-quick's route monitor, in the agent's process group, outlive the agent.
+    AbandonProcessGroup: true,
     Umask: 63,
     StandardOutPath: "/var/log/bulwark-agent.log",
     StandardErrorPath: "/var/log/bulwark-agent.log",

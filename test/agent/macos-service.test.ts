@@ -31,7 +31,8 @@ test("the daemon's plist and the executable go into ROOT, recorded, and are remo
     Label: "com.bulwark.agent",
     ProgramArguments: ["/usr/local/bin/bulwark", "agent", "run", "--state-dir", stateDir],
     RunAtLoad: true,
-    KeepAlive: true,
+    KeepAlive: { SuccessfulExit: false },
+    AbandonProcessGroup: true,
   });
   expect(readFileSync(join(root, "usr/local/bin/bulwark"), "utf8")).toBe("#!/bin/sh\necho bulwark\n");
   const record = JSON.parse(readFileSync(join(stateDir, "service.json"), "utf8"));

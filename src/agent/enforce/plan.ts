@@ -204,27 +204,32 @@ function planVpnRequired({ policy, facts }: PlanInput): Planned {
   return planned("reported", `required; ${fact}`);
 }
 
-/** The settings whose outcome is only read from the facts: planned again from the facts after enforcement. */
-const READ_FROM_FACTS: Partial<Record<PolicySettingName, (input: PlanInput) => Planned>> = {
+/**
+ * A platform's report of the settings whose outcome is only read from the facts (`planners`, by
+ * setting): a setting's outcome and detail from the facts as they are now (after enforcement brought
+ * the tunnel up, say), or null for a setting whose outcome does not come from the facts.
+ */
+export function reportFromFactsWith<Input>(
+  planners: Partial<
+    Record<PolicySettingName, (input: Input) => { outcome: EnforcementOutcome; detail: string }>
+  >,
+) {
+  return (
+    setting: string,
+    input: { policy: PolicyData; facts: EnforcementFacts },
+  ): { outcome: EnforcementOutcome; detail: string } | null => {
+    const plan = Object.hasOwn(planners, setting) ? planners[setting as PolicySettingName] : undefined;
+    if (!plan) return null;
+    const { outcome, detail } = plan(input as Input);
+    return { outcome, detail };
+  };
+}
+
+/** Linux's: disk encryption and the VPN are read from the facts, planned again after enforcement. */
+export const reportFromFacts = reportFromFactsWith<PlanInput>({
   "storage.encryption_required": planEncryption,
   "network.vpn_required": planVpnRequired,
-};
-
-/**
- * A setting's outcome and detail from the facts as they are now (after enforcement brought the tunnel
- * up, say), or null for a setting whose outcome does not come from the facts.
- */
-export function reportFromFacts(
-  setting: string,
-  input: Pick<PlanInput, "policy" | "facts">,
-): { outcome: EnforcementOutcome; detail: string } | null {
-  const plan = Object.hasOwn(READ_FROM_FACTS, setting)
-    ? READ_FROM_FACTS[setting as PolicySettingName]
-    : undefined;
-  if (!plan) return null;
-  const { outcome, detail } = plan(input as PlanInput);
-  return { outcome, detail };
-}
+});
 
 function planExternalStorage(input: PlanInput): Planned {
   const path = MANAGED_FILES.modprobe;

@@ -5,7 +5,7 @@
  * after the hosts file changed, the restrictions profile opened for the person at the Mac to approve (or
  * removed when the policy no longer asks for it).
  */
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import {
   applyChange,
@@ -36,9 +36,7 @@ import {
   TUNNEL_NAME_FILE,
   wireguardConfPath,
 } from "./settings";
-
-/** Where wg-quick keeps the tunnel's name file on the running Mac (tests give their own folder). */
-const LIVE_WIREGUARD_RUN = "/var/run/wireguard";
+import { readTunnelName, WIREGUARD_RUN } from "./tunnel";
 
 /** STATE/profile-opened.json: when the restrictions profile was last opened for approval. */
 const PROFILE_OPENED = "profile-opened.json";
@@ -51,14 +49,14 @@ export function homebrewPrefix(root: string): string | null {
   return HOMEBREW_PREFIXES.find((prefix) => existsSync(join(root, prefix, "bin/wg-quick"))) ?? null;
 }
 
-/** The utun wg-quick made for the tunnel, from its name file in `runFolder`, or null when it is not up. */
-export function tunnelUtun(runFolder = LIVE_WIREGUARD_RUN): string | null {
-  try {
-    const name = readFileSync(join(runFolder, `${TUNNEL_NAME}.name`), "utf8").trim();
-    return /^utun\d+$/.test(name) ? name : null;
-  } catch {
-    return null;
-  }
+/**
+ * The utun wg-quick made for the tunnel, or null when it is not up: its name file in `runFolder` judged
+ * as wg-quick judges it (tunnel.ts), so that a name file left behind by a wireguard-go that died is a
+ * tunnel to bring up again, not one that is up.
+ */
+export async function tunnelUtun(runFolder = WIREGUARD_RUN): Promise<string | null> {
+  const found = await readTunnelName(runFolder);
+  return found.state === "up" ? found.utun : null;
 }
 
 /** What status.json records after `wg-quick up`: the utun it made (its number, and its name). */
@@ -67,11 +65,11 @@ export function macosTunnelMark(utun: string): InterfaceIdentity {
 }
 
 /** Whether the tunnel is down, the one this enrollment brought up, or another of its name. */
-export function macosTunnelOwnership(
+export async function macosTunnelOwnership(
   broughtUp: InterfaceIdentity | null,
-  runFolder = LIVE_WIREGUARD_RUN,
-): MachineState["tunnel"] {
-  const utun = tunnelUtun(runFolder);
+  runFolder = WIREGUARD_RUN,
+): Promise<MachineState["tunnel"]> {
+  const utun = await tunnelUtun(runFolder);
   if (utun === null) return "absent";
   return broughtUp !== null && broughtUp.boot_id === utun ? "ours" : "other";
 }
@@ -120,7 +118,7 @@ export async function readMacosMachineState(
   return {
     files,
     journal,
-    tunnel: macosTunnelOwnership(tunnel.broughtUp, tunnel.runFolder),
+    tunnel: await macosTunnelOwnership(tunnel.broughtUp, tunnel.runFolder),
     usbguardInstalled: false,
     homebrewPrefix: homebrewPrefix(root),
     profile: await readProfileState(run),
@@ -256,7 +254,7 @@ export async function enforceMacosPolicy(request: EnforceRequest): Promise<Enfor
       for (const change of entry.changes) applyChange(root, stateDir, journal, change);
       if (entry.tunnel.includes("up")) {
         await runOrThrow(runner, wgQuickCommand(prefix, "up", conf));
-        const utun = tunnelUtun(request.interfaces);
+        const utun = await tunnelUtun(request.interfaces);
         broughtUp = utun === null ? null : macosTunnelMark(utun);
       }
       if (setting === "network.blocked_domains" && entry.changes.length > 0) {
@@ -299,7 +297,7 @@ export async function takeMacosTunnelDown(
   paths: StatePaths,
   runner: CommandRunner,
 ): Promise<{ error?: string; note?: string }> {
-  const ownership = macosTunnelOwnership(readRuntimeStatus(paths.status).tunnel_interface);
+  const ownership = await macosTunnelOwnership(readRuntimeStatus(paths.status).tunnel_interface);
   if (ownership === "other")
     return {
       note: `a ${TUNNEL_NAME} tunnel is up (${TUNNEL_NAME_FILE}) that this agent did not bring up: left as it is`,

@@ -7,9 +7,10 @@
 import { PlistError, parsePlist } from "../../lib/plist";
 import { type FactReading, firstLine, known, type ProgramRunner, unknown } from "../facts/fact";
 import { HANDSHAKE_MAX_AGE_SECONDS, latestHandshake } from "../facts/vpn-connection";
-import type { MachineReader } from "../root-path";
+import { type MachineReader, MachineTree } from "../root-path";
 import { readProfileState } from "./profile";
 import { HOMEBREW_PREFIXES, PROGRAMS, SYSTEM_VERSION_PLIST, TUNNEL_NAME, TUNNEL_NAME_FILE } from "./settings";
+import { readTunnelName, WIREGUARD_RUN } from "./tunnel";
 
 /** `os_version`: `ProductVersion` of SystemVersion.plist (`14.4.1`), as osquery and `sw_vers` read it. */
 export async function readMacosVersion(tree: MachineReader): Promise<FactReading<string>> {
@@ -60,49 +61,68 @@ export async function runHomebrewWg(run: ProgramRunner, args: string[]) {
   return result;
 }
 
-/** The utun wg-quick made for the tunnel, from its name file (null: the tunnel is not up), or a problem. */
-export async function readTunnelInterface(tree: MachineReader): Promise<string | null | { problem: string }> {
+/**
+ * The utun wg-quick made for the tunnel (null: the tunnel is not up), or a problem. A tree of real files
+ * (a MachineTree) is judged as wg-quick judges it (tunnel.ts: the name file, its utun's socket, their
+ * times, something answering on it). A recorded capture has no file times or sockets: there the name
+ * file and whether its socket exists are read through the tree (both recorded), and `wg show` tells
+ * whether something answers.
+ */
+export async function readTunnelInterface(
+  tree: MachineReader,
+): Promise<{ utun: string } | { down: string } | { problem: string }> {
+  if (tree instanceof MachineTree) {
+    const found = await readTunnelName(await tree.resolve(WIREGUARD_RUN));
+    if (found.state === "up") return { utun: found.utun };
+    return found.state === "down" ? { down: found.detail } : { problem: found.detail };
+  }
   const text = await tree.readText(TUNNEL_NAME_FILE);
-  if (text === null) return null;
+  if (text === null) return { down: `no ${TUNNEL_NAME_FILE}` };
   const name = text.trim();
   if (!/^utun\d+$/.test(name))
-    return { problem: `${TUNNEL_NAME_FILE} names ${JSON.stringify(name)}, not a utun` };
-  return name;
+    return { down: `${TUNNEL_NAME_FILE} names ${JSON.stringify(name)}, not a utun` };
+  if (!(await tree.exists(`${WIREGUARD_RUN}/${name}.sock`)))
+    return {
+      down: `${TUNNEL_NAME_FILE} names ${name}, but ${WIREGUARD_RUN}/${name}.sock is gone (its wireguard-go has ended)`,
+    };
+  return { utun: name };
 }
 
 /**
  * `vpn_connected`: Homebrew's wg-quick brings the tunnel up as a `utunN` and writes that name to
- * /var/run/wireguard/bulwark.name; connected when `wg show utunN latest-handshakes` has a handshake in
- * the last 180 s (as on Linux and Windows). No name file: false (the tunnel is down; /var/run empties at
- * boot).
+ * /var/run/wireguard/bulwark.name; connected when wg-quick would take that name file as the tunnel's
+ * (readTunnelInterface) and `wg show utunN latest-handshakes` has a handshake in the last 180 s (as on
+ * Linux and Windows). No name file, or one wg-quick would not take (left behind by a wireguard-go that
+ * ended; /var/run empties only at boot): false.
  */
 export async function readMacosTunnel(
   tree: MachineReader,
   live: { isLive: boolean; runProgram: ProgramRunner; nowSeconds: number },
 ): Promise<FactReading<boolean>> {
   const found = await readTunnelInterface(tree);
-  if (found === null) return known(false, `the ${TUNNEL_NAME} tunnel is not up (no ${TUNNEL_NAME_FILE})`);
-  if (typeof found !== "string") return unknown(found.problem);
+  if ("down" in found) return known(false, `the ${TUNNEL_NAME} tunnel is not up (${found.down})`);
+  if ("problem" in found) return unknown(found.problem);
+  const utun = found.utun;
   if (!live.isLive)
     return unknown(
-      `the ${TUNNEL_NAME} tunnel is ${found}; its handshakes are read with wg on the live machine only`,
+      `the ${TUNNEL_NAME} tunnel is ${utun}; its handshakes are read with wg on the live machine only`,
     );
-  const shown = await runHomebrewWg(live.runProgram, ["show", found, "latest-handshakes"]);
+  const shown = await runHomebrewWg(live.runProgram, ["show", utun, "latest-handshakes"]);
   if (shown.code === 127)
     return unknown(`wg is not installed in ${HOMEBREW_PREFIXES.join(" or ")} (brew install wireguard-tools)`);
   if (shown.code !== 0) {
     const complaint = firstLine(shown.stderr || shown.stdout);
-    // wg-quick left its name file behind (it was killed): the utun it names is gone.
-    if (/No such file or directory|Unable to access interface/i.test(complaint))
-      return known(false, `${TUNNEL_NAME_FILE} names ${found}, which is gone (${complaint})`);
-    return unknown(`wg show ${found} latest-handshakes failed: ${complaint}`);
+    // Its wireguard-go is gone (the socket refuses, or wg removed it): the utun it named is gone too.
+    if (/No such file or directory|Unable to access interface|Connection refused/i.test(complaint))
+      return known(false, `${TUNNEL_NAME_FILE} names ${utun}, which is gone (${complaint})`);
+    return unknown(`wg show ${utun} latest-handshakes failed: ${complaint}`);
   }
   const latest = latestHandshake(shown.stdout);
-  if (latest === 0) return known(false, `the ${TUNNEL_NAME} tunnel (${found}) is up with no handshake yet`);
+  if (latest === 0) return known(false, `the ${TUNNEL_NAME} tunnel (${utun}) is up with no handshake yet`);
   const age = live.nowSeconds - latest;
   return known(
     age <= HANDSHAKE_MAX_AGE_SECONDS,
-    `the ${TUNNEL_NAME} tunnel (${found}) is up; its latest handshake was ${age} s ago (at most ${HANDSHAKE_MAX_AGE_SECONDS} s counts)`,
+    `the ${TUNNEL_NAME} tunnel (${utun}) is up; its latest handshake was ${age} s ago (at most ${HANDSHAKE_MAX_AGE_SECONDS} s counts)`,
   );
 }
 

@@ -1,13 +1,5 @@
-/**
- * The macOS planner: each policy setting's outcome on a Mac and the files it changes, as the Linux
- * planner does (the same outcomes, journal and plan format), plus `pending_approval` for the
- * restrictions profile, which only the person at the Mac can install. It reads and writes nothing;
- * macos/enforce.ts reads the machine, then carries the plan out.
- */
-import type { PolicyData } from "../../domain/policies/policy-document";
 import {
   describeFact,
-  type EnforcementFacts,
   type MachineState,
   type PlanInput,
   type Planned,
@@ -15,6 +7,7 @@ import {
   planHostsSection,
   planned,
   planSplitTunnel,
+  reportFromFactsWith,
   type SettingPlan,
   wholeFileChanges,
 } from "../enforce/plan";
@@ -216,17 +209,7 @@ export function planMacosEnforcement(input: MacosPlanInput): MacosSettingPlan[] 
 }
 
 /** The settings read from the facts, planned again after enforcement (as on Linux). */
-export function macosReportFromFacts(
-  setting: string,
-  input: { policy: PolicyData; facts: EnforcementFacts },
-): { outcome: SettingPlan["outcome"]; detail: string } | null {
-  const planner =
-    setting === "storage.encryption_required"
-      ? planEncryption
-      : setting === "network.vpn_required"
-        ? planVpnRequired
-        : null;
-  if (planner === null) return null;
-  const { outcome, detail } = planner(input as MacosPlanInput);
-  return { outcome, detail };
-}
+export const macosReportFromFacts = reportFromFactsWith<MacosPlanInput>({
+  "storage.encryption_required": planEncryption,
+  "network.vpn_required": planVpnRequired,
+});

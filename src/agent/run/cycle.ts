@@ -82,6 +82,8 @@ export interface CycleResult {
   message: string;
   /** How many settings this cycle's enforcement failed (the message names them). */
   failedSettings?: number;
+  /** The device left the server and the state is gone: the loop ends here, with exit 0. */
+  hasLeft?: boolean;
 }
 
 /** What a token the server does not know (device_token_invalid) most likely means, and what to do. */
@@ -415,6 +417,7 @@ async function leaveAfterUnenroll(
     return {
       isCheckedIn: true,
       delaySeconds: 0,
+      hasLeft: true,
       message: [
         `Unenrolled ${state.device_name} (${state.device_id}): the server was told; the machine was restored at unenroll`,
         ...lines,

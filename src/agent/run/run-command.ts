@@ -28,7 +28,8 @@ export const NOT_ENROLLED_EXIT = 6;
 
 /**
  * `bulwark agent run`: cycles until SIGTERM or SIGINT (the service), logging a line when something
- * changes, and ends with exit 6 when it finds no enrollment; `--once` (and `--dry-run`, which implies
+ * changes, and ends with exit 0 once a pending unenroll has told the server and removed the service, or
+ * exit 6 when it finds no enrollment; `--once` (and `--dry-run`, which implies
  * it): one cycle, exit 0 when it checked in and every setting was enforced, 5 when it checked in but a
  * setting failed, 1 when it could not check in (the state is kept). The line of a nonzero exit is
  * printed once, by the CLI.
@@ -67,6 +68,9 @@ export async function runCommand(options: RunCommandOptions): Promise<void> {
       // A state is said once, not once per cycle.
       if (result.message !== lastMessage) console.error(`${new Date().toISOString()} ${result.message}`);
       lastMessage = result.message;
+      // Unenrolled and gone: exit 0, which the service manager does not restart (launchd's KeepAlive
+      // SuccessfulExit false; the unit is removed already).
+      if (result.hasLeft) return;
       delaySeconds = result.delaySeconds;
     } catch (error) {
       if (error instanceof NotEnrolledError)

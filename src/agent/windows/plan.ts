@@ -7,7 +7,6 @@ import type { PolicyData } from "../../domain/policies/policy-document";
 import { type Journal, registryJournalEntry } from "../enforce/journal";
 import {
   describeFact,
-  type EnforcementFacts,
   type MachineState,
   type PlanInput,
   type Planned,
@@ -16,6 +15,7 @@ import {
   planned,
   planSplitTunnel,
   type RegistryChange,
+  reportFromFactsWith,
   type SettingPlan,
   wholeFileChanges,
 } from "../enforce/plan";
@@ -387,20 +387,10 @@ export function planWindowsEnforcement(input: WindowsPlanInput): SettingPlan[] {
 }
 
 /** The settings read from the facts, planned again after enforcement (as on Linux). */
-export function windowsReportFromFacts(
-  setting: string,
-  input: { policy: PolicyData; facts: EnforcementFacts },
-): { outcome: SettingPlan["outcome"]; detail: string } | null {
-  const planner =
-    setting === "storage.encryption_required"
-      ? planEncryption
-      : setting === "network.vpn_required"
-        ? planVpnRequired
-        : null;
-  if (planner === null) return null;
-  const { outcome, detail } = planner(input as WindowsPlanInput);
-  return { outcome, detail };
-}
+export const windowsReportFromFacts = reportFromFactsWith<WindowsPlanInput>({
+  "storage.encryption_required": planEncryption,
+  "network.vpn_required": planVpnRequired,
+});
 
 /** Every registry value the planner may write, for reading the machine's state before planning. */
 export function managedRegistryValues(journal: Journal): { key: string; name: string }[] {

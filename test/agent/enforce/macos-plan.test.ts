@@ -12,6 +12,7 @@ import {
   renameSync,
   statSync,
   symlinkSync,
+  utimesSync,
   writeFileSync,
 } from "node:fs";
 import { join } from "node:path";
@@ -184,7 +185,13 @@ function makeMac(): TestMachine {
 
 describe("enforcing on a prepared Mac", () => {
   let machine: TestMachine;
-  afterEach(() => machine?.cleanup());
+  /** The stand-in wireguard-go's socket, listening while the test's tunnel is up. */
+  let wireguardGo: { stop(closeActive?: boolean): void } | undefined;
+  afterEach(() => {
+    wireguardGo?.stop(true);
+    wireguardGo = undefined;
+    machine?.cleanup();
+  });
 
   function request(
     policy: PolicyData,
@@ -303,12 +310,15 @@ describe("enforcing on a prepared Mac", () => {
     chmodSync(join(machine.root, "usr/local/bin/wg-quick"), 0o755);
     const run = join(machine.base, "run-wireguard");
     const calls: string[] = [];
+    // wg-quick up as on a Mac: wireguard-go writes the name file, then listens on its socket.
     const runner: CommandRunner = async (argv) => {
       calls.push(argv.join(" "));
       if (argv.includes("up")) {
         mkdirSync(run, { recursive: true });
         writeFileSync(join(run, "bulwark.name"), "utun6\n");
+        wireguardGo = Bun.listen({ unix: join(run, "utun6.sock"), socket: { data() {} } });
       }
+      if (argv.includes("down")) wireguardGo?.stop(true);
       return { exitCode: 0, stdout: "", stderr: "" };
     };
     const result = await enforceMacosPolicy(request(policyWith({}), runner, { vpn: vpnSettings() }));
@@ -332,5 +342,27 @@ describe("enforcing on a prepared Mac", () => {
       request(policyWith({}), runner, { vpn: vpnSettings(), broughtUp: null }),
     );
     expect(other.results.find((entry) => entry.setting === "tunnel")?.outcome).toBe("failed");
+
+    // wireguard-go died: its name file stays in /var/run, but its socket went with it. The tunnel is
+    // not up, whatever the name file says: wg-quick up again (as wg-quick itself would take it).
+    wireguardGo?.stop(true);
+    calls.length = 0;
+    const died = await enforceMacosPolicy(
+      request(policyWith({}), runner, { vpn: vpnSettings(), broughtUp: result.broughtUp }),
+    );
+    expect(died.results.find((entry) => entry.setting === "tunnel")?.detail).toContain(
+      "brought up (wg-quick up)",
+    );
+    expect(calls.filter((call) => call.includes("wg-quick"))).toEqual([
+      `/usr/bin/env PATH=/usr/local/bin:/usr/local/sbin:/usr/bin:/bin:/usr/sbin:/sbin /usr/local/bin/wg-quick up ${conf}`,
+    ]);
+    expect(died.broughtUp).toEqual({ ifindex: 6, boot_id: "utun6" });
+    // A name file left from an earlier run beside another wireguard-go's socket of that utun (far newer):
+    // not this tunnel either.
+    utimesSync(join(run, "bulwark.name"), 1_700_000_000, 1_700_000_000);
+    const reused = await enforceMacosPolicy(
+      request(policyWith({}), runner, { vpn: vpnSettings(), broughtUp: result.broughtUp, dryRun: true }),
+    );
+    expect(reused.plan.find((entry) => entry.setting === "tunnel")?.tunnel).toEqual(["up"]);
   });
 });
