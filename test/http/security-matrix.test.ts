@@ -109,7 +109,8 @@ function validBody(route: Route): unknown {
   const valueFor = (name: string, schema: Schema) => {
     if (name === "policy_id") return foreignIds.policies;
     if (name === "device_ids") return [foreignIds.devices];
-    if (name === "public_key") return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
+    if (name === "public_key")
+      return Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64");
     if (schema.format === "uuid") return crypto.randomUUID();
     return undefined;
   };
