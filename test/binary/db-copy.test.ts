@@ -234,6 +234,12 @@ async function populate() {
     });
     devices.push(enrolled);
   }
+  // An iPhone without an agent: its key sealed with the key file until it fetches its profile.
+  const phone = await callServer(server, "POST", "/api/v1/devices/phones", admin, {
+    device_name: "Ana's iPhone",
+    platform: "ios",
+    policy_id: policy.id,
+  });
   const wiped = devices[3];
   const wipe = await callServer(server, "POST", `/api/v1/devices/${wiped.id}/wipe`, admin, {
     reason: "lost",
@@ -260,7 +266,14 @@ async function populate() {
   }
   expect(await server.stop()).toBe(0);
   seedTiedDevices(devices[0].id);
-  return { webhookId: webhook.id, policyId: policy.id, devices, apiKey: apiKey.key, totpSecret: totp.secret };
+  return {
+    webhookId: webhook.id,
+    policyId: policy.id,
+    devices,
+    phone: { id: phone.device.id as string, link: phone.profile_link.url as string },
+    apiKey: apiKey.key,
+    totpSecret: totp.secret,
+  };
 }
 
 /**
@@ -323,6 +336,7 @@ async function snapshotViews(server: RunningServer) {
     linuxList: await get("/api/v1/devices?platform=linux&page_size=100"),
     summary: await get("/api/v1/devices/summary"),
     deviceDetails: await Promise.all(devices.map((device) => get(`/api/v1/devices/${device.id}`))),
+    phone: await get(`/api/v1/devices/${populated.phone.id}`),
     deviceLogs: await Promise.all(
       devices.map((device) => get(`/api/v1/devices/${device.id}/logs?page_size=100`)),
     ),
@@ -374,12 +388,14 @@ describe("bulwark db copy", () => {
     expect(toPg.stderr).toBe("");
     expect(toPg.stdout).not.toContain(COPIER.password);
     const toPgCounts = printedCounts(toPg.stdout);
-    expect(Object.keys(toPgCounts)).toHaveLength(36);
+    expect(Object.keys(toPgCounts)).toHaveLength(38);
     for (const [table, [source, target]] of Object.entries(toPgCounts))
       expect({ table, target }).toEqual({ table, target: source });
-    expect(toPgCounts.devices?.[0]).toBe(4 + TIED_DEVICES);
+    expect(toPgCounts.devices?.[0]).toBe(5 + TIED_DEVICES);
+    expect(toPgCounts.phone_enrollments?.[0]).toBe(1);
+    expect(toPgCounts.phone_profile_links?.[0]).toBe(1);
     expect(toPgCounts.webhook_deliveries?.[0]).toBeGreaterThan(5);
-    expect(toPg.stdout).toContain("Row counts match in all 36 tables");
+    expect(toPg.stdout).toContain("Row counts match in all 38 tables");
     expect(toPg.stdout).toContain(`The key file ${originalKey} opens the secrets sealed in the copy`);
     expect(toPg.stdout).toContain(
       `are sealed with ${originalKey}: every server on this database needs that key file`,
@@ -439,6 +455,10 @@ describe("bulwark db copy", () => {
 
     const server = await serve(final);
     const after = await snapshotViews(server);
+    // The phone's sealed key came through both copies: its one-time link serves its profile there.
+    const profile = await fetch(`${server.url}${new URL(populated.phone.link).pathname}?install=1`);
+    expect(profile.status).toBe(200);
+    expect(profile.headers.get("content-type")).toBe("application/x-apple-aspen-config");
     const { audit: auditBefore, ...restBefore } = before;
     const { audit: auditAfter, ...restAfter } = after;
     expect(restAfter).toEqual(restBefore);
@@ -575,7 +595,7 @@ describe("bulwark db copy", () => {
       );
       expect(failed.stderr).toContain("holds no Bulwark rows");
       const counts = await pgRowCounts(pgUrl);
-      expect(Object.keys(counts).length).toBe(36);
+      expect(Object.keys(counts).length).toBe(38);
       expect(Object.values(counts).every((rows) => rows === 0)).toBe(true);
 
       await sql.unsafe("ALTER TABLE wipes DROP CONSTRAINT wipes_not_lost");
