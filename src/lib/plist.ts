@@ -4,6 +4,8 @@
  * arrays and dictionaries, a dictionary's keys in the order given and an undefined value leaving its key out.
  * Read: the same. No dependency: the files are short and their grammar is plain XML.
  */
+import { escapeXml } from "./escape-xml";
+
 export type PlistValue =
   | string
   | number
@@ -44,21 +46,6 @@ function element(value: PlistValue, depth: number): string {
     .map(([key, item]) => `${indent}\t<key>${escapeXml(key)}</key>\n${element(item, depth + 1)}`)
     .join("\n");
   return `${indent}<dict>\n${inner}\n${indent}</dict>`;
-}
-
-/**
- * Text as XML character data. A character XML 1.0 cannot hold at all (a control character other than
- * tab, line feed and carriage return) becomes U+FFFD, so that the file stays one every parser accepts.
- */
-function escapeXml(text: string): string {
-  return (
-    text
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters XML 1.0 forbids
-      .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]/g, "\ufffd")
-      .replaceAll("&", "&amp;")
-      .replaceAll("<", "&lt;")
-      .replaceAll(">", "&gt;")
-  );
 }
 
 /** A value read from a property list. */

@@ -99,6 +99,57 @@ function peerListOf(body: unknown): PeerList {
 }
 
 /**
+ * One request to the server with `apiKey`, within REQUEST_TIMEOUT_MS (or until `stop`), trusting `ca`
+ * when given: the answer, whatever its status; ServerUnreachable when none came.
+ */
+async function callServer(
+  url: URL,
+  apiKey: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string },
+  ca: string | null,
+  stop: AbortSignal | undefined,
+): Promise<Response> {
+  try {
+    return await fetch(url, {
+      method: init.method ?? "GET",
+      headers: {
+        accept: "application/json",
+        authorization: `Bearer ${apiKey}`,
+        "user-agent": `bulwark-vpn-sync/${VERSION}`,
+        ...init.headers,
+      },
+      body: init.body,
+      signal: stop
+        ? AbortSignal.any([AbortSignal.timeout(REQUEST_TIMEOUT_MS), stop])
+        : AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      ...(ca ? { tls: { ca } } : {}),
+    } as RequestInit);
+  } catch (error) {
+    throw new ServerUnreachable(`${url.origin}: ${describeFailure(url, error)}`);
+  }
+}
+
+/**
+ * The error for an answer that is not a success, `body` its parsed JSON (or null): the server's
+ * reason and details, then `hint`. A server that is starting, overloaded or behind a proxy whose
+ * upstream is down is away (ServerUnreachable), not refusing.
+ */
+function refusalOf(
+  url: URL,
+  response: Response,
+  body: unknown,
+  what: string,
+  hint: string,
+): ServerUnreachable | ServerRefusal {
+  const refusal = body as { reason?: unknown; details?: unknown; message?: unknown } | null;
+  const reason = typeof refusal?.reason === "string" ? refusal.reason : `http_${response.status}`;
+  const details = typeof refusal?.details === "string" ? refusal.details : refusal?.message;
+  const message = `${url.origin} refused${what}: ${reason}${typeof details === "string" ? ` (${details})` : ""}${hint}`;
+  if (response.status >= 500 && response.status !== 501) return new ServerUnreachable(message);
+  return new ServerRefusal(message, response.status, retryAfterOf(response.headers.get("retry-after")));
+}
+
+/**
  * One key's peer list from `server` (its base URL), or `previous` unchanged when the server says it
  * still holds (304 to If-None-Match). `ca` is a PEM that verifies the server's TLS certificate when the
  * system's store does not. Throws ServerUnreachable (no answer, or not a Bulwark one) or ServerRefusal.
@@ -112,24 +163,8 @@ export async function fetchPeerList(
   stop?: AbortSignal,
 ): Promise<PeerList> {
   const url = new URL(`${server}/api/v1/vpn/peers`);
-  const headers: Record<string, string> = {
-    accept: "application/json",
-    authorization: `Bearer ${apiKey}`,
-    "user-agent": `bulwark-vpn-sync/${VERSION}`,
-  };
-  if (previous) headers["if-none-match"] = `"${previous.version}"`;
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      headers,
-      signal: stop
-        ? AbortSignal.any([AbortSignal.timeout(REQUEST_TIMEOUT_MS), stop])
-        : AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      ...(ca ? { tls: { ca } } : {}),
-    } as RequestInit);
-  } catch (error) {
-    throw new ServerUnreachable(`${url.origin}: ${describeFailure(url, error)}`);
-  }
+  const headers: Record<string, string> = previous ? { "if-none-match": `"${previous.version}"` } : {};
+  const response = await callServer(url, apiKey, { headers }, ca, stop);
   if (response.status === 304 && previous) return previous;
   const text = await response.text().catch(() => "");
   let body: unknown = null;
@@ -139,19 +174,13 @@ export async function fetchPeerList(
     // Not JSON: a proxy's page, or not a Bulwark server; said below by status.
   }
   if (response.ok) return peerListOf(body);
-  const refusal = body as { reason?: unknown; details?: unknown; message?: unknown } | null;
-  const reason = typeof refusal?.reason === "string" ? refusal.reason : `http_${response.status}`;
-  const details = typeof refusal?.details === "string" ? refusal.details : refusal?.message;
   const hint =
     response.status === 401
       ? ": the API key is unknown, revoked or expired; create one with the vpn:read scope"
       : response.status === 403
         ? ": the API key needs the vpn:read scope"
         : "";
-  const message = `${url.origin} refused: ${reason}${typeof details === "string" ? ` (${details})` : ""}${hint}`;
-  // A server that is starting, overloaded or behind a proxy whose upstream is down is away, not refusing.
-  if (response.status >= 500 && response.status !== 501) throw new ServerUnreachable(message);
-  throw new ServerRefusal(message, response.status, retryAfterOf(response.headers.get("retry-after")));
+  throw refusalOf(url, response, body, "", hint);
 }
 
 /**
@@ -166,37 +195,22 @@ export async function reportHandshakes(
   stop?: AbortSignal,
 ): Promise<void> {
   const url = new URL(`${server}/api/v1/vpn/handshakes`);
-  let response: Response;
-  try {
-    response = await fetch(url, {
-      method: "POST",
-      headers: {
-        accept: "application/json",
-        "content-type": "application/json",
-        authorization: `Bearer ${apiKey}`,
-        "user-agent": `bulwark-vpn-sync/${VERSION}`,
-      },
-      body: JSON.stringify({
-        handshakes: handshakes.map((handshake) => ({
-          public_key: handshake.publicKey,
-          latest_handshake: new Date(handshake.epochSeconds * 1000).toISOString(),
-        })),
-      }),
-      signal: stop
-        ? AbortSignal.any([AbortSignal.timeout(REQUEST_TIMEOUT_MS), stop])
-        : AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-      ...(ca ? { tls: { ca } } : {}),
-    } as RequestInit);
-  } catch (error) {
-    throw new ServerUnreachable(`${url.origin}: ${describeFailure(url, error)}`);
-  }
+  const body = JSON.stringify({
+    handshakes: handshakes.map((handshake) => ({
+      public_key: handshake.publicKey,
+      latest_handshake: new Date(handshake.epochSeconds * 1000).toISOString(),
+    })),
+  });
+  const response = await callServer(
+    url,
+    apiKey,
+    { method: "POST", headers: { "content-type": "application/json" }, body },
+    ca,
+    stop,
+  );
   if (response.ok) {
     await response.body?.cancel();
     return;
   }
-  const refusal = (await response.json().catch(() => null)) as { reason?: unknown } | null;
-  const reason = typeof refusal?.reason === "string" ? refusal.reason : `http_${response.status}`;
-  const message = `${url.origin} refused the handshakes: ${reason}`;
-  if (response.status >= 500 && response.status !== 501) throw new ServerUnreachable(message);
-  throw new ServerRefusal(message, response.status, retryAfterOf(response.headers.get("retry-after")));
+  throw refusalOf(url, response, await response.json().catch(() => null), " the handshakes", "");
 }

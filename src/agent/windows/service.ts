@@ -39,6 +39,7 @@ import {
   unlinkSync,
 } from "node:fs";
 import { join, resolve } from "node:path";
+import { escapeXml } from "../../lib/escape-xml";
 import { type CommandRunner, runCommand as runSystemCommand } from "../enforce/apply";
 import { sha256OfFile, writeFileAtomically } from "../enforce/safe-files";
 import { AgentExit } from "../enroll-command";
@@ -97,11 +98,6 @@ export function windowsAgentPaths(env: WindowsEnvironment = process.env): Window
 /** A program of `%SystemRoot%\System32`, by its full path. */
 function systemProgram(env: WindowsEnvironment, name: string): string {
   return `${env.SystemRoot ?? "C:\\Windows"}\\System32\\${name}`;
-}
-
-/** `text` as XML character data. */
-function escapeXml(text: string): string {
-  return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
 
 /**

@@ -1223,7 +1223,7 @@ export interface paths {
         };
         /**
          * A phone's one-time profile link: its page, then its profile
-         * @description No sign-in: the link is the credential, good once and for a day at most. Opening it (GET or HEAD) shows a page and uses nothing up, so a link checker or a chat's preview leaves it working; the page's button (?install=1) fetches the profile and uses the link up, and the key the server made is erased then. Audited (device.profile_fetch) and logged on the device. 404 alike for an unknown, used or expired link and for a suspended or wiped phone (the page says so; with install=1, profile_link_not_found).
+         * @description No sign-in: the link is the credential, good once and for a day at most. Opening it (GET or HEAD) shows a page and uses nothing up, so a link checker or a chat's preview leaves it working; the page's button (?install=1) fetches the profile and uses the link up, and the key the server made is erased then. Audited (device.profile_fetch) and logged on the device. 404 profile_link_not_found alike for an unknown, used or expired link and for a suspended or wiped phone.
          */
         get: operations["getApiV1Phone-profilesByToken"];
         put?: never;
@@ -9259,7 +9259,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Service unavailable: the database could not be reached */
+            /** @description Service unavailable */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9680,7 +9680,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Service unavailable: the database could not be reached */
+            /** @description Service unavailable */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -1,7 +1,7 @@
-import { and, eq, ne, sql } from "drizzle-orm";
+import { and, eq, ne } from "drizzle-orm";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
-import { devices, deviceTokens, organizations } from "../../db/tables";
+import { devices, deviceTokens } from "../../db/tables";
 import { addSeconds, toIso } from "../../lib/clock";
 import { newId } from "../../lib/ids";
 import { formatIpv4 } from "../../lib/ipv4";
@@ -29,8 +29,8 @@ import { auditEnrollmentRefusal, enrollmentRefusalReason } from "./audit-enrollm
 import { DEVICE_TOKEN_PREFIX } from "./authenticate-device";
 import { describePublicKeyProblem } from "./check-public-key";
 import { consumeEnrollmentToken, enrollmentTokenOrganization } from "./consume-enrollment-token";
-import type { DeviceRow } from "./device-views";
 import { evaluateCompliance, hasReportedState } from "./evaluate-compliance";
+import { insertDevice } from "./insert-device";
 import type { Platform } from "./platform-versions";
 
 /** Device tokens live as long as device certificates: one year. */
@@ -155,43 +155,28 @@ export async function enrollDevice(deps: DomainDeps, input: EnrollDeviceInput): 
       const organizationSubnet = await organizationVpnSubnet(tx, organizationId);
       const block = organizationAddressBlock(deps.config.vpn, organizationSubnet);
       const address = await allocateVpnAddress(tx, block.range, block.subnet);
-      const device: DeviceRow = {
-        id: deviceId,
-        organizationId,
-        userId,
-        deviceName: input.deviceName,
-        platform: input.platform,
-        agentVersion: input.agentVersion,
-        osVersion: input.osVersion ?? null,
-        hardwareId: input.hardwareId,
-        status: "online",
-        suspendedReason: null,
-        lastSeen: timestamp,
-        enrolledAt: timestamp,
-        policyId,
-        appliedPolicyId: null,
-        appliedPolicyVersion: null,
-        policyAppliedAt: null,
-        vpnAddress: address,
-        vpnPublicKey: vpnKeys.publicKey,
-        facts: null,
-        ignoredFacts: null,
-        enforcement: null,
-        enforcementReportedAt: null,
-        complianceStatus: compliance.status,
-        complianceViolations: compliance.violations,
-        complianceMissing: compliance.missing,
-        complianceCheckedAt: isEvaluated ? timestamp : null,
-        complianceStale: false,
-        checkinLoggedAt: null,
-        createdAt: timestamp,
-        updatedAt: timestamp,
-      };
-      await tx.insert(devices).values(device);
-      await tx
-        .update(organizations)
-        .set({ deviceCount: sql`${organizations.deviceCount} + 1` })
-        .where(eq(organizations.id, organizationId));
+      const device = await insertDevice(
+        tx,
+        {
+          id: deviceId,
+          organizationId,
+          userId,
+          deviceName: input.deviceName,
+          platform: input.platform,
+          agentVersion: input.agentVersion,
+          osVersion: input.osVersion ?? null,
+          hardwareId: input.hardwareId,
+          status: "online",
+          policyId,
+          vpnAddress: address,
+          vpnPublicKey: vpnKeys.publicKey,
+          complianceStatus: compliance.status,
+          complianceViolations: compliance.violations,
+          complianceMissing: compliance.missing,
+          complianceCheckedAt: isEvaluated ? timestamp : null,
+        },
+        timestamp,
+      );
       await tx.insert(deviceTokens).values({
         id: newId(),
         deviceId: device.id,

@@ -7,7 +7,7 @@
  * the safer way). Nothing on such a phone reports back, so its compliance stays `unknown` and its status
  * `pending` (enrollment in progress) unless something real is seen.
  */
-import { and, eq, gt, isNull, ne, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, ne } from "drizzle-orm";
 import { renderSVG } from "uqr";
 import { type DbOrTx, withTransaction } from "../../db/client";
 import { firstRow } from "../../db/first-row";
@@ -26,6 +26,7 @@ import { profileSigner } from "../pki/profile-signer";
 import { signCms } from "../pki/sign-cms";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
 import { findPolicyId } from "../policies/find-policy-id";
+import type { PolicyData } from "../policies/policy-document";
 import { findLiveUserId } from "../users/find-live-user-id";
 import { devicePeerSettings, deviceVpnConfig } from "../vpn/device-vpn-config";
 import { organizationAddressBlock, organizationVpnSubnet } from "../vpn/organization-subnets";
@@ -34,6 +35,7 @@ import { appendDeviceLog } from "./append-device-log";
 import { describePublicKeyProblem } from "./check-public-key";
 import { type DeviceRow, findDevice } from "./device-views";
 import { selectPublicKeyHolder } from "./enroll-device";
+import { insertDevice } from "./insert-device";
 import { iosPayloads, iosProfile } from "./phone-profile";
 
 /** Why a profile link does not work, for an unknown, used or expired one alike. */
@@ -97,10 +99,14 @@ export async function findPhoneEnrollment(db: DbOrTx, deviceId: string): Promise
   );
 }
 
+/** Whether the server still holds the private key it made (sealed, and its day not over). */
+function isKeyHeld(row: PhoneRow, now: Date): boolean {
+  return row.sealedPrivateKey !== null && row.keyHeldUntil !== null && row.keyHeldUntil > toIso(now);
+}
+
 /** The private key the server still holds for a phone, or null (made by the phone, fetched, or expired). */
 function heldKey(deps: DomainDeps, row: PhoneRow, now: Date): string | null {
-  if (row.sealedPrivateKey === null || row.keyHeldUntil === null || row.keyHeldUntil <= toIso(now))
-    return null;
+  if (row.sealedPrivateKey === null || !isKeyHeld(row, now)) return null;
   try {
     return deps.secrets.open(row.sealedPrivateKey);
   } catch (error) {
@@ -118,8 +124,7 @@ export async function phoneView(deps: DomainDeps, device: DeviceRow): Promise<Ph
   if (!(PHONE_PLATFORMS as readonly string[]).includes(device.platform)) return null;
   const row = await findPhoneEnrollment(deps.db, device.id);
   if (!row) return null;
-  const now = toIso(deps.clock.now());
-  const held = row.sealedPrivateKey !== null && row.keyHeldUntil !== null && row.keyHeldUntil > now;
+  const held = isKeyHeld(row, deps.clock.now());
   const payloads =
     device.platform === "ios"
       ? iosPayloads({
@@ -197,43 +202,28 @@ export async function addPhone(
         await organizationVpnSubnet(tx, organizationId),
       );
       const address = await allocateVpnAddress(tx, block.range, block.subnet);
-      const device: DeviceRow = {
-        id: deviceId,
-        organizationId,
-        userId,
-        deviceName: name,
-        platform: input.platform,
-        agentVersion: "",
-        osVersion: null,
-        hardwareId: "",
-        status: "pending",
-        suspendedReason: null,
-        lastSeen: timestamp,
-        enrolledAt: timestamp,
-        policyId,
-        appliedPolicyId: null,
-        appliedPolicyVersion: null,
-        policyAppliedAt: null,
-        vpnAddress: address,
-        vpnPublicKey: keys.publicKey,
-        facts: null,
-        ignoredFacts: null,
-        enforcement: null,
-        enforcementReportedAt: null,
-        complianceStatus: "unknown",
-        complianceViolations: [],
-        complianceMissing: [],
-        complianceCheckedAt: null,
-        complianceStale: false,
-        checkinLoggedAt: null,
-        createdAt: timestamp,
-        updatedAt: timestamp,
-      };
-      await tx.insert(devices).values(device);
-      await tx
-        .update(organizations)
-        .set({ deviceCount: sql`${organizations.deviceCount} + 1` })
-        .where(eq(organizations.id, organizationId));
+      const device = await insertDevice(
+        tx,
+        {
+          id: deviceId,
+          organizationId,
+          userId,
+          deviceName: name,
+          platform: input.platform,
+          agentVersion: "",
+          osVersion: null,
+          hardwareId: "",
+          status: "pending",
+          policyId,
+          vpnAddress: address,
+          vpnPublicKey: keys.publicKey,
+          complianceStatus: "unknown",
+          complianceViolations: [],
+          complianceMissing: [],
+          complianceCheckedAt: null,
+        },
+        timestamp,
+      );
       const keyMadeBy = "privateKey" in keys ? "server" : "phone";
       await tx.insert(phoneEnrollments).values({
         deviceId,
@@ -290,9 +280,9 @@ async function phoneWgQuick(
   deps: DomainDeps,
   db: DbOrTx,
   device: DeviceRow,
+  policy: PolicyData,
   privateKey: string | null,
 ): Promise<string> {
-  const policy = await resolveEffectivePolicy(deps.db, device.organizationId, device.policyId);
   const settings = await devicePeerSettings(
     deps,
     device,
@@ -300,7 +290,7 @@ async function phoneWgQuick(
       organizationSubnet: await organizationVpnSubnet(db, device.organizationId),
       storedServerPublicKey: null,
     },
-    policy.policyData,
+    policy,
   );
   return deviceVpnConfig(settings, privateKey ?? undefined).wg_quick;
 }
@@ -319,7 +309,8 @@ export async function phoneVpnConfig(
   const privateKey = heldKey(deps, phone, deps.clock.now());
   if (phone.keyMadeBy === "server" && privateKey === null)
     throw keyNotHeld(deviceId, phone.profileFetchedAt !== null);
-  const wgQuick = await phoneWgQuick(deps, deps.db, device, privateKey);
+  const policy = await resolveEffectivePolicy(deps.db, device.organizationId, device.policyId);
+  const wgQuick = await phoneWgQuick(deps, deps.db, device, policy.policyData, privateKey);
   return {
     wg_quick: wgQuick,
     private_key_included: privateKey !== null,
@@ -354,8 +345,9 @@ async function signedProfile(
 ): Promise<{ body: Uint8Array<ArrayBuffer>; fileName: string; delivered: Delivered }> {
   const policy = await resolveEffectivePolicy(deps.db, device.organizationId, device.policyId);
   const name = await organizationName(db, device.organizationId);
-  const wgQuick = privateKey === null ? null : await phoneWgQuick(deps, db, device, privateKey);
-  const xml = iosProfile({
+  const wgQuick =
+    privateKey === null ? null : await phoneWgQuick(deps, db, device, policy.policyData, privateKey);
+  const profile = iosProfile({
     organizationId: device.organizationId,
     organizationName: name,
     deviceId: device.id,
@@ -366,12 +358,12 @@ async function signedProfile(
   });
   const signer = await profileSigner(deps, { id: device.organizationId, name }, now);
   return {
-    body: await signCms(new TextEncoder().encode(xml), signer, now),
+    body: await signCms(new TextEncoder().encode(profile.xml), signer, now),
     fileName: `${device.deviceName.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^-+|-+$/g, "") || "bulwark"}.mobileconfig`,
     delivered: {
       policyId: policy.id,
       policyVersion: policy.version,
-      payloads: iosPayloads({ policy: policy.policyData, wgQuick }),
+      payloads: profile.payloads,
     },
   };
 }
@@ -478,6 +470,27 @@ async function retireUnusedLinks(tx: DbOrTx, deviceId: string, now: Date): Promi
     .where(and(eq(phoneProfileLinks.deviceId, deviceId), isNull(phoneProfileLinks.usedAt)));
 }
 
+/** The link of a token's hash, unless it was used or has expired at `timestamp`. */
+async function usableLink(db: DbOrTx, tokenHash: string, timestamp: string) {
+  return await firstRow(
+    db
+      .select()
+      .from(phoneProfileLinks)
+      .where(
+        and(
+          eq(phoneProfileLinks.tokenHash, tokenHash),
+          isNull(phoneProfileLinks.usedAt),
+          gt(phoneProfileLinks.expiresAt, timestamp),
+        ),
+      ),
+  );
+}
+
+/** A suspended or wiped phone's links do not open: its tunnel would not come up. */
+function opensLinks(device: DeviceRow): boolean {
+  return device.status !== "wiped" && device.status !== "suspended";
+}
+
 /**
  * What a one-time link's page shows before anything is used up: the phone's and the organization's
  * names while the link still works, else null. Reads only: a link checker or a chat's preview that
@@ -487,21 +500,10 @@ export async function peekProfileLink(
   deps: DomainDeps,
   token: string,
 ): Promise<{ deviceName: string; organizationName: string; expiresAt: string } | null> {
-  const link = await firstRow(
-    deps.db
-      .select()
-      .from(phoneProfileLinks)
-      .where(
-        and(
-          eq(phoneProfileLinks.tokenHash, hashSecret(token)),
-          isNull(phoneProfileLinks.usedAt),
-          gt(phoneProfileLinks.expiresAt, toIso(deps.clock.now())),
-        ),
-      ),
-  );
+  const link = await usableLink(deps.db, hashSecret(token), toIso(deps.clock.now()));
   if (!link) return null;
   const device = await findDevice(deps.db, link.organizationId, link.deviceId).catch(() => null);
-  if (!device || device.status === "wiped" || device.status === "suspended") return null;
+  if (!device || !opensLinks(device)) return null;
   return {
     deviceName: device.deviceName,
     organizationName: await organizationName(deps.db, link.organizationId),
@@ -522,32 +524,18 @@ export async function fetchProfileByLink(
   const now = deps.clock.now();
   const timestamp = toIso(now);
   const tokenHash = hashSecret(token);
+  const notFound = new NotFoundError("profile link", LINK_GONE);
+  const known = await usableLink(deps.db, tokenHash, timestamp);
+  if (!known) throw notFound;
   // The organization's CA is made (on first use) in a transaction of its own, before this one signs.
-  const known = await firstRow(
-    deps.db
-      .select({ organizationId: phoneProfileLinks.organizationId })
-      .from(phoneProfileLinks)
-      .where(eq(phoneProfileLinks.tokenHash, tokenHash)),
-  );
-  if (known) await deviceCa(deps, known.organizationId);
+  await deviceCa(deps, known.organizationId);
   return await withTransaction(deps.db, async (tx) => {
-    const link = await firstRow(
-      tx
-        .select()
-        .from(phoneProfileLinks)
-        .where(
-          and(
-            eq(phoneProfileLinks.tokenHash, tokenHash),
-            isNull(phoneProfileLinks.usedAt),
-            gt(phoneProfileLinks.expiresAt, timestamp),
-          ),
-        ),
-    );
-    const notFound = new NotFoundError("profile link", LINK_GONE);
+    // Read again inside: another request may have used it meanwhile.
+    const link = await usableLink(tx, tokenHash, timestamp);
     if (!link) throw notFound;
     const device = await findDevice(tx, link.organizationId, link.deviceId);
     const phone = await findPhoneEnrollment(tx, device.id);
-    if (!phone || device.status === "wiped" || device.status === "suspended") throw notFound;
+    if (!phone || !opensLinks(device)) throw notFound;
     const privateKey = heldKey(deps, phone, now);
     if (phone.keyMadeBy === "server" && privateKey === null) throw notFound;
     const used = await tx

@@ -53,10 +53,11 @@ export function iosPayloads(input: Pick<IosProfileInput, "policy" | "wgQuick">):
 }
 
 /**
- * The unsigned profile (XML property list). Identifiers and UUIDs are derived from the device, so a
- * newer profile (a new key, a changed policy) replaces the installed one instead of adding a second.
+ * The unsigned profile (XML property list) and its payloads. Identifiers and UUIDs are derived from the
+ * device, so a newer profile (a new key, a changed policy) replaces the installed one instead of adding
+ * a second.
  */
-export function iosProfile(input: IosProfileInput): string {
+export function iosProfile(input: IosProfileInput): { xml: string; payloads: IosPayloadSummary[] } {
   const base = `com.bulwark.${input.organizationId}.${input.deviceId}`;
   const common = (suffix: string, type: string, displayName: string) => ({
     PayloadType: type,
@@ -65,8 +66,9 @@ export function iosProfile(input: IosProfileInput): string {
     PayloadUUID: stableUuid(`${base}.${suffix}`),
     PayloadDisplayName: displayName,
   });
+  const payloads = iosPayloads(input);
   const content: PlistValue[] = [];
-  for (const payload of iosPayloads(input)) {
+  for (const payload of payloads) {
     if (payload.type === "com.apple.vpn.managed" && input.wgQuick !== null) {
       const onDemand = input.policy.network.vpn_required || input.policy.network.vpn_always_on;
       content.push({
@@ -97,7 +99,7 @@ export function iosProfile(input: IosProfileInput): string {
       });
     }
   }
-  return formatPlist({
+  const xml = formatPlist({
     PayloadType: "Configuration",
     PayloadVersion: 1,
     PayloadIdentifier: base,
@@ -106,12 +108,11 @@ export function iosProfile(input: IosProfileInput): string {
     PayloadOrganization: input.organizationName,
     PayloadDescription:
       "Installed by Bulwark for your organization. It " +
-      (iosPayloads(input)
-        .map((payload) => payload.description)
-        .join("; ") || "carries no settings") +
+      (payloads.map((payload) => payload.description).join("; ") || "carries no settings") +
       ". Removing the profile removes them; your administrator sees only what the VPN server sees.",
     PayloadContent: content,
   });
+  return { xml, payloads };
 }
 
 /** A UUID (version 8, name-based) from SHA-256 of `name`, in uppercase as Apple writes them. */

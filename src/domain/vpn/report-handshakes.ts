@@ -14,6 +14,7 @@ import type { DomainDeps } from "../deps";
 import { appendDeviceLog } from "../devices/append-device-log";
 import { evaluateCompliance } from "../devices/evaluate-compliance";
 import { resolveEffectivePolicy } from "../policies/effective-policy";
+import type { PolicyData } from "../policies/policy-document";
 
 /** How fresh a handshake must be for the tunnel to count as connected (the agents' rule). */
 export const HANDSHAKE_FRESH_SECONDS = 180;
@@ -42,6 +43,17 @@ export async function reportHandshakes(
     if ((latest.get(publicKey)?.getTime() ?? 0) < seen.getTime()) latest.set(publicKey, seen);
   }
   const keys = [...latest.keys()];
+  // Phones share a few policies: each is read once per report.
+  const policies = new Map<string | null, Promise<PolicyData>>();
+  const policyOf = (policyId: string | null) => {
+    let policy = policies.get(policyId);
+    if (!policy) {
+      policy = resolveEffectivePolicy(deps.db, organizationId, policyId).then((found) => found.policyData);
+      policies.set(policyId, policy);
+    }
+    return policy;
+  };
+  const recentSince = toIso(addSeconds(now, -deps.config.devices.offline_after_seconds));
   let updated = 0;
   for (let start = 0; start < keys.length; start += KEYS_PER_QUERY) {
     const chunk = keys.slice(start, start + KEYS_PER_QUERY);
@@ -61,25 +73,25 @@ export async function reportHandshakes(
       for (const { device } of phones) {
         const at = latest.get(device.vpnPublicKey);
         if (!at) continue;
-        const isNewer = at.toISOString() > device.lastSeen;
+        const seen = toIso(at);
+        const isNewer = seen > device.lastSeen;
         const connected = now.getTime() - at.getTime() <= HANDSHAKE_FRESH_SECONDS * 1000;
-        const isRecent = toIso(at) >= toIso(addSeconds(now, -deps.config.devices.offline_after_seconds));
+        const isRecent = seen >= recentSince;
         // A recent handshake is a phone that is there, whatever it was (pending until its first one).
         const status = isRecent ? "online" : device.status;
         if (!isNewer && status === device.status && device.facts?.vpn_connected === connected) continue;
         const facts = { ...(device.facts ?? {}), vpn_connected: connected };
-        const policy = await resolveEffectivePolicy(deps.db, organizationId, device.policyId);
         const compliance = evaluateCompliance({
           platform: device.platform,
           osVersion: device.osVersion,
           facts,
-          policy: policy.policyData,
+          policy: await policyOf(device.policyId),
           minimums: deps.config.devices.min_os_versions,
         });
         await tx
           .update(devices)
           .set({
-            lastSeen: isNewer ? toIso(at) : device.lastSeen,
+            lastSeen: isNewer ? seen : device.lastSeen,
             status,
             facts,
             complianceStatus: compliance.status,
@@ -92,7 +104,7 @@ export async function reportHandshakes(
           .where(eq(devices.id, device.id));
         if (status !== device.status)
           await appendDeviceLog(tx, now, device.id, "device.vpn_handshake", {
-            latest_handshake: toIso(at),
+            latest_handshake: seen,
             previous_status: device.status,
             status,
           });

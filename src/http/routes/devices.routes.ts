@@ -249,7 +249,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
       {
         access: "devices:write",
         params: IdParams,
-        response: { 200: PhoneVpnConfigSchema, ...errorResponses(401, 403, 404, 409, 429) },
+        response: { 200: PhoneVpnConfigSchema, ...errorResponses(401, 403, 404, 409, 429, 503) },
         detail: {
           summary: "A phone's tunnel for the WireGuard app, as text and QR code",
           description:
@@ -298,7 +298,7 @@ export function deviceRoutes(deps: AppDeps, security: ReturnType<typeof security
       {
         access: "devices:write",
         params: IdParams,
-        response: { 201: ProfileLinkSchema, ...errorResponses(401, 403, 404, 409, 429) },
+        response: { 201: ProfileLinkSchema, ...errorResponses(401, 403, 404, 409, 429, 503) },
         detail: {
           summary: "A new one-time link to an iPhone's profile",
           description:

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Elysia } from "elysia";
 import { fetchProfileByLink, LINK_GONE, peekProfileLink } from "../../domain/devices/phone-enrollment";
 import { NotFoundError } from "../../domain/errors";
+import { escapeXml } from "../../lib/escape-xml";
 import type { AppDeps } from "../app-deps";
 import { pageSecurityHeaders } from "../page-security-headers";
 import { requestState, type securityPlugin } from "../plugins/security";
@@ -17,14 +18,6 @@ const PAGE_HEADERS = {
   "cache-control": "no-store",
 };
 
-function escapeHtml(text: string): string {
-  return text
-    .replaceAll("&", "&amp;")
-    .replaceAll("<", "&lt;")
-    .replaceAll(">", "&gt;")
-    .replaceAll('"', "&quot;");
-}
-
 /**
  * The page the phone's camera opens: what the profile is, and the one button that fetches it. Only
  * that button's request (?install=1) uses the link up, so a link checker or a chat's preview that opens
@@ -38,7 +31,7 @@ function landingPage(found: { deviceName: string; organizationName: string; expi
 <style>body{font:17px/1.5 -apple-system,system-ui,sans-serif;max-width:34rem;margin:2rem auto;padding:0 1rem;color:#111}
 .button{display:inline-block;padding:.8rem 1.2rem;border-radius:.6rem;background:#0b57d0;color:#fff;text-decoration:none;font-weight:600}
 @media (prefers-color-scheme:dark){body{background:#111;color:#eee}}</style></head>
-<body><h1>${escapeHtml(found.organizationName)}: ${escapeHtml(found.deviceName)}</h1>
+<body><h1>${escapeXml(found.organizationName)}: ${escapeXml(found.deviceName)}</h1>
 <p>This installs your organization's settings on this iPhone or iPad: the VPN tunnel for the WireGuard app, and the passcode and screenshot rules your administrator set.</p>
 <ol>
 <li>Install <strong>WireGuard</strong> from the App Store, if it is not there yet.</li>
@@ -47,7 +40,7 @@ function landingPage(found: { deviceName: string; organizationName: string; expi
 <li>Open the WireGuard app once.</li>
 </ol>
 <p><a class="button" href="?install=1">Download the profile</a></p>
-<p>This link works once, until ${escapeHtml(until)}.</p></body></html>
+<p>This link works once, until ${escapeXml(until)}.</p></body></html>
 `;
 }
 
